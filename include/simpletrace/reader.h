@@ -1,0 +1,1 @@
+/* reader API: written with the reader (issue 3) */

@@ -1,0 +1,123 @@
+/*
+ * simpletrace runtime: control of a traced program's events and trace file.
+ *
+ * Every function is thread-safe and may be called before or after the
+ * event groups register. Functions returning int give 0 (or a count) on
+ * success and a negative errno value on failure; st_strerror() names it.
+ */
+#ifndef SIMPLETRACE_SIMPLETRACE_H
+#define SIMPLETRACE_SIMPLETRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simpletrace/trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Text for an error code returned by any st_ function (static storage). */
+const char *st_strerror(int err);
+
+/*
+ * Applies a configuration in QEMU's -trace syntax: comma-separated items
+ * `[enable=]PATTERN`, `events=FILE`, `file=PATH`, plus simpletrace's own
+ * keys (see README). Several options may be joined with ';'. Enables the
+ * trace file. On error returns -EINVAL (or the errno of an events file),
+ * changes nothing, and puts a message naming the item (and FILE:LINE) in
+ * errbuf when errbuf is not NULL.
+ */
+int st_configure(const char *config, char *errbuf, size_t errlen);
+
+/* --- events ------------------------------------------------------------ */
+
+enum st_event_state {
+    ST_EVENT_UNAVAILABLE = 0, /* compiled out: `disable` or nop backend */
+    ST_EVENT_DISABLED = 1,
+    ST_EVENT_ENABLED = 2,
+};
+
+/*
+ * Enables (or disables) every registered event whose name matches pattern
+ * (glob with * and ?; a leading '-' inverts `enable`), and events registered
+ * later that match. Returns the number of events changed or already in that
+ * state; -ENOENT when a pattern without wildcards names no event; -EPERM when
+ * it names an event that is compiled out.
+ */
+int st_event_set_enabled(const char *pattern, bool enable);
+
+/* State of the event named exactly name; -ENOENT if there is none. */
+int st_event_get_state(const char *name);
+
+/* One registered event, as st_event_foreach() reports it. */
+struct st_event_info {
+    const char *name;            /* valid during the callback only */
+    const char *group;           /* valid during the callback only */
+    uint32_t id;                 /* ID in trace files */
+    enum st_event_state state;
+};
+
+/* Callback for st_event_foreach(); return non-zero to stop. */
+typedef int (*st_event_visit_fn)(const struct st_event_info *info, void *opaque);
+
+/*
+ * Calls visit for each registered event matching pattern (NULL = all), in
+ * registration order. Returns the number visited, or what visit returned
+ * if it stopped the walk.
+ */
+int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque);
+
+/* True when name is matched by the glob pattern (* and ?; whole name). */
+bool st_glob_match(const char *pattern, const char *name);
+
+/* --- the trace file (simple backend) ------------------------------------ */
+
+/*
+ * Opens (true) or flushes and closes (false) the trace file. Opening a file
+ * this process has not written yet truncates it and writes the header and
+ * every mapping; reopening the file it closed last appends.
+ */
+int st_trace_file_set_enabled(bool enabled);
+
+/*
+ * Switches to a new trace file path (NULL: the default "trace-<pid>"). If a
+ * file is open it is flushed and closed and the new one opened.
+ */
+int st_trace_file_set_name(const char *path);
+
+/* Blocks until every record committed before the call is in the file. */
+int st_trace_file_flush(void);
+
+/* Trace file state, as st_trace_file_status() reports it. */
+struct st_file_status {
+    char path[4096]; /* current file name (default name if none was set) */
+    bool enabled;    /* file open and being written */
+    int error;       /* 0, or the -errno that stopped writing */
+};
+
+/* Fills *status. Returns 0. */
+int st_trace_file_status(struct st_file_status *status);
+
+/* --- statistics --------------------------------------------------------- */
+
+/* Counters since start-up, summed over all threads. */
+struct st_stats {
+    uint64_t produced;      /* records traced (committed or dropped) */
+    uint64_t written;       /* event records written to trace files */
+    uint64_t dropped;       /* records lost: buffer full or write failure */
+    uint64_t dropped_reported; /* of those, counted in dropped records in a file */
+    uint64_t bytes_written; /* bytes written to trace files, headers included */
+    uint64_t buffered;      /* bytes waiting in thread buffers */
+    uint32_t threads;       /* thread buffers alive */
+};
+
+/* Fills *stats with a consistent-enough snapshot. Returns 0. */
+int st_stats_get(struct st_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMPLETRACE_SIMPLETRACE_H */

@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+echo "bench: not built yet"; exit 1

@@ -1,0 +1,9 @@
+/* The subcommands of the `simpletrace` command; each returns the exit status. */
+#ifndef ST_CLI_COMMANDS_H
+#define ST_CLI_COMMANDS_H
+
+int st_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
+int st_cmd_print(int argc, char **argv);   /* cmd_print.c */
+int st_cmd_stats(int argc, char **argv);   /* cmd_stats.c */
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * trace-events files: QEMU's grammar, parsed into an intermediate form that
+ * the generator's emitters and the reader both use. Depends on the format
+ * module only (for its limits).
+ *
+ *   file  := line*                  every line ends in '\n'
+ *   line  := blank | '#' comment | event
+ *   event := [props] name '(' args ')' [format]
+ *   props := words; only "disable" is known
+ *   args  := "void" | arg (',' arg)*        at most 10
+ *   arg   := type name                      split at the last '*', else last blank
+ *   format:= C string literals and PRI* macros, from the first '"' to the end of line
+ */
+#ifndef ST_EVENTS_H
+#define ST_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+
+/* How an argument is stored in a trace record. */
+enum st_arg_kind {
+    ST_ARG_INTEGER, /* u64: integer types (sign-extended when signed), bool */
+    ST_ARG_POINTER, /* u64: any pointer that is not a string */
+    ST_ARG_STRING,  /* u32 length + bytes: const char * / char * (exactly one '*') */
+};
+
+/* One declared argument. */
+struct st_arg {
+    char *type;            /* as declared, whitespace normalised: "const char *" */
+    char *name;            /* C identifier */
+    enum st_arg_kind kind; /* how it is recorded */
+    bool is_signed;        /* integer type that is signed (int, int64_t, ssize_t, ...) */
+    unsigned size;         /* integer size in bytes as on LP64 (bool 1, long 8); 8 for pointers */
+};
+
+/* One declared event. */
+struct st_event_decl {
+    char *name;         /* C identifier */
+    bool disabled;      /* carries the `disable` property */
+    unsigned nargs;     /* number of arguments (0 for void) */
+    struct st_arg args[ST_MAX_ARGS];
+    char *fmt;          /* the format text as written, from the first '"', trailing blanks cut; NULL if absent */
+    const char *file;   /* file it came from (points into st_event_list's storage) */
+    unsigned line;      /* 1-based line number */
+    unsigned index;     /* position across all parsed files (IDs of --no-header files) */
+};
+
+/* Events parsed from one or more files, in file order. Owns all its strings. */
+struct st_event_list {
+    struct st_event_decl *events;
+    size_t count;
+    size_t capacity;
+    char **files;        /* names of the parsed files, owned */
+    size_t nfiles;
+    void *index;         /* name hash built by st_events_build_index(), owned */
+};
+
+/* A parse error: where and what. */
+struct st_events_error {
+    char file[1024];
+    unsigned line;       /* 0 when the error is about the whole file */
+    char message[512];
+};
+
+/* Initialises an empty list. */
+void st_events_init(struct st_event_list *list);
+
+/* Frees everything the list owns and leaves it empty. */
+void st_events_free(struct st_event_list *list);
+
+/*
+ * Parses one trace-events file and appends its events to list. Returns 0, or
+ * -EINVAL (syntax; err says FILE:LINE: message) or -errno (I/O). On error
+ * the list is unchanged.
+ */
+int st_events_parse_file(struct st_event_list *list, const char *path, struct st_events_error *err);
+
+/* Same as st_events_parse_file() for text already in memory; name is used in messages. */
+int st_events_parse_buffer(struct st_event_list *list, const char *name, const char *text, size_t len,
+                           struct st_events_error *err);
+
+/*
+ * Checks the whole list: duplicate event names (across files) are an error
+ * naming both places. Returns 0 or -EINVAL with err filled.
+ */
+int st_events_check(const struct st_event_list *list, struct st_events_error *err);
+
+/* Builds the name index st_events_find() uses; call after the last parse. 0 or -ENOMEM. */
+int st_events_build_index(struct st_event_list *list);
+
+/* Finds an event by name (name_len bytes, no NUL needed); NULL if absent. Hashed once indexed. */
+const struct st_event_decl *st_events_find(const struct st_event_list *list, const char *name, size_t name_len);
+
+/* Formats err as "FILE:LINE: message" (or "FILE: message") into buf. */
+void st_events_error_format(const struct st_events_error *err, char *buf, size_t len);
+
+#endif /* ST_EVENTS_H */

@@ -1,0 +1,1 @@
+#include "events/events.h"

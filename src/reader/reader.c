@@ -1,0 +1,1 @@
+#include <simpletrace/reader.h>

@@ -1,0 +1,1 @@
+#include <simpletrace/simpletrace.h>
