@@ -1,2 +1,16 @@
 #!/usr/bin/env bash
-echo "bench: not built yet"; exit 1
+# `make bench`: an optimised build of its own, then every benchmark in bench/.
+# Figures and ratios only; nothing here passes or fails a build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build-bench
+if [ -f $dir/build.ninja ]; then meson setup --reconfigure $dir >/dev/null
+else meson setup $dir -Dbuildtype=release -Db_ndebug=true >/dev/null; fi
+ninja -C $dir >/dev/null
+echo "== runtime (bench/runtime) =="
+$dir/bench/runtime/bench_runtime ${BENCH_RUNTIME_ARGS:-}
+for script in bench/*/run.sh; do
+  [ -f "$script" ] || continue
+  echo; echo "== $(dirname "$script") =="
+  bash "$script" "$dir"
+done
