@@ -76,9 +76,9 @@ void st_group_unregister(struct st_group *group);
 static inline int st_event_enabled(const struct st_event *ev)
 {
 #if defined(__GNUC__)
-    return ST__UNLIKELY(__atomic_load_n(&ev->enabled, __ATOMIC_RELAXED) != 0);
+    return (int)ST__UNLIKELY(__atomic_load_n(&ev->enabled, __ATOMIC_RELAXED) != 0);
 #else
-    return ST__UNLIKELY(*(const volatile uint32_t *)&ev->enabled != 0);
+    return (int)ST__UNLIKELY(*(const volatile uint32_t *)&ev->enabled != 0);
 #endif
 }
 

@@ -1,12 +1,209 @@
-/* simpletrace gen (placeholder until its part lands) */
+/*
+ * simpletrace gen: C code from trace-events files (the generator is in
+ * src/gen/). Exit status: 0 done, 1 bad input or I/O error (nothing
+ * written), 2 usage error.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "gen/gen.h"
+
+#define EXIT_INPUT 1
+#define EXIT_USAGE 2
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: simpletrace gen --format=h|c [--backends=LIST] [--group=NAME] [-o OUT] TRACE-EVENTS...\n"
+            "       simpletrace gen --list-backends\n"
+            "\n"
+            "Generates the header (h) or the source file (c) of the tracepoints declared\n"
+            "in the trace-events files (QEMU's grammar).\n"
+            "\n"
+            "  --format=h|c       what to generate\n"
+            "  --backends=LIST    comma-separated backends (default: simple); nop alone\n"
+            "                     compiles every event out\n"
+            "  --group=NAME       group name, a C identifier (default: OUT's base name\n"
+            "                     without extension, or \"root\")\n"
+            "  -o, --output=OUT   write to OUT (default: standard output)\n"
+            "  --list-backends    print the known backends\n"
+            "  -h, --help         print this help\n");
+}
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "simpletrace gen: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nTry 'simpletrace gen --help'.\n");
+    return EXIT_USAGE;
+}
+
+static void list_backends(FILE *f)
+{
+    const struct st_gen_backend *const *b = st_gen_backends();
+    for (size_t i = 0; b[i]; i++)
+        fprintf(f, "%-8s %s\n", b[i]->name, b[i]->summary);
+}
+
+/* Fills opt->backends from a comma-separated list; 0 or the exit status. */
+static int parse_backends(struct st_gen_options *opt, const char *list)
+{
+    opt->nbackends = 0;
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        const struct st_gen_backend *b = st_gen_backend_find(p, n);
+        if (!b) {
+            fprintf(stderr, "simpletrace gen: unknown backend '%.*s'; known backends:", (int)n, p);
+            const struct st_gen_backend *const *all = st_gen_backends();
+            for (size_t i = 0; all[i]; i++)
+                fprintf(stderr, " %s", all[i]->name);
+            fprintf(stderr, "\n");
+            return EXIT_USAGE;
+        }
+        for (unsigned i = 0; i < opt->nbackends; i++)
+            if (opt->backends[i] == b)
+                return usage_error("backend '%s' given twice", b->name);
+        if (opt->nbackends == ST_GEN_MAX_BACKENDS)
+            return usage_error("too many backends in '%s'", list);
+        opt->backends[opt->nbackends++] = b;
+        if (p[n] == '\0')
+            return 0;
+        p += n + 1;
+    }
+}
+
+/* Command-line state before validation. */
+struct gen_args {
+    const char *format, *backends, *group, *output;
+    bool list, help;
+    char **inputs;
+    size_t ninputs;
+};
+
+/*
+ * Matches argv[*i] against option name ("--format"): accepts "--format=V" and
+ * "--format V". Returns 1 with *value set, 0 if it is another option, or
+ * -1 when the value is missing.
+ */
+static int take_value(char **argv, int argc, int *i, const char *name, const char **value)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Parses one option at argv[*i]; 0 or the exit status. */
+static int parse_option(struct gen_args *a, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {"--format", "--backends", "--group", "--output", "-o"};
+    const char **slots[] = {&a->format, &a->backends, &a->group, &a->output, &a->output};
+    const char *arg = argv[*i];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+        a->help = true;
+        return 0;
+    }
+    if (!strcmp(arg, "--list-backends")) {
+        a->list = true;
+        return 0;
+    }
+    if (!strncmp(arg, "-o", 2) && arg[2] != '\0') {
+        a->output = arg + 2; /* -oOUT */
+        return 0;
+    }
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        int r = take_value(argv, argc, i, names[k], slots[k]);
+        if (r < 0)
+            return usage_error("option '%s' needs a value", names[k]);
+        if (r > 0)
+            return 0;
+    }
+    return usage_error("unknown option '%s'", arg);
+}
+
+static int parse_command_line(struct gen_args *a, int argc, char **argv)
+{
+    a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
+    if (!a->inputs) {
+        fprintf(stderr, "simpletrace gen: out of memory\n");
+        return EXIT_INPUT;
+    }
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        if (!options_done && !strcmp(argv[i], "--")) {
+            options_done = true;
+        } else if (!options_done && argv[i][0] == '-' && argv[i][1] != '\0') {
+            int rc = parse_option(a, argc, argv, &i);
+            if (rc)
+                return rc;
+        } else {
+            a->inputs[a->ninputs++] = argv[i];
+        }
+    }
+    return 0;
+}
+
+/* Turns parsed arguments into generator options; 0 or the exit status. */
+static int make_options(const struct gen_args *a, struct st_gen_options *opt, char *group, size_t group_len)
+{
+    if (!a->format)
+        return usage_error("%s", "--format=h or --format=c is required");
+    if (!strcmp(a->format, "h"))
+        opt->format = ST_GEN_FORMAT_H;
+    else if (!strcmp(a->format, "c"))
+        opt->format = ST_GEN_FORMAT_C;
+    else
+        return usage_error("unknown format '%s' (h or c)", a->format);
+    int rc = parse_backends(opt, a->backends ? a->backends : "simple");
+    if (rc)
+        return rc;
+    if (a->output && a->output[0] == '\0')
+        return usage_error("%s", "empty output file name");
+    opt->output = a->output;
+    if (a->group) {
+        if (!st_gen_is_identifier(a->group) || strlen(a->group) >= group_len)
+            return usage_error("group name '%s' is not a C identifier (of at most 255 characters)", a->group);
+        snprintf(group, group_len, "%s", a->group);
+    } else {
+        st_gen_default_group(a->output, group, group_len);
+    }
+    opt->group = group;
+    if (a->ninputs == 0)
+        return usage_error("%s", "no trace-events file given");
+    return 0;
+}
 
 int st_cmd_gen(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "simpletrace gen: not built yet\n");
-    return 2;
+    struct gen_args a = {0};
+    struct st_gen_options opt = {0};
+    char group[256];
+    int rc = parse_command_line(&a, argc, argv);
+    if (rc == 0 && a.help) {
+        usage(stdout);
+    } else if (rc == 0 && a.list) {
+        list_backends(stdout);
+    } else if (rc == 0 && (rc = make_options(&a, &opt, group, sizeof group)) == 0) {
+        char err[2048];
+        if (st_gen_run(&opt, a.inputs, a.ninputs, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            rc = EXIT_INPUT;
+        }
+    }
+    free(a.inputs);
+    return rc;
 }

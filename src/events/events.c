@@ -759,8 +759,8 @@ static int read_all(const char *path, char **out, size_t *out_len)
 
 int st_events_parse_file(struct st_event_list *list, const char *path, struct st_events_error *err)
 {
-    char *buf;
-    size_t len;
+    char *buf = NULL;
+    size_t len = 0;
     int rc = read_all(path, &buf, &len);
     if (rc) {
         struct pctx ctx = {path, 0, err};

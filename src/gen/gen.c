@@ -1,1 +1,257 @@
-#include "events/events.h"
+/*
+ * The generator's driver: parse every input, check the whole list, emit into
+ * memory, then publish the text in one step (stdout, or a temporary file in
+ * the output's directory renamed over the output). Any failure before the
+ * rename leaves no output file behind and an existing one untouched.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gen/gen.h"
+
+/* Every backend; --list-backends prints them in this order. */
+static const struct st_gen_backend *const backends[] = {
+    &st_gen_backend_nop,
+    &st_gen_backend_log,
+    &st_gen_backend_simple,
+    NULL,
+};
+
+const struct st_gen_backend *const *st_gen_backends(void)
+{
+    return backends;
+}
+
+const struct st_gen_backend *st_gen_backend_find(const char *name, size_t len)
+{
+    for (size_t i = 0; backends[i]; i++)
+        if (strlen(backends[i]->name) == len && memcmp(backends[i]->name, name, len) == 0)
+            return backends[i];
+    return NULL;
+}
+
+bool st_gen_is_identifier(const char *s)
+{
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+void st_gen_default_group(const char *path, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : (path ? path : "");
+    const char *dot = strrchr(base, '.');
+    size_t n = dot ? (size_t)(dot - base) : strlen(base);
+    size_t o = 0;
+    if (n && base[0] >= '0' && base[0] <= '9' && o + 1 < len)
+        buf[o++] = '_'; /* identifiers cannot start with a digit */
+    for (size_t i = 0; i < n && o + 1 < len; i++) {
+        char c = base[i];
+        bool ident = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        buf[o++] = ident ? c : '_';
+    }
+    buf[o] = '\0';
+    if (o == 0)
+        snprintf(buf, len, "root");
+}
+
+bool st_gen_event_compiled_in(const struct st_gen *gen, const struct st_event_decl *ev)
+{
+    return gen->any_records && !ev->disabled;
+}
+
+/* ---- publishing the output ------------------------------------------------ */
+
+/* Writes all n bytes to fd; 0 or -errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Makes a file just created by mkstemp() readable as a newly created file would be. */
+static int set_default_mode(int fd)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return fchmod(fd, 0666 & ~mask) == 0 ? 0 : -errno;
+}
+
+/* Writes the text to a temporary file next to path and renames it to path. 0 or -errno. */
+static int write_file_atomic(const char *path, const struct st_out *out)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = slash ? slash + 1 : path;
+    char *tmp = malloc(dirlen + strlen(base) + 16);
+    if (!tmp)
+        return -ENOMEM;
+    sprintf(tmp, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int rc = -errno;
+        free(tmp);
+        return rc;
+    }
+    int rc = set_default_mode(fd);
+    if (rc == 0)
+        rc = write_all(fd, out->buf ? out->buf : "", out->len);
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* Publishes the generated text; 0 or -errno with errbuf naming the output. */
+static int publish(const struct st_gen_options *opt, const struct st_out *out, char *errbuf, size_t errlen)
+{
+    int rc;
+    if (opt->output) {
+        rc = write_file_atomic(opt->output, out);
+    } else {
+        rc = write_all(STDOUT_FILENO, out->buf ? out->buf : "", out->len);
+    }
+    if (rc)
+        snprintf(errbuf, errlen, "%s: %s", opt->output ? opt->output : "<stdout>", strerror(-rc));
+    return rc;
+}
+
+/* ---- names the generated code defines -------------------------------------- */
+
+/* Case-insensitive order of event names, declaration order among equals. */
+static int cmp_upper(const void *a, const void *b)
+{
+    const struct st_event_decl *x = *(const struct st_event_decl *const *)a;
+    const struct st_event_decl *y = *(const struct st_event_decl *const *)b;
+    int rc = strcasecmp(x->name, y->name);
+    if (rc)
+        return rc;
+    return x < y ? -1 : 1; /* all point into one array */
+}
+
+/* Reports that ev's generated names clash with those of other; returns -EINVAL. */
+static int clash(const struct st_event_decl *ev, const struct st_event_decl *other, const char *what, char *errbuf,
+                 size_t errlen)
+{
+    snprintf(errbuf, errlen, "%s:%u: Event '%s' clashes with event '%s' (%s:%u): %s", ev->file, ev->line, ev->name,
+             other->name, other->file, other->line, what);
+    return -EINVAL;
+}
+
+/* Two events whose names differ only in case would both define TRACE_NAME_ENABLED. */
+static int check_case_clashes(const struct st_event_list *list, char *errbuf, size_t errlen)
+{
+    if (list->count < 2)
+        return 0;
+    const struct st_event_decl **order = malloc(list->count * sizeof *order);
+    if (!order) {
+        snprintf(errbuf, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < list->count; i++)
+        order[i] = &list->events[i];
+    qsort(order, list->count, sizeof *order, cmp_upper);
+    int rc = 0;
+    for (size_t i = 1; i < list->count && rc == 0; i++)
+        if (strcasecmp(order[i - 1]->name, order[i]->name) == 0)
+            rc = clash(order[i], order[i - 1], "both would define the same TRACE_<NAME>_ENABLED macro", errbuf,
+                       errlen);
+    free(order);
+    return rc;
+}
+
+/* An event NAME_enabled would define trace_NAME_enabled(), which event NAME also defines. */
+static int check_enabled_clashes(const struct st_event_list *list, char *errbuf, size_t errlen)
+{
+    static const char suffix[] = "_enabled";
+    const size_t n = sizeof suffix - 1;
+    for (size_t i = 0; i < list->count; i++) {
+        const struct st_event_decl *ev = &list->events[i];
+        size_t len = strlen(ev->name);
+        if (len <= n || strcmp(ev->name + len - n, suffix) != 0)
+            continue;
+        const struct st_event_decl *other = st_events_find(list, ev->name, len - n);
+        if (other)
+            return clash(ev, other, "both would define the same trace_<NAME>_enabled() function", errbuf, errlen);
+    }
+    return 0;
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+/* Parses every input and checks the whole list and the names it would generate; 0 or the error with errbuf filled. */
+static int parse_inputs(struct st_event_list *list, char *const *inputs, size_t ninputs, char *errbuf,
+                        size_t errlen)
+{
+    struct st_events_error err;
+    int rc = 0;
+    for (size_t i = 0; i < ninputs && rc == 0; i++)
+        rc = st_events_parse_file(list, inputs[i], &err);
+    if (rc == 0)
+        rc = st_events_check(list, &err);
+    if (rc) {
+        st_events_error_format(&err, errbuf, errlen);
+        return rc;
+    }
+    rc = st_events_build_index(list);
+    if (rc) {
+        snprintf(errbuf, errlen, "out of memory");
+        return rc;
+    }
+    rc = check_case_clashes(list, errbuf, errlen);
+    if (rc == 0)
+        rc = check_enabled_clashes(list, errbuf, errlen);
+    return rc;
+}
+
+int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t ninputs, char *errbuf,
+               size_t errlen)
+{
+    struct st_event_list list;
+    struct st_out out;
+    st_events_init(&list);
+    st_out_init(&out);
+    int rc = parse_inputs(&list, inputs, ninputs, errbuf, errlen);
+    if (rc)
+        goto done;
+    struct st_gen gen = {opt, &list, false};
+    for (unsigned i = 0; i < opt->nbackends; i++)
+        gen.any_records |= opt->backends[i]->records;
+    if (opt->format == ST_GEN_FORMAT_H)
+        st_gen_emit_h(&out, &gen);
+    else
+        st_gen_emit_c(&out, &gen);
+    if (out.failed) {
+        rc = -ENOMEM;
+        snprintf(errbuf, errlen, "out of memory");
+        goto done;
+    }
+    rc = publish(opt, &out, errbuf, errlen);
+done:
+    st_out_free(&out);
+    st_events_free(&list);
+    return rc;
+}

@@ -1,0 +1,164 @@
+/*
+ * The code generator behind `simpletrace gen`.
+ *
+ *   trace-events files --parse--> st_event_list --emit_h.c / emit_c.c--> text
+ *                                                     |
+ *                                    one struct st_gen_backend per backend
+ *                                    (backend_simple.c, backend_log.c, ...)
+ *
+ * The emitters own the layout every output shares (banner, includes, the
+ * enabled guard, the event definitions and the group); a backend only adds
+ * its pieces through the hooks of struct st_gen_backend. A new backend is one
+ * file defining such a struct plus one line in the table in gen.c.
+ *
+ * Output is built in memory and written only when complete: to stdout, or
+ * to a temporary file in the output's directory renamed over the output, so
+ * a failed run never leaves a partial file. Generated text contains no
+ * dates and no paths other than the ones given on the command line.
+ */
+#ifndef ST_GEN_H
+#define ST_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "events/events.h"
+
+#define ST_GEN_MAX_BACKENDS 8u
+
+enum st_gen_format {
+    ST_GEN_FORMAT_H, /* the header with trace_NAME() functions */
+    ST_GEN_FORMAT_C, /* the event definitions and the group registration */
+};
+
+struct st_out;
+struct st_gen;
+
+/*
+ * One backend. Every hook may be NULL. Hooks write through st_out_printf();
+ * memory errors are remembered in the st_out and reported by the driver.
+ */
+struct st_gen_backend {
+    const char *name;    /* as given in --backends */
+    const char *summary; /* one line for --list-backends */
+    bool records;        /* false (nop): selecting only such backends compiles every event out */
+    /* Header, after the common includes: the backend's own includes or declarations. */
+    void (*h_prologue)(struct st_out *out, const struct st_gen *gen);
+    /* Header, inside trace_NAME() under `if (trace_NAME_enabled())`, for events compiled in. */
+    void (*h_event)(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev);
+    /* Header, inside trace_NAME() before the guard: probes that must fire unconditionally (dtrace-like). */
+    void (*h_event_unguarded)(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev);
+    /* Source, after the common includes. */
+    void (*c_prologue)(struct st_out *out, const struct st_gen *gen);
+    /* Source, after each event's definition. */
+    void (*c_event)(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev);
+    /* Source, at the end. */
+    void (*c_epilogue)(struct st_out *out, const struct st_gen *gen);
+};
+
+/* What to generate; filled by the command line. */
+struct st_gen_options {
+    enum st_gen_format format;
+    const struct st_gen_backend *backends[ST_GEN_MAX_BACKENDS]; /* in --backends order */
+    unsigned nbackends;
+    const char *group;  /* C identifier naming the group */
+    const char *output; /* output path as given (also used in #line); NULL: stdout */
+};
+
+/* A generation run: the options and the parsed events, for the emitters. */
+struct st_gen {
+    const struct st_gen_options *opt;
+    const struct st_event_list *events;
+    bool any_records; /* some selected backend records events (not only nop) */
+};
+
+/* ---- the driver (gen.c) ------------------------------------------------- */
+
+/* The backend called name, or NULL. */
+const struct st_gen_backend *st_gen_backend_find(const char *name, size_t len);
+
+/* The known backends, NULL-terminated, in a stable order. */
+const struct st_gen_backend *const *st_gen_backends(void);
+
+/*
+ * Parses the ninputs trace-events files and writes the output opt asks for.
+ * Returns 0; -EINVAL for bad input (errbuf holds "FILE:LINE: message");
+ * -errno for I/O (errbuf names the file). On error no output is written.
+ */
+int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t ninputs, char *errbuf,
+               size_t errlen);
+
+/* Writes into buf a C identifier made from the base name of path without its extension ("root" if empty). */
+void st_gen_default_group(const char *path, char *buf, size_t len);
+
+/* True when s is a C identifier. */
+bool st_gen_is_identifier(const char *s);
+
+/* True when the event is compiled in: not `disable`d and a recording backend is selected. */
+bool st_gen_event_compiled_in(const struct st_gen *gen, const struct st_event_decl *ev);
+
+/* ---- output buffer (out.c) ----------------------------------------------- */
+
+/* Text being generated, in memory; counts lines for #line directives. */
+struct st_out {
+    char *buf;      /* the text, NUL-terminated when len > 0 */
+    size_t len;
+    size_t cap;
+    unsigned line;  /* 1-based number of the line being written */
+    bool failed;    /* an allocation failed; the text is incomplete */
+};
+
+/* Initialises an empty buffer. */
+void st_out_init(struct st_out *out);
+
+/* Frees the text. */
+void st_out_free(struct st_out *out);
+
+/* Appends printf-style text. Sets out->failed when out of memory. */
+void st_out_printf(struct st_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends s as the body of a C string literal (escaped, without quotes). */
+void st_out_c_escaped(struct st_out *out, const char *s);
+
+/* Appends the name generated code uses for arg (the declared one, renamed if a C++ keyword). */
+void st_out_param(struct st_out *out, const struct st_arg *arg);
+
+/* Appends "type name" of arg as declared (normalised type). */
+void st_out_arg_decl(struct st_out *out, const struct st_arg *arg, bool cxx_safe);
+
+/* Appends name in upper case. */
+void st_out_upper(struct st_out *out, const char *name);
+
+/* ---- emitters (emit_h.c, emit_c.c) ---------------------------------------- */
+
+/* Writes the header. */
+void st_gen_emit_h(struct st_out *out, const struct st_gen *gen);
+
+/* Writes the source file. */
+void st_gen_emit_c(struct st_out *out, const struct st_gen *gen);
+
+/* Shared by both: the "Generated by" banner. */
+void st_gen_emit_banner(struct st_out *out, const struct st_gen *gen);
+
+/* ---- formats (format_conv.c) -------------------------------------- */
+
+/*
+ * Fills conv[i] with the printf conversion letter that consumes argument i of
+ * the event's format ('*' for a width or precision argument); returns how
+ * many arguments the format consumes (may exceed max; only max are stored).
+ */
+unsigned st_gen_format_conversions(const char *fmt, char *conv, unsigned max);
+
+/*
+ * Appends a validated format with its tokens (literals, PRI macros) separated
+ * by one space: C++11 reads "x"PRIu64 as a user-defined literal suffix.
+ */
+void st_out_format(struct st_out *out, const char *fmt);
+
+/* ---- backends ------------------------------------------------------------ */
+
+extern const struct st_gen_backend st_gen_backend_nop;
+extern const struct st_gen_backend st_gen_backend_log;
+extern const struct st_gen_backend st_gen_backend_simple;
+
+#endif /* ST_GEN_H */

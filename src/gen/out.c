@@ -1,0 +1,142 @@
+/*
+ * The in-memory output of a generation run. Emitters append to it without
+ * checking for errors; an allocation failure is remembered and the driver
+ * discards the whole text, so nothing partial is ever written.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen.h"
+
+void st_out_init(struct st_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->line = 1;
+}
+
+void st_out_free(struct st_out *out)
+{
+    free(out->buf);
+    st_out_init(out);
+}
+
+/* Makes room for n more bytes plus a NUL; false when out of memory. */
+static bool reserve(struct st_out *out, size_t n)
+{
+    if (out->failed)
+        return false;
+    if (out->len + n + 1 <= out->cap)
+        return true;
+    size_t cap = out->cap ? out->cap : 4096;
+    while (cap < out->len + n + 1)
+        cap *= 2;
+    char *p = realloc(out->buf, cap);
+    if (!p) {
+        out->failed = true;
+        return false;
+    }
+    out->buf = p;
+    out->cap = cap;
+    return true;
+}
+
+/* Appends n bytes, counting the newlines in them. */
+static void append(struct st_out *out, const char *s, size_t n)
+{
+    if (!reserve(out, n))
+        return;
+    memcpy(out->buf + out->len, s, n);
+    out->len += n;
+    out->buf[out->len] = '\0';
+    for (size_t i = 0; i < n; i++)
+        out->line += s[i] == '\n';
+}
+
+void st_out_printf(struct st_out *out, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        out->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        append(out, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        out->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    append(out, big, (size_t)n);
+    free(big);
+}
+
+void st_out_c_escaped(struct st_out *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            st_out_printf(out, "\\%c", c);
+        else if (c == '?')
+            st_out_printf(out, "\\?"); /* never part of a trigraph */
+        else if (c < 0x20 || c == 0x7f)
+            st_out_printf(out, "\\%03o", c); /* octal stops after 3 digits, unlike \x */
+        else
+            append(out, (const char *)&c, 1);
+    }
+}
+
+/* Keywords of C++ that are not C keywords: valid argument names in C (QEMU uses `new`). */
+static const char *const cxx_keywords[] = {
+    "alignas",   "alignof",      "and",        "and_eq",     "asm",         "bitand",           "bitor",
+    "catch",     "char8_t",      "char16_t",   "char32_t",   "class",       "co_await",         "co_return",
+    "co_yield",  "compl",        "concept",    "consteval",  "constexpr",   "constinit",        "const_cast",
+    "decltype",  "delete",       "dynamic_cast", "explicit", "export",      "false",            "friend",
+    "mutable",   "namespace",    "new",        "noexcept",   "not",         "not_eq",           "nullptr",
+    "operator",  "or",           "or_eq",      "private",    "protected",   "public",           "reinterpret_cast",
+    "requires",  "static_assert", "static_cast", "template", "this",        "thread_local",     "throw",
+    "true",      "try",          "typeid",     "typename",   "using",       "virtual",          "wchar_t",
+    "xor",       "xor_eq",
+};
+
+static bool is_cxx_keyword(const char *s)
+{
+    for (size_t i = 0; i < sizeof cxx_keywords / sizeof cxx_keywords[0]; i++)
+        if (strcmp(s, cxx_keywords[i]) == 0)
+            return true;
+    return false;
+}
+
+void st_out_param(struct st_out *out, const struct st_arg *arg)
+{
+    /* The parser reserves st__ for generated names, so this cannot collide. */
+    st_out_printf(out, is_cxx_keyword(arg->name) ? "st__%s" : "%s", arg->name);
+}
+
+void st_out_arg_decl(struct st_out *out, const struct st_arg *arg, bool cxx_safe)
+{
+    size_t n = strlen(arg->type);
+    st_out_printf(out, "%s%s", arg->type, n && arg->type[n - 1] == '*' ? "" : " ");
+    if (cxx_safe)
+        st_out_param(out, arg);
+    else
+        st_out_printf(out, "%s", arg->name);
+}
+
+void st_out_upper(struct st_out *out, const char *name)
+{
+    for (; *name; name++) {
+        char c = *name >= 'a' && *name <= 'z' ? (char)(*name - 'a' + 'A') : *name;
+        append(out, &c, 1);
+    }
+}

@@ -1,0 +1,328 @@
+/*
+ * Unit tests of the trace-events parser: what it builds (types, kinds,
+ * signedness, sizes, properties, formats) and every error it reports.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events/events.h"
+#include "tap.h"
+
+/* Parses text as file "t.te"; returns the parse result. */
+static int parse(struct st_event_list *l, const char *text, struct st_events_error *err)
+{
+    return st_events_parse_buffer(l, "t.te", text, strlen(text), err);
+}
+
+/* Parses one event line and returns its (only) event, or NULL. */
+static const struct st_event_decl *one(struct st_event_list *l, const char *text)
+{
+    struct st_events_error err;
+    st_events_free(l);
+    if (parse(l, text, &err) != 0) {
+        char buf[2048];
+        st_events_error_format(&err, buf, sizeof buf);
+        diag("unexpected error: %s", buf);
+        return NULL;
+    }
+    return l->count == 1 ? &l->events[0] : NULL;
+}
+
+/* Checks that one argument type is classified as expected. */
+static void check_type(const char *decl_type, const char *norm, enum st_arg_kind kind, int is_signed, unsigned size)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    char line[256];
+    snprintf(line, sizeof line, "ev(%s a)\n", decl_type);
+    if (strchr(decl_type, '*') && decl_type[strlen(decl_type) - 1] == '*')
+        snprintf(line, sizeof line, "ev(%sa)\n", decl_type);
+    const struct st_event_decl *ev = one(&l, line);
+    if (!ok(ev && ev->nargs == 1, "type '%s' parses", decl_type)) {
+        st_events_free(&l);
+        return;
+    }
+    const struct st_arg *a = &ev->args[0];
+    is_str(a->type, norm, "'%s' normalised", decl_type);
+    is_str(a->name, "a", "'%s' name", decl_type);
+    is_int(a->kind, kind, "'%s' kind", decl_type);
+    is_int(a->is_signed, is_signed, "'%s' signedness", decl_type);
+    is_int(a->size, size, "'%s' size", decl_type);
+    st_events_free(&l);
+}
+
+static void test_types(void)
+{
+    const enum st_arg_kind I = ST_ARG_INTEGER, P = ST_ARG_POINTER, S = ST_ARG_STRING;
+    check_type("int", "int", I, 1, 4);
+    check_type("unsigned", "unsigned", I, 0, 4);
+    check_type("unsigned int", "unsigned int", I, 0, 4);
+    check_type("signed", "signed", I, 1, 4);
+    check_type("long", "long", I, 1, 8);
+    check_type("unsigned long", "unsigned long", I, 0, 8);
+    check_type("long long", "long long", I, 1, 8);
+    check_type("unsigned long long int", "unsigned long long int", I, 0, 8);
+    check_type("short", "short", I, 1, 2);
+    check_type("unsigned short", "unsigned short", I, 0, 2);
+    check_type("char", "char", I, 1, 1);
+    check_type("unsigned char", "unsigned char", I, 0, 1);
+    check_type("signed char", "signed char", I, 1, 1);
+    check_type("bool", "bool", I, 0, 1);
+    check_type("int8_t", "int8_t", I, 1, 1);
+    check_type("uint8_t", "uint8_t", I, 0, 1);
+    check_type("int16_t", "int16_t", I, 1, 2);
+    check_type("uint16_t", "uint16_t", I, 0, 2);
+    check_type("int32_t", "int32_t", I, 1, 4);
+    check_type("uint32_t", "uint32_t", I, 0, 4);
+    check_type("int64_t", "int64_t", I, 1, 8);
+    check_type("uint64_t", "uint64_t", I, 0, 8);
+    check_type("size_t", "size_t", I, 0, 8);
+    check_type("ssize_t", "ssize_t", I, 1, 8);
+    check_type("ptrdiff_t", "ptrdiff_t", I, 1, 8);
+    check_type("uintptr_t", "uintptr_t", I, 0, 8);
+    check_type("const int", "const int", I, 1, 4);
+    check_type("const  char*", "const char *", S, 0, 8);
+    check_type("char *", "char *", S, 0, 8);
+    check_type("const char *", "const char *", S, 0, 8);
+    check_type("char **", "char **", P, 0, 8);
+    check_type("char * *", "char **", P, 0, 8);
+    check_type("unsigned char *", "unsigned char *", P, 0, 8);
+    check_type("const uint8_t *", "const uint8_t *", P, 0, 8);
+    check_type("void *", "void *", P, 0, 8);
+    check_type("const void*", "const void *", P, 0, 8);
+    check_type("uint64_t *", "uint64_t *", P, 0, 8);
+    check_type("char\t*", "char *", S, 0, 8);
+}
+
+static void test_shapes(void)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    const struct st_event_decl *ev = one(&l, "foo(void)\n");
+    ok(ev && ev->nargs == 0 && !ev->disabled && ev->fmt == NULL, "void, no format");
+    if (ev)
+        is_str(ev->name, "foo", "name");
+
+    ev = one(&l, "  disable   bar(int x) \"x %d\"  \r\n");
+    ok(ev && ev->disabled && ev->nargs == 1, "disable property, leading blanks, CRLF");
+    if (ev)
+        is_str(ev->fmt, "\"x %d\"", "format kept, trailing blanks cut");
+
+    ev = one(&l, "disable disable baz(void)\n");
+    ok(ev && ev->disabled, "disable twice");
+
+    ev = one(&l, "ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10) \"%d\"\n");
+    ok(ev && ev->nargs == 10, "10 arguments");
+    if (ev)
+        is_str(ev->args[9].name, "a10", "10th argument name");
+
+    ev = one(&l, "x(int a,void) \"%d\"\n");
+    ok(ev && ev->nargs == 1, "a void item is dropped");
+
+    ev = one(&l, "fmt(uint64_t v, const char *s) \"v=0x%\"PRIx64\" s=\\\"%s\\\" %\" PRIu32 \"\"\n");
+    if (ok(ev != NULL, "PRI macros, escaped quotes, empty literal"))
+        is_str(ev->fmt, "\"v=0x%\"PRIx64\" s=\\\"%s\\\" %\" PRIu32 \"\"", "format verbatim");
+
+    ev = one(&l, "m(int a) \"%\" PRIdMAX \" %\" PRIXPTR \" %\" PRIo8 \" %\" PRIi16\n");
+    ok(ev != NULL, "PRI sizes MAX, PTR, 8, 16 and conversions X o i");
+
+    ev = one(&l, "u(const char *str) \"\xc3\xa9t\xc3\xa9 \\t \\x41 %s\"\n");
+    ok(ev != NULL, "UTF-8 and escapes in the literal");
+
+    st_events_free(&l);
+    struct st_events_error err;
+    const char *text = "# comment\n\n   \n\t# indented comment\na(void)\n\nb(int x)\n";
+    ok(parse(&l, text, &err) == 0 && l.count == 2, "comments and blank lines skipped");
+    if (l.count == 2) {
+        is_int(l.events[0].line, 5, "line number of a");
+        is_int(l.events[1].line, 7, "line number of b");
+        is_int(l.events[1].index, 1, "index of b");
+        is_str(l.events[1].file, "t.te", "file name kept");
+    }
+    ok(parse(&l, "c(void)\n", &err) == 0 && l.count == 3 && l.events[2].index == 2, "second file appends");
+    is_int(l.nfiles, 2, "two files recorded");
+    ok(parse(&l, "", &err) == 0 && l.count == 3, "empty file is fine");
+    st_events_free(&l);
+}
+
+struct bad_case {
+    const char *text;
+    const char *message; /* expected "FILE:LINE: message" */
+};
+
+static const struct bad_case bad_cases[] = {
+    {"frob foo(void)\n", "t.te:1: Unknown properties: frob"},
+    {"tcg vcpu foo(void)\n", "t.te:1: Unknown properties: tcg, vcpu"},
+    {"foo(struct bar *b)\n",
+     "t.te:1: Argument type 'struct bar *' is not allowed: use standard C integer types, fixed-size integer "
+     "types, 'const char *' or 'void *' for other pointers"},
+    {"foo(float f)\n",
+     "t.te:1: Argument type 'float' is not allowed: use standard C integer types, fixed-size integer "
+     "types, 'const char *' or 'void *' for other pointers"},
+    {"foo(int8_t long x)\n", "t.te:1: Argument type 'int8_t long' is not a valid C type"},
+    {"foo(void x)\n", "t.te:1: Argument type 'void' is not a valid C type"},
+    {"foo(short char x)\n", "t.te:1: Argument type 'short char' is not a valid C type"},
+    {"foo(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10, int a11)\n",
+     "t.te:1: Too many arguments (at most 10)"},
+    {"foo()\n", "t.te:1: Empty argument (did you forget to use 'void'?)"},
+    {"foo(int a, )\n", "t.te:1: Empty argument (did you forget to use 'void'?)"},
+    {"foo(int)\n", "t.te:1: Argument 'int' has no name (write 'TYPE NAME')"},
+    {"foo(char *)\n", "t.te:1: Argument 'char *' has no name (write 'TYPE NAME')"},
+    {"foo(unsigned int)\n", "t.te:1: Argument 'unsigned int' has no name ('int' is a C keyword)"},
+    {"foo(int 1x)\n", "t.te:1: Argument 'int 1x' has an invalid name '1x'"},
+    {"foo(int st__rec)\n", "t.te:1: Argument name 'st__rec' is reserved (the prefix st__ is for generated code)"},
+    {"foo(int a, long a)\n", "t.te:1: Duplicate argument name 'a'"},
+    {"foo\n", "t.te:1: Malformed event: missing '(' (expected '[disable] NAME(ARGS) \"FORMAT\"')"},
+    {"foo(int a \"x\"\n", "t.te:1: Malformed event: missing ')' after the arguments"},
+    {"foo (int a)\n", "t.te:1: Malformed event: no blank allowed between the event name and '('"},
+    {"(int a)\n", "t.te:1: Malformed event: expected '[disable] NAME(ARGS) \"FORMAT\"'"},
+    {"1foo(int a)\n", "t.te:1: Invalid event name '1foo' (must be a C identifier)"},
+    {"foo-bar(int a)\n", "t.te:1: Invalid event name 'foo-bar'"},
+    {"dis-able foo(int a)\n", "t.te:1: Malformed event: unexpected '-' before the event name"},
+    {"foo(int a) garbage\n", "t.te:1: Malformed event: unexpected 'garbage' after ')' (a format starts with '\"')"},
+    {"foo(int a) \"%m\"\n",
+     "t.te:1: Event format '%m' is forbidden, pass the error as an explicit trace argument"},
+    {"foo(int a) \"a %d\\n\"\n", "t.te:1: Event format must not contain a newline character ('\\n')"},
+    {"foo(int a) \"a\\n %d\"\n", "t.te:1: Event format must not contain a newline character ('\\n')"},
+    {"foo(int a) \"a %d\n", "t.te:1: Malformed format: unterminated string literal"},
+    {"foo(int a) \"a %d\\\"\n", "t.te:1: Malformed format: unterminated string literal"},
+    {"foo(int a) \"a\" x \"%d\"\n",
+     "t.te:1: Malformed format: unexpected 'x' (only string literals and PRI macros)"},
+    {"foo(int a) \"a %\" PRId128\n",
+     "t.te:1: Malformed format: unexpected 'PRId128' (only string literals and PRI macros)"},
+    {"foo(int a) \"a %\" PRIu64x\n",
+     "t.te:1: Malformed format: unexpected 'PRIu64x' (only string literals and PRI macros)"},
+    {"foo(int a) \"%d\" # trailing comment\n",
+     "t.te:1: Malformed format: unexpected '#' (only string literals and PRI macros)"},
+    {"a(void)\nfoo(int a) \"%d\"", "t.te:2: does not end with a new line"},
+    {"# just a comment", "t.te:1: does not end with a new line"},
+    {"foo(int a)\0 \"x\"\n", "t.te:1: Malformed line: contains a NUL byte"},
+    {"\n\n# c\nfoo(long long long x)\n", "t.te:4: Argument type 'long long long' is not a valid C type"},
+};
+
+/* Like parse() but with an explicit length, for inputs with NUL bytes. */
+static int parse_len(struct st_event_list *l, const char *text, size_t len, struct st_events_error *err)
+{
+    return st_events_parse_buffer(l, "t.te", text, len, err);
+}
+
+static void test_errors(void)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    struct st_events_error err;
+    ok(parse(&l, "keep(int a)\n", &err) == 0, "a first file parses");
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const struct bad_case *c = &bad_cases[i];
+        size_t len = strlen(c->text);
+        if (strstr(c->message, "NUL byte"))
+            len += 1 + strlen(c->text + len + 1);
+        memset(&err, 0, sizeof err);
+        int rc = parse_len(&l, c->text, len, &err);
+        char buf[2048];
+        st_events_error_format(&err, buf, sizeof buf);
+        is_int(rc, -EINVAL, "error %zu returns -EINVAL", i);
+        is_str(buf, c->message, "error %zu message", i);
+        ok(l.count == 1 && l.nfiles == 1 && strcmp(l.events[0].name, "keep") == 0, "error %zu: list unchanged", i);
+    }
+    st_events_free(&l);
+}
+
+static void test_check_and_find(void)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    struct st_events_error err;
+    ok(st_events_parse_buffer(&l, "a.te", "x(void)\ny(int v)\n", 17, &err) == 0, "file a");
+    ok(st_events_parse_buffer(&l, "b.te", "# c\nz(void)\n", 12, &err) == 0, "file b");
+    is_int(st_events_check(&l, &err), 0, "no duplicates");
+    ok(st_events_find(&l, "y", 1) == &l.events[1], "find without index (scan)");
+    is_int(st_events_build_index(&l), 0, "index built");
+    ok(st_events_find(&l, "zzz", 1) == &l.events[2], "find by counted name");
+    ok(st_events_find(&l, "x", 1) == &l.events[0], "find x");
+    ok(st_events_find(&l, "w", 1) == NULL, "absent name");
+    ok(st_events_find(&l, "y\0", 2) == NULL, "counted name with NUL does not match");
+    ok(st_events_find(&l, "", 0) == NULL, "empty name");
+    ok(st_events_parse_buffer(&l, "c.te", "\n\ny(void)\n", 10, &err) == 0, "file c repeats y");
+    ok(st_events_find(&l, "z", 1) == &l.events[2], "find after a later parse");
+    is_int(st_events_check(&l, &err), -EINVAL, "duplicate found");
+    char buf[2048];
+    st_events_error_format(&err, buf, sizeof buf);
+    is_str(buf, "c.te:3: Duplicate event name 'y' (first declared at a.te:2)", "duplicate message names both places");
+    st_events_free(&l);
+
+    /* Many events: the index must resolve collisions. */
+    size_t n = 5000, len = 0;
+    char *text = malloc(n * 32);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(text + len, "event_%zu(int a)\n", i);
+    ok(st_events_parse_buffer(&l, "big.te", text, len, &err) == 0 && l.count == n, "5000 events parse");
+    is_int(st_events_check(&l, &err), 0, "5000 distinct names");
+    is_int(st_events_build_index(&l), 0, "index of 5000");
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        int k = sprintf(name, "event_%zu", i);
+        const struct st_event_decl *ev = st_events_find(&l, name, (size_t)k);
+        found += ev && ev->index == i;
+    }
+    is_int(found, n, "every event found by name");
+    free(text);
+    st_events_free(&l);
+}
+
+static void test_files(void)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    struct st_events_error err;
+    char path[] = "/tmp/st-events-test-XXXXXX";
+    int fd = mkstemp(path);
+    const char text[] = "# file\nev_file(const char *s) \"%s\"\n";
+    ok(fd >= 0 && write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1), "temp file written");
+    close(fd);
+    is_int(st_events_parse_file(&l, path, &err), 0, "parse_file");
+    ok(l.count == 1 && l.events[0].line == 2 && strcmp(l.events[0].file, path) == 0, "event from file");
+    unlink(path);
+    is_int(st_events_parse_file(&l, path, &err), -ENOENT, "missing file is -ENOENT");
+    char buf[2048];
+    st_events_error_format(&err, buf, sizeof buf);
+    ok(strstr(buf, path) == buf && strstr(buf, "No such file") != NULL, "I/O error names the file: %s", buf);
+    is_int(l.count, 1, "list unchanged after I/O error");
+    st_events_free(&l);
+}
+
+static void test_shared_fixtures(const char *shared)
+{
+    char path[4096];
+    struct st_event_list l;
+    struct st_events_error err;
+    st_events_init(&l);
+    snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all", shared);
+    is_int(st_events_parse_file(&l, path, &err), 0, "QEMU trace-events-all parses");
+    is_int(l.count, 932, "932 events");
+    is_int(st_events_check(&l, &err), 0, "no duplicates in trace-events-all");
+    st_events_free(&l);
+    snprintf(path, sizeof path, "%s/fixtures/edge/trace-events", shared);
+    is_int(st_events_parse_file(&l, path, &err), 0, "edge trace-events parses");
+    const struct st_event_decl *ev = st_events_find(&l, "ev_ptrptr", 9);
+    ok(ev && ev->args[0].kind == ST_ARG_POINTER && ev->args[1].kind == ST_ARG_STRING, "char ** pointer, const char* string");
+    ev = st_events_find(&l, "ev_disabled", 11);
+    ok(ev && ev->disabled, "disabled event");
+    st_events_free(&l);
+}
+
+int main(int argc, char **argv)
+{
+    test_types();
+    test_shapes();
+    test_errors();
+    test_check_and_find();
+    test_files();
+    if (argc > 1)
+        test_shared_fixtures(argv[1]);
+    return done_testing();
+}

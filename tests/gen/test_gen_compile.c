@@ -1,0 +1,137 @@
+/*
+ * Generated code must compile warning-free as C11 (-Wpedantic -Werror) and
+ * as C++11, for every backend selection: the golden inputs (every argument
+ * kind, 10 arguments, void, disable, C++ keyword names), the shared edge
+ * fixture and QEMU's real catalogue (932 events). Compile only (-c): the
+ * runtime is not linked. The source file is also compiled with its header
+ * included first, so their declarations must agree.
+ *
+ * usage: test_gen_compile SIMPLETRACE INCLUDE-DIR SHARED-DIR GOLDEN-DIR
+ * The compilers come from ST_CC and ST_CXX (commands split on blanks).
+ */
+#include "gen_util.h"
+#include "tap.h"
+
+static const char *const c_flags[] = {"-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", NULL};
+static const char *const cxx_flags[] = {"-std=c++11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", NULL};
+
+/* Splits a command line on blanks into argv (at most max - 1 words); returns the count. */
+static int split_words(char *cmd, char **argv, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(cmd, " \t"); tok && n < max - 1; tok = strtok(NULL, " \t"))
+        argv[n++] = tok;
+    argv[n] = NULL;
+    return n;
+}
+
+/* Compiles file with the compiler in env var cc_env as language lang; true when clean. */
+static bool compile(const char *cc_env, const char *const *flags, const char *lang, const char *include_dir,
+                    const char *file, const char *pre_include)
+{
+    char *cmd = strdup(getenv(cc_env) ? getenv(cc_env) : "cc");
+    char *argv[64];
+    int n = split_words(cmd, argv, 32);
+    for (int i = 0; flags[i]; i++)
+        argv[n++] = (char *)flags[i];
+    char inc[4096];
+    snprintf(inc, sizeof inc, "-I%s", include_dir);
+    argv[n++] = inc;
+    if (pre_include) {
+        argv[n++] = "-include";
+        argv[n++] = (char *)pre_include;
+    }
+    argv[n++] = "-x";
+    argv[n++] = (char *)lang;
+    argv[n++] = "-c";
+    argv[n++] = (char *)file;
+    argv[n++] = "-o";
+    argv[n++] = "/dev/null";
+    argv[n] = NULL;
+    struct gu_result r;
+    gu_run(argv, NULL, &r);
+    bool clean = r.status == 0 && r.err && r.err[0] == '\0';
+    if (!clean)
+        diag("%s", r.err ? r.err : "(compiler did not run)");
+    gu_result_free(&r);
+    free(cmd);
+    return clean;
+}
+
+/* Generates FORMAT output for input into out; true on success. */
+static bool generate(const char *exe, const char *input, const char *backends, const char *format, const char *out)
+{
+    char fopt[32], bopt[128];
+    snprintf(fopt, sizeof fopt, "--format=%s", format);
+    snprintf(bopt, sizeof bopt, "--backends=%s", backends);
+    char *argv[] = {(char *)exe, "gen", fopt, bopt, "--group=under_test", "-o", (char *)out, (char *)input, NULL};
+    struct gu_result r;
+    gu_run(argv, NULL, &r);
+    bool done = r.status == 0;
+    if (!done)
+        diag("%s", r.err ? r.err : "");
+    gu_result_free(&r);
+    return done;
+}
+
+/* Counts occurrences of needle in the file. */
+static int count_in_file(const char *path, const char *needle)
+{
+    char *text = gu_read_file(path, NULL);
+    int n = 0;
+    for (const char *p = text ? strstr(text, needle) : NULL; p; p = strstr(p + 1, needle))
+        n++;
+    free(text);
+    return n;
+}
+
+static void check_input(const char *exe, const char *inc, const char *scratch, const char *input,
+                        const char *label, const char *const *selections)
+{
+    for (size_t s = 0; selections[s]; s++) {
+        const char *b = selections[s];
+        char h[4096], c[4096];
+        snprintf(h, sizeof h, "%s/under_test.h", scratch);
+        snprintf(c, sizeof c, "%s/under_test.c", scratch);
+        ok(generate(exe, input, b, "h", h) && generate(exe, input, b, "c", c), "%s [%s]: generated", label, b);
+        ok(compile("ST_CC", c_flags, "c", inc, h, NULL), "%s [%s]: header compiles as C11", label, b);
+        ok(compile("ST_CXX", cxx_flags, "c++", inc, h, NULL), "%s [%s]: header compiles as C++11", label, b);
+        ok(compile("ST_CC", c_flags, "c", inc, c, h), "%s [%s]: source compiles as C11 after its header", label, b);
+        ok(compile("ST_CXX", cxx_flags, "c++", inc, c, h), "%s [%s]: source compiles as C++11 after its header",
+           label, b);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s SIMPLETRACE INCLUDE-DIR SHARED-DIR GOLDEN-DIR\n", argv[0]);
+        return 2;
+    }
+    const char *exe = argv[1], *inc = argv[2], *shared = argv[3], *golden = argv[4];
+    char *scratch = gu_mkdtemp();
+    if (!ok(scratch != NULL, "scratch directory"))
+        return done_testing();
+    static const char *const all[] = {"simple", "log", "simple,log", "log,simple", "nop", "nop,simple", NULL};
+    static const char *const main_ones[] = {"simple,log", "nop", NULL};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/kinds.trace-events", golden);
+    check_input(exe, inc, scratch, path, "kinds", all);
+    snprintf(path, sizeof path, "%s/empty.trace-events", golden);
+    check_input(exe, inc, scratch, path, "empty", main_ones);
+    snprintf(path, sizeof path, "%s/fixtures/edge/trace-events", shared);
+    check_input(exe, inc, scratch, path, "edge", main_ones);
+    snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all", shared);
+    check_input(exe, inc, scratch, path, "qemu", main_ones);
+
+    char h[4096], c[4096];
+    snprintf(h, sizeof h, "%s/under_test.h", scratch);
+    snprintf(c, sizeof c, "%s/under_test.c", scratch);
+    ok(generate(exe, path, "simple", "h", h) && generate(exe, path, "simple", "c", c), "qemu regenerated");
+    is_int(count_in_file(h, "static inline void trace_"), 932, "qemu header: 932 tracepoints");
+    is_int(count_in_file(h, "_ENABLED 1\n"), 932, "qemu header: all compiled in");
+    is_int(count_in_file(c, "\nST__HIDDEN struct st_event st__event_"), 932, "qemu source: 932 event definitions");
+    gu_rm_rf(scratch);
+    free(scratch);
+    return done_testing();
+}
