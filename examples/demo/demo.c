@@ -101,7 +101,7 @@ static int64_t run_job(struct worker *w, uint64_t job)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    uint64_t job;
+    uint64_t job = 0;
     while (queue_take(w->queue, w->id, &job)) {
         trace_job_start(w->id, job);
         int64_t result = run_job(w, job);

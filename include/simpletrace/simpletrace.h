@@ -24,10 +24,16 @@ const char *st_strerror(int err);
 /*
  * Applies a configuration in QEMU's -trace syntax: comma-separated items
  * `[enable=]PATTERN`, `events=FILE`, `file=PATH`, plus simpletrace's own
- * keys (see README). Several options may be joined with ';'. Enables the
- * trace file. On error returns -EINVAL (or the errno of an events file),
+ * keys (see README): `bufsize=N[K|M|G]` (buffers of threads that start
+ * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`. Several
+ * options may be joined with ';'; a later option without file= keeps the
+ * file. Unless it holds only simpletrace's own keys, it enables the trace
+ * file, opening it now. On error returns -EINVAL (or the errno of an events
+ * file or of opening the trace file; -EBUSY to change the clock after
+ * tracing started; -ENOTSUP for clock=tsc without an invariant TSC),
  * changes nothing, and puts a message naming the item (and FILE:LINE) in
- * errbuf when errbuf is not NULL.
+ * errbuf when errbuf is not NULL. The environment variable SIMPLETRACE is
+ * applied this way at start-up (errors go to stderr).
  */
 int st_configure(const char *config, char *errbuf, size_t errlen);
 
@@ -64,8 +70,9 @@ typedef int (*st_event_visit_fn)(const struct st_event_info *info, void *opaque)
 
 /*
  * Calls visit for each registered event matching pattern (NULL = all), in
- * registration order. Returns the number visited, or what visit returned
- * if it stopped the walk.
+ * registration order. No lock is held during visit, which may call any st_
+ * function. Returns the number visited, or what visit returned if it
+ * stopped the walk; -EINVAL without visit.
  */
 int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque);
 
@@ -77,17 +84,25 @@ bool st_glob_match(const char *pattern, const char *name);
 /*
  * Opens (true) or flushes and closes (false) the trace file. Opening a file
  * this process has not written yet truncates it and writes the header and
- * every mapping; reopening the file it closed last appends.
+ * every mapping; reopening the file it closed last (unchanged since)
+ * appends. Returns 0, the -errno of open(), or the error that stopped
+ * writing while the file was drained.
  */
 int st_trace_file_set_enabled(bool enabled);
 
 /*
  * Switches to a new trace file path (NULL: the default "trace-<pid>"). If a
- * file is open it is flushed and closed and the new one opened.
+ * file is open it is flushed and closed and the new one opened; if the new
+ * one cannot be opened, returns its -errno and keeps the old file and name.
+ * -EINVAL for "", -ENAMETOOLONG.
  */
 int st_trace_file_set_name(const char *path);
 
-/* Blocks until every record committed before the call is in the file. */
+/*
+ * Blocks until every record committed before the call is in the file (and
+ * every drop so far is reported in it). 0; -EBADF when no file is enabled;
+ * the -errno that stopped writing (e.g. -ENOSPC, -EFBIG).
+ */
 int st_trace_file_flush(void);
 
 /* Trace file state, as st_trace_file_status() reports it. */
@@ -111,9 +126,16 @@ struct st_stats {
     uint64_t bytes_written; /* bytes written to trace files, headers included */
     uint64_t buffered;      /* bytes waiting in thread buffers */
     uint32_t threads;       /* thread buffers alive */
+    uint64_t pending;       /* event records waiting in thread buffers;
+                               produced == written + dropped + pending once
+                               no thread is tracing */
 };
 
-/* Fills *stats with a consistent-enough snapshot. Returns 0. */
+/*
+ * Fills *stats with a consistent-enough snapshot (each counter exact, not
+ * all taken at the same instant). A fork child counts its own records only.
+ * Returns 0.
+ */
 int st_stats_get(struct st_stats *stats);
 
 #ifdef __cplusplus

@@ -118,6 +118,39 @@ static inline void st__put_str(struct st_record *rec, const char *s, uint32_t le
 /* Log backend: formats "NAME FMT\n" and writes it to stderr in one write(). */
 void st__log(const char *fmt, ...) ST__PRINTF(1, 2);
 
+/* ---- ftrace and syslog backends (src/runtime/backend_ftrace.c, backend_syslog.c) ----
+ * Called by code generated with --backends=ftrace / syslog, under the
+ * event's switch. The dtrace and ust backends need nothing from the runtime. */
+
+/* Longest ftrace line in bytes, newline included; longer ones are cut and end in "...\n". */
+#define ST__FTRACE_LINE_MAX 512
+
+/* Non-zero until the ftrace backend finds it cannot write to trace_marker. */
+extern uint32_t st__ftrace_on;
+
+/* True while ftrace lines can be written: one load, so an unusable marker costs nothing. */
+static inline int st__ftrace_active(void)
+{
+#if defined(__GNUC__)
+    return (int)ST__LIKELY(__atomic_load_n(&st__ftrace_on, __ATOMIC_RELAXED) != 0);
+#else
+    return (int)(*(const volatile uint32_t *)&st__ftrace_on != 0);
+#endif
+}
+
+/*
+ * Opens trace_marker once per process: $SIMPLETRACE_FTRACE_MARKER if set,
+ * else trace_marker under the tracefs mount (or debugfs's tracing/). On
+ * failure prints one line on stderr and clears st__ftrace_on. Idempotent.
+ */
+void st__ftrace_init(void);
+
+/* Formats "NAME FMT\n" and writes it to trace_marker in one write(); errno preserved. */
+void st__ftrace(const char *fmt, ...) ST__PRINTF(1, 2);
+
+/* syslog(LOG_INFO, fmt, ...) after openlog(NULL, LOG_PID, LOG_DAEMON) once; errno preserved. */
+void st__syslog(const char *fmt, ...) ST__PRINTF(1, 2);
+
 #ifdef __cplusplus
 }
 #endif

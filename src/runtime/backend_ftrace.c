@@ -1,0 +1,143 @@
+/*
+ * The ftrace backend's runtime: generated code calls
+ * st__ftrace("NAME " FMT "\n", args...) for an enabled event while
+ * st__ftrace_active(), and we write the line to the kernel's trace_marker,
+ * where it joins the kernel's own ftrace events.
+ *
+ * Which marker: $SIMPLETRACE_FTRACE_MARKER when set (tests point it at a
+ * stand-in file), else trace_marker in the first tracefs mount of
+ * /proc/mounts, else tracing/trace_marker under debugfs. It is opened once,
+ * from the generated group's constructor or the first event, whichever
+ * comes first. If it cannot be opened we say so once on stderr and clear
+ * st__ftrace_on: from then on every event skips its formatting.
+ *
+ * We do not switch tracing_on: whether the system-wide ftrace buffer
+ * records is the administrator's choice, not the traced program's.
+ *
+ * One write(2) per line from a stack buffer, so lines of concurrent
+ * threads never interleave and no lock or allocation is needed. Lines
+ * longer than ST__FTRACE_LINE_MAX are cut and end in "...\n". errno is
+ * preserved: tracing must not change what the traced code sees.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+#define CUT_MARK "...\n"
+
+ST_EXPORT uint32_t st__ftrace_on = 1;
+
+static pthread_once_t ftrace_once = PTHREAD_ONCE_INIT;
+static int marker_fd = -1; /* written once under ftrace_once */
+
+/*
+ * Finds the marker under the tracefs (else debugfs) mount point; 0 with
+ * path filled, or -ENOENT when neither is mounted.
+ */
+static int find_marker(char *path, size_t len)
+{
+    FILE *f = setmntent("/proc/mounts", "re");
+    char debugfs[4096] = "";
+    struct mntent ent;
+    char buf[4096];
+    int rc = -ENOENT;
+
+    if (!f)
+        return -ENOENT;
+    while (getmntent_r(f, &ent, buf, sizeof buf)) {
+        if (strcmp(ent.mnt_type, "tracefs") == 0) {
+            snprintf(path, len, "%s/trace_marker", ent.mnt_dir);
+            rc = 0;
+            break;
+        }
+        if (strcmp(ent.mnt_type, "debugfs") == 0 && !debugfs[0])
+            snprintf(debugfs, sizeof debugfs, "%s", ent.mnt_dir);
+    }
+    endmntent(f);
+    if (rc != 0 && debugfs[0]) {
+        snprintf(path, len, "%s/tracing/trace_marker", debugfs);
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Writes the one start-up message saying why ftrace lines are off. */
+static void say_off(const char *what, const char *path, int err)
+{
+    char msg[4200];
+    int n;
+
+    if (path)
+        n = snprintf(msg, sizeof msg, "simpletrace: ftrace backend off: %s %s: %s\n", what, path,
+                     strerror(err));
+    else
+        n = snprintf(msg, sizeof msg, "simpletrace: ftrace backend off: %s\n", what);
+    if (n > 0 && write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0) {
+        /* stderr is gone: nothing sensible to do */
+    }
+}
+
+static void ftrace_open(void)
+{
+    const char *env = getenv("SIMPLETRACE_FTRACE_MARKER");
+    char path[4200];
+    int saved = errno;
+
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else if (find_marker(path, sizeof path) != 0) {
+        say_off("no tracefs or debugfs mount (or set SIMPLETRACE_FTRACE_MARKER=PATH)", NULL, 0);
+        goto off;
+    }
+    marker_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (marker_fd < 0) {
+        say_off("cannot open", path, errno);
+        goto off;
+    }
+    errno = saved;
+    return;
+off:
+    __atomic_store_n(&st__ftrace_on, 0, __ATOMIC_RELAXED);
+    errno = saved;
+}
+
+ST_EXPORT void st__ftrace_init(void)
+{
+    pthread_once(&ftrace_once, ftrace_open);
+}
+
+ST_EXPORT void st__ftrace(const char *fmt, ...)
+{
+    char buf[ST__FTRACE_LINE_MAX];
+    int saved = errno, r;
+    size_t n;
+    va_list ap;
+
+    st__ftrace_init();
+    if (marker_fd < 0 || !fmt)
+        return;
+    va_start(ap, fmt);
+    r = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    n = r > 0 ? (size_t)r : 0;
+    if (n + 1 > sizeof buf) {
+        /* Too long: keep what fits and say it was cut. */
+        n = sizeof buf - strlen(CUT_MARK);
+        memcpy(buf + n, CUT_MARK, strlen(CUT_MARK));
+        n += strlen(CUT_MARK);
+    } else if (n == 0 || buf[n - 1] != '\n') {
+        buf[n++] = '\n';
+    }
+    if (write(marker_fd, buf, n) < 0) {
+        /* tracing switched off or the marker went away: the line is lost */
+    }
+    errno = saved;
+}

@@ -1,0 +1,353 @@
+/*
+ * st_configure(): QEMU's -trace syntax plus simpletrace's own keys.
+ *
+ *   config := option (';' option)*          each option as one -trace argument
+ *   option := item (',' item)*              ",," inside an item is a literal ','
+ *   item   := [enable=]PATTERN              leading '-' disables; repeatable
+ *           | events=FILE                   one PATTERN per line; repeatable
+ *           | file=PATH                     last one wins
+ *           | bufsize=N[K|M|G]              per-thread buffer, power of two, 4K..1G
+ *           | log-prefix=on|off             log backend: "TID@SEC.USEC:" prefix
+ *           | clock=tsc|monotonic           what the hot path reads (clock.c)
+ *   Empty items are ignored.
+ *
+ * Differences from QEMU, on purpose:
+ *   - an option without file= keeps the file named earlier (QEMU resets it);
+ *   - `?` is a wildcard like `*` and a glob enables every match (QEMU needs a
+ *     `*` to treat it as a pattern and otherwise enables the first match);
+ *   - events files: whitespace and CR are trimmed and comments may be
+ *     indented (QEMU chops the last character of every line, even without a
+ *     newline); a malformed line is an error "FILE:LINE: ...";
+ *   - an unwritable file= is an error (QEMU ignores it silently);
+ *   - names that match nothing now are not an error: the rule waits for
+ *     groups registered later (dlopen);
+ *   - a configuration of only our own keys (bufsize, log-prefix, clock) does
+ *     not enable the trace file; anything else does.
+ *
+ * All or nothing: the whole string (and every events file) is parsed and
+ * validated, the trace file opened without truncating it, and only then is
+ * anything applied, in an order where the steps that can fail come first.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/buffer.h"
+#include "runtime/clock.h"
+#include "runtime/internal.h"
+
+/* Everything a configuration string asks for. */
+struct cfg {
+    struct st_rule_in *rules; /* in order; patterns point into strs */
+    size_t nrules, cap_rules;
+    char **strs; /* owned strings */
+    size_t nstrs, cap_strs;
+    const char *file;  /* last file=, or NULL */
+    size_t bufsize;    /* 0 = unchanged */
+    int log_prefix;    /* -1 unchanged, 0 off, 1 on */
+    int clock_tsc;     /* -1 unchanged, 0 monotonic, 1 tsc */
+    bool enable_file;  /* a pattern, events= or file= was given */
+};
+
+static void cfg_free(struct cfg *c)
+{
+    for (size_t i = 0; i < c->nstrs; i++)
+        free(c->strs[i]);
+    free(c->strs);
+    free(c->rules);
+}
+
+/* Takes ownership of s (freed with the cfg); NULL s means ENOMEM. */
+static char *cfg_keep(struct cfg *c, char *s)
+{
+    if (!s)
+        return NULL;
+    if (c->nstrs == c->cap_strs) {
+        size_t cap = c->cap_strs ? c->cap_strs * 2 : 16;
+        char **n = realloc(c->strs, cap * sizeof *n);
+        if (!n) {
+            free(s);
+            return NULL;
+        }
+        c->strs = n;
+        c->cap_strs = cap;
+    }
+    c->strs[c->nstrs++] = s;
+    return s;
+}
+
+static int cfg_add_rule(struct cfg *c, const char *pattern, bool enable)
+{
+    if (c->nrules == c->cap_rules) {
+        size_t cap = c->cap_rules ? c->cap_rules * 2 : 16;
+        struct st_rule_in *n = realloc(c->rules, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        c->rules = n;
+        c->cap_rules = cap;
+    }
+    c->rules[c->nrules].pattern = pattern;
+    c->rules[c->nrules].enable = enable;
+    c->nrules++;
+    c->enable_file = true;
+    return 0;
+}
+
+/* A pattern item or events-file line: validates and records it. */
+static int parse_pattern(struct cfg *c, const char *text, const char *where, char *err, size_t errlen)
+{
+    bool enable = true;
+    const char *p = text;
+
+    if (*p == '-') {
+        enable = false;
+        p++;
+    }
+    if (!st__pattern_valid(p)) {
+        st__errmsg(err, errlen, "%sinvalid event pattern '%s'", where, text);
+        return -EINVAL;
+    }
+    if (!(p = cfg_keep(c, strdup(p))))
+        return -ENOMEM;
+    return cfg_add_rule(c, p, enable);
+}
+
+/* Trims leading and trailing whitespace (CR included) in place. */
+static char *trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* events=FILE: one pattern per line; blank lines and '#' comments skipped. */
+static int parse_events_file(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+    char where[4200];
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned lineno = 0;
+    int ret = 0;
+    FILE *f;
+
+    if (!*path) {
+        st__errmsg(err, errlen, "events=: empty file name");
+        return -EINVAL;
+    }
+    f = fopen(path, "re");
+    if (!f) {
+        ret = -errno;
+        st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
+        return ret;
+    }
+    errno = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        char *p = trim(line);
+        lineno++;
+        if (!*p || *p == '#')
+            continue;
+        snprintf(where, sizeof where, "%s:%u: ", path, lineno);
+        ret = parse_pattern(c, p, where, err, errlen);
+        if (ret < 0)
+            goto out;
+        errno = 0;
+    }
+    if (ferror(f)) {
+        ret = errno ? -errno : -EIO;
+        st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
+    }
+out:
+    free(line);
+    fclose(f);
+    return ret;
+}
+
+/* bufsize=N[K|M|G]: a power of two from 4K to 1G. */
+static int parse_bufsize(struct cfg *c, const char *v, char *err, size_t errlen)
+{
+    unsigned long long n = 0;
+    const char *p = v;
+    int shift = 0;
+
+    if (!isdigit((unsigned char)*p))
+        goto bad;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (n > (1ull << 40))
+            goto bad;
+        n = n * 10 + (unsigned)(*p - '0');
+    }
+    switch (*p) {
+    case 'k': case 'K': shift = 10; p++; break;
+    case 'm': case 'M': shift = 20; p++; break;
+    case 'g': case 'G': shift = 30; p++; break;
+    default: break;
+    }
+    if (*p || n > (1ull << 40))
+        goto bad;
+    n <<= shift;
+    if (n < ST_BUFSIZE_MIN || n > ST_BUFSIZE_MAX || (n & (n - 1)))
+        goto bad;
+    c->bufsize = (size_t)n;
+    return 0;
+bad:
+    st__errmsg(err, errlen, "invalid bufsize '%s': want a power of two from 4K to 1G", v);
+    return -EINVAL;
+}
+
+static int parse_keyword(const char *key, const char *v, const char *a, const char *b, int *out, char *err,
+                         size_t errlen)
+{
+    if (strcmp(v, a) == 0)
+        *out = 1;
+    else if (strcmp(v, b) == 0)
+        *out = 0;
+    else {
+        st__errmsg(err, errlen, "invalid %s '%s': want %s or %s", key, v, a, b);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* One item, already unescaped. */
+static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
+{
+    char *eq = strchr(item, '=');
+    const char *key, *v;
+
+    if (!eq)
+        return parse_pattern(c, item, "", err, errlen);
+    *eq = '\0';
+    key = item;
+    v = eq + 1;
+    if (strcmp(key, "enable") == 0)
+        return parse_pattern(c, v, "", err, errlen);
+    if (strcmp(key, "events") == 0) {
+        c->enable_file = true;
+        return parse_events_file(c, v, err, errlen);
+    }
+    if (strcmp(key, "file") == 0) {
+        if (!*v) {
+            st__errmsg(err, errlen, "file=: empty path");
+            return -EINVAL;
+        }
+        c->file = v;
+        c->enable_file = true;
+        return 0;
+    }
+    if (strcmp(key, "bufsize") == 0)
+        return parse_bufsize(c, v, err, errlen);
+    if (strcmp(key, "log-prefix") == 0)
+        return parse_keyword(key, v, "on", "off", &c->log_prefix, err, errlen);
+    if (strcmp(key, "clock") == 0)
+        return parse_keyword(key, v, "tsc", "monotonic", &c->clock_tsc, err, errlen);
+    st__errmsg(err, errlen, "unknown key '%s'", key);
+    return -EINVAL;
+}
+
+/* Splits at ',' and ';' (",," stays a ','), parsing each item. */
+static int parse_config(struct cfg *c, const char *s, char *err, size_t errlen)
+{
+    while (*s) {
+        char *item = cfg_keep(c, malloc(strlen(s) + 1)), *o = item;
+        int ret;
+
+        if (!item)
+            return -ENOMEM;
+        for (; *s; s++) {
+            if (*s == ',' && s[1] == ',')
+                s++;
+            else if (*s == ',' || *s == ';')
+                break;
+            *o++ = *s;
+        }
+        *o = '\0';
+        if (*s)
+            s++;
+        if (!*item)
+            continue;
+        ret = parse_item(c, item, err, errlen);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* Applies a parsed configuration; ctl_lock held. */
+static int apply(struct cfg *c, char *err, size_t errlen)
+{
+    struct st_file_prep prep = {.fd = -1};
+    bool old_tsc = st__clock_is_tsc();
+    int ret;
+
+    if (c->enable_file) {
+        ret = st__file_prepare(c->file, &prep, err, errlen);
+        if (ret < 0)
+            return ret;
+    }
+    if (c->clock_tsc >= 0) {
+        ret = st__buf_select_clock(c->clock_tsc == 1);
+        if (ret < 0) {
+            st__errmsg(err, errlen, "clock=%s: %s", c->clock_tsc ? "tsc" : "monotonic",
+                       ret == -EBUSY ? "cannot change the clock after tracing started"
+                                     : "this machine has no invariant TSC");
+            goto fail;
+        }
+    }
+    ret = st__reg_add_rules(c->rules, c->nrules);
+    if (ret < 0) {
+        st__errmsg(err, errlen, "%s", st_strerror(ret));
+        st__buf_select_clock(old_tsc); /* no buffer can exist: it changed */
+        goto fail;
+    }
+    if (c->bufsize)
+        st__buf_set_size(c->bufsize);
+    if (c->log_prefix >= 0)
+        st__log_set_prefix(c->log_prefix == 1);
+    if (c->enable_file) {
+        ret = st__file_commit(&prep, !st__in_init());
+        if (ret < 0) {
+            st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(ret));
+            return ret;
+        }
+    }
+    return 0;
+fail:
+    st__file_abort(&prep);
+    return ret;
+}
+
+int st__configure(const char *config, char *err, size_t errlen)
+{
+    struct cfg c = {.log_prefix = -1, .clock_tsc = -1};
+    int ret;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!config) {
+        st__errmsg(err, errlen, "no configuration");
+        return -EINVAL;
+    }
+    ret = parse_config(&c, config, err, errlen);
+    if (ret == -ENOMEM)
+        st__errmsg(err, errlen, "%s", st_strerror(ret));
+    if (ret == 0) {
+        st__ctl_lock();
+        ret = apply(&c, err, errlen);
+        st__ctl_unlock();
+    }
+    cfg_free(&c);
+    return ret;
+}
+
+ST_EXPORT int st_configure(const char *config, char *errbuf, size_t errlen)
+{
+    st__init();
+    return st__configure(config, errbuf, errlen);
+}

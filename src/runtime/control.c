@@ -1,1 +1,0 @@
-#include <simpletrace/simpletrace.h>

@@ -1,0 +1,505 @@
+/*
+ * The event registry: groups, event IDs and states, enable rules, and the
+ * runtime's lazy one-time initialisation.
+ *
+ * Groups register from generated constructors in an order nobody controls
+ * (and later from dlopen'ed modules), so every entry point first runs
+ * st__init() through pthread_once; it also applies SIMPLETRACE.
+ *
+ * IDs: one slot per event ever registered, in registration order; the slot
+ * index is the event's ID. IDs are never reused: a group unregistered at
+ * dlclose keeps its slots (name kept, event pointer cleared), and the same
+ * group registered again gets new IDs. Names are copied at registration and
+ * never freed, so the writeout thread can write mappings for records of a
+ * module that is already gone, and st_event_foreach() can call its visitor
+ * without holding the lock.
+ *
+ *   slots:  [0 grpA.ev0][1 grpA.ev1][2 grpB.ev0 (unloaded)][3 grpB.ev0]...
+ *           nslots is published with a release store (reg_count) before any
+ *           of the new events can be enabled, so a record of an event
+ *           always finds its mapping (writer.c reads heads, then the count).
+ *
+ * Enable rules: the ordered list of (pattern, on/off) applied so far; a new
+ * rule replaces an earlier identical pattern (which it would override anyway,
+ * so the list stays as short as the set of distinct patterns). A newly
+ * registered group replays the list, so configuration given at start-up
+ * applies to groups registered later.
+ *
+ * st_event.enabled is written with release stores under reg_lock and read
+ * with relaxed loads on the hot path (acquire in st__simple_begin, which
+ * reads the ID). Events flagged ST_EVENT_COMPILED_OUT are never enabled.
+ * reg_lock guards everything here and is never taken on the hot path.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "runtime/buffer.h"
+#include "runtime/clock.h"
+#include "runtime/internal.h"
+
+struct slot {
+    char *name;                /* copy of the event's name, never freed */
+    const char *group;         /* copy of the group's name, never freed */
+    struct st_event *ev;       /* NULL once the group unregistered */
+    const struct st_group *grp;
+};
+
+struct rule {
+    char *pattern; /* without the leading '-' */
+    bool enable;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *slots;
+static uint32_t nslots, cap_slots;
+static uint32_t reg_count; /* nslots, published with release */
+static struct rule *rules;
+static size_t nrules, cap_rules;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool in_init;
+
+void st__errmsg(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Applies SIMPLETRACE; errors are one line on stderr and the program goes on. */
+static void apply_environment(void)
+{
+    const char *env = secure_getenv("SIMPLETRACE");
+    char msg[512], line[600];
+    int n;
+
+    if (!env)
+        return;
+    in_init = true;
+    if (st__configure(env, msg, sizeof msg) < 0) {
+        n = snprintf(line, sizeof line, "simpletrace: SIMPLETRACE: %s\n", msg);
+        if (n > (int)sizeof line - 1)
+            n = (int)sizeof line - 1;
+        if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+            /* nowhere else to report it */
+        }
+    }
+    in_init = false;
+}
+
+static void do_init(void)
+{
+    st__clock_init();
+    st__buf_init();
+    st__writer_init();
+    apply_environment();
+}
+
+void st__init(void)
+{
+    pthread_once(&init_once, do_init);
+}
+
+bool st__in_init(void)
+{
+    return in_init;
+}
+
+/* --- patterns -------------------------------------------------------- */
+
+ST_EXPORT bool st_glob_match(const char *pattern, const char *name)
+{
+    const char *star = NULL, *resume = NULL;
+
+    if (!pattern || !name)
+        return false;
+    while (*name) {
+        if (*pattern == '*') {
+            star = pattern++;
+            resume = name;
+        } else if (*pattern == '?' || *pattern == *name) {
+            pattern++;
+            name++;
+        } else if (star) {
+            /* Let the last '*' swallow one more character and retry. */
+            pattern = star + 1;
+            name = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*pattern == '*')
+        pattern++;
+    return *pattern == '\0';
+}
+
+bool st__pattern_valid(const char *p)
+{
+    if (!p || !*p || strlen(p) > ST_MAX_NAME)
+        return false;
+    for (; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '*' || c == '?'))
+            return false;
+    }
+    return true;
+}
+
+static bool has_wildcard(const char *p)
+{
+    return strpbrk(p, "*?") != NULL;
+}
+
+static enum st_event_state slot_state(const struct slot *s)
+{
+    if (s->ev->flags & ST_EVENT_COMPILED_OUT)
+        return ST_EVENT_UNAVAILABLE;
+    return __atomic_load_n(&s->ev->enabled, __ATOMIC_RELAXED) ? ST_EVENT_ENABLED : ST_EVENT_DISABLED;
+}
+
+static void set_event(struct st_event *ev, bool enable)
+{
+    if (!(ev->flags & ST_EVENT_COMPILED_OUT))
+        __atomic_store_n(&ev->enabled, enable ? 1u : 0u, __ATOMIC_RELEASE);
+}
+
+/* --- rules ----------------------------------------------------------- */
+
+static int reserve_rules(size_t extra)
+{
+    struct rule *r;
+    size_t cap;
+
+    if (nrules + extra <= cap_rules)
+        return 0;
+    cap = cap_rules ? cap_rules : 16;
+    while (cap < nrules + extra)
+        cap *= 2;
+    r = realloc(rules, cap * sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    rules = r;
+    cap_rules = cap;
+    return 0;
+}
+
+/* Appends a rule (room reserved, pattern owned), dropping an identical one. */
+static void push_rule(char *pattern, bool enable)
+{
+    for (size_t i = 0; i < nrules; i++) {
+        if (strcmp(rules[i].pattern, pattern) == 0) {
+            free(rules[i].pattern);
+            memmove(&rules[i], &rules[i + 1], (nrules - i - 1) * sizeof *rules);
+            nrules--;
+            break;
+        }
+    }
+    rules[nrules].pattern = pattern;
+    rules[nrules].enable = enable;
+    nrules++;
+}
+
+/* Sets every registered event matching pattern; counts found/available. */
+static int apply_pattern(const char *pattern, bool enable, int *found)
+{
+    bool wild = has_wildcard(pattern);
+    int avail = 0;
+
+    *found = 0;
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct slot *s = &slots[i];
+        if (!s->ev || !(wild ? st_glob_match(pattern, s->name) : strcmp(pattern, s->name) == 0))
+            continue;
+        ++*found;
+        if (s->ev->flags & ST_EVENT_COMPILED_OUT)
+            continue;
+        set_event(s->ev, enable);
+        avail++;
+    }
+    return avail;
+}
+
+int st__reg_add_rules(const struct st_rule_in *in, size_t n)
+{
+    char **copies = calloc(n ? n : 1, sizeof *copies);
+    int ret = -ENOMEM, found;
+    size_t i;
+
+    if (!copies)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        if (!(copies[i] = strdup(in[i].pattern)))
+            goto out;
+    pthread_mutex_lock(&reg_lock);
+    ret = reserve_rules(n);
+    if (ret == 0) {
+        for (i = 0; i < n; i++) {
+            apply_pattern(copies[i], in[i].enable, &found);
+            push_rule(copies[i], in[i].enable);
+            copies[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+out:
+    for (i = 0; i < n; i++)
+        free(copies[i]);
+    free(copies);
+    return ret;
+}
+
+ST_EXPORT int st_event_set_enabled(const char *pattern, bool enable)
+{
+    char *copy;
+    int found, avail;
+
+    st__init();
+    if (!pattern)
+        return -EINVAL;
+    if (*pattern == '-') {
+        pattern++;
+        enable = !enable;
+    }
+    if (!st__pattern_valid(pattern))
+        return -EINVAL;
+    copy = strdup(pattern);
+    if (!copy)
+        return -ENOMEM;
+    pthread_mutex_lock(&reg_lock);
+    if (reserve_rules(1) < 0) {
+        avail = -ENOMEM;
+        goto fail;
+    }
+    if (!has_wildcard(pattern)) {
+        /* Check first: an error must change nothing. */
+        found = 0;
+        avail = 0;
+        for (uint32_t i = 0; i < nslots; i++) {
+            if (slots[i].ev && strcmp(slots[i].name, pattern) == 0) {
+                found++;
+                avail += !(slots[i].ev->flags & ST_EVENT_COMPILED_OUT);
+            }
+        }
+        if (!found || !avail) {
+            avail = found ? -EPERM : -ENOENT;
+            goto fail;
+        }
+    }
+    avail = apply_pattern(pattern, enable, &found);
+    push_rule(copy, enable);
+    pthread_mutex_unlock(&reg_lock);
+    return avail;
+fail:
+    pthread_mutex_unlock(&reg_lock);
+    free(copy);
+    return avail;
+}
+
+ST_EXPORT int st_event_get_state(const char *name)
+{
+    int state = -ENOENT;
+
+    st__init();
+    if (!name)
+        return -EINVAL;
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++) {
+        if (slots[i].ev && strcmp(slots[i].name, name) == 0) {
+            state = (int)slot_state(&slots[i]);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return state;
+}
+
+/* Finds the next live slot at or after *i matching pattern; fills info. */
+static bool next_match(uint32_t *i, const char *pattern, struct st_event_info *info)
+{
+    bool ok = false;
+
+    pthread_mutex_lock(&reg_lock);
+    for (; *i < nslots; ++*i) {
+        struct slot *s = &slots[*i];
+        if (!s->ev || (pattern && !st_glob_match(pattern, s->name)))
+            continue;
+        info->name = s->name;
+        info->group = s->group;
+        info->id = *i;
+        info->state = slot_state(s);
+        ok = true;
+        break;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+ST_EXPORT int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque)
+{
+    struct st_event_info info;
+    uint32_t i = 0;
+    int n = 0, r;
+
+    st__init();
+    if (!visit)
+        return -EINVAL;
+    /* The lock is not held during visit: it may call any st_ function. */
+    while (next_match(&i, pattern, &info)) {
+        i++;
+        n++;
+        r = visit(&info, opaque);
+        if (r)
+            return r;
+    }
+    return n;
+}
+
+/* --- groups ------------------------------------------------------------ */
+
+static int group_valid(const struct st_group *g)
+{
+    if (!g || !g->name || (!g->events && g->count))
+        return -EINVAL;
+    for (uint32_t i = 0; i < g->count; i++) {
+        const struct st_event *ev = g->events[i];
+        if (!ev || !ev->name || !*ev->name || strlen(ev->name) > ST_MAX_NAME)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+static int reserve_slots(uint32_t extra)
+{
+    struct slot *s;
+    uint32_t cap;
+
+    if (extra > UINT32_MAX - 2 - nslots) /* IDs must stay below the special ones */
+        return -ENOSPC;
+    if (nslots + extra <= cap_slots)
+        return 0;
+    cap = cap_slots ? cap_slots : 64;
+    while (cap < nslots + extra)
+        cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+    s = realloc(slots, (size_t)cap * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    slots = s;
+    cap_slots = cap;
+    return 0;
+}
+
+/* Replays the rule list on one newly registered event. */
+static void apply_rules_to(struct st_event *ev)
+{
+    bool on = false;
+
+    for (size_t i = 0; i < nrules; i++)
+        if (st_glob_match(rules[i].pattern, ev->name))
+            on = rules[i].enable;
+    set_event(ev, on);
+}
+
+ST_EXPORT int st_group_register(struct st_group *group)
+{
+    char *gname = NULL;
+    uint32_t i, base;
+    int ret;
+
+    st__init();
+    ret = group_valid(group);
+    if (ret < 0)
+        return ret;
+    pthread_mutex_lock(&reg_lock);
+    if (group->registered) {
+        ret = -EEXIST;
+        goto out;
+    }
+    ret = reserve_slots(group->count);
+    if (ret < 0)
+        goto out;
+    ret = -ENOMEM;
+    if (!(gname = strdup(group->name)))
+        goto out;
+    base = nslots;
+    for (i = 0; i < group->count; i++) {
+        slots[base + i].name = strdup(group->events[i]->name);
+        if (!slots[base + i].name) {
+            while (i--)
+                free(slots[base + i].name);
+            free(gname);
+            goto out;
+        }
+        slots[base + i].group = gname;
+        slots[base + i].ev = group->events[i];
+        slots[base + i].grp = group;
+        group->events[i]->id = base + i;
+    }
+    nslots += group->count;
+    /* Publish the mappings before any of these events can be enabled. */
+    __atomic_store_n(&reg_count, nslots, __ATOMIC_RELEASE);
+    for (i = 0; i < group->count; i++)
+        apply_rules_to(group->events[i]);
+    group->registered = 1;
+    ret = 0;
+out:
+    pthread_mutex_unlock(&reg_lock);
+    return ret;
+}
+
+ST_EXPORT void st_group_unregister(struct st_group *group)
+{
+    st__init();
+    if (!group)
+        return;
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++) {
+        if (slots[i].grp == group && slots[i].ev) {
+            __atomic_store_n(&slots[i].ev->enabled, 0u, __ATOMIC_RELEASE);
+            slots[i].ev = NULL;
+            slots[i].grp = NULL;
+        }
+    }
+    group->registered = 0;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+uint32_t st__reg_count(void)
+{
+    return __atomic_load_n(&reg_count, __ATOMIC_ACQUIRE);
+}
+
+uint32_t st__reg_names(uint32_t first, const char **names, uint32_t max)
+{
+    uint32_t n = 0;
+
+    pthread_mutex_lock(&reg_lock);
+    for (; n < max && first + n < nslots; n++)
+        names[n] = slots[first + n].name;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+void st__reg_lock(void)
+{
+    pthread_mutex_lock(&reg_lock);
+}
+
+void st__reg_unlock(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void st__reg_fork_child(void)
+{
+    pthread_mutex_init(&reg_lock, NULL);
+}

@@ -1,0 +1,1013 @@
+/*
+ * The writeout thread and the trace file: control, flush, exit and fork.
+ *
+ * One thread (started when a trace file is first enabled, with every
+ * signal blocked, and marked so it never traces) does all the file I/O. It
+ * wakes on a kick (a producer crossed a quarter of its ring, a thread
+ * exited, a control request) or every 100 ms, and runs a pass:
+ *
+ *   1. take the list of buffers; for each read `exited`, then `head`
+ *      (acquire): everything before head is whole, committed records;
+ *   2. read the registry's ID count, and stage a mapping record for each
+ *      ID this file has not seen: a record of a group that registered late
+ *      is always preceded by its mapping, because the event could only be
+ *      enabled after its ID was published (registry.c);
+ *   3. k-way merge the buffers by raw timestamp into a 1 MiB staging buffer
+ *      (so within a pass the file is in time order across threads),
+ *      converting timestamps to ns (clock.c) and clamping each thread's to
+ *      be non-decreasing; a buffer's tail advances (release) as its records
+ *      are copied out;
+ *   4. for exited threads, and in passes someone asked for (flush, file
+ *      switch, exit), exchange each pending drop count to 0 and stage it as
+ *      a dropped record, so every drop is reported exactly once;
+ *   5. write() the staging buffer; free drained buffers of exited threads.
+ *
+ * Accounting invariant (tested): records produced = records written +
+ * drops + records still in buffers; after a flush with every producer
+ * quiet, the file's event records plus the counts in its dropped records
+ * equal the events traced.
+ *
+ * Control: st_trace_file_* and st_configure run in the caller's thread
+ * under ctl_lock. They open the file themselves (so an unwritable path is
+ * an error returned to the caller) and hand it to the writer as an "op";
+ * the writer drains and closes the old file, adopts the new one (header and
+ * every mapping when it starts empty) and reports completion through
+ * done_seq and wr_cond. A file is opened without O_TRUNC and truncated
+ * only when committed, so a failing st_configure leaves it untouched.
+ *
+ *   caller:  ctl_lock -> open -> wr_lock: post op, ++req_seq, kick -> wait done_seq
+ *   writer:  wr_lock: take op and req_seq -> I/O without locks -> wr_lock: done_seq
+ *
+ * Reopening the file this process closed last (same device, inode and
+ * size) appends to it instead of truncating, so `off` then `on` keeps what
+ * was written; QEMU truncates and loses it. Records traced while the file
+ * is off stay in the buffers (and drop when full), as in QEMU.
+ *
+ * Write errors (ENOSPC, EFBIG, EIO, a short write that cannot finish): one
+ * line on stderr, st_trace_file_status().error, the file cut back to its
+ * last whole record and closed, staged records counted as dropped; the
+ * program goes on and the buffers fill and drop.
+ *
+ * Exit: an atexit handler (registered at init, normally before main, so it
+ * runs after the handlers the program registers) asks for a final pass and
+ * joins the thread. Control functions, unlike tracing, are not
+ * async-signal-safe.
+ *
+ * fork(): the prepare handler takes every runtime lock (ctl, reg, wr, buf),
+ * so the child never inherits one mid-update. The child frees every buffer
+ * (they hold the parent's records, which the parent writes), forgets the
+ * writer thread and closes its copy of the parent's descriptor. If a file
+ * was enabled, the child writes its own: trace-<childpid>, or F.<childpid>
+ * for an explicit name F (also when the file was off, so the child can
+ * never truncate the parent's file), opened only when the child traces its
+ * first event, so fork+exec leaves no empty file behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "runtime/buffer.h"
+#include "runtime/clock.h"
+#include "runtime/internal.h"
+
+#define STAGE_SIZE ((size_t)1 << 20)
+#define WAKE_NS 100000000L
+
+/* A file change the writer applies in its next pass. */
+struct op {
+    bool close;         /* drain, then close the current file */
+    int fd;             /* -1, or adopt this file */
+    bool append;        /* fd continues the file closed last */
+    uint32_t mapped;    /* when appending: mappings it already has */
+    char path[4096];    /* fd's name, for messages */
+};
+
+/* The file this process closed last: reopening it appends. */
+struct closed_file {
+    bool valid;
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;
+    uint32_t mapped;
+    char path[4096];
+};
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wr_cond = PTHREAD_COND_INITIALIZER;
+static sem_t kick;
+static int writer_up; /* atomic: the thread runs, kicks are worth posting */
+static int lazy_flag; /* atomic mirror of ws.lazy_open for the first-event check */
+
+/* Shared with control functions; under wr_lock. */
+static struct {
+    char name[4096];   /* explicit name, "" for the default */
+    bool enabled;      /* the file is on */
+    bool lazy_open;    /* fork child: open its own file at its first event */
+    int error;         /* what stopped writing, or 0 */
+    uint64_t req_seq;  /* passes asked for */
+    uint64_t done_seq; /* req_seq as of the last finished pass */
+    bool have_op;
+    struct op op;
+    bool running, exited, final;
+    pthread_t thread;
+    struct closed_file last;
+} ws;
+
+/* A buffer being merged in a pass. */
+struct cursor {
+    struct st_buf *b;
+    uint64_t pos, end; /* [pos, end): records left in this pass */
+    uint64_t key;      /* raw timestamp of the record at pos */
+    bool exited;       /* thread gone when the pass began */
+};
+
+/* Owned by the writer thread. */
+static struct {
+    int fd;
+    char path[4096];
+    uint64_t off;         /* file size: always the end of a whole record */
+    uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
+    uint8_t *stage;
+    size_t len;           /* bytes staged */
+    size_t hdr;           /* bytes of file header at the start of stage */
+    uint64_t stage_events, stage_drops;
+    struct st_clock_conv conv;
+    struct cursor *cur;
+    size_t ncur, cap_cur;
+    size_t *heap;
+    size_t nheap;
+} wt = {.fd = -1};
+
+/* Writer counters (relaxed atomics: st_stats_get reads them). */
+static uint64_t c_written, c_dropped_reported, c_bytes_written, c_write_dropped;
+
+static void counter_add(uint64_t *c, uint64_t v)
+{
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+void st__writer_stats(struct st_writer_stats *s)
+{
+    s->written = __atomic_load_n(&c_written, __ATOMIC_RELAXED);
+    s->dropped_reported = __atomic_load_n(&c_dropped_reported, __ATOMIC_RELAXED);
+    s->bytes_written = __atomic_load_n(&c_bytes_written, __ATOMIC_RELAXED);
+    s->write_dropped = __atomic_load_n(&c_write_dropped, __ATOMIC_RELAXED);
+}
+
+void st__ctl_lock(void)
+{
+    pthread_mutex_lock(&ctl_lock);
+}
+
+void st__ctl_unlock(void)
+{
+    pthread_mutex_unlock(&ctl_lock);
+}
+
+void st__writer_kick(void)
+{
+    int saved = errno;
+
+    if (__atomic_load_n(&writer_up, __ATOMIC_RELAXED))
+        sem_post(&kick);
+    errno = saved;
+}
+
+static void default_name(char *buf, size_t len)
+{
+    snprintf(buf, len, "trace-%ld", (long)getpid());
+}
+
+/* The current file name; wr_lock held. */
+static void current_name(char *buf, size_t len)
+{
+    if (ws.name[0])
+        snprintf(buf, len, "%s", ws.name);
+    else
+        default_name(buf, len);
+}
+
+static void stderr_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void stderr_line(const char *fmt, ...)
+{
+    char line[4400];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 1)
+        n = (int)sizeof line - 1;
+    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+        /* nowhere else to report it */
+    }
+}
+
+/* --- staging and file output (writer thread) ----------------------------- */
+
+/* Size of the whole record at p (len bytes available), or 0 if cut. */
+static size_t staged_record_size(const uint8_t *p, size_t len)
+{
+    size_t n;
+
+    if (len < ST_MAPPING_FIXED_SIZE)
+        return 0;
+    if (st_fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
+        n = st_fmt_mapping_size(st_fmt_get_u32(p + 16));
+    else if (len >= ST_EVENT_FIXED_SIZE)
+        n = 8 + (size_t)st_fmt_get_u32(p + ST_EV_OFF_LENGTH);
+    else
+        return 0;
+    return n <= len ? n : 0;
+}
+
+/* Closes the current file, remembering it so that reopening appends. */
+static void close_file(bool mappings_known)
+{
+    struct stat st;
+    struct closed_file last = {.valid = false};
+
+    if (wt.fd < 0)
+        return;
+    if (fstat(wt.fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        last.valid = true;
+        last.dev = st.st_dev;
+        last.ino = st.st_ino;
+        last.size = wt.off;
+        last.mapped = mappings_known ? wt.mapped : 0;
+        snprintf(last.path, sizeof last.path, "%s", wt.path);
+    }
+    close(wt.fd);
+    wt.fd = -1;
+    pthread_mutex_lock(&wr_lock);
+    ws.last = last;
+    pthread_mutex_unlock(&wr_lock);
+}
+
+/* write() failed after `done` bytes of the stage: keep whole records, stop. */
+static void write_failed(int err, size_t done)
+{
+    size_t at = wt.hdr, keep = 0, n;
+    uint64_t events = 0, drops = 0;
+
+    if (done >= wt.hdr)
+        keep = wt.hdr;
+    while (done >= wt.hdr && at < wt.len && (n = staged_record_size(wt.stage + at, wt.len - at)) &&
+           at + n <= done) {
+        const uint8_t *p = wt.stage + at;
+        if (st_fmt_get_u64(p) != ST_RECORD_TYPE_MAPPING) {
+            if (st_fmt_get_u64(p + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+                drops += st_fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
+            else
+                events++;
+        }
+        at += n;
+        keep = at;
+    }
+    if (ftruncate(wt.fd, (off_t)(wt.off + keep)) < 0) {
+        /* not a regular file (/dev/full): nothing to cut */
+    }
+    wt.off += keep;
+    counter_add(&c_written, events);
+    counter_add(&c_dropped_reported, drops);
+    counter_add(&c_bytes_written, keep);
+    counter_add(&c_write_dropped, wt.stage_events - events);
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    stderr_line("simpletrace: writing trace file '%s': %s; tracing to it stopped\n", wt.path, st_strerror(err));
+    close_file(false);
+    pthread_mutex_lock(&wr_lock);
+    ws.enabled = false;
+    ws.error = err;
+    pthread_mutex_unlock(&wr_lock);
+}
+
+/* Writes the stage out. 0, or -errno after the file was stopped. */
+static int stage_flush(void)
+{
+    size_t done = 0;
+
+    if (wt.fd < 0)
+        return -EBADF;
+    while (done < wt.len) {
+        ssize_t n = write(wt.fd, wt.stage + done, wt.len - done);
+        if (n > 0) {
+            done += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            write_failed(n < 0 ? -errno : -ENOSPC, done);
+            return -EIO;
+        }
+    }
+    wt.off += wt.len;
+    counter_add(&c_written, wt.stage_events);
+    counter_add(&c_dropped_reported, wt.stage_drops);
+    counter_add(&c_bytes_written, wt.len);
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    return 0;
+}
+
+/* Room for n more bytes in the stage; flushes it if needed. */
+static uint8_t *stage_room(size_t n)
+{
+    if (wt.len + n > STAGE_SIZE && stage_flush() < 0)
+        return NULL;
+    return wt.fd < 0 ? NULL : wt.stage + wt.len;
+}
+
+/* Stages mapping records for IDs [wt.mapped, count). */
+static int stage_mappings(uint32_t count)
+{
+    const char *names[64];
+
+    while (wt.mapped < count) {
+        uint32_t want = count - wt.mapped, n;
+        n = st__reg_names(wt.mapped, names, want < 64 ? want : 64);
+        if (n == 0)
+            break;
+        for (uint32_t i = 0; i < n; i++) {
+            size_t len = strlen(names[i]);
+            uint8_t *p = stage_room(st_fmt_mapping_size(len));
+            if (!p)
+                return -EIO;
+            wt.len += st_fmt_put_mapping(p, wt.mapped + i, names[i], (uint32_t)len);
+        }
+        wt.mapped += n;
+    }
+    return 0;
+}
+
+static int stage_dropped(struct st_buf *b, uint64_t count)
+{
+    uint8_t *p = stage_room(ST_EVENT_FIXED_SIZE + 8);
+    uint64_t ns = st__clock_mono_ns();
+
+    if (!p)
+        return -EIO;
+    if (ns < b->last_ns)
+        ns = b->last_ns;
+    b->last_ns = ns;
+    wt.len += st_fmt_put_dropped(p, ns, b->tid, count);
+    wt.stage_drops += count;
+    return 0;
+}
+
+/* --- the merge ------------------------------------------------------------ */
+
+static void ring_peek(const struct st_buf *b, uint64_t pos, uint8_t *dst, size_t n)
+{
+    uint64_t off = pos & b->mask, first = b->size - off;
+
+    if (first > n)
+        first = n;
+    memcpy(dst, b->ring + off, first);
+    memcpy(dst + first, b->ring, n - first);
+}
+
+/* Loads the key of the record at c->pos; false when c has none left. */
+static bool cursor_load(struct cursor *c)
+{
+    uint8_t hdr[ST_EVENT_FIXED_SIZE];
+
+    if (c->end - c->pos < ST_EVENT_FIXED_SIZE) {
+        /* Never happens with whole records: skip what cannot be one. */
+        c->pos = c->end;
+        __atomic_store_n(&c->b->tail, c->pos, __ATOMIC_RELEASE);
+        return false;
+    }
+    ring_peek(c->b, c->pos, hdr, sizeof hdr);
+    c->key = st_fmt_get_u64(hdr + ST_EV_OFF_TIMESTAMP);
+    return true;
+}
+
+static bool heap_less(size_t a, size_t b)
+{
+    const struct cursor *x = &wt.cur[a], *y = &wt.cur[b];
+    return x->key < y->key || (x->key == y->key && a < b);
+}
+
+static void heap_push(size_t i)
+{
+    size_t at = wt.nheap++;
+
+    while (at > 0 && heap_less(i, wt.heap[(at - 1) / 2])) {
+        wt.heap[at] = wt.heap[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    wt.heap[at] = i;
+}
+
+static size_t heap_pop(void)
+{
+    size_t top = wt.heap[0], last = wt.heap[--wt.nheap], at = 0;
+
+    for (;;) {
+        size_t kid = 2 * at + 1;
+        if (kid >= wt.nheap)
+            break;
+        if (kid + 1 < wt.nheap && heap_less(wt.heap[kid + 1], wt.heap[kid]))
+            kid++;
+        if (!heap_less(wt.heap[kid], last))
+            break;
+        wt.heap[at] = wt.heap[kid];
+        at = kid;
+    }
+    if (wt.nheap)
+        wt.heap[at] = last;
+    return top;
+}
+
+/* Copies the record at c->pos to the stage. -EIO when writing stopped. */
+static int copy_record(struct cursor *c)
+{
+    struct st_buf *b = c->b;
+    uint8_t hdr[ST_EVENT_FIXED_SIZE];
+    uint64_t size, ns;
+    uint8_t *p;
+
+    ring_peek(b, c->pos, hdr, sizeof hdr);
+    size = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+    if (size < ST_EVENT_FIXED_SIZE || size > c->end - c->pos || size > ST_SCRATCH_SIZE) {
+        /* Not a record we wrote (memory corrupted): skip what is left. */
+        c->pos = c->end;
+        __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
+        return 0;
+    }
+    p = stage_room((size_t)size);
+    if (!p)
+        return -EIO;
+    ring_peek(b, c->pos, p, (size_t)size);
+    ns = st__clock_conv(&wt.conv, c->key);
+    if (ns < b->last_ns)
+        ns = b->last_ns;
+    b->last_ns = ns;
+    st_fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ns);
+    if (st_fmt_get_u64(p + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID) {
+        wt.stage_drops += st_fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
+    } else {
+        wt.stage_events++;
+        __atomic_store_n(&b->consumed, b->consumed + 1, __ATOMIC_RELAXED);
+    }
+    wt.len += (size_t)size;
+    c->pos += size;
+    __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Merges every cursor's records by raw timestamp. */
+static int merge(void)
+{
+    wt.nheap = 0;
+    for (size_t i = 0; i < wt.ncur; i++)
+        if (wt.cur[i].pos < wt.cur[i].end && cursor_load(&wt.cur[i]))
+            heap_push(i);
+    while (wt.nheap) {
+        size_t i = heap_pop();
+        struct cursor *c = &wt.cur[i];
+        bool more;
+        /* Take a run from this buffer while it stays the oldest. */
+        do {
+            if (copy_record(c) < 0)
+                return -EIO;
+            more = c->pos < c->end && cursor_load(c);
+        } while (more && (!wt.nheap || heap_less(i, wt.heap[0])));
+        if (more)
+            heap_push(i);
+    }
+    return 0;
+}
+
+/* Snapshots the buffer list: exited first, then head (acquire). */
+static int snapshot(void)
+{
+    size_t n = 0;
+
+    st__buf_lock();
+    for (struct st_buf *b = st__bufs; b; b = b->next)
+        n++;
+    if (n > wt.cap_cur) {
+        size_t cap = n * 2;
+        struct cursor *c = realloc(wt.cur, cap * sizeof *c);
+        size_t *h = c ? realloc(wt.heap, cap * sizeof *h) : NULL;
+        if (c)
+            wt.cur = c;
+        if (!h) {
+            st__buf_unlock();
+            return -ENOMEM; /* try again next pass */
+        }
+        wt.heap = h;
+        wt.cap_cur = cap;
+    }
+    wt.ncur = 0;
+    for (struct st_buf *b = st__bufs; b; b = b->next) {
+        struct cursor *c = &wt.cur[wt.ncur++];
+        c->b = b;
+        c->exited = __atomic_load_n(&b->exited, __ATOMIC_ACQUIRE) != 0;
+        c->pos = b->tail;
+        c->end = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+    }
+    st__buf_unlock();
+    return 0;
+}
+
+/* Frees buffers of exited threads that have nothing left to write. */
+static void reap(void)
+{
+    for (size_t i = 0; i < wt.ncur; i++) {
+        struct cursor *c = &wt.cur[i];
+        struct st_buf *b = c->b, **pp;
+        if (!c->exited || b->tail != c->end || __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED))
+            continue;
+        st__buf_lock();
+        for (pp = &st__bufs; *pp && *pp != b; pp = &(*pp)->next)
+            ;
+        if (*pp)
+            *pp = b->next;
+        st__buf_retired.committed += b->committed;
+        st__buf_retired.dropped += b->dropped;
+        st__buf_retired.consumed += b->consumed;
+        st__buf_unlock();
+        st__buf_free(b);
+    }
+    wt.ncur = 0;
+}
+
+/* One pass; all_drops reports every thread's pending drops (flush, exit). */
+static void pass(bool all_drops)
+{
+    if (snapshot() < 0)
+        return;
+    if (wt.fd >= 0) {
+        st__clock_conv_update(&wt.conv);
+        if (stage_mappings(st__reg_count()) < 0 || merge() < 0)
+            goto out;
+        for (size_t i = 0; i < wt.ncur; i++) {
+            struct cursor *c = &wt.cur[i];
+            uint64_t n;
+            if (!(all_drops || c->exited) || !__atomic_load_n(&c->b->pending_drop, __ATOMIC_RELAXED))
+                continue;
+            n = __atomic_exchange_n(&c->b->pending_drop, 0, __ATOMIC_RELAXED);
+            if (n && stage_dropped(c->b, n) < 0) {
+                /* The count was taken: it stays in the thread's dropped total. */
+                goto out;
+            }
+        }
+        if (wt.len)
+            stage_flush();
+    }
+out:
+    reap();
+}
+
+/* Applies a control op: drain and close the old file, adopt the new one. */
+static void apply_op(const struct op *op)
+{
+    if (op->close && wt.fd >= 0) {
+        pass(true);
+        close_file(true);
+    }
+    if (op->fd < 0)
+        return;
+    wt.fd = op->fd;
+    snprintf(wt.path, sizeof wt.path, "%s", op->path);
+    wt.off = 0;
+    wt.mapped = 0;
+    if (op->append) {
+        off_t end = lseek(wt.fd, 0, SEEK_END);
+        if (end > 0) {
+            wt.off = (uint64_t)end;
+            wt.mapped = op->mapped;
+        }
+    }
+    if (wt.off == 0) {
+        wt.len = wt.hdr = st_fmt_put_header(wt.stage);
+        wt.stage_events = wt.stage_drops = 0;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    st__buf_thread_notrace();
+    for (;;) {
+        struct timespec until;
+        struct op op;
+        bool have, asked, final;
+        uint64_t seq;
+
+        pthread_mutex_lock(&wr_lock);
+        asked = ws.req_seq > ws.done_seq;
+        pthread_mutex_unlock(&wr_lock);
+        if (!asked) {
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += WAKE_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            sem_clockwait(&kick, CLOCK_MONOTONIC, &until);
+        }
+        while (sem_trywait(&kick) == 0)
+            ;
+
+        pthread_mutex_lock(&wr_lock);
+        seq = ws.req_seq;
+        asked = seq > ws.done_seq;
+        have = ws.have_op;
+        if (have)
+            op = ws.op;
+        ws.have_op = false;
+        final = ws.final;
+        pthread_mutex_unlock(&wr_lock);
+
+        if (have)
+            apply_op(&op);
+        pass(asked || final);
+        if (final)
+            close_file(true);
+
+        pthread_mutex_lock(&wr_lock);
+        ws.done_seq = seq;
+        if (final) {
+            ws.exited = true;
+            __atomic_store_n(&writer_up, 0, __ATOMIC_RELAXED);
+        }
+        pthread_cond_broadcast(&wr_cond);
+        pthread_mutex_unlock(&wr_lock);
+        if (final)
+            return NULL;
+    }
+}
+
+/* --- control (caller threads) ---------------------------------------------- */
+
+/* Starts the writer unless it runs; wr_lock held. */
+static int start_writer(void)
+{
+    sigset_t all, old;
+    int r;
+
+    if (ws.running)
+        return ws.exited ? -ECANCELED : 0;
+    if (!wt.stage && !(wt.stage = malloc(STAGE_SIZE)))
+        return -ENOMEM;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    r = pthread_create(&ws.thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r)
+        return -r;
+    ws.running = true;
+    __atomic_store_n(&writer_up, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static bool writer_alive(void)
+{
+    return ws.running && !ws.exited;
+}
+
+/* Asks for a pass and (with wait) waits for it; wr_lock held. */
+static void request_pass(bool wait)
+{
+    uint64_t seq = ++ws.req_seq;
+
+    sem_post(&kick);
+    while (wait && writer_alive() && ws.done_seq < seq)
+        pthread_cond_wait(&wr_cond, &wr_lock);
+}
+
+/* Waits until the op slot is free; wr_lock held. */
+static void wait_op_slot(void)
+{
+    while (ws.have_op && writer_alive())
+        pthread_cond_wait(&wr_cond, &wr_lock);
+}
+
+int st__file_prepare(const char *path, struct st_file_prep *p, char *err, size_t errlen)
+{
+    struct closed_file last;
+    struct stat st;
+    bool same;
+
+    p->fd = -1;
+    p->created = p->append = false;
+    p->mapped = 0;
+    p->set_name = path ? 1 : 0;
+    pthread_mutex_lock(&wr_lock);
+    if (path)
+        snprintf(p->path, sizeof p->path, "%s", path);
+    else
+        current_name(p->path, sizeof p->path);
+    if (ws.enabled) {
+        char cur[sizeof ws.name];
+        current_name(cur, sizeof cur);
+        same = strcmp(cur, p->path) == 0;
+    } else {
+        same = false;
+    }
+    last = ws.last;
+    pthread_mutex_unlock(&wr_lock);
+    if (same)
+        return 0;
+    if (path && strlen(path) >= sizeof p->path) {
+        st__errmsg(err, errlen, "file '%.64s...': %s", path, st_strerror(-ENAMETOOLONG));
+        return -ENAMETOOLONG;
+    }
+    p->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (p->fd >= 0)
+        p->created = true;
+    else if (errno == EEXIST)
+        p->fd = open(p->path, O_WRONLY | O_CLOEXEC);
+    if (p->fd < 0) {
+        int e = -errno;
+        st__errmsg(err, errlen, "cannot open trace file '%s': %s", p->path, st_strerror(e));
+        return e;
+    }
+    if (last.valid && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == last.dev &&
+        st.st_ino == last.ino && (uint64_t)st.st_size == last.size) {
+        p->append = true;
+        p->mapped = last.mapped;
+    }
+    return 0;
+}
+
+void st__file_abort(struct st_file_prep *p)
+{
+    if (p->fd < 0)
+        return;
+    close(p->fd);
+    if (p->created)
+        unlink(p->path);
+    p->fd = -1;
+}
+
+/* Sets the name as the prepared op asks; wr_lock held. */
+static void apply_name(const struct st_file_prep *p)
+{
+    if (p->set_name == 1)
+        snprintf(ws.name, sizeof ws.name, "%s", p->path);
+    else if (p->set_name == 2)
+        ws.name[0] = '\0';
+}
+
+int st__file_commit(struct st_file_prep *p, bool wait)
+{
+    int r;
+
+    pthread_mutex_lock(&wr_lock);
+    if (p->fd < 0) { /* already the open file */
+        apply_name(p);
+        pthread_mutex_unlock(&wr_lock);
+        return 0;
+    }
+    r = start_writer();
+    if (r < 0) {
+        pthread_mutex_unlock(&wr_lock);
+        st__file_abort(p);
+        return r;
+    }
+    if (!p->append && ftruncate(p->fd, 0) < 0) {
+        /* a device such as /dev/full: nothing to truncate */
+    }
+    wait_op_slot();
+    ws.op.close = true;
+    ws.op.fd = p->fd;
+    ws.op.append = p->append;
+    ws.op.mapped = p->mapped;
+    snprintf(ws.op.path, sizeof ws.op.path, "%s", p->path);
+    ws.have_op = true;
+    p->fd = -1;
+    apply_name(p);
+    ws.enabled = true;
+    ws.lazy_open = false;
+    __atomic_store_n(&lazy_flag, 0, __ATOMIC_RELAXED);
+    ws.error = 0;
+    request_pass(wait);
+    pthread_mutex_unlock(&wr_lock);
+    return 0;
+}
+
+/* Drains and closes the file; ctl_lock held. */
+static int file_disable(void)
+{
+    int r;
+
+    pthread_mutex_lock(&wr_lock);
+    ws.lazy_open = false;
+    __atomic_store_n(&lazy_flag, 0, __ATOMIC_RELAXED);
+    if (!ws.enabled) {
+        pthread_mutex_unlock(&wr_lock);
+        return 0;
+    }
+    ws.enabled = false;
+    if (writer_alive()) {
+        wait_op_slot();
+        ws.op.close = true;
+        ws.op.fd = -1;
+        ws.have_op = true;
+        request_pass(true);
+    }
+    r = ws.error;
+    pthread_mutex_unlock(&wr_lock);
+    return r;
+}
+
+ST_EXPORT int st_trace_file_set_enabled(bool enabled)
+{
+    struct st_file_prep prep;
+    int r;
+
+    st__init();
+    st__ctl_lock();
+    if (!enabled) {
+        r = file_disable();
+    } else {
+        r = st__file_prepare(NULL, &prep, NULL, 0);
+        if (r == 0)
+            r = st__file_commit(&prep, true);
+    }
+    st__ctl_unlock();
+    return r;
+}
+
+ST_EXPORT int st_trace_file_set_name(const char *path)
+{
+    struct st_file_prep prep;
+    char def[64];
+    bool on;
+    int r = 0;
+
+    st__init();
+    if (path && !*path)
+        return -EINVAL;
+    if (path && strlen(path) >= sizeof ws.name)
+        return -ENAMETOOLONG;
+    st__ctl_lock();
+    pthread_mutex_lock(&wr_lock);
+    on = ws.enabled;
+    if (!on) {
+        if (path)
+            snprintf(ws.name, sizeof ws.name, "%s", path);
+        else
+            ws.name[0] = '\0';
+    }
+    pthread_mutex_unlock(&wr_lock);
+    if (on) {
+        default_name(def, sizeof def);
+        r = st__file_prepare(path ? path : def, &prep, NULL, 0);
+        prep.set_name = path ? 1 : 2;
+        if (r == 0)
+            r = st__file_commit(&prep, true);
+    }
+    st__ctl_unlock();
+    return r;
+}
+
+ST_EXPORT int st_trace_file_flush(void)
+{
+    int r;
+
+    st__init();
+    pthread_mutex_lock(&wr_lock);
+    if (!ws.enabled) {
+        r = ws.lazy_open ? 0 : ws.error ? ws.error : -EBADF;
+    } else {
+        if (writer_alive())
+            request_pass(true);
+        r = ws.enabled ? 0 : ws.error;
+    }
+    pthread_mutex_unlock(&wr_lock);
+    return r;
+}
+
+ST_EXPORT int st_trace_file_status(struct st_file_status *status)
+{
+    st__init();
+    if (!status)
+        return -EINVAL;
+    pthread_mutex_lock(&wr_lock);
+    current_name(status->path, sizeof status->path);
+    status->enabled = ws.enabled || ws.lazy_open;
+    status->error = ws.error;
+    pthread_mutex_unlock(&wr_lock);
+    return 0;
+}
+
+/* A fork child's first event: open its own file now. */
+void st__writer_first_event(void)
+{
+    struct st_file_prep prep;
+    char err[4400];
+    bool lazy;
+    int r;
+
+    if (!__atomic_load_n(&lazy_flag, __ATOMIC_RELAXED))
+        return;
+    st__ctl_lock();
+    pthread_mutex_lock(&wr_lock);
+    lazy = ws.lazy_open;
+    pthread_mutex_unlock(&wr_lock);
+    if (lazy) {
+        r = st__file_prepare(NULL, &prep, err, sizeof err);
+        if (r == 0)
+            r = st__file_commit(&prep, false);
+        if (r < 0) {
+            pthread_mutex_lock(&wr_lock);
+            ws.lazy_open = false;
+            __atomic_store_n(&lazy_flag, 0, __ATOMIC_RELAXED);
+            ws.error = r;
+            pthread_mutex_unlock(&wr_lock);
+            stderr_line("simpletrace: %s\n", err);
+        }
+    }
+    st__ctl_unlock();
+}
+
+/* --- exit and fork ------------------------------------------------------- */
+
+static void writer_atexit(void)
+{
+    pthread_t t;
+
+    pthread_mutex_lock(&wr_lock);
+    if (!writer_alive()) {
+        pthread_mutex_unlock(&wr_lock);
+        return;
+    }
+    ws.final = true;
+    request_pass(true);
+    t = ws.thread;
+    pthread_mutex_unlock(&wr_lock);
+    pthread_join(t, NULL);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&ctl_lock);
+    st__reg_lock();
+    pthread_mutex_lock(&wr_lock);
+    st__buf_lock();
+}
+
+static void fork_parent(void)
+{
+    st__buf_unlock();
+    pthread_mutex_unlock(&wr_lock);
+    st__reg_unlock();
+    pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_child(void)
+{
+    bool was_on = ws.enabled || ws.lazy_open;
+    size_t n;
+
+    st__buf_fork_child();
+    if (wt.fd >= 0)
+        close(wt.fd); /* our copy only: the parent keeps writing it */
+    if (ws.have_op && ws.op.fd >= 0)
+        close(ws.op.fd);
+    wt.fd = -1;
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    wt.ncur = wt.nheap = 0;
+    ws.have_op = ws.running = ws.exited = ws.final = false;
+    ws.req_seq = ws.done_seq = 0;
+    ws.enabled = false;
+    ws.error = 0;
+    memset(&ws.last, 0, sizeof ws.last);
+    n = strlen(ws.name);
+    if (n)
+        snprintf(ws.name + n, sizeof ws.name - n, ".%ld", (long)getpid());
+    ws.lazy_open = was_on;
+    lazy_flag = was_on;
+    writer_up = 0;
+    c_written = c_dropped_reported = c_bytes_written = c_write_dropped = 0;
+    sem_init(&kick, 0, 0);
+    pthread_cond_init(&wr_cond, NULL);
+    pthread_mutex_init(&wr_lock, NULL);
+    st__reg_fork_child();
+    pthread_mutex_init(&ctl_lock, NULL);
+}
+
+void st__writer_init(void)
+{
+    sem_init(&kick, 0, 0);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(writer_atexit);
+}
