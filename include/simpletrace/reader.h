@@ -1,1 +1,345 @@
-/* reader API: written with the reader (issue 3) */
+/*
+ * simpletrace reader: decodes QEMU "simple" backend trace files (format
+ * versions 0, 2, 3 and 4, either byte order) with the trace-events files
+ * that declare their events, and prints or analyses the records.
+ *
+ * Four objects, each created and freed by the caller:
+ *   st_catalog    parsed trace-events files (immutable once loaded; share it)
+ *   st_reader     one trace file being read, record by record (borrows a catalog)
+ *   st_formatter  turns records into simpletrace.py text or JSON lines
+ *   st_analyzer   (a plain struct) per-event callbacks run over a reader
+ *
+ * Streaming: a reader holds one fixed-size read buffer (1 MiB by default)
+ * whatever the size of the trace; it never seeks, so pipes work.
+ *
+ * Errors: functions return 0 (or 1 for "a record is ready") or a negative
+ * errno value. Errors in a trace file also fill a struct st_reader_error
+ * with the byte offset and record number of what is wrong. The library
+ * never prints, exits or aborts.
+ *
+ * Record numbers: the header is record 0; mapping, event and dropped
+ * records are numbered 1, 2, ... in file order.
+ *
+ * Decisions where simpletrace.py gives no answer:
+ *   - v0/v2/v3 files: IDs index the trace-events files (disabled events
+ *     count), like --no-header. v0 records have no pid: has_pid is false and
+ *     text lines leave the pid field out (as the v0-era reader printed);
+ *     JSON says "pid":null. v0 had no strings: char * arguments are pointers.
+ *     v2's pid word was "reserved" and is shown as it is.
+ *   - Byte order comes from the magic: a byte-swapped magic means the file
+ *     is decoded by swapping every field.
+ *   - The dropped-event ID always means Dropped_Event(uint64_t
+ *     num_events_dropped); a mapping record for that ID is ignored.
+ *   - A mapping to a name the catalog lacks is an error only when an event
+ *     record uses that ID; an event of the catalog absent from the file is fine.
+ *   - Filters: the delta column is measured from the previous record
+ *     written, so filtered output reads naturally; without filters that is
+ *     simpletrace.py's "previous record". Filtered-out records are skipped
+ *     by their length without decoding their arguments.
+ *   - JSON strings: valid UTF-8 is kept, each byte of an invalid sequence
+ *     becomes \u00XX (its Latin-1 reading), so every line is valid JSON.
+ */
+#ifndef SIMPLETRACE_READER_H
+#define SIMPLETRACE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ST_READER_API __attribute__((visibility("default")))
+#else
+#define ST_READER_API
+#endif
+
+/* Most arguments an event may declare (QEMU's limit). */
+#define ST_READER_MAX_ARGS 10
+
+/* Name under which dropped-event records are reported (as simpletrace.py). */
+#define ST_DROPPED_EVENT_NAME "Dropped_Event"
+
+/* --- the event catalogue (trace-events files) --------------------------- */
+
+struct st_catalog;
+
+/* How an argument value is stored and shown. */
+enum st_value_kind {
+    ST_VALUE_INTEGER, /* u64; sign-extended if the declared type is signed */
+    ST_VALUE_POINTER, /* u64 address */
+    ST_VALUE_STRING,  /* bytes + length (not NUL-terminated) */
+};
+
+/* One declared argument. */
+struct st_arg_info {
+    const char *name;        /* as declared */
+    const char *type;        /* C type as declared, e.g. "const char *" */
+    enum st_value_kind kind; /* how v2+ records store it (v0 stores everything as u64) */
+    bool is_signed;          /* a signed integer type: the u64 is sign-extended */
+    unsigned size;           /* integer size in bytes (LP64); 8 for pointers */
+};
+
+/* One declared event. Owned by its catalog. */
+struct st_event_info {
+    const char *name;              /* NUL-terminated */
+    size_t name_len;
+    unsigned index;                /* position across the trace-events files;
+                                      st_catalog_count() for Dropped_Event */
+    unsigned nargs;
+    const struct st_arg_info *args;
+    bool disabled;                 /* declared with the `disable` property */
+};
+
+/*
+ * Parses the trace-events files paths[0..npaths-1] (in that order: their
+ * concatenation gives the --no-header IDs) into a new catalog in *out.
+ * Returns 0, -EINVAL (syntax or duplicate name; errbuf says FILE:LINE:
+ * what) or another -errno (I/O, memory). Free with st_catalog_free().
+ */
+ST_READER_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths,
+                                  char *errbuf, size_t errlen);
+
+/* Same as st_catalog_load() for one trace-events text in memory (name is for messages). */
+ST_READER_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, const char *text,
+                                         size_t len, char *errbuf, size_t errlen);
+
+/* Frees a catalog (NULL is fine). Readers using it must be closed first. */
+ST_READER_API void st_catalog_free(struct st_catalog *cat);
+
+/* Number of declared events. */
+ST_READER_API size_t st_catalog_count(const struct st_catalog *cat);
+
+/* Event number index (0..count-1), or Dropped_Event for index == count; NULL beyond. */
+ST_READER_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index);
+
+/* The event named name (NUL-terminated; "Dropped_Event" included), or NULL. */
+ST_READER_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
+
+/* Index of the argument called name in ev, or -ENOENT. */
+ST_READER_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
+
+/* --- reading a trace ----------------------------------------------------- */
+
+struct st_reader;
+
+enum st_reader_flags {
+    ST_READER_NO_HEADER = 1u << 0, /* v4 records without header: IDs index the catalog */
+    ST_READER_FOLLOW = 1u << 1,    /* at EOF (even inside a record) st_reader_next() returns
+                                      -EAGAIN instead of ending; call it again later */
+};
+
+/* Opening options; a zeroed struct (or NULL) means defaults and no filter. */
+struct st_reader_options {
+    unsigned flags;         /* enum st_reader_flags */
+    size_t buffer_size;     /* read buffer bytes, 0 = 1 MiB; also the largest record accepted */
+    const char *events;     /* event filter: comma-separated globs (* ?), "-glob" excludes;
+                               applied left to right, last match wins; NULL = all */
+    bool filter_pid;        /* deliver only records of pid */
+    uint32_t pid;
+    bool filter_from;       /* deliver only records at or after from_ns ... */
+    int64_t from_ns;        /* ... nanoseconds after the first record's timestamp */
+    bool filter_to;         /* deliver only records at or before to_ns */
+    int64_t to_ns;
+};
+
+/* One argument value of a record. */
+struct st_value {
+    enum st_value_kind kind; /* as stored in this record (v0: never STRING) */
+    uint64_t u64;            /* integer or pointer value; the length for strings */
+    const char *str;         /* string bytes, valid until the next st_reader_next(); NULL otherwise */
+    uint32_t len;            /* string length in bytes */
+};
+
+/* A decoded event or dropped record. Owned by the reader, valid until its next call. */
+struct st_record {
+    const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event) */
+    const char *name;                  /* event->name */
+    uint64_t id;                       /* numeric event ID as stored in the file */
+    uint64_t timestamp_ns;             /* writer's clock (CLOCK_MONOTONIC in QEMU) */
+    uint32_t pid;                      /* writer's pid (0 when has_pid is false) */
+    bool has_pid;                      /* false in v0 files, which have no pid field */
+    bool dropped;                      /* a dropped-event record ... */
+    uint64_t dropped_count;            /* ... standing for this many lost events */
+    uint64_t number;                   /* record number (header = 0, mappings counted) */
+    uint64_t offset;                   /* byte offset of the record in the file */
+    unsigned nargs;                    /* event->nargs */
+    struct st_value args[ST_READER_MAX_ARGS];
+};
+
+/* What went wrong, and where. */
+struct st_reader_error {
+    int code;           /* negative errno, 0 if no error */
+    uint64_t offset;    /* byte offset of the record (or header) at fault */
+    uint64_t record;    /* its record number */
+    char message[384];  /* what is wrong, without the location */
+};
+
+/* Counters over everything read so far, filtered-out records included. */
+struct st_reader_counters {
+    uint64_t records;        /* records after the header (mappings included) */
+    uint64_t mappings;       /* mapping records */
+    uint64_t events;         /* event records (dropped records excluded) */
+    uint64_t dropped_records;
+    uint64_t dropped_events; /* sum of their counts */
+    uint64_t filtered;       /* event and dropped records the filter skipped */
+    uint64_t bytes;          /* bytes consumed, header included */
+};
+
+/*
+ * Opens the trace file at path ("-" = standard input) for reading with the
+ * events of cat, which must outlive the reader. opts may be NULL. Nothing
+ * is read yet. Returns 0 with *out set, -EINVAL (bad options: err says
+ * which), -ENOMEM or -errno of open(); err (may be NULL) gets the message.
+ */
+ST_READER_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                                 const struct st_reader_options *opts, struct st_reader_error *err);
+
+/*
+ * Same as st_reader_open() on an open stream (a pipe is fine; never seeks).
+ * name is used in messages. The reader reads f with fread() and does not
+ * close it.
+ */
+ST_READER_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name,
+                                        const struct st_catalog *cat, const struct st_reader_options *opts,
+                                        struct st_reader_error *err);
+
+/*
+ * Same as st_reader_open() on size bytes at data, which must stay valid
+ * and unchanged until st_reader_close(). No copy is made.
+ */
+ST_READER_API int st_reader_open_memory(struct st_reader **out, const void *data, size_t size, const char *name,
+                                        const struct st_catalog *cat, const struct st_reader_options *opts,
+                                        struct st_reader_error *err);
+
+/*
+ * Reads the next event or dropped record that passes the filter (reading
+ * the header first on the first call). Returns 1 with *rec set, 0 at the
+ * end of the trace, -EAGAIN (follow mode only) when no complete record is
+ * there yet, or a negative errno with st_reader_error() filled:
+ *   -EBADMSG          bad magic, malformed record, string past its record
+ *   -EPROTONOSUPPORT  unknown format version
+ *   -ENOENT           event ID with no mapping, or a name not in the catalog
+ *   -ENODATA          the file ends inside the header or a record
+ *   -E2BIG            a record longer than the read buffer, too many IDs
+ *   -errno            read error, -ENOMEM
+ * Errors are sticky: later calls return the same code.
+ */
+ST_READER_API int st_reader_next(struct st_reader *r, const struct st_record **rec);
+
+/* The last error (code 0 when there was none). Valid until st_reader_close(). */
+ST_READER_API const struct st_reader_error *st_reader_error(const struct st_reader *r);
+
+/* Writes "NAME: byte offset N, record M: message" for the last error into buf; returns strlen. */
+ST_READER_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_t len);
+
+/* Format version of the file (0, 2, 3, 4), or -EAGAIN before the header was read. */
+ST_READER_API int st_reader_version(const struct st_reader *r);
+
+/* True when the file was written in the other byte order (and is decoded by swapping). */
+ST_READER_API bool st_reader_byte_swapped(const struct st_reader *r);
+
+/* Timestamp of the first event or dropped record into *ts: 0, or -ENODATA if none was read yet. */
+ST_READER_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
+
+/* Copies the counters into *c. */
+ST_READER_API void st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
+
+/* The catalog the reader decodes with. */
+ST_READER_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
+
+/* The name given at open (the path, or "-"). */
+ST_READER_API const char *st_reader_name(const struct st_reader *r);
+
+/* Closes the file (if the reader opened it) and frees the reader (NULL is fine). */
+ST_READER_API void st_reader_close(struct st_reader *r);
+
+/* Parses a duration "N", "Nns", "Nus", "Nms" or "Ns" (N may have a fraction) into *ns: 0 or -EINVAL. */
+ST_READER_API int st_parse_duration_ns(const char *text, int64_t *ns);
+
+/* --- printing ------------------------------------------------------------ */
+
+enum st_output_format {
+    ST_OUTPUT_TEXT, /* simpletrace.py lines: NAME DELTA pid=PID arg=0x... s=b'...' */
+    ST_OUTPUT_JSON, /* one JSON object per line */
+};
+
+/* The time column of text output, always microseconds with 3 decimals. */
+enum st_timestamp_mode {
+    ST_TIMESTAMP_DELTA,    /* since the previous record written (simpletrace.py) */
+    ST_TIMESTAMP_RELATIVE, /* since the origin (st_formatter_set_origin, else the first record written) */
+    ST_TIMESTAMP_ABSOLUTE, /* the record's timestamp */
+};
+
+struct st_formatter_options {
+    enum st_output_format format;
+    enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns */
+    FILE *out;                         /* where st_formatter_flush() writes; NULL discards */
+};
+
+struct st_formatter;
+
+/*
+ * Creates a formatter for records decoded with cat (which must outlive it)
+ * into *out. Returns 0, -EINVAL (bad options) or -ENOMEM.
+ */
+ST_READER_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
+                                   const struct st_formatter_options *opts);
+
+/* Sets the origin of ST_TIMESTAMP_RELATIVE. */
+ST_READER_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_ns);
+
+/*
+ * Appends rec as one line to the formatter's buffer, writing the buffer out
+ * when it is full. Returns 0, -EINVAL (rec not from this catalog), -ENOMEM,
+ * or the -errno of a failed write (e.g. -EPIPE).
+ */
+ST_READER_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec);
+
+/* Writes out and fflush()es what is buffered. Returns 0 or -errno. */
+ST_READER_API int st_formatter_flush(struct st_formatter *f);
+
+/* The lines buffered and not yet written (for an out of NULL: read, then discard with flush). */
+ST_READER_API const char *st_formatter_buffered(const struct st_formatter *f, size_t *len);
+
+/* Frees the formatter without flushing (NULL is fine). */
+ST_READER_API void st_formatter_free(struct st_formatter *f);
+
+/* --- analyzers (like simpletrace.py's Analyzer2) ------------------------- */
+
+/* A per-record callback: return 0 to go on, non-zero to stop the run with that value. */
+typedef int (*st_record_fn)(const struct st_record *rec, void *opaque);
+
+/* A callback for the records of one event, by name ("Dropped_Event" for dropped records). */
+struct st_analyzer_handler {
+    const char *event;
+    st_record_fn fn;
+};
+
+/* What to call; every member may be NULL/0. The caller owns it. */
+struct st_analyzer {
+    void *opaque;                                /* passed to every callback */
+    int (*begin)(void *opaque);                  /* before the first record; non-zero stops */
+    void (*end)(int status, void *opaque);       /* after the run, with what run returns */
+    const struct st_analyzer_handler *handlers;  /* per-event callbacks */
+    size_t nhandlers;
+    st_record_fn catchall;                       /* records of events without a handler */
+};
+
+/*
+ * Runs the analyzer over every remaining record of r. Handlers naming no
+ * event of the catalog are never called (as in simpletrace.py). Returns 0
+ * at the end of the trace, the non-zero value of the callback that stopped
+ * the run, -ENOMEM, or the reader's error (see st_reader_error()); end()
+ * is called in every case once begin() was.
+ */
+ST_READER_API int st_analyzer_run(const struct st_analyzer *a, struct st_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMPLETRACE_READER_H */

@@ -1,12 +1,391 @@
-/* simpletrace stats (placeholder until its part lands) */
+/*
+ * simpletrace stats [OPTIONS] TRACE-EVENTS... TRACE-FILE
+ *
+ * Per-event counts, first/last times and rates, plus totals (records,
+ * drops, timestamp inversions, threads), as an aligned table or JSON.
+ * Times are relative to the first record of the file. A rate is the
+ * event's count over the whole trace's duration (first to last timestamp),
+ * so rates of different events add up and compare. Uses only the public
+ * reader API.
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simpletrace/reader.h>
 
 #include "cli/commands.h"
 
+#define PROG "simpletrace stats"
+#define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */
+
+static const char usage_text[] =
+    "usage: simpletrace stats [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
+    "\n"
+    "Counts the records of TRACE-FILE (\"-\" = standard input) per event, most\n"
+    "frequent first, with the time of each event's first and last record (since\n"
+    "the first record of the file) and its rate (count / trace duration); then\n"
+    "totals: records, dropped records and the events they lost, duration,\n"
+    "non-monotonic timestamps (records earlier than the one before) and threads\n"
+    "(distinct pids).\n"
+    "\n"
+    "options:\n"
+    "  --no-header            the file has no header: IDs are positions in TRACE-EVENTS\n"
+    "  --events=GLOBS         only events matching comma-separated globs; -GLOB excludes\n"
+    "  --pid=N                only records of process N\n"
+    "  --from=T, --to=T       only records T (ns, us, ms, s) after the first record\n"
+    "  --format=text|json     an aligned table (default) or one JSON object\n"
+    "  --help                 this text\n"
+    "\n"
+    "Exit status: 0 success, 1 bad trace (the statistics of the records before the\n"
+    "error are still printed), 2 usage error.\n";
+
+struct event_stats {
+    const struct st_event_info *ev;
+    uint64_t count;
+    uint64_t min_ts, max_ts;
+};
+
+struct totals {
+    uint64_t delivered;       /* event + dropped records that passed the filter */
+    uint64_t events, dropped_records, dropped_events;
+    uint64_t non_monotonic;
+    uint64_t min_ts, max_ts, prev_ts;
+    uint64_t origin;
+    bool any;
+    uint32_t *pids;           /* open-addressing set, 0 = empty slot (pid 0 kept aside) */
+    size_t npids;
+    bool pid0, pids_capped;
+};
+
+/* --- collecting ------------------------------------------------------------ */
+
+static void add_pid(struct totals *t, uint32_t pid)
+{
+    if (pid == 0) {
+        t->pid0 = true;
+        return;
+    }
+    if (!t->pids)
+        return;
+    size_t mask = 2 * MAX_PIDS - 1, i = (pid * 2654435761u) & mask;
+    while (t->pids[i] && t->pids[i] != pid)
+        i = (i + 1) & mask;
+    if (t->pids[i])
+        return;
+    if (t->npids >= MAX_PIDS) {
+        t->pids_capped = true;
+        return;
+    }
+    t->pids[i] = pid;
+    t->npids++;
+}
+
+static void add_record(struct event_stats *es, struct totals *t, const struct st_record *rec)
+{
+    uint64_t ts = rec->timestamp_ns;
+    if (!t->any) {
+        t->min_ts = t->max_ts = t->prev_ts = ts;
+        t->any = true;
+    }
+    if (ts < t->prev_ts)
+        t->non_monotonic++;
+    t->prev_ts = ts;
+    if (ts < t->min_ts)
+        t->min_ts = ts;
+    if (ts > t->max_ts)
+        t->max_ts = ts;
+    t->delivered++;
+    if (rec->has_pid)
+        add_pid(t, rec->pid);
+    if (rec->dropped) {
+        t->dropped_records++;
+        t->dropped_events += rec->dropped_count;
+        return;
+    }
+    t->events++;
+    struct event_stats *e = &es[rec->event->index];
+    if (e->count == 0 || ts < e->min_ts)
+        e->min_ts = ts;
+    if (e->count == 0 || ts > e->max_ts)
+        e->max_ts = ts;
+    e->count++;
+}
+
+/* Reads every record; 0 at the end or the reader's error code. */
+static int collect(struct st_reader *r, struct event_stats *es, struct totals *t)
+{
+    const struct st_record *rec;
+    int ret;
+    while ((ret = st_reader_next(r, &rec)) == 1)
+        add_record(es, t, rec);
+    st_reader_origin(r, &t->origin);
+    return ret;
+}
+
+/* --- showing ---------------------------------------------------------------- */
+
+/* A signed duration in a human unit: "532 ns", "-5.984 us", "12.345 ms", "1.234 s". */
+static const char *human(char *buf, size_t len, int64_t ns)
+{
+    const char *sign = ns < 0 ? "-" : "";
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (a < 1000)
+        snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)a);
+    else if (a < 1000000)
+        snprintf(buf, len, "%s%.3f us", sign, (double)a / 1e3);
+    else if (a < 1000000000)
+        snprintf(buf, len, "%s%.3f ms", sign, (double)a / 1e6);
+    else
+        snprintf(buf, len, "%s%.3f s", sign, (double)a / 1e9);
+    return buf;
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const struct event_stats *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return strcmp(x->ev->name, y->ev->name);
+}
+
+/* Moves the events seen to the front, sorted; returns how many. */
+static size_t sort_events(struct event_stats *es, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (es[i].count)
+            es[k++] = es[i];
+    qsort(es, k, sizeof *es, by_count);
+    return k;
+}
+
+static uint64_t duration(const struct totals *t)
+{
+    return t->any ? t->max_ts - t->min_ts : 0;
+}
+
+static double rate(uint64_t count, const struct totals *t)
+{
+    uint64_t d = duration(t);
+    return d ? (double)count * 1e9 / (double)d : 0.0;
+}
+
+static int64_t rel(const struct totals *t, uint64_t ts)
+{
+    return (int64_t)(ts - t->origin);
+}
+
+static void print_threads(const struct totals *t)
+{
+    size_t n = t->npids + t->pid0;
+    printf("%-15s %s%zu%s\n", "threads", t->pids_capped ? "at least " : "", n, n ? " (distinct pids)" : "");
+}
+
+static void print_text(const struct event_stats *es, size_t n, const struct totals *t,
+                       const struct st_reader_counters *c)
+{
+    int w = 5;
+    for (size_t i = 0; i < n; i++)
+        if ((int)es[i].ev->name_len > w)
+            w = (int)es[i].ev->name_len;
+    char a[40], b[40], d[40];
+    if (n) {
+        printf("%-*s %12s %14s %14s %14s\n", w, "EVENT", "COUNT", "FIRST", "LAST", "RATE/s");
+        for (size_t i = 0; i < n; i++) {
+            const struct event_stats *e = &es[i];
+            if (duration(t))
+                snprintf(d, sizeof d, "%.1f", rate(e->count, t));
+            else
+                snprintf(d, sizeof d, "-");
+            printf("%-*s %12llu %14s %14s %14s\n", w, e->ev->name, (unsigned long long)e->count,
+                   human(a, sizeof a, rel(t, e->min_ts)), human(b, sizeof b, rel(t, e->max_ts)), d);
+        }
+        printf("%.*s\n", w + 4 * 15 + 13, "------------------------------------------------------------"
+                                        "------------------------------------------------------------"
+                                        "------------------------------------------------------------");
+    }
+    printf("%-15s %llu (%llu events, %llu dropped-event records, %llu mappings)\n", "records",
+           (unsigned long long)c->records, (unsigned long long)c->events, (unsigned long long)c->dropped_records,
+           (unsigned long long)c->mappings);
+    if (c->filtered)
+        printf("%-15s %llu records shown, %llu filtered out\n", "filter", (unsigned long long)t->delivered,
+               (unsigned long long)c->filtered);
+    printf("%-15s %llu events in %zu event types\n", "events", (unsigned long long)t->events, n);
+    printf("%-15s %llu records, %llu events lost\n", "dropped", (unsigned long long)t->dropped_records,
+           (unsigned long long)t->dropped_events);
+    printf("%-15s %s\n", "duration", human(a, sizeof a, (int64_t)duration(t)));
+    printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
+    print_threads(t);
+}
+
+static void print_json(const char *trace, const struct event_stats *es, size_t n, const struct totals *t,
+                       const struct st_reader_counters *c)
+{
+    printf("{\"trace\":\"");
+    for (const char *s = trace; *s; s++) /* a path: escape what JSON needs */
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    printf("\",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
+           "\"dropped_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,\"threads\":%zu,"
+           "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu,\"per_event\":[",
+           (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
+           (unsigned long long)t->dropped_records, (unsigned long long)t->dropped_events,
+           (unsigned long long)c->filtered, (unsigned long long)t->non_monotonic, t->npids + t->pid0,
+           (unsigned long long)t->origin, (unsigned long long)duration(t));
+    for (size_t i = 0; i < n; i++)
+        printf("%s{\"name\":\"%s\",\"count\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"rate_per_s\":%.3f}",
+               i ? "," : "", es[i].ev->name, (unsigned long long)es[i].count, (long long)rel(t, es[i].min_ts),
+               (long long)rel(t, es[i].max_ts), rate(es[i].count, t));
+    printf("]}\n");
+}
+
+/* --- options ----------------------------------------------------------------- */
+
+struct stats_opts {
+    struct st_reader_options rd;
+    bool json;
+    const char **events_files;
+    size_t nevents_files;
+    const char *trace;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, PROG ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'simpletrace stats --help'.\n");
+    return 2;
+}
+
+enum { OPT_NO_HEADER = 256, OPT_EVENTS, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_HELP };
+
+static int parse_one(int c, const char *arg, struct stats_opts *o)
+{
+    char *end;
+    unsigned long v;
+    switch (c) {
+    case OPT_NO_HEADER: o->rd.flags |= ST_READER_NO_HEADER; return 0;
+    case OPT_EVENTS: o->rd.events = arg; return 0;
+    case OPT_PID:
+        errno = 0;
+        v = strtoul(arg, &end, 10);
+        if (errno || end == arg || *end || v > UINT32_MAX)
+            return usage_error("bad pid '%s'", arg);
+        o->rd.filter_pid = true;
+        o->rd.pid = (uint32_t)v;
+        return 0;
+    case OPT_FROM:
+        o->rd.filter_from = true;
+        return st_parse_duration_ns(arg, &o->rd.from_ns) < 0 ? usage_error("bad time '%s'", arg) : 0;
+    case OPT_TO:
+        o->rd.filter_to = true;
+        return st_parse_duration_ns(arg, &o->rd.to_ns) < 0 ? usage_error("bad time '%s'", arg) : 0;
+    case OPT_FORMAT:
+        if (strcmp(arg, "text") && strcmp(arg, "json"))
+            return usage_error("unknown format '%s' (text or json)", arg);
+        o->json = !strcmp(arg, "json");
+        return 0;
+    default: return 2;
+    }
+}
+
+/* Parses argv into *o. Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct stats_opts *o)
+{
+    static const struct option longopts[] = {
+        {"no-header", no_argument, NULL, OPT_NO_HEADER}, {"events", required_argument, NULL, OPT_EVENTS},
+        {"pid", required_argument, NULL, OPT_PID},       {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},         {"format", required_argument, NULL, OPT_FORMAT},
+        {"help", no_argument, NULL, OPT_HELP},           {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h' || c == OPT_HELP) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (c == ':')
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        int ret = parse_one(c, optarg, o);
+        if (ret)
+            return ret;
+    }
+    if (argc - optind < 2)
+        return usage_error("%s", "need TRACE-EVENTS... TRACE-FILE");
+    o->events_files = (const char **)(argv + optind);
+    o->nevents_files = (size_t)(argc - optind - 1);
+    o->trace = argv[argc - 1];
+    return -1;
+}
+
 int st_cmd_stats(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "simpletrace stats: not built yet\n");
-    return 2;
+    struct stats_opts o;
+    memset(&o, 0, sizeof o);
+    int status = parse_args(argc, argv, &o);
+    if (status >= 0)
+        return status;
+
+    struct st_catalog *cat = NULL;
+    struct st_reader *r = NULL;
+    struct event_stats *es = NULL;
+    struct totals t;
+    memset(&t, 0, sizeof t);
+    char msg[2048];
+    struct st_reader_error err;
+    status = 1;
+    if (st_catalog_load(&cat, o.events_files, o.nevents_files, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        goto out;
+    }
+    int ret = st_reader_open(&r, o.trace, cat, &o.rd, &err);
+    if (ret < 0) {
+        if (ret == -EINVAL) /* bad options, not a bad file */
+            fprintf(stderr, PROG ": %s\n", err.message);
+        else
+            fprintf(stderr, PROG ": %s: %s\n", o.trace, err.message);
+        status = ret == -EINVAL ? 2 : 1;
+        goto out;
+    }
+    size_t nev = st_catalog_count(cat) + 1;
+    es = calloc(nev, sizeof *es);
+    t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
+    if (!es || !t.pids) {
+        fprintf(stderr, PROG ": out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < nev; i++)
+        es[i].ev = st_catalog_event(cat, i);
+    ret = collect(r, es, &t);
+    struct st_reader_counters c;
+    st_reader_get_counters(r, &c);
+    size_t n = sort_events(es, nev);
+    if (o.json)
+        print_json(o.trace, es, n, &t, &c);
+    else
+        print_text(es, n, &t, &c);
+    fflush(stdout);
+    status = 0;
+    if (ret < 0) {
+        st_reader_format_error(r, msg, sizeof msg);
+        fprintf(stderr, PROG ": %s\n", msg);
+        status = 1;
+    }
+out:
+    free(t.pids);
+    free(es);
+    st_reader_close(r);
+    st_catalog_free(cat);
+    return status;
 }

@@ -1,1 +1,840 @@
-#include <simpletrace/reader.h>
+/*
+ * The trace reader: header and byte-order detection, the record loop of
+ * each format version, event-ID resolution and argument decoding. The
+ * layouts are defined once in format/format.h.
+ *
+ * Buffering: one buffer of cap bytes; [pos, end) holds bytes read but not
+ * consumed. When a record needs more than is there, the tail moves to the
+ * front and read() refills the rest, so memory never depends on the file
+ * size and a record up to cap bytes can always be assembled. In-memory
+ * traces are read in place. String values point into the buffer, which
+ * is why a record is valid only until the next call.
+ *
+ * Event IDs: v4 files map IDs to names with mapping records, kept in an
+ * open-addressing hash (IDs are 64-bit and chosen by the writer). Files
+ * without a header, and v0/v2/v3 files, use the ID as the index of the
+ * event in the trace-events files; mapping records still override.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "reader/internal.h"
+
+#define ST_API __attribute__((visibility("default")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+_Static_assert(ST_READER_MAX_ARGS == ST_MAX_ARGS, "public and format argument limits differ");
+
+#define DEFAULT_BUFFER (1u << 20)
+#define MIN_BUFFER 4096u
+#define READ_CHUNK (128u << 10) /* per read(): small enough that the copy stays in cache for parsing */
+#define MAX_IDS (1u << 16) /* distinct mapped IDs: QEMU has ~5400 events; beyond is garbage */
+
+/* One mapped event ID. */
+struct idslot {
+    uint64_t id;
+    const struct st_event_info *ev; /* NULL: the name is not in the catalog */
+    char *name;                     /* that undeclared name (for the message), else NULL */
+    bool used;
+};
+
+/* ID -> event, open addressing with linear probing; capacity a power of two. */
+struct idmap {
+    struct idslot *slots;
+    size_t count;
+    unsigned bits; /* capacity = 1 << bits */
+};
+
+enum source { SRC_FD, SRC_STREAM, SRC_MEMORY };
+
+struct st_reader {
+    const struct st_catalog *cat;
+    char *name;
+    unsigned flags;
+
+    enum source src;
+    int fd;
+    bool own_fd;
+    bool eof_ends;       /* follow mode on a pipe: EOF is still the end */
+    FILE *stream;
+    uint8_t *buf;        /* NULL for memory sources */
+    size_t cap;          /* buffer size = largest record accepted */
+    const uint8_t *pos;  /* next unconsumed byte */
+    const uint8_t *end;  /* end of the bytes read */
+    uint64_t pos_offset; /* file offset of pos */
+
+    bool header_done;
+    int version;
+    bool swap;           /* file in the other byte order */
+    bool index_ids;      /* unmapped IDs index the catalog */
+    uint64_t number;     /* number of the last record consumed */
+    struct idmap ids;
+
+    bool filtering;      /* any of the below is set */
+    uint8_t *selected;   /* per event index, NULL = all */
+    bool filter_pid, filter_from, filter_to;
+    uint32_t pid;
+    int64_t from_ns, to_ns;
+
+    bool have_origin;
+    uint64_t origin;
+    struct st_reader_counters counters;
+    struct st_reader_error err;
+    struct st_record rec;
+};
+
+/* --- errors ---------------------------------------------------------------- */
+
+__attribute__((format(printf, 5, 6)))
+static int fail(struct st_reader *r, int code, uint64_t offset, uint64_t record, const char *fmt, ...)
+{
+    va_list ap;
+    r->err.code = code;
+    r->err.offset = offset;
+    r->err.record = record;
+    va_start(ap, fmt);
+    vsnprintf(r->err.message, sizeof r->err.message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Copies up to 64 bytes of a name from the file into out, '?' for unprintable bytes. */
+static const char *printable(char out[68], const uint8_t *s, size_t len)
+{
+    size_t n = len < 64 ? len : 64, i;
+    for (i = 0; i < n; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
+    if (n < len)
+        out[i++] = '.', out[i++] = '.', out[i++] = '.';
+    out[i] = 0;
+    return out;
+}
+
+/* --- input ----------------------------------------------------------------- */
+
+/* Reads up to room bytes at p: bytes read, 0 at EOF, -EAGAIN if interrupted in follow mode, -errno. */
+static ssize_t read_some(struct st_reader *r, uint8_t *p, size_t room)
+{
+    if (r->src == SRC_STREAM) {
+        if (r->flags & ST_READER_FOLLOW)
+            clearerr(r->stream); /* retry after an earlier EOF */
+        size_t got = fread(p, 1, room, r->stream);
+        if (got == 0 && ferror(r->stream))
+            return -EIO;
+        return (ssize_t)got;
+    }
+    for (;;) {
+        ssize_t got = read(r->fd, p, room < READ_CHUNK ? room : READ_CHUNK);
+        if (got >= 0)
+            return got;
+        if (errno != EINTR)
+            return -errno;
+        if (r->flags & ST_READER_FOLLOW)
+            return -EAGAIN; /* let the caller look at its stop flag */
+    }
+}
+
+/*
+ * Makes n bytes available at pos. Returns 0, 1 when the input ends first,
+ * or a negative errno from reading.
+ */
+static int fill(struct st_reader *r, size_t n)
+{
+    size_t avail = (size_t)(r->end - r->pos);
+    if (avail >= n)
+        return 0;
+    if (r->src == SRC_MEMORY || n > r->cap)
+        return 1;
+    if (r->pos != r->buf) {
+        memmove(r->buf, r->pos, avail);
+        r->pos = r->buf;
+        r->end = r->buf + avail;
+    }
+    while (avail < n) {
+        ssize_t got = read_some(r, r->buf + avail, r->cap - avail);
+        if (got == 0)
+            return 1;
+        if (got < 0)
+            return (int)got;
+        avail += (size_t)got;
+        r->end = r->buf + avail;
+    }
+    return 0;
+}
+
+/* What the end of input inside a record means: wait (follow mode) or an error. */
+static bool waiting(const struct st_reader *r)
+{
+    return (r->flags & ST_READER_FOLLOW) && !r->eof_ends;
+}
+
+/*
+ * Makes n bytes of the record `what` (number num) available. Returns 0, or
+ * -EAGAIN (follow mode, not there yet) or a recorded error.
+ */
+static int need_slow(struct st_reader *r, size_t n, uint64_t num, const char *what)
+{
+    int ret = fill(r, n);
+    if (ret == 0)
+        return 0;
+    if (ret == -EAGAIN)
+        return ret;
+    if (ret < 0)
+        return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
+    if (waiting(r))
+        return -EAGAIN;
+    return fail(r, -ENODATA, r->pos_offset, num, "the file ends inside %s (%zu of %zu bytes present)", what,
+                (size_t)(r->end - r->pos), n);
+}
+
+static inline int need(struct st_reader *r, size_t n, uint64_t num, const char *what)
+{
+    if (LIKELY((size_t)(r->end - r->pos) >= n))
+        return 0;
+    return need_slow(r, n, num, what);
+}
+
+static int more_slow(struct st_reader *r, uint64_t num)
+{
+    int ret = fill(r, 1);
+    if (ret == 0)
+        return 1;
+    if (ret == 1)
+        return waiting(r) ? -EAGAIN : 0;
+    if (ret == -EAGAIN)
+        return ret;
+    return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
+}
+
+/* At a record boundary: 1 if a record starts here, 0 at the clean end, -EAGAIN, or an error. */
+static inline int more(struct st_reader *r, uint64_t num)
+{
+    if (LIKELY(r->pos < r->end))
+        return 1;
+    return more_slow(r, num);
+}
+
+static inline void consume(struct st_reader *r, size_t n, uint64_t num)
+{
+    r->pos += n;
+    r->pos_offset += n;
+    r->number = num;
+    r->counters.records++;
+}
+
+static inline uint64_t ld64(const struct st_reader *r, const uint8_t *p)
+{
+    return st_fmt_load_u64(p, r->swap);
+}
+
+static inline uint32_t ld32(const struct st_reader *r, const uint8_t *p)
+{
+    return st_fmt_load_u32(p, r->swap);
+}
+
+/* --- event IDs -------------------------------------------------------------- */
+
+static size_t id_hash(uint64_t id, unsigned bits)
+{
+    return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - bits));
+}
+
+static inline struct idslot *idmap_find(const struct idmap *m, uint64_t id)
+{
+    if (!m->slots)
+        return NULL;
+    size_t mask = ((size_t)1 << m->bits) - 1;
+    for (size_t i = id_hash(id, m->bits);; i = (i + 1) & mask) {
+        struct idslot *s = &m->slots[i];
+        if (!s->used || s->id == id)
+            return s;
+    }
+}
+
+/* Doubles the table (or creates it). 0 or -ENOMEM. */
+static int idmap_grow(struct idmap *m)
+{
+    unsigned bits = m->slots ? m->bits + 1 : 8;
+    struct idslot *slots = calloc((size_t)1 << bits, sizeof *slots);
+    if (!slots)
+        return -ENOMEM;
+    struct idmap bigger = {slots, m->count, bits};
+    for (size_t i = 0; m->slots && i < ((size_t)1 << m->bits); i++)
+        if (m->slots[i].used)
+            *idmap_find(&bigger, m->slots[i].id) = m->slots[i];
+    free(m->slots);
+    *m = bigger;
+    return 0;
+}
+
+static void idmap_free(struct idmap *m)
+{
+    for (size_t i = 0; m->slots && i < ((size_t)1 << m->bits); i++)
+        free(m->slots[i].name);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+/* Records a mapping record: id now means the event called name. */
+static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_t len, uint64_t num)
+{
+    struct idmap *m = &r->ids;
+    struct idslot *s = idmap_find(m, id);
+    if (!s || (!s->used && (m->count + 1) * 2 > ((size_t)1 << m->bits))) {
+        if (m->count >= MAX_IDS)
+            return fail(r, -E2BIG, r->pos_offset, num, "more than %u distinct event IDs in mapping records",
+                        MAX_IDS);
+        if (idmap_grow(m) < 0)
+            return fail(r, -ENOMEM, r->pos_offset, num, "out of memory for event IDs");
+        s = idmap_find(m, id);
+    }
+    const struct st_event_decl *d = st_events_find(&r->cat->list, (const char *)name, len);
+    char *copy = NULL;
+    if (!d) { /* keep the name for the error an event with this ID will raise */
+        copy = malloc((size_t)len + 1);
+        if (!copy)
+            return fail(r, -ENOMEM, r->pos_offset, num, "out of memory for event names");
+        memcpy(copy, name, len);
+        copy[len] = 0;
+    }
+    if (!s->used)
+        m->count++;
+    free(s->name);
+    *s = (struct idslot){id, d ? &r->cat->events[d->index] : NULL, copy, true};
+    return 0;
+}
+
+/* The event an ID stands for, or NULL with the error recorded. */
+static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id, uint64_t num,
+                                              const struct idslot *s)
+{
+    if (s && s->used) {
+        char buf[68];
+        fail(r, -ENOENT, r->pos_offset, num,
+             "event ID %llu is mapped to '%s', which the trace-events files do not declare",
+             (unsigned long long)id, printable(buf, (const uint8_t *)s->name, strlen(s->name)));
+        return NULL;
+    }
+    if (r->index_ids)
+        fail(r, -ENOENT, r->pos_offset, num, "unknown event ID %llu (the trace-events files declare %zu events)",
+             (unsigned long long)id, r->cat->count);
+    else
+        fail(r, -ENOENT, r->pos_offset, num, "unknown event ID %llu (no mapping record names it)",
+             (unsigned long long)id);
+    return NULL;
+}
+
+static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t id, uint64_t num)
+{
+    const struct idslot *s = idmap_find(&r->ids, id);
+    if (LIKELY(s && s->used && s->ev))
+        return s->ev;
+    if (!(s && s->used) && r->index_ids && id < r->cat->count)
+        return &r->cat->events[id];
+    return lookup_fail(r, id, num, s);
+}
+
+/* --- records ---------------------------------------------------------------- */
+
+/* Whether the filter passes a record of ev. */
+static bool selected(const struct st_reader *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid,
+                     bool has_pid)
+{
+    if (r->selected && !r->selected[ev->index])
+        return false;
+    if (r->filter_pid && (!has_pid || pid != r->pid))
+        return false;
+    int64_t rel = (int64_t)(ts - r->origin);
+    if (r->filter_from && rel < r->from_ns)
+        return false;
+    if (r->filter_to && rel > r->to_ns)
+        return false;
+    return true;
+}
+
+/* Decodes the v2/v4 payload p[0..plen) into r->rec.args by ev's declaration. */
+static inline int decode_args(struct st_reader *r, const struct st_event_info *ev, const uint8_t *p, size_t plen,
+                       uint64_t num)
+{
+    const uint8_t *pend = p + plen;
+    struct st_value *v = r->rec.args;
+    for (unsigned i = 0; i < ev->nargs; i++, v++) {
+        const struct st_arg_info *a = &ev->args[i];
+        if (a->kind == ST_VALUE_STRING) {
+            if (UNLIKELY(pend - p < 4))
+                return fail(r, -EBADMSG, r->pos_offset, num,
+                            "%s: the length of string argument '%s' lies past the end of the record (%zu payload bytes)",
+                            ev->name, a->name, plen);
+            uint32_t slen = ld32(r, p);
+            p += 4;
+            if (UNLIKELY(slen > (size_t)(pend - p)))
+                return fail(r, -EBADMSG, r->pos_offset, num,
+                            "%s: string argument '%s' is %u bytes long but only %zu bytes of the record remain",
+                            ev->name, a->name, slen, (size_t)(pend - p));
+            *v = (struct st_value){ST_VALUE_STRING, slen, (const char *)p, slen};
+            p += slen;
+        } else {
+            if (UNLIKELY(pend - p < 8))
+                return fail(r, -EBADMSG, r->pos_offset, num,
+                            "%s: argument '%s' lies past the end of the record (%zu payload bytes)", ev->name,
+                            a->name, plen);
+            *v = (struct st_value){a->kind, ld64(r, p), NULL, 0};
+            p += 8;
+        }
+    }
+    return 0;
+}
+
+/* Fills the fixed fields of r->rec. */
+static void set_record(struct st_reader *r, const struct st_event_info *ev, uint64_t id, uint64_t ts,
+                       uint32_t pid, bool has_pid, uint64_t num)
+{
+    struct st_record *rec = &r->rec;
+    rec->event = ev;
+    rec->name = ev->name;
+    rec->id = id;
+    rec->timestamp_ns = ts;
+    rec->pid = pid;
+    rec->has_pid = has_pid;
+    rec->dropped = false;
+    rec->dropped_count = 0;
+    rec->number = num;
+    rec->offset = r->pos_offset;
+    rec->nargs = ev->nargs;
+}
+
+/*
+ * Resolves, counts, filters and decodes one v2/v4 event record whose payload
+ * is p[0..plen). Returns 1 (delivered), 0 (filtered out) or an error.
+ */
+static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint32_t pid, const uint8_t *p,
+                      size_t plen, uint64_t num)
+{
+    const struct st_event_info *ev;
+    bool dropped = id == ST_DROPPED_EVENT_ID;
+    if (dropped) {
+        ev = &r->cat->events[r->cat->count];
+        if (plen < 8)
+            return fail(r, -EBADMSG, r->pos_offset, num, "dropped-event record too short for its count (%zu payload bytes)",
+                        plen);
+        r->counters.dropped_records++;
+        r->counters.dropped_events += ld64(r, p);
+    } else {
+        ev = lookup(r, id, num);
+        if (!ev)
+            return r->err.code;
+        r->counters.events++;
+    }
+    if (UNLIKELY(!r->have_origin)) {
+        r->have_origin = true;
+        r->origin = ts;
+    }
+    if (r->filtering && !selected(r, ev, ts, pid, true)) {
+        r->counters.filtered++;
+        return 0;
+    }
+    set_record(r, ev, id, ts, pid, true, num);
+    int ret = decode_args(r, ev, p, plen, num);
+    if (ret < 0)
+        return ret;
+    if (dropped) {
+        r->rec.dropped = true;
+        r->rec.dropped_count = r->rec.args[0].u64;
+    }
+    return 1;
+}
+
+/* Checks the length field of a v2/v4 event record. */
+static inline int check_length(struct st_reader *r, uint32_t len, size_t extra, uint64_t num)
+{
+    if (UNLIKELY(len < ST_LENGTH_BASE))
+        return fail(r, -EBADMSG, r->pos_offset, num, "event record length %u is less than %u", len, ST_LENGTH_BASE);
+    if (UNLIKELY(len + extra > r->cap))
+        return fail(r, -E2BIG, r->pos_offset, num, "event record length %u exceeds the %zu-byte limit", len,
+                    r->cap);
+    return 0;
+}
+
+/* Reads a v4 mapping record. 0 or an error. */
+static int take_mapping(struct st_reader *r, uint64_t num)
+{
+    int ret = need(r, ST_MAPPING_FIXED_SIZE, num, "a mapping record");
+    if (ret < 0)
+        return ret;
+    uint64_t id = ld64(r, r->pos + 8);
+    uint32_t len = ld32(r, r->pos + 16);
+    if (len > ST_MAX_NAME)
+        return fail(r, -EBADMSG, r->pos_offset, num,
+                    "mapping record for ID %llu has a %u-byte name (at most %u)", (unsigned long long)id, len,
+                    ST_MAX_NAME);
+    ret = need(r, ST_MAPPING_FIXED_SIZE + len, num, "a mapping record");
+    if (ret < 0)
+        return ret;
+    ret = map_id(r, id, r->pos + ST_MAPPING_FIXED_SIZE, len, num);
+    if (ret < 0)
+        return ret;
+    consume(r, ST_MAPPING_FIXED_SIZE + len, num);
+    r->counters.mappings++;
+    return 0;
+}
+
+/* The next delivered record of a v4 file: 1, 0 at the end, or an error. */
+static int next_v4(struct st_reader *r)
+{
+    for (;;) {
+        uint64_t num = r->number + 1;
+        int ret = more(r, num);
+        if (ret <= 0)
+            return ret;
+        if ((ret = need(r, 8, num, "a record type word")) < 0)
+            return ret;
+        if (ld64(r, r->pos) == ST_RECORD_TYPE_MAPPING) {
+            if ((ret = take_mapping(r, num)) < 0)
+                return ret;
+            continue;
+        }
+        /* Any other type is an event record, as simpletrace.py reads it. */
+        if ((ret = need(r, ST_EVENT_FIXED_SIZE, num, "an event record header")) < 0)
+            return ret;
+        const uint8_t *p = r->pos;
+        uint32_t len = ld32(r, p + ST_EV_OFF_LENGTH);
+        if ((ret = check_length(r, len, 8, num)) < 0)
+            return ret;
+        if ((ret = need(r, 8 + (size_t)len, num, "an event record")) < 0)
+            return ret;
+        p = r->pos; /* need() may have moved the bytes */
+        ret = take_event(r, ld64(r, p + ST_EV_OFF_ID), ld64(r, p + ST_EV_OFF_TIMESTAMP), ld32(r, p + ST_EV_OFF_PID),
+                         p + ST_EV_OFF_PAYLOAD, len - ST_LENGTH_BASE, num);
+        if (ret < 0)
+            return ret;
+        consume(r, 8 + (size_t)len, num);
+        if (ret == 1)
+            return 1;
+    }
+}
+
+/* The next delivered record of a v2/v3 file (no type word, no mappings). */
+static int next_v2(struct st_reader *r)
+{
+    for (;;) {
+        uint64_t num = r->number + 1;
+        int ret = more(r, num);
+        if (ret <= 0)
+            return ret;
+        if ((ret = need(r, ST_V2_FIXED_SIZE, num, "an event record header")) < 0)
+            return ret;
+        uint32_t len = ld32(r, r->pos + 16);
+        if ((ret = check_length(r, len, 0, num)) < 0)
+            return ret;
+        if ((ret = need(r, len, num, "an event record")) < 0)
+            return ret;
+        const uint8_t *p = r->pos;
+        ret = take_event(r, ld64(r, p), ld64(r, p + 8), ld32(r, p + 20), p + ST_V2_FIXED_SIZE,
+                         len - ST_LENGTH_BASE, num);
+        if (ret < 0)
+            return ret;
+        consume(r, len, num);
+        if (ret == 1)
+            return 1;
+    }
+}
+
+/* Decodes one 64-byte v0 record at r->pos: 1, 0 (filtered) or an error. */
+static int take_v0(struct st_reader *r, uint64_t num)
+{
+    const uint8_t *p = r->pos;
+    uint64_t id = ld64(r, p), ts = ld64(r, p + 8);
+    const struct st_event_info *ev;
+    if (id == ST_DROPPED_EVENT_ID) {
+        ev = &r->cat->events[r->cat->count];
+        r->counters.dropped_records++;
+        r->counters.dropped_events += ld64(r, p + 16);
+    } else {
+        if (!(ev = lookup(r, id, num)))
+            return r->err.code;
+        if (ev->nargs > ST_V0_ARGS)
+            return fail(r, -EBADMSG, r->pos_offset, num, "event %s declares %u arguments; v0 records hold %u",
+                        ev->name, ev->nargs, ST_V0_ARGS);
+        r->counters.events++;
+    }
+    if (UNLIKELY(!r->have_origin)) {
+        r->have_origin = true;
+        r->origin = ts;
+    }
+    if (r->filtering && !selected(r, ev, ts, 0, false)) {
+        r->counters.filtered++;
+        return 0;
+    }
+    set_record(r, ev, id, ts, 0, false, num);
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        /* v0 had no strings: a char * was recorded as its address. */
+        enum st_value_kind k = ev->args[i].kind == ST_VALUE_INTEGER ? ST_VALUE_INTEGER : ST_VALUE_POINTER;
+        r->rec.args[i] = (struct st_value){k, ld64(r, p + 16 + 8 * i), NULL, 0};
+    }
+    if (id == ST_DROPPED_EVENT_ID) {
+        r->rec.dropped = true;
+        r->rec.dropped_count = r->rec.args[0].u64;
+    }
+    return 1;
+}
+
+/* The next delivered record of a v0 file. */
+static int next_v0(struct st_reader *r)
+{
+    for (;;) {
+        uint64_t num = r->number + 1;
+        int ret = more(r, num);
+        if (ret <= 0)
+            return ret;
+        if ((ret = need(r, ST_V0_RECORD_SIZE, num, "a v0 record")) < 0)
+            return ret;
+        if ((ret = take_v0(r, num)) < 0)
+            return ret;
+        consume(r, ST_V0_RECORD_SIZE, num);
+        if (ret == 1)
+            return 1;
+    }
+}
+
+/* Reads the header: version, byte order. 0, -EAGAIN or an error. */
+static int read_header(struct st_reader *r)
+{
+    if (r->flags & ST_READER_NO_HEADER) {
+        r->version = ST_FORMAT_VERSION;
+        r->index_ids = true;
+        r->header_done = true;
+        return 0;
+    }
+    int ret = need(r, ST_HEADER_SIZE, 0, "the 24-byte header");
+    if (ret < 0)
+        return ret;
+    uint64_t id = st_fmt_get_u64(r->pos), magic = st_fmt_get_u64(r->pos + 8);
+    if (id != ST_HEADER_EVENT_ID)
+        return fail(r, -EBADMSG, 0, 0, "not a simpletrace file: the header starts with 0x%016llx, not 0xffffffffffffffff",
+                    (unsigned long long)id);
+    if (magic == ST_HEADER_MAGIC)
+        r->swap = false;
+    else if (__builtin_bswap64(magic) == ST_HEADER_MAGIC)
+        r->swap = true;
+    else
+        return fail(r, -EBADMSG, 0, 0, "not a simpletrace file: header magic 0x%016llx is not 0x%016llx in either byte order",
+                    (unsigned long long)magic, (unsigned long long)ST_HEADER_MAGIC);
+    uint64_t version = ld64(r, r->pos + 16);
+    size_t size = ST_HEADER_SIZE;
+    switch (version) {
+    case 0:
+        size = ST_V0_RECORD_SIZE; /* the header is a whole 64-byte record */
+        if ((ret = need(r, size, 0, "the 64-byte v0 header record")) < 0)
+            return ret;
+        /* fallthrough */
+    case 2:
+    case 3:
+        r->index_ids = true;
+        break;
+    case 4:
+        break;
+    default:
+        return fail(r, -EPROTONOSUPPORT, 0, 0, "unsupported trace format version %llu (known: 0, 2, 3, 4)",
+                    (unsigned long long)version);
+    }
+    r->version = (int)version;
+    r->pos += size;
+    r->pos_offset += size;
+    r->header_done = true;
+    return 0;
+}
+
+ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
+{
+    if (r->err.code)
+        return r->err.code;
+    int ret = 0;
+    if (!r->header_done && (ret = read_header(r)) < 0)
+        return ret;
+    switch (r->version) {
+    case 0: ret = next_v0(r); break;
+    case 2:
+    case 3: ret = next_v2(r); break;
+    default: ret = next_v4(r); break;
+    }
+    if (ret == 1)
+        *rec = &r->rec;
+    return ret;
+}
+
+/* --- opening and closing ---------------------------------------------------- */
+
+static void set_open_error(struct st_reader_error *err, int code, const char *fmt, const char *arg)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    snprintf(err->message, sizeof err->message, fmt, arg);
+}
+
+/* Allocates a reader with opts applied; the source is set by the caller. */
+static int reader_new(struct st_reader **out, const char *name, const struct st_catalog *cat,
+                      const struct st_reader_options *opts, bool buffered, struct st_reader_error *err)
+{
+    static const struct st_reader_options defaults;
+    if (!opts)
+        opts = &defaults;
+    *out = NULL;
+    size_t cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER;
+    if (cap < MIN_BUFFER) {
+        set_open_error(err, -EINVAL, "read buffer smaller than %s bytes", "4096");
+        return -EINVAL;
+    }
+    struct st_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup(name)) || (buffered && !(r->buf = malloc(cap)))) {
+        st_reader_close(r);
+        set_open_error(err, -ENOMEM, "%s", "out of memory");
+        return -ENOMEM;
+    }
+    r->cat = cat;
+    r->flags = opts->flags;
+    r->cap = cap;
+    r->fd = -1;
+    int ret = st__filter_compile(cat, opts->events, &r->selected);
+    if (ret < 0) {
+        st_reader_close(r);
+        set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
+        return ret;
+    }
+    r->filter_pid = opts->filter_pid;
+    r->pid = opts->pid;
+    r->filter_from = opts->filter_from;
+    r->from_ns = opts->from_ns;
+    r->filter_to = opts->filter_to;
+    r->to_ns = opts->to_ns;
+    r->filtering = r->selected || r->filter_pid || r->filter_from || r->filter_to;
+    r->pos = r->end = r->buf;
+    *out = r;
+    return 0;
+}
+
+ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                          const struct st_reader_options *opts, struct st_reader_error *err)
+{
+    struct st_reader *r;
+    int ret = reader_new(&r, path, cat, opts, true, err);
+    if (ret < 0)
+        return ret;
+    r->src = SRC_FD;
+    if (!strcmp(path, "-")) {
+        r->fd = STDIN_FILENO;
+    } else if ((r->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        ret = -errno;
+        set_open_error(err, ret, "%s", strerror(-ret));
+        st_reader_close(r);
+        *out = NULL;
+        return ret;
+    } else {
+        r->own_fd = true;
+    }
+    struct stat st;
+    r->eof_ends = fstat(r->fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    *out = r;
+    return 0;
+}
+
+ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name, const struct st_catalog *cat,
+                                 const struct st_reader_options *opts, struct st_reader_error *err)
+{
+    int ret = reader_new(out, name, cat, opts, true, err);
+    if (ret == 0) {
+        (*out)->src = SRC_STREAM;
+        (*out)->stream = f;
+    }
+    return ret;
+}
+
+ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_t size, const char *name,
+                                 const struct st_catalog *cat, const struct st_reader_options *opts,
+                                 struct st_reader_error *err)
+{
+    int ret = reader_new(out, name, cat, opts, false, err);
+    if (ret == 0) {
+        struct st_reader *r = *out;
+        r->src = SRC_MEMORY;
+        r->pos = data;
+        r->end = r->pos + size;
+    }
+    return ret;
+}
+
+ST_API void st_reader_close(struct st_reader *r)
+{
+    if (!r)
+        return;
+    if (r->own_fd)
+        close(r->fd);
+    idmap_free(&r->ids);
+    free(r->selected);
+    free(r->buf);
+    free(r->name);
+    free(r);
+}
+
+/* --- accessors -------------------------------------------------------------- */
+
+ST_API const struct st_reader_error *st_reader_error(const struct st_reader *r)
+{
+    return &r->err;
+}
+
+ST_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_t len)
+{
+    int n;
+    if (r->err.code == 0)
+        n = snprintf(buf, len, "%s: no error", r->name);
+    else
+        n = snprintf(buf, len, "%s: byte offset %llu, record %llu: %s", r->name, (unsigned long long)r->err.offset,
+                     (unsigned long long)r->err.record, r->err.message);
+    if (n < 0)
+        return 0;
+    return len && (size_t)n >= len ? len - 1 : (size_t)n;
+}
+
+ST_API int st_reader_version(const struct st_reader *r)
+{
+    return r->header_done ? r->version : -EAGAIN;
+}
+
+ST_API bool st_reader_byte_swapped(const struct st_reader *r)
+{
+    return r->swap;
+}
+
+ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts)
+{
+    if (!r->have_origin)
+        return -ENODATA;
+    *ts = r->origin;
+    return 0;
+}
+
+ST_API void st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c)
+{
+    *c = r->counters;
+    c->bytes = r->pos_offset;
+}
+
+ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)
+{
+    return r->cat;
+}
+
+ST_API const char *st_reader_name(const struct st_reader *r)
+{
+    return r->name;
+}

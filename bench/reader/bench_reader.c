@@ -1,0 +1,241 @@
+/*
+ * Reader benchmark: how fast `simpletrace print` turns a trace into text.
+ *
+ *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
+ *                [--records N] [--dir DIR] [--runs R]
+ *
+ * 1. Writes a trace of N records (default 10 million) with the simpletrace
+ *    runtime (this program is traced with bench/reader/trace-events), into
+ *    DIR (default $TMPDIR or /tmp), flushing often enough that nothing is
+ *    dropped.
+ * 2. Times `simpletrace print TRACE-EVENTS FILE > /dev/null` R times (best
+ *    run reported) on it and on DIR/fixtures/qemu/bench_small_drops.bin:
+ *    records/s, MB/s of input, max RSS of the child.
+ * 3. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
+ *    same files and prints the speed ratio.
+ * Prints figures; never fails on speed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simpletrace/simpletrace.h>
+
+#include "bench-reader-trace.h"
+
+extern char **environ;
+
+struct opts {
+    const char *exe, *events, *shared, *dir;
+    uint64_t records;
+    int runs;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Emits n records of the event mix; flushes every 256 Ki records so the buffer never overflows. */
+static void emit(uint64_t n)
+{
+    static const char *const files[] = {"../util/qemu-thread-posix.c", "../block/io.c", "../util/async.c",
+                                        "/usr/src/project/include/qemu/lockable.h"};
+    static const char *const names[] = {"size", "cluster_size", "", "backing_file"};
+    for (uint64_t i = 0; i < n; i++) {
+        switch (i & 7) {
+        case 0: case 1: case 2: case 3:
+            trace_bench_rd_lock((void *)(uintptr_t)(0x55ca12ce9720u + (i & 0x30)), files[(i >> 3) & 3],
+                                (int)(40 + (i & 15)));
+            break;
+        case 4: case 5:
+            trace_bench_rd_io(i * 4096, 65536, (int)(i & 3));
+            break;
+        case 6:
+            trace_bench_rd_tick();
+            break;
+        default:
+            trace_bench_rd_name(names[(i >> 3) & 3], -(int64_t)i);
+            break;
+        }
+        if ((i & 0x3ffff) == 0x3ffff)
+            st_trace_file_flush();
+    }
+}
+
+/* Writes the trace; returns 0 or -1 with a message. */
+static int generate(const char *path, uint64_t n)
+{
+    char cfg[4300], err[256] = "";
+    snprintf(cfg, sizeof cfg, "enable=bench_rd_*,bufsize=64M,file=%s", path);
+    if (st_configure(cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_reader: st_configure: %s\n", err);
+        return -1;
+    }
+    uint64_t t0 = now_ns();
+    emit(n);
+    st_trace_file_flush();
+    st_trace_file_set_enabled(false);
+    struct st_stats s;
+    st_stats_get(&s);
+    printf("generated %s: %" PRIu64 " records written, %" PRIu64 " dropped, %.1f MB, %.2f s (runtime writer)\n",
+           path, s.written, s.dropped, (double)s.bytes_written / 1e6, (double)(now_ns() - t0) / 1e9);
+    return 0;
+}
+
+/* One child run with stdout to /dev/null: wall and CPU seconds, max RSS in KiB. Returns the exit status. */
+static int timed_run(char *const argv[], double *secs, double *cpu, long *rss_kb)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    uint64_t t0 = now_ns();
+    int ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (ret != 0)
+        return -1;
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    *secs = (double)(now_ns() - t0) / 1e9;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+    *rss_kb = ru.ru_maxrss;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Records in a trace, counted by `simpletrace stats --format=json` (events + dropped records). */
+static uint64_t count_records(const char *exe, const char *events, const char *file)
+{
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "'%s' stats --format=json '%s' '%s'", exe, events, file);
+    FILE *p = popen(cmd, "r");
+    char buf[512] = "";
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p)
+        pclose(p);
+    const char *e = strstr(buf, "\"events\":"), *d = strstr(buf, "\"dropped_records\":");
+    return (e ? strtoull(e + 9, NULL, 10) : 0) + (d ? strtoull(d + 18, NULL, 10) : 0);
+}
+
+/* Times one reader on one file; returns records/s (0 on failure). */
+static double measure(const char *label, char *const argv[], uint64_t records, off_t bytes, int runs)
+{
+    double best = 0, best_cpu = 0;
+    long rss = 0;
+    for (int i = 0; i < runs; i++) {
+        double s, cpu;
+        long kb;
+        int status = timed_run(argv, &s, &cpu, &kb);
+        if (status != 0) {
+            printf("  %-16s failed (exit status %d)\n", label, status);
+            return 0;
+        }
+        if (best == 0 || s < best)
+            best = s;
+        if (best_cpu == 0 || cpu < best_cpu)
+            best_cpu = cpu;
+        if (kb > rss)
+            rss = kb;
+    }
+    double rate = (double)records / best;
+    /* CPU time too: on a shared machine the wall clock also counts waiting for a core. */
+    printf("  %-16s %8.3f s  %7.2f M records/s  %8.1f MB/s  max RSS %6.1f MB  (CPU %.3f s: %.2f M records/s)\n",
+           label, best, rate / 1e6, (double)bytes / best / 1e6, (double)rss / 1024.0, best_cpu,
+           best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
+    return rate;
+}
+
+static void bench_file(const struct opts *o, const char *events, const char *file)
+{
+    struct stat st;
+    if (stat(file, &st) != 0) {
+        printf("%s: missing, skipped\n", file);
+        return;
+    }
+    uint64_t records = count_records(o->exe, events, file);
+    printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
+    char *argv[] = {(char *)o->exe, "print", (char *)events, (char *)file, NULL};
+    double ours = measure("simpletrace", argv, records, st.st_size, o->runs);
+    const char *py = getenv("SIMPLETRACE_PY");
+    if (!py || !*py)
+        return;
+    char *pargv[] = {"/usr/bin/env", "python3", (char *)py, (char *)events, (char *)file, NULL};
+    double theirs = measure("simpletrace.py", pargv, records, st.st_size, 1);
+    if (ours > 0 && theirs > 0)
+        printf("  ratio: simpletrace print is %.0fx simpletrace.py\n", ours / theirs);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option lo[] = {
+        {"simpletrace", required_argument, NULL, 'x'}, {"events", required_argument, NULL, 'e'},
+        {"shared", required_argument, NULL, 's'},      {"records", required_argument, NULL, 'n'},
+        {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'x': o->exe = optarg; break;
+        case 'e': o->events = optarg; break;
+        case 's': o->shared = optarg; break;
+        case 'n': o->records = strtoull(optarg, NULL, 10); break;
+        case 'd': o->dir = optarg; break;
+        case 'r': o->runs = atoi(optarg); break;
+        default: return -1;
+        }
+    }
+    return o->exe && o->events && o->records && o->runs > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp"};
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
+                        "[--records N] [--dir DIR] [--runs R]\n");
+        return 2;
+    }
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/simpletrace-bench-reader-%ld.bin", o.dir, (long)getpid());
+    /*
+     * Trace in a child: a spawned reader's max RSS counts its parent's pages
+     * (vfork-style spawn keeps the high-water mark across exec), so this
+     * process must never allocate the runtime's trace buffers.
+     */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        exit(generate(trace, o.records) == 0 ? 0 : 1);
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    bench_file(&o, o.events, trace);
+    unlink(trace);
+    if (o.shared) {
+        char events[4200], fixture[4200];
+        snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);
+        snprintf(fixture, sizeof fixture, "%s/fixtures/qemu/bench_small_drops.bin", o.shared);
+        bench_file(&o, events, fixture);
+    }
+    if (!getenv("SIMPLETRACE_PY"))
+        printf("(set SIMPLETRACE_PY=/path/to/qemu/scripts/simpletrace.py to compare with QEMU's reader)\n");
+    return 0;
+}

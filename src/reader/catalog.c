@@ -1,0 +1,187 @@
+/*
+ * The event catalogue: trace-events files parsed by the events module,
+ * with the read-only views (st_event_info) that records point to. The
+ * built-in Dropped_Event(uint64_t num_events_dropped) sits after the
+ * declared events, at index count, as simpletrace.py declares it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+#define ST_API __attribute__((visibility("default")))
+
+static const struct st_arg_info dropped_arg = {
+    .name = "num_events_dropped",
+    .type = "uint64_t",
+    .kind = ST_VALUE_INTEGER,
+    .is_signed = false,
+    .size = 8,
+};
+
+static enum st_value_kind value_kind(enum st_arg_kind k)
+{
+    switch (k) {
+    case ST_ARG_STRING: return ST_VALUE_STRING;
+    case ST_ARG_POINTER: return ST_VALUE_POINTER;
+    default: return ST_VALUE_INTEGER;
+    }
+}
+
+/* Builds the views over cat->list. 0 or -ENOMEM. */
+static int build_views(struct st_catalog *cat)
+{
+    size_t n = cat->list.count, nargs = 0;
+    for (size_t i = 0; i < n; i++)
+        nargs += cat->list.events[i].nargs;
+    cat->count = n;
+    cat->events = calloc(n + 1, sizeof *cat->events);
+    cat->args = calloc(nargs ? nargs : 1, sizeof *cat->args);
+    if (!cat->events || !cat->args)
+        return -ENOMEM;
+    struct st_arg_info *a = cat->args;
+    for (size_t i = 0; i < n; i++) {
+        const struct st_event_decl *d = &cat->list.events[i];
+        struct st_event_info *e = &cat->events[i];
+        e->name = d->name;
+        e->name_len = strlen(d->name);
+        e->index = (unsigned)i;
+        e->nargs = d->nargs;
+        e->args = a;
+        e->disabled = d->disabled;
+        for (unsigned j = 0; j < d->nargs; j++, a++) {
+            a->name = d->args[j].name;
+            a->type = d->args[j].type;
+            a->kind = value_kind(d->args[j].kind);
+            a->is_signed = d->args[j].is_signed;
+            a->size = d->args[j].size;
+        }
+    }
+    struct st_event_info *drop = &cat->events[n];
+    drop->name = ST_DROPPED_EVENT_NAME;
+    drop->name_len = strlen(ST_DROPPED_EVENT_NAME);
+    drop->index = (unsigned)n;
+    drop->nargs = 1;
+    drop->args = &dropped_arg;
+    return 0;
+}
+
+static void put_error(char *errbuf, size_t errlen, const struct st_events_error *e)
+{
+    if (errbuf && errlen)
+        st_events_error_format(e, errbuf, errlen);
+}
+
+/* Checks and indexes a parsed list, then builds the views. */
+static int finish(struct st_catalog *cat, char *errbuf, size_t errlen)
+{
+    struct st_events_error e;
+    memset(&e, 0, sizeof e);
+    int ret = st_events_check(&cat->list, &e);
+    if (ret < 0) {
+        put_error(errbuf, errlen, &e);
+        return ret;
+    }
+    ret = st_events_build_index(&cat->list);
+    if (ret == 0)
+        ret = build_views(cat);
+    if (ret < 0 && errbuf && errlen)
+        snprintf(errbuf, errlen, "%s", strerror(-ret));
+    return ret;
+}
+
+static struct st_catalog *catalog_alloc(void)
+{
+    struct st_catalog *cat = calloc(1, sizeof *cat);
+    if (cat)
+        st_events_init(&cat->list);
+    return cat;
+}
+
+ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths,
+                           char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    struct st_catalog *cat = catalog_alloc();
+    if (!cat)
+        return -ENOMEM;
+    int ret = 0;
+    for (size_t i = 0; i < npaths && ret == 0; i++) {
+        struct st_events_error e;
+        memset(&e, 0, sizeof e);
+        ret = st_events_parse_file(&cat->list, paths[i], &e);
+        if (ret < 0)
+            put_error(errbuf, errlen, &e);
+    }
+    if (ret == 0)
+        ret = finish(cat, errbuf, errlen);
+    if (ret < 0) {
+        st_catalog_free(cat);
+        return ret;
+    }
+    *out = cat;
+    return 0;
+}
+
+ST_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, const char *text, size_t len,
+                                  char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    struct st_catalog *cat = catalog_alloc();
+    if (!cat)
+        return -ENOMEM;
+    struct st_events_error e;
+    memset(&e, 0, sizeof e);
+    int ret = st_events_parse_buffer(&cat->list, name, text, len, &e);
+    if (ret < 0)
+        put_error(errbuf, errlen, &e);
+    else
+        ret = finish(cat, errbuf, errlen);
+    if (ret < 0) {
+        st_catalog_free(cat);
+        return ret;
+    }
+    *out = cat;
+    return 0;
+}
+
+ST_API void st_catalog_free(struct st_catalog *cat)
+{
+    if (!cat)
+        return;
+    st_events_free(&cat->list);
+    free(cat->events);
+    free(cat->args);
+    free(cat);
+}
+
+ST_API size_t st_catalog_count(const struct st_catalog *cat)
+{
+    return cat->count;
+}
+
+ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index)
+{
+    return index <= cat->count ? &cat->events[index] : NULL;
+}
+
+ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name)
+{
+    size_t len = strlen(name);
+    const struct st_event_decl *d = st_events_find(&cat->list, name, len);
+    if (d && d->index < cat->count)
+        return &cat->events[d->index];
+    if (!strcmp(name, ST_DROPPED_EVENT_NAME))
+        return &cat->events[cat->count];
+    return NULL;
+}
+
+ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)
+{
+    for (unsigned i = 0; i < ev->nargs; i++)
+        if (!strcmp(ev->args[i].name, name))
+            return (int)i;
+    return -ENOENT;
+}

@@ -1,0 +1,125 @@
+/*
+ * Record selection helpers: event-name globs and durations.
+ *
+ * An event filter is a comma-separated list of globs (* and ?, whole
+ * name, case-sensitive, as QEMU's -trace enable=); a leading '-' makes a
+ * glob exclude. Globs apply left to right and the last one matching a
+ * name decides; names no glob matches are selected only when the first
+ * glob excludes (so "-qemu_mutex_*" means "everything but ..."). The
+ * filter is compiled once into one byte per event, so the reader tests a
+ * record with a single load.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+#define ST_API __attribute__((visibility("default")))
+
+bool st__glob_match(const char *pat, size_t plen, const char *name)
+{
+    /* Iterative matcher: remember the last '*' and retry from there on mismatch. */
+    size_t p = 0, star = (size_t)-1, resume = 0;
+    const char *n = name;
+    while (*n) {
+        if (p < plen && (pat[p] == '?' || pat[p] == *n)) {
+            p++;
+            n++;
+        } else if (p < plen && pat[p] == '*') {
+            star = p++;
+            resume = (size_t)(n - name);
+        } else if (star != (size_t)-1) {
+            p = star + 1;
+            n = name + ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < plen && pat[p] == '*')
+        p++;
+    return p == plen;
+}
+
+/* Applies one glob (without its '-') to every event. */
+static void apply_glob(const struct st_catalog *cat, uint8_t *sel, const char *glob, size_t len, uint8_t value)
+{
+    for (size_t i = 0; i <= cat->count; i++)
+        if (st__glob_match(glob, len, cat->events[i].name))
+            sel[i] = value;
+}
+
+int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out)
+{
+    *out = NULL;
+    if (!spec)
+        return 0;
+    uint8_t *sel = malloc(cat->count + 1);
+    if (!sel)
+        return -ENOMEM;
+    bool first = true;
+    for (const char *s = spec;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        bool exclude = len > 0 && s[0] == '-';
+        const char *glob = s + exclude;
+        size_t glen = len - exclude;
+        if (glen == 0) {
+            free(sel);
+            return -EINVAL;
+        }
+        if (first) /* nothing matched yet: selected only if the list starts by excluding */
+            memset(sel, exclude, cat->count + 1);
+        first = false;
+        apply_glob(cat, sel, glob, glen, (uint8_t)!exclude);
+        if (!comma)
+            break;
+        s = comma + 1;
+    }
+    *out = sel;
+    return 0;
+}
+
+/* Nanoseconds per unit for a duration suffix, 0 if unknown. */
+static int64_t unit_ns(const char *u)
+{
+    if (!*u || !strcmp(u, "ns"))
+        return 1;
+    if (!strcmp(u, "us"))
+        return 1000;
+    if (!strcmp(u, "ms"))
+        return 1000000;
+    if (!strcmp(u, "s"))
+        return 1000000000;
+    return 0;
+}
+
+ST_API int st_parse_duration_ns(const char *text, int64_t *ns)
+{
+    const char *p = text;
+    bool neg = *p == '-';
+    p += neg || *p == '+';
+    if (*p < '0' || *p > '9')
+        return -EINVAL;
+    uint64_t whole = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > (UINT64_C(1) << 62) / 10)
+            return -EINVAL;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    /* Keep up to 9 fraction digits as an exact numerator over 1e9. */
+    uint64_t frac = 0, scale = 1000000000;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (uint64_t)(*p - '0') * scale;
+            }
+    }
+    int64_t unit = unit_ns(p);
+    if (!unit || whole > (uint64_t)(INT64_MAX / unit))
+        return -EINVAL;
+    int64_t v = (int64_t)whole * unit + (int64_t)(frac * (uint64_t)unit / 1000000000);
+    *ns = neg ? -v : v;
+    return 0;
+}

@@ -1,0 +1,318 @@
+/*
+ * Record printers: simpletrace.py's text lines and JSON lines.
+ *
+ * Text, as simpletrace.py's f'{name} {delta_ns / 1000:0.3f} {pid=} ' +
+ * ' '.join(fields): integers 0x%x (unsigned 64-bit), strings as Python
+ * bytes repr, and the space after pid=N even with no arguments. v0 records
+ * have no pid and print without the pid field, as the v0-era reader did.
+ *
+ * Speed: every event gets templates once ("name ", "arg=", " arg="; the
+ * JSON keys likewise), fields are formatted by hand (textfmt.h) straight
+ * into one output buffer that is written out in large blocks. Before a
+ * record is formatted, its worst-case size is reserved, so the field
+ * writers never check for room.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+#include "reader/textfmt.h"
+
+#define ST_API __attribute__((visibility("default")))
+
+#define OUT_BUFFER (256u << 10) /* written out when full; small enough to stay in cache */
+#define SLACK 64 /* scratch bytes the field writers may store past a line */
+
+/* Offsets into the template arena of one event's pieces. */
+struct tmpl {
+    uint32_t head, head_len;                 /* text: "name " / JSON: {"name":"name","id": */
+    uint32_t arg[ST_READER_MAX_ARGS];        /* text: "a=", " b=" / JSON: "a":, ,"b": */
+    uint32_t arg_len[ST_READER_MAX_ARGS];
+    uint32_t bound;                          /* worst-case line size without string bytes */
+    bool has_strings;
+};
+
+struct st_formatter {
+    const struct st_catalog *cat;
+    enum st_output_format format;
+    enum st_timestamp_mode timestamps;
+    FILE *out;
+    struct tmpl *tmpl;       /* per event index, Dropped_Event last */
+    char *arena;             /* template text */
+    char *buf;               /* output lines */
+    size_t used, cap;
+    bool have_prev, have_origin;
+    uint64_t prev_ts, origin;
+    uint32_t pid;            /* the pid whose " pid=N " text is cached */
+    uint32_t pid_len;        /* 0: nothing cached */
+    char pid_text[32];
+};
+
+/* --- templates ----------------------------------------------------------- */
+
+struct arena {
+    char *text;
+    size_t len, cap;
+};
+
+/* Appends n bytes to the arena; returns their offset, or -1 on ENOMEM. */
+static long arena_add(struct arena *a, const char *s, size_t n)
+{
+    if (a->len + n > a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 4096;
+        while (cap < a->len + n)
+            cap *= 2;
+        char *t = realloc(a->text, cap);
+        if (!t)
+            return -1;
+        a->text = t;
+        a->cap = cap;
+    }
+    memcpy(a->text + a->len, s, n);
+    a->len += n;
+    return (long)(a->len - n);
+}
+
+/* Adds the concatenation of up to three strings; offset or -1. */
+static long arena_add3(struct arena *a, const char *x, const char *y, const char *z)
+{
+    long off = arena_add(a, x, strlen(x));
+    if (off < 0 || arena_add(a, y, strlen(y)) < 0 || arena_add(a, z, strlen(z)) < 0)
+        return -1;
+    return off;
+}
+
+/* Builds the templates of one event. 0 or -ENOMEM. */
+static int build_tmpl(struct arena *a, struct tmpl *t, const struct st_event_info *ev, bool json)
+{
+    long off;
+    size_t bound;
+    if (json) {
+        /* Event and argument names are C identifiers: no JSON escaping needed. */
+        off = arena_add3(a, "{\"name\":\"", ev->name, "\",\"id\":");
+        /* id, ,"timestamp_ns": ts, ,"pid": pid, ,"args":{ ... }}\n */
+        bound = 20 + 16 + 20 + 7 + 10 + 10 + 3;
+    } else {
+        off = arena_add3(a, ev->name, " ", "");
+        /* delta, " pid=", pid, " ", "\n" */
+        bound = ST__US_ROOM + 5 + 10 + 1 + 1;
+    }
+    if (off < 0)
+        return -ENOMEM;
+    t->head = (uint32_t)off;
+    t->head_len = (uint32_t)(a->len - (size_t)off);
+    bound += t->head_len;
+    t->has_strings = false;
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        const char *sep = i == 0 ? "" : json ? "," : " ";
+        off = json ? arena_add3(a, sep, "\"", ev->args[i].name) : arena_add3(a, sep, ev->args[i].name, "=");
+        if (off < 0 || (json && arena_add(a, "\":", 2) < 0))
+            return -ENOMEM;
+        t->arg[i] = (uint32_t)off;
+        t->arg_len[i] = (uint32_t)(a->len - (size_t)off);
+        bound += t->arg_len[i] + 20 + 3; /* widest number, or a string's quotes and prefix */
+        if (ev->args[i].kind == ST_VALUE_STRING)
+            t->has_strings = true;
+    }
+    t->bound = (uint32_t)bound;
+    return 0;
+}
+
+ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
+                            const struct st_formatter_options *opts)
+{
+    *out = NULL;
+    if (!opts || opts->format > ST_OUTPUT_JSON || opts->timestamps > ST_TIMESTAMP_ABSOLUTE)
+        return -EINVAL;
+    struct st_formatter *f = calloc(1, sizeof *f);
+    struct arena a = {0};
+    int ret = -ENOMEM;
+    if (!f)
+        goto fail;
+    f->cat = cat;
+    f->format = opts->format;
+    f->timestamps = opts->timestamps;
+    f->out = opts->out;
+    f->cap = OUT_BUFFER;
+    f->buf = malloc(f->cap);
+    f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
+    if (!f->buf || !f->tmpl)
+        goto fail;
+    for (size_t i = 0; i <= cat->count; i++)
+        if ((ret = build_tmpl(&a, &f->tmpl[i], &cat->events[i], f->format == ST_OUTPUT_JSON)) < 0)
+            goto fail;
+    static const char pad[SLACK]; /* st__put_short() reads whole blocks past a piece */
+    if (arena_add(&a, pad, sizeof pad) < 0)
+        goto fail;
+    f->arena = a.text;
+    *out = f;
+    return 0;
+fail:
+    free(a.text);
+    st_formatter_free(f);
+    return ret;
+}
+
+ST_API void st_formatter_free(struct st_formatter *f)
+{
+    if (!f)
+        return;
+    free(f->arena);
+    free(f->tmpl);
+    free(f->buf);
+    free(f);
+}
+
+ST_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_ns)
+{
+    f->origin = timestamp_ns;
+    f->have_origin = true;
+}
+
+/* --- output buffer ------------------------------------------------------- */
+
+/* Writes the buffered bytes out (or drops them for a NULL out). 0 or -errno. */
+static int drain(struct st_formatter *f)
+{
+    if (f->out && f->used && fwrite(f->buf, 1, f->used, f->out) != f->used) {
+        int e = errno ? errno : EIO;
+        f->used = 0;
+        return -e;
+    }
+    f->used = 0;
+    return 0;
+}
+
+/* Makes room for n more bytes. 0, -ENOMEM or a write error. */
+static int reserve(struct st_formatter *f, size_t n)
+{
+    if (f->used + n <= f->cap)
+        return 0;
+    int ret = drain(f);
+    if (ret < 0 || n <= f->cap)
+        return ret;
+    char *b = realloc(f->buf, n); /* a line longer than the buffer: only huge strings */
+    if (!b)
+        return -ENOMEM;
+    f->buf = b;
+    f->cap = n;
+    return 0;
+}
+
+ST_API int st_formatter_flush(struct st_formatter *f)
+{
+    int ret = drain(f);
+    if (ret == 0 && f->out && fflush(f->out) != 0)
+        ret = errno ? -errno : -EIO;
+    return ret;
+}
+
+ST_API const char *st_formatter_buffered(const struct st_formatter *f, size_t *len)
+{
+    *len = f->used;
+    return f->buf;
+}
+
+/* --- lines ---------------------------------------------------------------- */
+
+/* The time column of a text line. */
+static char *put_time(struct st_formatter *f, char *p, uint64_t ts)
+{
+    switch (f->timestamps) {
+    case ST_TIMESTAMP_DELTA: {
+        uint64_t prev = f->have_prev ? f->prev_ts : ts;
+        f->have_prev = true;
+        f->prev_ts = ts;
+        return ts >= prev ? st__put_delta_us(p, false, ts - prev) : st__put_delta_us(p, true, prev - ts);
+    }
+    case ST_TIMESTAMP_RELATIVE:
+        if (!f->have_origin)
+            st_formatter_set_origin(f, ts);
+        return ts >= f->origin ? st__put_us_exact(p, false, ts - f->origin) : st__put_us_exact(p, true, f->origin - ts);
+    default:
+        return st__put_us_exact(p, false, ts);
+    }
+}
+
+static void cache_pid(struct st_formatter *f, uint32_t pid)
+{
+    memcpy(f->pid_text, " pid=", 5);
+    char *e = st__put_u64(f->pid_text + 5, pid);
+    *e++ = ' ';
+    f->pid = pid;
+    f->pid_len = (uint32_t)(e - f->pid_text);
+}
+
+static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
+{
+    p = st__put_short(p, f->arena + t->head, t->head_len);
+    p = put_time(f, p, rec->timestamp_ns);
+    if (rec->has_pid) {
+        if (rec->pid != f->pid || !f->pid_len) /* one pid per file in practice: format it once */
+            cache_pid(f, rec->pid);
+        p = st__put_short(p, f->pid_text, f->pid_len);
+    } else {
+        *p++ = ' ';
+    }
+    for (unsigned i = 0; i < rec->nargs; i++) {
+        const struct st_value *v = &rec->args[i];
+        p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
+        if (v->kind == ST_VALUE_STRING)
+            p = st__put_bytes_repr(p, (const uint8_t *)v->str, v->len);
+        else
+            p = st__put_hex(p, v->u64);
+    }
+    *p++ = '\n';
+    return p;
+}
+
+static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
+{
+    p = st__put_short(p, f->arena + t->head, t->head_len);
+    p = st__put_u64(p, rec->id);
+    memcpy(p, ",\"timestamp_ns\":", 16);
+    p = st__put_u64(p + 16, rec->timestamp_ns);
+    memcpy(p, ",\"pid\":", 7);
+    p += 7;
+    if (rec->has_pid) {
+        p = st__put_u64(p, rec->pid);
+    } else {
+        memcpy(p, "null", 4);
+        p += 4;
+    }
+    memcpy(p, ",\"args\":{", 9);
+    p += 9;
+    for (unsigned i = 0; i < rec->nargs; i++) {
+        const struct st_value *v = &rec->args[i];
+        p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
+        if (v->kind == ST_VALUE_STRING)
+            p = st__put_json_string(p, (const uint8_t *)v->str, v->len);
+        else
+            p = st__put_u64(p, v->u64);
+    }
+    memcpy(p, "}}\n", 3);
+    return p + 3;
+}
+
+ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec)
+{
+    const struct st_event_info *ev = rec->event;
+    if (!ev || ev->index > f->cat->count || ev != &f->cat->events[ev->index] || rec->nargs != ev->nargs)
+        return -EINVAL;
+    const struct tmpl *t = &f->tmpl[ev->index];
+    size_t need = t->bound + SLACK;
+    if (t->has_strings) {
+        size_t per_byte = f->format == ST_OUTPUT_JSON ? 6 : 4;
+        for (unsigned i = 0; i < rec->nargs; i++)
+            if (rec->args[i].kind == ST_VALUE_STRING)
+                need += per_byte * rec->args[i].len;
+    }
+    int ret = reserve(f, need);
+    if (ret < 0)
+        return ret;
+    char *p = f->buf + f->used;
+    p = f->format == ST_OUTPUT_JSON ? put_json(f, p, t, rec) : put_text(f, p, t, rec);
+    f->used = (size_t)(p - f->buf);
+    return 0;
+}

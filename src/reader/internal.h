@@ -1,0 +1,30 @@
+/*
+ * Private parts of the reader library shared by its files. Nothing here is
+ * exported from the shared library.
+ */
+#ifndef ST_READER_INTERNAL_H
+#define ST_READER_INTERNAL_H
+
+#include <simpletrace/reader.h>
+
+#include "events/events.h"
+
+/* The catalog: the parsed list plus the public views of its events. */
+struct st_catalog {
+    struct st_event_list list;    /* owns every string the views point to */
+    struct st_event_info *events; /* count + 1 entries: the last is Dropped_Event */
+    struct st_arg_info *args;     /* the args of every event, back to back */
+    size_t count;                 /* declared events */
+};
+
+/*
+ * An event-name filter compiled against a catalog: one byte per event index
+ * (Dropped_Event included), 1 = selected. Returns a malloc'ed array (caller
+ * frees) in *out, NULL when spec selects everything. 0, -EINVAL or -ENOMEM.
+ */
+int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out);
+
+/* Glob match of the whole name against pattern[0..plen): * and ?. */
+bool st__glob_match(const char *pattern, size_t plen, const char *name);
+
+#endif /* ST_READER_INTERNAL_H */

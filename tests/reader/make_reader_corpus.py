@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the reader fuzz target (tests/fuzz/corpus/reader/).
+
+Each seed is a small trace for the catalogue in tests/fuzz/fuzz_reader.c,
+built here from the format description in src/format/format.h, so the
+seeds are ours (nothing is copied from the shared fixtures). Run it from
+anywhere; it rewrites the directory's *.bin files.
+"""
+import os
+import struct
+import sys
+
+HDR_ID = 0xFFFFFFFFFFFFFFFF
+MAGIC = 0xF2B177CB0AA429B4
+DROPPED = 0xFFFFFFFFFFFFFFFE
+
+
+def header(version=4, bo='<'):
+    return struct.pack(bo + 'QQQ', HDR_ID, MAGIC, version)
+
+
+def mapping(eid, name, bo='<'):
+    n = name.encode()
+    return struct.pack(bo + 'QQI', 0, eid, len(n)) + n
+
+
+def u64(v, bo='<'):
+    return struct.pack(bo + 'Q', v & 0xFFFFFFFFFFFFFFFF)
+
+
+def s(text, bo='<'):
+    b = text if isinstance(text, bytes) else text.encode()
+    return struct.pack(bo + 'I', len(b)) + b
+
+
+def event(eid, ts, payload=b'', pid=4242, rectype=1, bo='<', length=None):
+    if length is None:
+        length = 24 + len(payload)
+    return struct.pack(bo + 'QQQII', rectype, eid, ts, length, pid) + payload
+
+
+def v2_event(eid, ts, payload=b'', pid=0, bo='<'):
+    return struct.pack(bo + 'QQII', eid, ts, 24 + len(payload), pid) + payload
+
+
+NAMES = ['ev_noargs', 'ev_int', 'ev_str', 'ev_ptr', 'ev_off', 'ev_two_str', 'ev_ten',
+         'qemu_mutex_lock', 'qemu_mutex_locked', 'qemu_mutex_unlock']
+
+
+def all_mappings(bo='<', base=10):
+    return b''.join(mapping(base + i, n, bo) for i, n in enumerate(NAMES))
+
+
+def basic(bo='<'):
+    m = all_mappings(bo)
+    recs = [
+        event(10, 1000, b'', bo=bo),
+        event(11, 1500, u64(-5, bo) + u64(2**64 - 1, bo), bo=bo),
+        event(12, 2000, s('hello', bo) + u64(7, bo), bo=bo),
+        event(12, 2100, s(b"it's \"q\"\t\n\xff", bo) + u64(1, bo), bo=bo),
+        event(13, 2200, u64(0x7f0012345678, bo) + s('second', bo), bo=bo),
+        event(15, 2300, s('', bo) + s('b', bo), bo=bo),
+        event(16, 2400, b''.join(u64(i, bo) for i in range(10)), bo=bo),
+        event(DROPPED, 2500, u64(1234, bo), bo=bo),
+        event(17, 2000, u64(0x55aa, bo) + s('../util/qemu-thread-posix.c', bo) + u64(88, bo), bo=bo),
+        event(18, 2600, u64(0x55aa, bo) + s('../util/qemu-thread-posix.c', bo) + u64(88, bo), bo=bo),
+        event(19, 2700, u64(0x55aa, bo) + s('../util/qemu-thread-posix.c', bo) + u64(90, bo), bo=bo),
+    ]
+    return header(4, bo) + m + b''.join(recs)
+
+
+def seeds():
+    out = {}
+    out['v4_basic'] = basic()
+    out['v4_big_endian'] = basic('>')
+    out['v4_header_only'] = header()
+    out['v4_mid_mapping'] = (header() + mapping(7, 'ev_int') + event(7, 10, u64(1) + u64(2)) +
+                             mapping(7, 'ev_noargs') + event(7, 20))
+    out['v4_rectype2'] = header() + mapping(1, 'ev_noargs') + event(1, 5, rectype=2)
+    out['v4_trailing'] = (header() + mapping(1, 'ev_int') + event(1, 5, u64(1) + u64(2) + u64(3), length=48) +
+                          event(1, 6, u64(3) + u64(4)))
+    out['v4_truncated'] = basic()[:-5]
+    out['v4_unknown_id'] = header() + mapping(1, 'ev_noargs') + event(1, 5) + event(555, 6)
+    out['v4_undeclared'] = header() + mapping(1, 'ev_nowhere') + event(1, 5)
+    out['v4_string_past_end'] = header() + mapping(1, 'ev_str') + event(1, 5, struct.pack('<I', 400) + b'abc')
+    out['v4_short_length'] = header() + mapping(1, 'ev_noargs') + event(1, 5, length=8)
+    out['v4_huge_length'] = header() + mapping(1, 'ev_noargs') + event(1, 5, length=0xFFFFFFF0)
+    out['v4_long_string'] = header() + mapping(1, 'ev_str') + event(1, 5, s('x' * 512) + u64(5))
+    out['v4_bad_magic'] = struct.pack('<QQQ', HDR_ID, 0, 4)
+    out['v4_bad_version'] = header(9)
+    out['v4_non_monotonic'] = (header() + mapping(1, 'ev_noargs') + event(1, 1000) + event(1, 900, pid=4243) +
+                               event(1, 2000))
+    out['no_header'] = event(0, 10) + event(1, 20, u64(1) + u64(2)) + event(6, 30, b''.join(u64(i) for i in range(10)))
+    out['v0'] = (struct.pack('<8Q', HDR_ID, MAGIC, 0, 0, 0, 0, 0, 0) + struct.pack('<8Q', 1, 10, 1, 2, 0, 0, 0, 0) +
+                 struct.pack('<8Q', DROPPED, 0, 77, 0, 0, 0, 0, 0) + struct.pack('<8Q', 2, 30, 0xdead, 3, 0, 0, 0, 0))
+    out['v2'] = header(2) + v2_event(1, 10, u64(1) + u64(2)) + v2_event(2, 20, s('v2') + u64(3))
+    out['v3'] = header(3) + v2_event(1, 10, u64(1) + u64(2), pid=4242) + v2_event(DROPPED, 20, u64(9), pid=4242)
+    out['v3_big_endian'] = header(3, '>') + v2_event(1, 10, u64(1, '>') + u64(2, '>'), pid=4242, bo='>')
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    dest = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '..', 'fuzz', 'corpus', 'reader')
+    os.makedirs(dest, exist_ok=True)
+    for name, data in sorted(seeds().items()):
+        with open(os.path.join(dest, name + '.bin'), 'wb') as f:
+            f.write(data)
+    print(f'{len(seeds())} seeds in {dest}')
+
+
+if __name__ == '__main__':
+    main()

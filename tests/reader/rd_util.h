@@ -1,0 +1,182 @@
+/*
+ * Helpers for the reader tests: slurping files, running the CLI in a child
+ * process with its output captured, and reading simpletrace.py's expected
+ * text back into numbers (so tests compute expectations independently).
+ */
+#ifndef ST_TEST_RD_UTIL_H
+#define ST_TEST_RD_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Whole file in a malloc'ed NUL-terminated buffer (NULL if unreadable); *len its size. */
+static inline char *rd_slurp(const char *path, size_t *len)
+{
+    if (len)
+        *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *b = realloc(buf, 2 * cap + 1);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+/* What a child run produced. */
+struct rd_run {
+    char *out, *err;      /* malloc'ed, NUL-terminated */
+    size_t out_len, err_len;
+    int status;           /* exit status, or 128 + signal */
+    long maxrss_kb;       /* the child's peak resident size */
+};
+
+static inline void rd_run_free(struct rd_run *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}
+
+/* A temporary file name made with mkstemp (created empty). */
+static inline void rd_tmpname(char *buf, size_t len, const char *tag)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, len, "%s/st-reader-%s-XXXXXX", dir && *dir ? dir : "/tmp", tag);
+    int fd = mkstemp(buf);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Set to send the child's stdout to /dev/null (out stays NULL): keeps this process small. */
+static int rd_discard_stdout;
+
+/* Runs argv (argv[0] a path) with stdin from in_path (NULL: /dev/null); 0 or -errno. */
+static inline int rd_run(char *const argv[], const char *in_path, struct rd_run *res)
+{
+    char out_path[256], err_path[256];
+    memset(res, 0, sizeof *res);
+    rd_tmpname(out_path, sizeof out_path, "out");
+    rd_tmpname(err_path, sizeof err_path, "err");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, rd_discard_stdout ? "/dev/null" : out_path, O_WRONLY | O_TRUNC, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_TRUNC, 0);
+    pid_t pid;
+    int ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (ret == 0) {
+        int st;
+        struct rusage ru;
+        while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+            ;
+        res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        res->maxrss_kb = ru.ru_maxrss;
+        res->out = rd_discard_stdout ? NULL : rd_slurp(out_path, &res->out_len);
+        res->err = rd_slurp(err_path, &res->err_len);
+    }
+    unlink(out_path);
+    unlink(err_path);
+    return -ret;
+}
+
+/* One line of simpletrace.py's text output, split up. */
+struct rd_line {
+    char name[128];
+    int64_t delta_ns;  /* exact: the text has 3 decimals of microseconds */
+    long pid;          /* -1 when the line has no pid field */
+    const char *args;  /* the rest of the line (inside the text buffer) */
+    size_t args_len;
+};
+
+/* Parses "-12.345" (microseconds, 3 decimals) into nanoseconds. */
+static inline int64_t rd_parse_delta(const char *s, const char **end)
+{
+    bool neg = *s == '-';
+    s += neg;
+    int64_t whole = 0, frac = 0;
+    while (*s >= '0' && *s <= '9')
+        whole = whole * 10 + (*s++ - '0');
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            frac = frac * 10 + (*s - '0');
+    if (end)
+        *end = s;
+    int64_t v = whole * 1000 + frac;
+    return neg ? -v : v;
+}
+
+/* Splits the line at *pos of text into *l and advances *pos; false at the end. */
+static inline bool rd_next_line(const char *text, size_t *pos, struct rd_line *l)
+{
+    const char *p = text + *pos;
+    if (!*p)
+        return false;
+    const char *nl = strchr(p, '\n');
+    const char *eol = nl ? nl : p + strlen(p);
+    const char *sp = memchr(p, ' ', (size_t)(eol - p));
+    size_t nlen = sp ? (size_t)(sp - p) : (size_t)(eol - p);
+    if (nlen >= sizeof l->name)
+        nlen = sizeof l->name - 1;
+    memcpy(l->name, p, nlen);
+    l->name[nlen] = 0;
+    const char *q = sp ? sp + 1 : eol;
+    l->delta_ns = rd_parse_delta(q, &q);
+    l->pid = -1;
+    if (!strncmp(q, " pid=", 5)) {
+        l->pid = strtol(q + 5, (char **)&q, 10);
+    }
+    if (q < eol && *q == ' ')
+        q++;
+    l->args = q;
+    l->args_len = (size_t)(eol - q);
+    *pos = (size_t)(eol - text) + (nl ? 1 : 0);
+    return true;
+}
+
+/* Value of integer field "name=0x..." in the args of a line; false if absent. */
+static inline bool rd_field_u64(const struct rd_line *l, const char *name, uint64_t *v)
+{
+    size_t n = strlen(name);
+    for (const char *p = l->args; p < l->args + l->args_len; p++) {
+        if ((p == l->args || p[-1] == ' ') && !strncmp(p, name, n) && p[n] == '=' && p[n + 1] == '0' &&
+            p[n + 2] == 'x') {
+            *v = strtoull(p + n + 3, NULL, 16);
+            return true;
+        }
+    }
+    return false;
+}
+
+#endif

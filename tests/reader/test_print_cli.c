@@ -1,0 +1,490 @@
+/*
+ * `simpletrace print` and `simpletrace stats` as a user runs them: every
+ * QEMU fixture byte-identical to simpletrace.py's output, every edge case
+ * (stdout, exit status, our error message), the options, stats numbers
+ * computed independently from the expected text, and bounded memory.
+ *
+ * usage: test_print_cli SIMPLETRACE_EXE SHARED_DIR
+ */
+#include <dirent.h>
+
+#include "rd_util.h"
+#include "tap.h"
+
+static const char *exe, *shared;
+
+/* Runs simpletrace with the arguments up to a NULL, stdin from in (NULL: /dev/null). */
+static void run(struct rd_run *res, const char *in, ...)
+{
+    char *argv[16] = {(char *)exe};
+    va_list ap;
+    va_start(ap, in);
+    for (int i = 1; i < 15 && (argv[i] = va_arg(ap, char *)) != NULL; i++)
+        ;
+    va_end(ap);
+    if (rd_run(argv, in, res) != 0)
+        memset(res, 0, sizeof *res);
+}
+
+static char *path(const char *dir, const char *name, const char *suffix)
+{
+    static char bufs[4][4096];
+    static int i;
+    char *b = bufs[i++ % 4];
+    snprintf(b, sizeof bufs[0], "%s/fixtures/%s/%s%s", shared, dir, name, suffix);
+    return b;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* --- golden output ---------------------------------------------------------- */
+
+static void test_qemu_fixtures(void)
+{
+    DIR *d = opendir(path("qemu", "", ""));
+    struct dirent *de;
+    int files = 0;
+    while (d && (de = readdir(d))) {
+        if (!ends_with(de->d_name, ".bin"))
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(de->d_name) - 4), de->d_name);
+        size_t len;
+        char *want = rd_slurp(path("qemu", name, ".expected.txt"), &len);
+        struct rd_run r;
+        run(&r, NULL, "print", path("qemu", "trace-events-all", ""), path("qemu", name, ".bin"), NULL, NULL, NULL);
+        ok(want && r.out && r.out_len == len && !memcmp(r.out, want, len) && r.status == 0 && r.err_len == 0,
+           "qemu/%s: stdout byte-identical (%zu bytes), exit 0, no stderr", name, len);
+        free(want);
+        rd_run_free(&r);
+        files++;
+    }
+    if (d)
+        closedir(d);
+    ok(files >= 13, "%d QEMU fixtures", files);
+}
+
+/* Edge cases simpletrace.py cannot read and we decode: our stdout. */
+static const struct {
+    const char *name, *out;
+} decoded[] = {
+    {"version_0", "ev_int 0.000 x=0x1 y=0x2\n"},
+    {"version_2", "ev_int 0.000 pid=0 x=0x1 y=0x2\n"},
+    {"version_3", "ev_int 0.000 pid=4242 x=0x1 y=0x2\n"},
+    {"big_endian_v4", "ev_noargs 0.000 pid=4242 \n"},
+};
+
+static const char *decoded_output(const char *name)
+{
+    for (size_t i = 0; i < sizeof decoded / sizeof decoded[0]; i++)
+        if (!strcmp(decoded[i].name, name))
+            return decoded[i].out;
+    return NULL;
+}
+
+static void test_edge_case(const char *name)
+{
+    size_t len;
+    char *want = rd_slurp(path("edge", name, ".expected.txt"), &len);
+    char *code = rd_slurp(path("edge", name, ".expected.exitcode"), NULL);
+    int py_status = code ? atoi(code) : -1;
+    struct rd_run r;
+    if (!strcmp(name, "no_header"))
+        run(&r, NULL, "print", "--no-header", path("edge", "trace-events", ""), path("edge", name, ".bin"), NULL, NULL);
+    else
+        run(&r, NULL, "print", path("edge", "trace-events", ""), path("edge", name, ".bin"), NULL, NULL, NULL);
+    const char *ours = decoded_output(name);
+    bool same = r.out && r.out_len == len && !memcmp(r.out, want, len);
+    if (py_status == 0) {
+        ok(same && r.status == 0 && r.err_len == 0, "edge/%s: as simpletrace.py, exit 0", name);
+    } else if (ours) {
+        ok(r.out && !strcmp(r.out, ours) && r.status == 0, "edge/%s: decoded (simpletrace.py fails): %s", name,
+           r.out ? r.out : "");
+    } else {
+        char prefix[512];
+        snprintf(prefix, sizeof prefix, "simpletrace print: %s: byte offset ", path("edge", name, ".bin"));
+        bool one_line = r.err && strchr(r.err, '\n') == r.err + r.err_len - 1;
+        ok(same && r.status == 1 && r.err && !strncmp(r.err, prefix, strlen(prefix)) && strstr(r.err, ", record ") &&
+               one_line,
+           "edge/%s: same stdout up to the error, exit 1, one message: %s", name, r.err ? r.err : "");
+    }
+    free(want);
+    free(code);
+    rd_run_free(&r);
+}
+
+static void test_edge_cases(void)
+{
+    DIR *d = opendir(path("edge", "", ""));
+    struct dirent *de;
+    int files = 0;
+    while (d && (de = readdir(d))) {
+        if (!ends_with(de->d_name, ".bin"))
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(de->d_name) - 4), de->d_name);
+        test_edge_case(name);
+        files++;
+    }
+    if (d)
+        closedir(d);
+    ok(files >= 16, "%d edge cases", files);
+}
+
+/* --- options ------------------------------------------------------------------ */
+
+/* The expected text of a fixture as lines with absolute times (first = 0). */
+struct lines {
+    struct rd_line *l;
+    int64_t *t;
+    size_t n;
+    char *text;
+};
+
+static void load_lines(const char *dir, const char *name, struct lines *ls)
+{
+    size_t len, pos = 0, cap = 1024;
+    ls->text = rd_slurp(path(dir, name, ".expected.txt"), &len);
+    ls->l = malloc(cap * sizeof *ls->l);
+    ls->t = malloc(cap * sizeof *ls->t);
+    ls->n = 0;
+    int64_t t = 0;
+    while (ls->text && rd_next_line(ls->text, &pos, &ls->l[ls->n])) {
+        t += ls->l[ls->n].delta_ns;
+        ls->t[ls->n++] = t;
+        if (ls->n == cap) {
+            cap *= 2;
+            ls->l = realloc(ls->l, cap * sizeof *ls->l);
+            ls->t = realloc(ls->t, cap * sizeof *ls->t);
+        }
+    }
+}
+
+static void free_lines(struct lines *ls)
+{
+    free(ls->l);
+    free(ls->t);
+    free(ls->text);
+}
+
+static void append_us(char **p, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+    *p += sprintf(*p, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
+                  (unsigned long long)(a % 1000));
+}
+
+/* Rebuilds line i with time column value ns. */
+static void append_line(char **p, const struct lines *ls, size_t i, int64_t ns)
+{
+    const struct rd_line *l = &ls->l[i];
+    *p += sprintf(*p, "%s ", l->name);
+    append_us(p, ns);
+    *p += sprintf(*p, " pid=%ld %.*s\n", l->pid, (int)l->args_len, l->args);
+}
+
+static bool glob_mutex(const char *name)
+{
+    return !strncmp(name, "qemu_mutex_", 11);
+}
+
+static void test_filters(void)
+{
+    struct lines ls;
+    load_lines("qemu", "bench_small_drops", &ls);
+    char *want = malloc(strlen(ls.text) + 64 * ls.n + 1), *p = want;
+    /* --events: the selected lines, each delta against the previous printed line */
+    int64_t prev = 0;
+    bool first = true;
+    for (size_t i = 0; i < ls.n; i++)
+        if (glob_mutex(ls.l[i].name)) {
+            append_line(&p, &ls, i, first ? 0 : ls.t[i] - prev);
+            prev = ls.t[i];
+            first = false;
+        }
+    *p = 0;
+    struct rd_run r;
+    run(&r, NULL, "print", "--events=qemu_mutex_*", path("qemu", "trace-events-all", ""),
+        path("qemu", "bench_small_drops", ".bin"), NULL, NULL);
+    ok(r.out && !strcmp(r.out, want) && r.status == 0,
+       "--events=qemu_mutex_*: the expected lines, deltas against the previous printed line");
+    rd_run_free(&r);
+
+    /* --from/--to: lines 10 ms to 20 ms after the first record */
+    p = want;
+    first = true;
+    for (size_t i = 0; i < ls.n; i++)
+        if (ls.t[i] >= 10000000 && ls.t[i] <= 20000000) {
+            append_line(&p, &ls, i, first ? 0 : ls.t[i] - prev);
+            prev = ls.t[i];
+            first = false;
+        }
+    *p = 0;
+    run(&r, NULL, "print", "--from=10ms", "--to=0.02s", path("qemu", "trace-events-all", ""),
+        path("qemu", "bench_small_drops", ".bin"), NULL);
+    ok(r.out && !strcmp(r.out, want) && r.status == 0, "--from=10ms --to=0.02s: the lines in the window");
+    rd_run_free(&r);
+
+    /* --timestamps=relative: time since the first record */
+    p = want;
+    for (size_t i = 0; i < ls.n; i++)
+        append_line(&p, &ls, i, ls.t[i]);
+    *p = 0;
+    run(&r, NULL, "print", "--timestamps=relative", path("qemu", "trace-events-all", ""),
+        path("qemu", "bench_small_drops", ".bin"), NULL, NULL);
+    ok(r.out && !strcmp(r.out, want), "--timestamps=relative: cumulative deltas of the expected text");
+    rd_run_free(&r);
+    free(want);
+    free_lines(&ls);
+
+    run(&r, NULL, "print", "--pid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
+        NULL);
+    ok(r.out && !strcmp(r.out, "ev_noargs 0.000 pid=4243 \n"), "--pid=4243: its one record");
+    rd_run_free(&r);
+    run(&r, NULL, "print", "--timestamps=absolute", path("edge", "trace-events", ""),
+        path("edge", "non_monotonic", ".bin"), NULL, NULL);
+    ok(r.out && !strcmp(r.out, "ev_noargs 1.000 pid=4242 \nev_noargs 0.900 pid=4243 \nev_noargs 2.000 pid=4242 \n"),
+       "--timestamps=absolute: 1000, 900, 2000 ns");
+    rd_run_free(&r);
+}
+
+static void test_json_and_misc(void)
+{
+    struct lines ls;
+    load_lines("qemu", "create_qcow2", &ls);
+    struct rd_run r;
+    run(&r, NULL, "print", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", "create_qcow2", ".bin"),
+        NULL, NULL);
+    size_t pos = 0, i = 0;
+    bool good = r.out != NULL && r.status == 0;
+    while (good && r.out[pos]) {
+        char *nl = strchr(r.out + pos, '\n');
+        char head[200];
+        snprintf(head, sizeof head, "{\"name\":\"%s\",\"id\":", i < ls.n ? ls.l[i].name : "?");
+        good = nl && !strncmp(r.out + pos, head, strlen(head)) && nl[-1] == '}' && nl[-2] == '}' &&
+               strstr(r.out + pos, ",\"timestamp_ns\":") < nl && strstr(r.out + pos, ",\"args\":{") < nl;
+        pos = nl ? (size_t)(nl - r.out) + 1 : pos;
+        i++;
+    }
+    ok(good && i == ls.n, "--format=json: one object per expected line, same names and order (%zu)", i);
+    rd_run_free(&r);
+    free_lines(&ls);
+
+    size_t len;
+    char *want = rd_slurp(path("edge", "arg_kinds", ".expected.txt"), &len);
+    run(&r, path("edge", "arg_kinds", ".bin"), "print", path("qemu", "trace-events-all", ""),
+        path("edge", "trace-events", ""), "-", NULL, NULL);
+    ok(r.out && !strcmp(r.out, want) && r.status == 0, "two trace-events files, trace on standard input");
+    rd_run_free(&r);
+    free(want);
+
+    run(&r, NULL, "print", "--help", NULL, NULL, NULL, NULL, NULL);
+    ok(r.status == 0 && r.out && strstr(r.out, "usage: simpletrace print"), "--help");
+    rd_run_free(&r);
+    run(&r, NULL, "print", "--bogus", "a", "b", NULL, NULL, NULL);
+    ok(r.status == 2 && r.err && strstr(r.err, "--bogus"), "unknown option: exit 2");
+    rd_run_free(&r);
+    run(&r, NULL, "print", path("edge", "trace-events", ""), NULL, NULL, NULL, NULL, NULL);
+    ok(r.status == 2, "missing trace file: exit 2");
+    rd_run_free(&r);
+    run(&r, NULL, "print", path("edge", "trace-events", ""), "/nonexistent/trace", NULL, NULL, NULL, NULL);
+    ok(r.status == 1 && r.err && strstr(r.err, "/nonexistent/trace"), "unreadable trace: exit 1, named");
+    rd_run_free(&r);
+    run(&r, NULL, "print", "--timestamps=x", path("edge", "trace-events", ""), path("edge", "dropped", ".bin"), NULL,
+        NULL);
+    ok(r.status == 2, "bad --timestamps: exit 2");
+    rd_run_free(&r);
+}
+
+/* A copy of bench_small_drops cut at `cut` bytes: stdout is a prefix of the expected text, exit 1. */
+static void test_cut(size_t cut)
+{
+    size_t size, len;
+    char *data = rd_slurp(path("qemu", "bench_small_drops", ".bin"), &size);
+    char *want = rd_slurp(path("qemu", "bench_small_drops", ".expected.txt"), &len);
+    char tmp[256];
+    rd_tmpname(tmp, sizeof tmp, "cut");
+    FILE *f = fopen(tmp, "wb");
+    fwrite(data, 1, cut, f);
+    fclose(f);
+    struct rd_run r;
+    run(&r, NULL, "print", path("qemu", "trace-events-all", ""), tmp, NULL, NULL, NULL);
+    bool prefix = r.out && r.out_len <= len && !memcmp(r.out, want, r.out_len) &&
+                  (r.out_len == 0 || r.out[r.out_len - 1] == '\n');
+    ok(prefix && r.status == 1 && r.err && strstr(r.err, "byte offset") && strstr(r.err, "ends inside"),
+       "cut at %zu: %zu bytes of good lines, then: %s", cut, r.out_len, r.err ? r.err : "");
+    rd_run_free(&r);
+    unlink(tmp);
+    free(data);
+    free(want);
+}
+
+/* --- stats ---------------------------------------------------------------------- */
+
+/* Integer value of "key": in a JSON text (first occurrence after from). */
+static long long json_int(const char *text, const char *from, const char *key)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(from ? from : text, k);
+    return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+static void test_stats(const char *name)
+{
+    struct lines ls;
+    load_lines("qemu", name, &ls);
+    long long dropped = 0, lost = 0, inversions = 0, events = 0;
+    int64_t tmin = 0, tmax = 0;
+    long pids[16];
+    int npids = 0;
+    for (size_t i = 0; i < ls.n; i++) {
+        uint64_t v;
+        if (!strcmp(ls.l[i].name, "Dropped_Event") && rd_field_u64(&ls.l[i], "num_events_dropped", &v)) {
+            dropped++;
+            lost += (long long)v;
+        } else {
+            events++;
+        }
+        inversions += ls.l[i].delta_ns < 0;
+        tmin = ls.t[i] < tmin ? ls.t[i] : tmin;
+        tmax = ls.t[i] > tmax ? ls.t[i] : tmax;
+        int k;
+        for (k = 0; k < npids && pids[k] != ls.l[i].pid; k++)
+            ;
+        if (k == npids && npids < 16)
+            pids[npids++] = ls.l[i].pid;
+    }
+    struct rd_run r;
+    run(&r, NULL, "stats", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", name, ".bin"), NULL,
+        NULL);
+    const char *j = r.out ? r.out : "";
+    ok(r.status == 0 && json_int(j, NULL, "events") == events && json_int(j, NULL, "dropped_records") == dropped &&
+           json_int(j, NULL, "dropped_events") == lost && json_int(j, NULL, "non_monotonic") == inversions &&
+           json_int(j, NULL, "threads") == (ls.n ? npids : 0) &&
+           json_int(j, NULL, "duration_ns") == (long long)(tmax - tmin),
+       "stats %s: %lld events, %lld dropped records losing %lld, %lld inversions, %d threads, %lld ns", name, events,
+       dropped, lost, inversions, npids, (long long)(tmax - tmin));
+    /* per-event counts: distinct names with their number of lines */
+    const char *names[256];
+    long long counts[256];
+    size_t nnames = 0;
+    for (size_t i = 0; i < ls.n; i++) {
+        if (!strcmp(ls.l[i].name, "Dropped_Event"))
+            continue;
+        size_t k;
+        for (k = 0; k < nnames && strcmp(names[k], ls.l[i].name); k++)
+            ;
+        if (k == nnames && nnames < 256) {
+            names[nnames] = ls.l[i].name;
+            counts[nnames++] = 0;
+        }
+        if (k < 256)
+            counts[k]++;
+    }
+    bool counts_ok = true;
+    for (size_t k = 0; k < nnames && counts_ok; k++) {
+        char key[200];
+        snprintf(key, sizeof key, "{\"name\":\"%s\",", names[k]);
+        const char *at = strstr(j, key);
+        counts_ok = at && json_int(j, at, "count") == counts[k];
+        if (!counts_ok)
+            diag("%s: count %lld", names[k], counts[k]);
+    }
+    ok(counts_ok, "stats %s: per-event counts equal the lines per name", name);
+    rd_run_free(&r);
+    free_lines(&ls);
+}
+
+static void test_stats_text(void)
+{
+    struct rd_run r;
+    run(&r, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL, NULL,
+        NULL);
+    ok(r.status == 0 && r.out && strstr(r.out, "EVENT") && strstr(r.out, "qemu_mutex_locked") &&
+           strstr(r.out, "3 records, 32403 events lost") && strstr(r.out, "non-monotonic   1"),
+       "stats table: header, rows, totals (3 drops losing 32403 events, 1 inversion)");
+    rd_run_free(&r);
+}
+
+/* --- memory ------------------------------------------------------------------------- */
+
+/*
+ * Runs first, while this process is small: a spawned child's max RSS counts
+ * the parent's pages too (vfork-style spawn, and it is kept across exec).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_SLACK_KB 8192 /* the sanitizer's allocator and shadow memory move the figures */
+#define RSS_MAX_KB 65536
+#else
+#define RSS_SLACK_KB 1024
+#define RSS_MAX_KB 16384
+#endif
+
+static void test_rss(void)
+{
+    const long head = 24 + 17779; /* header + the 427 mapping records (no_events_info.bin) */
+    char tmp[256], chunk[65536];
+    rd_tmpname(tmp, sizeof tmp, "big");
+    FILE *out = fopen(tmp, "wb");
+    for (int i = 0; i < 16 && out; i++) { /* the file once, then its records 15 more times */
+        FILE *in = fopen(path("qemu", "bench_small_drops", ".bin"), "rb");
+        if (!in)
+            break;
+        if (i > 0)
+            fseek(in, head, SEEK_SET);
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, in)) > 0)
+            fwrite(chunk, 1, n, out);
+        fclose(in);
+    }
+    if (out)
+        fclose(out);
+    struct rd_run small, big;
+    run(&small, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
+    run(&big, NULL, "stats", path("qemu", "trace-events-all", ""), tmp, NULL);
+    ok(big.status == 0 && big.out && strstr(big.out, "48 records, 518448 events lost"),
+       "16 copies of the records: 48 drops, 518448 events lost");
+    ok(big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB && big.maxrss_kb < RSS_MAX_KB,
+       "stats max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
+    rd_run_free(&small);
+    rd_run_free(&big);
+    rd_discard_stdout = 1;
+    run(&small, NULL, "print", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
+    run(&big, NULL, "print", path("qemu", "trace-events-all", ""), tmp, NULL);
+    rd_discard_stdout = 0;
+    ok(big.status == 0 && small.status == 0 && big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB &&
+           big.maxrss_kb < RSS_MAX_KB,
+       "print max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
+    rd_run_free(&small);
+    rd_run_free(&big);
+    unlink(tmp);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s SIMPLETRACE_EXE SHARED_DIR\n", argv[0]);
+        return 2;
+    }
+    exe = argv[1];
+    shared = argv[2];
+    test_rss();
+    test_qemu_fixtures();
+    test_edge_cases();
+    test_filters();
+    test_json_and_misc();
+    test_cut(17803 + 1);
+    test_cut(1000000);
+    test_cut(2444709 - 3);
+    static const char *const names[] = {"bench_small_drops", "create_qcow2", "convert_raw_to_qcow2",
+                                        "no_events_info", "info_qcow2_simple_log"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        test_stats(names[i]);
+    test_stats_text();
+    return done_testing();
+}
