@@ -4,8 +4,8 @@
 set -euo pipefail
 want=(meson ninja-build gcc pkg-config)
 case "${1:-build}" in
-  check) want+=(clang libclang-rt-14-dev g++ python3 uftrace systemtap-sdt-dev) ;;
-  bench) want+=(hyperfine g++) ;;
+  check) want+=(clang libclang-rt-14-dev g++ python3 uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap binutils util-linux) ;;
+  bench) want+=(hyperfine g++ liblttng-ust-dev lttng-tools babeltrace2 uftrace) ;;
 esac
 missing=()
 for p in "${want[@]}"; do

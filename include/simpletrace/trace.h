@@ -122,6 +122,21 @@ void st__log(const char *fmt, ...) ST__PRINTF(1, 2);
  * Called by code generated with --backends=ftrace / syslog, under the
  * event's switch. The dtrace and ust backends need nothing from the runtime. */
 
+/*
+ * Around <sys/sdt.h> probe macros (dtrace backend): clang reports their
+ * internal empty variadic arguments (-Wgnu-zero-variadic-macro-arguments)
+ * at our call sites under -Wpedantic, which GCC does not for system headers.
+ */
+#if defined(__clang__)
+#define ST__SYSMACRO_BEGIN                                                                    \
+    _Pragma("clang diagnostic push")                                                          \
+    _Pragma("clang diagnostic ignored \"-Wgnu-zero-variadic-macro-arguments\"")
+#define ST__SYSMACRO_END _Pragma("clang diagnostic pop")
+#else
+#define ST__SYSMACRO_BEGIN
+#define ST__SYSMACRO_END
+#endif
+
 /* Longest ftrace line in bytes, newline included; longer ones are cut and end in "...\n". */
 #define ST__FTRACE_LINE_MAX 512
 

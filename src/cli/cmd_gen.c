@@ -1,6 +1,6 @@
 /*
- * simpletrace gen: C code from trace-events files (the generator is in
- * src/gen/). Exit status: 0 done, 1 bad input or I/O error (nothing
+ * simpletrace gen: C code (and DTrace, SystemTap and LTTng-UST files) from
+ * trace-events files (the generator is in src/gen/). Exit status: 0 done, 1 bad input or I/O error (nothing
  * written), 2 usage error.
  */
 #include <errno.h>
@@ -17,17 +17,28 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: simpletrace gen --format=h|c [--backends=LIST] [--group=NAME] [-o OUT] TRACE-EVENTS...\n"
+            "usage: simpletrace gen --format=FORMAT [--backends=LIST] [--group=NAME] [-o OUT] TRACE-EVENTS...\n"
             "       simpletrace gen --list-backends\n"
             "\n"
-            "Generates the header (h) or the source file (c) of the tracepoints declared\n"
-            "in the trace-events files (QEMU's grammar).\n"
+            "Generates code or scripts for the tracepoints declared in the trace-events\n"
+            "files (QEMU's grammar).\n"
             "\n"
-            "  --format=h|c       what to generate\n"
+            "  --format=FORMAT    what to generate:\n");
+    const struct st_gen_format_info *fmts = st_gen_formats();
+    for (size_t i = 0; fmts[i].name; i++)
+        fprintf(f, "                       %-16s %s\n", fmts[i].name, fmts[i].summary);
+    fprintf(f,
             "  --backends=LIST    comma-separated backends (default: simple); nop alone\n"
             "                     compiles every event out\n"
             "  --group=NAME       group name, a C identifier (default: OUT's base name\n"
-            "                     without extension, or \"root\")\n"
+            "                     without extension, or \"root\"); give every file of a\n"
+            "                     program the same group\n"
+            "  --provider=NAME    dtrace and ust provider name, a C identifier (default:\n"
+            "                     the group name)\n"
+            "  --binary=PATH      stp formats (required): the traced binary as the probes\n"
+            "                     name it, process(\"PATH\")\n"
+            "  --probe-prefix=P   stp formats: probe alias prefix, identifiers joined by\n"
+            "                     dots (default: the provider name)\n"
             "  -o, --output=OUT   write to OUT (default: standard output)\n"
             "  --list-backends    print the known backends\n"
             "  -h, --help         print this help\n");
@@ -78,7 +89,7 @@ static int parse_backends(struct st_gen_options *opt, const char *list)
 
 /* Command-line state before validation. */
 struct gen_args {
-    const char *format, *backends, *group, *output;
+    const char *format, *backends, *group, *output, *provider, *binary, *probe_prefix;
     bool list, help;
     char **inputs;
     size_t ninputs;
@@ -110,8 +121,10 @@ static int take_value(char **argv, int argc, int *i, const char *name, const cha
 /* Parses one option at argv[*i]; 0 or the exit status. */
 static int parse_option(struct gen_args *a, int argc, char **argv, int *i)
 {
-    static const char *const names[] = {"--format", "--backends", "--group", "--output", "-o"};
-    const char **slots[] = {&a->format, &a->backends, &a->group, &a->output, &a->output};
+    static const char *const names[] = {"--format", "--backends", "--group",       "--output",
+                                        "-o",       "--provider", "--probe-prefix", "--binary"};
+    const char **slots[] = {&a->format, &a->backends, &a->group,        &a->output,
+                            &a->output, &a->provider, &a->probe_prefix, &a->binary};
     const char *arg = argv[*i];
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
         a->help = true;
@@ -157,18 +170,53 @@ static int parse_command_line(struct gen_args *a, int argc, char **argv)
     return 0;
 }
 
+/* True when s is identifiers joined by dots (a SystemTap probe name prefix). */
+static bool is_probe_prefix(const char *s)
+{
+    char part[256];
+    for (;;) {
+        size_t n = strcspn(s, ".");
+        if (n == 0 || n >= sizeof part)
+            return false;
+        memcpy(part, s, n);
+        part[n] = '\0';
+        if (!st_gen_is_identifier(part))
+            return false;
+        if (s[n] == '\0')
+            return true;
+        s += n + 1;
+    }
+}
+
+/* Checks --provider, --binary and --probe-prefix; 0 or the exit status. */
+static int check_tool_options(const struct gen_args *a, const struct st_gen_format_info *fmt,
+                              struct st_gen_options *opt)
+{
+    if (a->provider && (!st_gen_is_identifier(a->provider) || strlen(a->provider) > 200))
+        return usage_error("provider name '%s' is not a C identifier (of at most 200 characters)", a->provider);
+    if (a->probe_prefix && !is_probe_prefix(a->probe_prefix))
+        return usage_error("probe prefix '%s' is not identifiers joined by dots", a->probe_prefix);
+    if (fmt->needs_binary && (!a->binary || !a->binary[0]))
+        return usage_error("--format=%s needs --binary=PATH (the traced program)", fmt->name);
+    opt->provider = a->provider;
+    opt->binary = a->binary;
+    opt->probe_prefix = a->probe_prefix;
+    return 0;
+}
+
 /* Turns parsed arguments into generator options; 0 or the exit status. */
 static int make_options(const struct gen_args *a, struct st_gen_options *opt, char *group, size_t group_len)
 {
     if (!a->format)
         return usage_error("%s", "--format=h or --format=c is required");
-    if (!strcmp(a->format, "h"))
-        opt->format = ST_GEN_FORMAT_H;
-    else if (!strcmp(a->format, "c"))
-        opt->format = ST_GEN_FORMAT_C;
-    else
-        return usage_error("unknown format '%s' (h or c)", a->format);
+    const struct st_gen_format_info *fmt = st_gen_format_find(a->format);
+    if (!fmt)
+        return usage_error("unknown format '%s' (see --help)", a->format);
+    opt->format = fmt->format;
     int rc = parse_backends(opt, a->backends ? a->backends : "simple");
+    if (rc)
+        return rc;
+    rc = check_tool_options(a, fmt, opt);
     if (rc)
         return rc;
     if (a->output && a->output[0] == '\0')

@@ -10,6 +10,15 @@
  * reduce to nothing; an enabled one costs one load and one unlikely branch
  * until the event is switched on, then runs each backend's body in
  * --backends order.
+ *
+ * With a self-gated backend (dtrace, ust: gen.h) the shape becomes
+ *
+ *   trace_NAME_enabled():  TRACE_NAME_ENABLED && (st_event_enabled(&ev) || SWITCH...)
+ *   trace_NAME():          self-gated bodies, each under its own switch, then
+ *                          if (st_event_enabled(&ev)) { runtime-gated bodies }
+ *
+ * so each backend fires only when its own switch is on: one load and one
+ * branch per gate.
  */
 #include <string.h>
 
@@ -92,17 +101,50 @@ static void emit_compiled_out_body(struct st_out *out, const struct st_event_dec
     }
 }
 
+/* True when a selected backend runs under simpletrace's own switch. */
+static bool has_runtime_gated(const struct st_gen *gen)
+{
+    for (unsigned i = 0; i < gen->opt->nbackends; i++)
+        if (gen->opt->backends[i]->h_event)
+            return true;
+    return false;
+}
+
 static void emit_enabled_body(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
 {
     const struct st_gen_options *opt = gen->opt;
     for (unsigned i = 0; i < opt->nbackends; i++)
         if (opt->backends[i]->h_event_unguarded)
             opt->backends[i]->h_event_unguarded(out, gen, ev);
-    st_out_printf(out, "    if (trace_%s_enabled()) {\n", ev->name);
+    if (!has_runtime_gated(gen))
+        return;
+    /* trace_NAME_enabled() also says yes when only a self-gated tool listens. */
+    if (st_gen_has_self_gated(gen))
+        st_out_printf(out, "    if (st_event_enabled(&st__event_%s)) {\n", ev->name);
+    else
+        st_out_printf(out, "    if (trace_%s_enabled()) {\n", ev->name);
     for (unsigned i = 0; i < opt->nbackends; i++)
         if (opt->backends[i]->h_event)
             opt->backends[i]->h_event(out, gen, ev);
     st_out_printf(out, "    }\n");
+}
+
+/* The return expression of trace_NAME_enabled(). */
+static void emit_enabled_expr(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+{
+    st_out_printf(out, "    return TRACE_");
+    st_out_upper(out, ev->name);
+    if (!st_gen_event_compiled_in(gen, ev) || !st_gen_has_self_gated(gen)) {
+        st_out_printf(out, "_ENABLED && st_event_enabled(&st__event_%s);\n", ev->name);
+        return;
+    }
+    st_out_printf(out, "_ENABLED && (st_event_enabled(&st__event_%s)", ev->name);
+    for (unsigned i = 0; i < gen->opt->nbackends; i++)
+        if (gen->opt->backends[i]->h_enabled) {
+            st_out_printf(out, " ||\n        ");
+            gen->opt->backends[i]->h_enabled(out, gen, ev);
+        }
+    st_out_printf(out, ");\n");
 }
 
 static void emit_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
@@ -111,11 +153,14 @@ static void emit_event(struct st_out *out, const struct st_gen *gen, const struc
     st_out_printf(out, "\nextern ST__HIDDEN struct st_event st__event_%s;\n", ev->name);
     st_out_printf(out, "#define TRACE_");
     st_out_upper(out, ev->name);
-    st_out_printf(out, "_ENABLED %d\n\n", in ? 1 : 0);
+    st_out_printf(out, "_ENABLED %d\n", in ? 1 : 0);
+    for (unsigned i = 0; in && i < gen->opt->nbackends; i++)
+        if (gen->opt->backends[i]->h_event_decl)
+            gen->opt->backends[i]->h_event_decl(out, gen, ev);
+    st_out_printf(out, "\n");
     st_out_printf(out, "static inline int trace_%s_enabled(void)\n{\n", ev->name);
-    st_out_printf(out, "    return TRACE_");
-    st_out_upper(out, ev->name);
-    st_out_printf(out, "_ENABLED && st_event_enabled(&st__event_%s);\n}\n\n", ev->name);
+    emit_enabled_expr(out, gen, ev);
+    st_out_printf(out, "}\n\n");
     st_out_printf(out, "static inline void trace_%s(", ev->name);
     emit_params(out, ev);
     st_out_printf(out, ")\n{\n");

@@ -19,8 +19,55 @@ static const struct st_gen_backend *const backends[] = {
     &st_gen_backend_nop,
     &st_gen_backend_log,
     &st_gen_backend_simple,
+    &st_gen_backend_dtrace,
+    &st_gen_backend_ust,
+    &st_gen_backend_ftrace,
+    &st_gen_backend_syslog,
     NULL,
 };
+
+/* Every output format; --help lists them in this order. */
+static const struct st_gen_format_info formats[] = {
+    {"h", ST_GEN_FORMAT_H, false, "the header with the trace_NAME() functions", st_gen_emit_h},
+    {"c", ST_GEN_FORMAT_C, false, "the event definitions and their registration", st_gen_emit_c},
+    {"d", ST_GEN_FORMAT_D, false, "DTrace provider file for the dtrace backend's probes", st_gen_emit_d},
+    {"stp", ST_GEN_FORMAT_STP, true, "SystemTap tapset: probe PREFIX.NAME per event", st_gen_emit_stp},
+    {"log-stp", ST_GEN_FORMAT_LOG_STP, true, "SystemTap: probe PREFIX.log.NAME prints each event",
+     st_gen_emit_log_stp},
+    {"simpletrace-stp", ST_GEN_FORMAT_SIMPLETRACE_STP, true,
+     "SystemTap: probe PREFIX.simpletrace.NAME writes simpletrace v4", st_gen_emit_simpletrace_stp},
+    {"ust-events-h", ST_GEN_FORMAT_UST_EVENTS_H, false, "LTTng-UST tracepoint provider header (GROUP-ust.h)",
+     st_gen_emit_ust_h},
+    {"ust-events-c", ST_GEN_FORMAT_UST_EVENTS_C, false, "LTTng-UST tracepoint provider source",
+     st_gen_emit_ust_c},
+    {NULL, ST_GEN_FORMAT_H, false, NULL, NULL},
+};
+
+const struct st_gen_format_info *st_gen_formats(void)
+{
+    return formats;
+}
+
+const struct st_gen_format_info *st_gen_format_find(const char *name)
+{
+    for (size_t i = 0; formats[i].name; i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+const char *st_gen_provider(const struct st_gen *gen)
+{
+    return gen->opt->provider ? gen->opt->provider : gen->opt->group;
+}
+
+bool st_gen_has_self_gated(const struct st_gen *gen)
+{
+    for (unsigned i = 0; i < gen->opt->nbackends; i++)
+        if (gen->opt->backends[i]->h_enabled)
+            return true;
+    return false;
+}
 
 const struct st_gen_backend *const *st_gen_backends(void)
 {
@@ -240,10 +287,9 @@ int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t nin
     struct st_gen gen = {opt, &list, false};
     for (unsigned i = 0; i < opt->nbackends; i++)
         gen.any_records |= opt->backends[i]->records;
-    if (opt->format == ST_GEN_FORMAT_H)
-        st_gen_emit_h(&out, &gen);
-    else
-        st_gen_emit_c(&out, &gen);
+    for (size_t i = 0; formats[i].name; i++)
+        if (formats[i].format == opt->format)
+            formats[i].emit(&out, &gen);
     if (out.failed) {
         rc = -ENOMEM;
         snprintf(errbuf, errlen, "out of memory");

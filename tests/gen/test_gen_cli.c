@@ -45,11 +45,13 @@ static void test_usage(void)
     ok(r.status == 0 && contains(r.out, "usage: simpletrace gen"), "--help: usage on stdout, exit 0");
     gu_result_free(&r);
     gen(&r, "--list-backends", NULL, NULL, NULL, NULL, NULL);
-    ok(r.status == 0 && contains(r.out, "nop ") && contains(r.out, "log ") && contains(r.out, "simple "),
-       "--list-backends lists nop, log, simple");
+    ok(r.status == 0 && contains(r.out, "nop ") && contains(r.out, "log ") && contains(r.out, "simple ") &&
+           contains(r.out, "dtrace ") && contains(r.out, "ust ") && contains(r.out, "ftrace ") &&
+           contains(r.out, "syslog "),
+       "--list-backends lists nop, log, simple, dtrace, ust, ftrace, syslog");
     gu_result_free(&r);
 
-    static const char *const bad[][3] = {
+    static const char *const bad[][4] = {
         {NULL, NULL, NULL},
         {"a.te", NULL, NULL},
         {"--format=x", "a.te", NULL},
@@ -62,17 +64,24 @@ static void test_usage(void)
         {"--format=h", "--backends=", "a.te"},
         {"--format=h", "-o", NULL},
         {"--format=h", "--output=", "a.te"},
+        {"--format=stp", "a.te", NULL},
+        {"--format=log-stp", "--binary=", "a.te"},
+        {"--format=d", "--provider=has-dash", "a.te"},
+        {"--format=stp", "--binary=/bin/app", "--probe-prefix=a..b", "a.te"},
+        {"--format=stp", "--binary=/bin/app", "--probe-prefix=.a", "a.te"},
+        {"--format=ust-events-x", "a.te", NULL},
     };
     put("a.te", "a(void)\n");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        gen(&r, bad[i][0], bad[i][1], bad[i][2], NULL, NULL, NULL);
+        gen(&r, bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL, NULL);
         ok(r.status == 2 && r.err && r.err[0] && r.out && !r.out[0], "usage error %zu: exit 2, message: %.*s", i,
            (int)strcspn(r.err ? r.err : "", "\n"), r.err ? r.err : "");
         gu_result_free(&r);
     }
     gen(&r, "--format=h", "--backends=simple,lttng", "a.te", NULL, NULL, NULL);
     is_int(r.status, 2, "unknown backend: exit 2");
-    is_str(r.err, "simpletrace gen: unknown backend 'lttng'; known backends: nop log simple\n",
+    is_str(r.err,
+           "simpletrace gen: unknown backend 'lttng'; known backends: nop log simple dtrace ust ftrace syslog\n",
            "unknown backend: lists the known ones");
     gu_result_free(&r);
 }
@@ -107,6 +116,13 @@ static void test_outputs(void)
     mode_t mask = umask(022);
     umask(mask);
     ok(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask), "output has the usual file mode");
+
+    gen(&r, "--format=stp", "--binary=/usr/bin/my app", "--probe-prefix=my.app", "--provider=prov", "one.te", NULL);
+    ok(r.status == 0 &&
+           contains(r.out, "probe my.app.first_event = process(\"/usr/bin/my app\").provider(\"prov\")"
+                           ".mark(\"first_event\")\n{\n    a = $arg1;\n}\n"),
+       "--format=stp with --binary, --probe-prefix and --provider");
+    gu_result_free(&r);
 
     gen(&r, "--format=c", "--group=custom", "-ocustom.c", "--", "one.te", NULL);
     char *c = get("custom.c");

@@ -4,7 +4,11 @@
  * kind, 10 arguments, void, disable, C++ keyword names), the shared edge
  * fixture and QEMU's real catalogue (932 events). Compile only (-c): the
  * runtime is not linked. The source file is also compiled with its header
- * included first, so their declarations must agree.
+ * included first, so their declarations must agree. With the ust backend
+ * the LTTng-UST provider (--format=ust-events-h/-c) is generated beside
+ * them and its source compiled too; the dtrace and ust backends need
+ * <sys/sdt.h> and <lttng/tracepoint.h> (systemtap-sdt-dev,
+ * liblttng-ust-dev: scripts/deps.sh check installs them).
  *
  * usage: test_gen_compile SIMPLETRACE INCLUDE-DIR SHARED-DIR GOLDEN-DIR
  * The compilers come from ST_CC and ST_CXX (commands split on blanks).
@@ -26,6 +30,8 @@ static int split_words(char *cmd, char **argv, int max)
 }
 
 /* Compiles file with the compiler in env var cc_env as language lang; true when clean. */
+static const char *scratch_dir; /* also on the include path: LTTng re-includes the provider header */
+
 static bool compile(const char *cc_env, const char *const *flags, const char *lang, const char *include_dir,
                     const char *file, const char *pre_include)
 {
@@ -37,6 +43,9 @@ static bool compile(const char *cc_env, const char *const *flags, const char *la
     char inc[4096];
     snprintf(inc, sizeof inc, "-I%s", include_dir);
     argv[n++] = inc;
+    char inc_scratch[4096];
+    snprintf(inc_scratch, sizeof inc_scratch, "-I%s", scratch_dir);
+    argv[n++] = inc_scratch;
     if (pre_include) {
         argv[n++] = "-include";
         argv[n++] = (char *)pre_include;
@@ -59,7 +68,8 @@ static bool compile(const char *cc_env, const char *const *flags, const char *la
 }
 
 /* Generates FORMAT output for input into out; true on success. */
-static bool generate(const char *exe, const char *input, const char *backends, const char *format, const char *out)
+static bool generate(const char *exe, const char *input, const char *backends, const char *format,
+                     const char *out)
 {
     char fopt[32], bopt[128];
     snprintf(fopt, sizeof fopt, "--format=%s", format);
@@ -85,6 +95,20 @@ static int count_in_file(const char *path, const char *needle)
     return n;
 }
 
+/* With the ust backend: generates the LTTng-UST provider the header includes, and compiles its source. */
+static void check_ust_provider(const char *exe, const char *inc, const char *scratch, const char *input,
+                               const char *label, const char *b)
+{
+    char uh[4096], uc[4096];
+    snprintf(uh, sizeof uh, "%s/under_test-ust.h", scratch);
+    snprintf(uc, sizeof uc, "%s/under_test-ust.c", scratch);
+    ok(generate(exe, input, b, "ust-events-h", uh) && generate(exe, input, b, "ust-events-c", uc),
+       "%s [%s]: LTTng-UST provider generated", label, b);
+    ok(compile("ST_CC", c_flags, "c", inc, uc, NULL), "%s [%s]: LTTng-UST provider compiles as C11", label, b);
+    ok(compile("ST_CXX", cxx_flags, "c++", inc, uc, NULL), "%s [%s]: LTTng-UST provider compiles as C++11", label,
+       b);
+}
+
 static void check_input(const char *exe, const char *inc, const char *scratch, const char *input,
                         const char *label, const char *const *selections)
 {
@@ -94,6 +118,8 @@ static void check_input(const char *exe, const char *inc, const char *scratch, c
         snprintf(h, sizeof h, "%s/under_test.h", scratch);
         snprintf(c, sizeof c, "%s/under_test.c", scratch);
         ok(generate(exe, input, b, "h", h) && generate(exe, input, b, "c", c), "%s [%s]: generated", label, b);
+        if (strstr(b, "ust"))
+            check_ust_provider(exe, inc, scratch, input, label, b);
         ok(compile("ST_CC", c_flags, "c", inc, h, NULL), "%s [%s]: header compiles as C11", label, b);
         ok(compile("ST_CXX", cxx_flags, "c++", inc, h, NULL), "%s [%s]: header compiles as C++11", label, b);
         ok(compile("ST_CC", c_flags, "c", inc, c, h), "%s [%s]: source compiles as C11 after its header", label, b);
@@ -112,8 +138,12 @@ int main(int argc, char **argv)
     char *scratch = gu_mkdtemp();
     if (!ok(scratch != NULL, "scratch directory"))
         return done_testing();
-    static const char *const all[] = {"simple", "log", "simple,log", "log,simple", "nop", "nop,simple", NULL};
-    static const char *const main_ones[] = {"simple,log", "nop", NULL};
+    scratch_dir = scratch;
+    static const char *const all[] = {"simple", "log",    "simple,log", "log,simple",        "nop", "nop,simple",
+                                      "dtrace", "ust",    "ftrace",     "syslog",            "nop,dtrace",
+                                      "ftrace,syslog,log", "simple,ust,dtrace", NULL};
+    static const char *const main_ones[] = {"simple,log", "nop", "simple,ust,dtrace,ftrace,syslog", NULL};
+    static const char *const qemu_ones[] = {"simple,log", "nop", "dtrace,ftrace,syslog", NULL};
     char path[4096];
     snprintf(path, sizeof path, "%s/kinds.trace-events", golden);
     check_input(exe, inc, scratch, path, "kinds", all);
@@ -122,7 +152,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/fixtures/edge/trace-events", shared);
     check_input(exe, inc, scratch, path, "edge", main_ones);
     snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all", shared);
-    check_input(exe, inc, scratch, path, "qemu", main_ones);
+    check_input(exe, inc, scratch, path, "qemu", qemu_ones);
 
     char h[4096], c[4096];
     snprintf(h, sizeof h, "%s/under_test.h", scratch);

@@ -1,7 +1,9 @@
 /*
  * Golden files: for each tests/gen/golden/NAME.trace-events and each backend
- * selection TAG (simple, log, simple_log, nop), `simpletrace gen` must print
- * exactly NAME.TAG.h and NAME.TAG.c. It runs in a scratch directory holding
+ * selection TAG (simple, log, simple_log, nop, dtrace, ust, ftrace, syslog,
+ * simple_ust_dtrace), `simpletrace gen` must print exactly NAME.TAG.h and
+ * NAME.TAG.c; and for each other format F (d, stp, log-stp,
+ * simpletrace-stp, ust-events-h, ust-events-c), exactly NAME.F. It runs in a scratch directory holding
  * a copy of the input, with relative paths, as a build would:
  *
  *   simpletrace gen --format=h --backends=simple,log -o NAME.h NAME.trace-events
@@ -26,6 +28,28 @@ static const struct selection selections[] = {
     {"log", "log"},
     {"simple_log", "simple,log"},
     {"nop", "nop"},
+    {"dtrace", "dtrace"},
+    {"ust", "ust"},
+    {"ftrace", "ftrace"},
+    {"syslog", "syslog"},
+    {"simple_ust_dtrace", "simple,ust,dtrace"},
+};
+
+/* The formats for other tools: --format, the output's name (%s: NAME), options. */
+struct tool_format {
+    const char *format;
+    const char *output;
+    const char *options[4];
+};
+
+static const struct tool_format tool_formats[] = {
+    {"d", "%s.d", {"--backends=dtrace", "--provider=kinds_provider", NULL}},
+    {"stp", "%s.stp", {"--backends=dtrace", "--binary=/usr/bin/kinds app", "--probe-prefix=kinds.app", NULL}},
+    {"log-stp", "%s-log.stp", {"--backends=dtrace", "--binary=/usr/bin/kinds app", "--probe-prefix=kinds.app", NULL}},
+    {"simpletrace-stp", "%s-simpletrace.stp",
+     {"--backends=dtrace", "--binary=/usr/bin/kinds app", "--probe-prefix=kinds.app", NULL}},
+    {"ust-events-h", "%s-ust.h", {"--backends=ust", NULL}},
+    {"ust-events-c", "%s-ust.c", {"--backends=ust", NULL}},
 };
 
 static const char *const inputs[] = {"kinds", "empty"};
@@ -72,6 +96,50 @@ static void check_one(const char *exe, const char *golden_dir, const char *scrat
     gu_result_free(&r);
 }
 
+/* Compares (or with regen, rewrites) golden file with what the scratch output holds. */
+static void compare_golden(const char *golden, const char *produced, const char *what, int regen)
+{
+    size_t len = 0;
+    char *got = gu_read_file(produced, &len);
+    if (regen && got) {
+        ok(gu_write_file(golden, got, len) == 0, "%s regenerated", golden);
+    } else {
+        char *want = gu_read_file(golden, NULL);
+        if (!ok(got && want && strcmp(got, want) == 0, "%s: matches %s", what, golden) && got && want)
+            diag_first_difference(got, want);
+        free(want);
+    }
+    free(got);
+}
+
+static void check_tool_format(const char *exe, const char *golden_dir, const char *scratch, const char *name,
+                              const struct tool_format *tf, int regen)
+{
+    char format_opt[64], group_opt[128], out[256], input[256], golden[4096], produced[4096];
+    snprintf(format_opt, sizeof format_opt, "--format=%s", tf->format);
+    snprintf(group_opt, sizeof group_opt, "--group=%s", name);
+    snprintf(out, sizeof out, tf->output, name);
+    snprintf(input, sizeof input, "%s.trace-events", name);
+    snprintf(golden, sizeof golden, "%s/%s.%s", golden_dir, name, tf->format);
+    snprintf(produced, sizeof produced, "%s/%s", scratch, out);
+    char *argv[16] = {(char *)exe, "gen", format_opt, group_opt};
+    int n = 4;
+    for (int i = 0; tf->options[i]; i++)
+        argv[n++] = (char *)tf->options[i];
+    argv[n++] = "-o";
+    argv[n++] = out;
+    argv[n++] = input;
+    argv[n] = NULL;
+    struct gu_result r;
+    gu_run(argv, scratch, &r);
+    if (!ok(r.status == 0, "%s --format=%s: generated", name, tf->format))
+        diag("%s", r.err ? r.err : "");
+    char what[128];
+    snprintf(what, sizeof what, "%s --format=%s", name, tf->format);
+    compare_golden(golden, produced, what, regen);
+    gu_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -95,6 +163,8 @@ int main(int argc, char **argv)
             check_one(exe, argv[2], scratch, inputs[i], &selections[s], "h", regen);
             check_one(exe, argv[2], scratch, inputs[i], &selections[s], "c", regen);
         }
+        for (size_t f = 0; f < sizeof tool_formats / sizeof tool_formats[0]; f++)
+            check_tool_format(exe, argv[2], scratch, inputs[i], &tool_formats[f], regen);
     }
     if (scratch)
         gu_rm_rf(scratch);
