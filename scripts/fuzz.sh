@@ -10,7 +10,7 @@ else CC=clang meson setup build-fuzz -Dfuzz=true -Dbuildtype=debugoptimized \
 ninja -C build-fuzz >/dev/null || { ninja -C build-fuzz; exit 1; }
 status=0
 for t in build-fuzz/tests/fuzz/fuzz_*; do
-  [ -x "$t" ] || continue
+  [ -f "$t" ] && [ -x "$t" ] || continue
   name=$(basename "$t")
   corpus=tests/fuzz/corpus/${name#fuzz_}
   work=build-fuzz/corpus-${name#fuzz_}
