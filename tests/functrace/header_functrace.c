@@ -1,0 +1,2 @@
+/* The public header compiles alone. */
+#include <simpletrace/functrace.h>
