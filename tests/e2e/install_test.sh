@@ -46,5 +46,26 @@ SIMPLETRACE="enable=user_*,file=$tmp/user.trace" LD_LIBRARY_PATH=$libdir ./user
 check "the traced program writes its trace" '[ -s "$tmp/user.trace" ]'
 "$prefix/bin/simpletrace" print trace-events "$tmp/user.trace" > out.txt 2>&1
 check "installed simpletrace print reads all 100 records" '[ "$(grep -c "^user_hello .* who=b'"'"'world'"'"'$" out.txt)" -eq 100 ]'
+
+# The function tracer as a user gets it: pkg-config simpletrace-func.
+check "simpletrace-func.pc, its libraries and header are installed" \
+  '[ -f "$pcdir/simpletrace-func.pc" ] && [ -f "$libdir/libsimpletrace-func.a" ] && [ -e "$libdir/libsimpletrace-func.so" ] && [ -f "$prefix/include/simpletrace/functrace.h" ]'
+cat > "$tmp/user/calls.c" <<'C'
+static int leaf(int x) { return x * 2; }
+static int twice(int x) { return leaf(x) + leaf(x + 1); }
+int main(void)
+{
+    int s = 0;
+    for (int i = 0; i < 10; i++)
+        s += twice(i);
+    return s == 200 ? 0 : 1;
+}
+C
+PKG_CONFIG_PATH=$pcdir cc -std=c11 -O0 -finstrument-functions -o calls calls.c \
+  $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs simpletrace-func) 2>"$tmp/cc2.log"
+check "a -finstrument-functions program builds with pkg-config simpletrace-func" '[ -x calls ] || { sed "s/^/# /" "$tmp/cc2.log"; false; }'
+SIMPLETRACE_FUNC_DIR=$tmp/calls.data LD_LIBRARY_PATH=$libdir ./calls
+check "it runs and writes uftrace.data (info, task.txt, a .dat per thread)" \
+  '[ -f "$tmp/calls.data/info" ] && [ -f "$tmp/calls.data/task.txt" ] && ls "$tmp/calls.data"/*.dat >/dev/null 2>&1'
 echo "1..$n"
 exit $((fail > 0))
