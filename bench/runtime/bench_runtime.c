@@ -1,15 +1,23 @@
 /*
  * Runtime benchmark: what tracing costs the traced program.
  *
- *   bench_runtime [--events N] [--seconds S] [--dir DIR]
+ *   bench_runtime [--events N] [--seconds S] [--dir DIR] [--bufsize SIZE]
+ *                 [--only hot|sustained|bursty]
  *
  * Figures (never pass/fail): ns per disabled, compiled-out and enabled event
- * (two u64 and a 16-character string), scaling from 1 to 2 threads, and
- * drops when the writeout thread must keep up with a sustained rate. Peers
- * are measured in the same run, so ratios hold on a noisy machine: the
- * clock reads every record needs, and a shared-index ring (one atomic
- * fetch-add per record on a cache line all threads share, the design QEMU's
- * simple backend uses) standing in for a classic global buffer.
+ * (two u64 and a 16-character string), scaling from 1 to 2 threads, the
+ * writeout thread's drain rate (records/s and ns per record, with one
+ * buffer and with two whose records interleave), drops when the writeout
+ * thread must keep up with a sustained rate, and drops when bursty threads
+ * keep every core busy so the writer waits to be scheduled. Peers are
+ * measured in the same run, so ratios hold on a noisy machine: the clock
+ * reads every record needs, a shared-index ring (one atomic fetch-add per
+ * record on a cache line all threads share, the design QEMU's simple
+ * backend uses) standing in for a classic global buffer, and a loop of
+ * plain arithmetic, whose 2-thread scaling is what this machine gives any
+ * code at the moment (a shared or busy machine gives less than 2x).
+ * --bufsize applies to the sustained and bursty runs (default: the
+ * runtime's default); --only runs one part.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -32,6 +40,10 @@
 #include "bench-trace.h"
 
 static const char payload_string[] = "sixteen-chars-ok"; /* 16 characters */
+
+/* The runtime's default bufsize (README; ST_BUFSIZE_DEFAULT), restored after the
+ * 128M hot-path buffers, since a configuration cannot ask for "the default". */
+#define BENCH_DEFAULT_BUFSIZE "4M"
 
 static uint64_t now_ns(void)
 {
@@ -90,6 +102,17 @@ static double ns_per_compiled_out(uint64_t n)
     return (double)(now_ns() - t0) / (double)n;
 }
 
+/* Plain arithmetic, for the machine's own 2-thread scaling. */
+static void alu_loop(uint64_t n)
+{
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005u + i;
+        __asm__ volatile("" : "+r"(x)); /* one step per iteration, not folded */
+    }
+    sink = x;
+}
+
 /* ---- the shared-index ring peer ---------------------------------------- */
 
 #define PEER_RING_SIZE (64u << 20)
@@ -115,12 +138,17 @@ static void peer_trace(uint64_t a, uint64_t b, const char *s)
 
 /* ---- multi-threaded rounds ---------------------------------------------- */
 
-enum workload { WORK_SIMPLETRACE, WORK_PEER, WORK_FLAT_OUT };
+#define MAX_THREADS 16
+
+enum workload { WORK_SIMPLETRACE, WORK_PEER, WORK_ALU, WORK_FLAT_OUT, WORK_BURSTS };
 
 struct round {
     pthread_barrier_t start, done;
     enum workload work;
-    uint64_t events;          /* per thread, for timed rounds */
+    uint64_t events;          /* per thread, for timed rounds; burst length for bursts */
+    uint64_t work_ns;         /* bursts: computation between two bursts */
+    uint64_t t_start[MAX_THREADS], t_end[MAX_THREADS]; /* timed rounds: each thread's clock */
+    _Atomic int next_slot;    /* hands out t_start/t_end slots */
     _Atomic bool stop;        /* for flat-out rounds */
     _Atomic uint64_t traced;  /* events traced in a flat-out round */
     bool quit;
@@ -131,6 +159,8 @@ static void run_events(enum workload work, uint64_t n)
     if (work == WORK_SIMPLETRACE) {
         for (uint64_t i = 0; i < n; i++)
             trace_bench_event(i, n - i, payload_string);
+    } else if (work == WORK_ALU) {
+        alu_loop(n * 16);
     } else {
         for (uint64_t i = 0; i < n; i++)
             peer_trace(i, n - i, payload_string);
@@ -147,6 +177,20 @@ static void run_flat_out(struct round *r)
     atomic_fetch_add(&r->traced, i);
 }
 
+/* Bursts of r->events events, each followed by r->work_ns of computation. */
+static void run_bursts(struct round *r)
+{
+    uint64_t i = 0;
+    while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+        for (uint64_t k = 0; k < r->events; k++, i++)
+            trace_bench_event(i, k, payload_string);
+        uint64_t until = now_ns() + r->work_ns;
+        while (now_ns() < until)
+            alu_loop(1000);
+    }
+    atomic_fetch_add(&r->traced, i);
+}
+
 static void *round_thread(void *arg)
 {
     struct round *r = arg;
@@ -156,15 +200,21 @@ static void *round_thread(void *arg)
             return NULL;
         if (r->work == WORK_FLAT_OUT)
             run_flat_out(r);
-        else
+        else if (r->work == WORK_BURSTS)
+            run_bursts(r);
+        else {
+            int slot = atomic_fetch_add(&r->next_slot, 1);
+            r->t_start[slot] = now_ns();
             run_events(r->work, r->events);
+            r->t_end[slot] = now_ns();
+        }
         pthread_barrier_wait(&r->done);
     }
 }
 
 struct pool {
     struct round round;
-    pthread_t threads[2];
+    pthread_t threads[MAX_THREADS];
     int count;
 };
 
@@ -178,15 +228,27 @@ static void pool_start(struct pool *p, int threads)
         pthread_create(&p->threads[i], NULL, round_thread, &p->round);
 }
 
-/* Runs one timed round; returns its wall time in ns. */
+/*
+ * Runs one timed round; returns the time from the first thread's start to
+ * the last one's end, as the threads themselves read the clock: the main
+ * thread, woken from the barrier while the workers keep both cores busy,
+ * may start its clock milliseconds late.
+ */
 static uint64_t pool_round(struct pool *p, enum workload work, uint64_t events)
 {
     p->round.work = work;
     p->round.events = events;
+    atomic_store(&p->round.next_slot, 0);
     pthread_barrier_wait(&p->round.start);
-    uint64_t t0 = now_ns();
     pthread_barrier_wait(&p->round.done);
-    return now_ns() - t0;
+    uint64_t first = UINT64_MAX, last = 0;
+    for (int t = 0; t < p->count; t++) {
+        if (p->round.t_start[t] < first)
+            first = p->round.t_start[t];
+        if (p->round.t_end[t] > last)
+            last = p->round.t_end[t];
+    }
+    return last - first;
 }
 
 static void pool_stop(struct pool *p)
@@ -197,33 +259,75 @@ static void pool_stop(struct pool *p)
         pthread_join(p->threads[i], NULL);
     pthread_barrier_destroy(&p->round.start);
     pthread_barrier_destroy(&p->round.done);
+    /*
+     * The writer frees the ended threads' buffers: wait for that, so that
+     * unmapping them (TLB shootdowns on every core) does not disturb the
+     * next measurement.
+     */
+    for (int tries = 0; tries < 2000; tries++) {
+        struct st_stats st;
+        st_trace_file_flush();
+        st_stats_get(&st);
+        if (st.threads == 0)
+            break;
+        usleep(1000);
+    }
 }
+
+/* Best (least disturbed) figures of a few timed rounds. */
+struct hot_result {
+    double ns;       /* per event per thread */
+    double drain_ns; /* writeout thread, per record, draining the round into /dev/null */
+};
 
 /*
  * Hot-path cost: the trace file is off while the threads trace, so records
  * wait in the thread buffers (sized to hold a round) and the writeout thread
- * does not compete for the two cores; it drains them between rounds. Returns
- * the best (least disturbed) ns per event per thread over a few rounds.
+ * does not compete for the two cores; it drains them between rounds, alone,
+ * and that drain is timed too (its records interleave finely in time when
+ * two threads traced at once, so the merge works record by record).
+ * `warm`: many short rounds into 1 MiB buffers, which stay in the core's
+ * cache as they do while the writer keeps up; otherwise long rounds into
+ * 128 MiB buffers, where every record also costs a cache miss to memory.
  */
-static double hot_path_ns(int threads, enum workload work, uint64_t events)
+static struct hot_result hot_path_rounds(int threads, enum workload work, uint64_t events, bool warm)
 {
     struct pool p;
+    struct hot_result best = {1e30, 1e30};
+    int rounds = warm ? 200 : 5;
+    if (warm)
+        events = 12000; /* 816 KB: fits a 1 MiB ring */
+    st_configure(warm ? "bufsize=1M" : "bufsize=128M", NULL, 0);
     pool_start(&p, threads);
-    double best = 1e30;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < rounds; rep++) {
         if (work == WORK_SIMPLETRACE)
             st_trace_file_set_enabled(false);
         uint64_t wall = pool_round(&p, work, events);
+        double drain = 0;
         if (work == WORK_SIMPLETRACE) {
+            uint64_t t0 = now_ns();
             st_trace_file_set_enabled(true);
             st_trace_file_flush();
+            drain = (double)(now_ns() - t0) / (double)(events * (uint64_t)threads);
         }
         double ns = (double)wall / (double)events; /* per event, per thread */
-        if (rep > 0 && ns < best)                  /* round 0 warms the buffers up */
-            best = ns;
+        if (rep > 0 && ns < best.ns)               /* round 0 warms the buffers up */
+            best.ns = ns;
+        if (rep > 0 && drain < best.drain_ns)
+            best.drain_ns = drain;
     }
     pool_stop(&p);
     return best;
+}
+
+static struct hot_result hot_path(int threads, enum workload work, uint64_t events)
+{
+    return hot_path_rounds(threads, work, events, false);
+}
+
+static double hot_path_ns(int threads, enum workload work, uint64_t events)
+{
+    return hot_path(threads, work, events).ns;
 }
 
 /* Sustained: threads trace flat out for `seconds` while the writer writes. */
@@ -258,41 +362,62 @@ static void sustained(int threads, double seconds, const char *path)
            (double)(after.bytes_written - before.bytes_written) / wall / 1e6);
 }
 
+/*
+ * Bursty: `threads` threads each trace bursts of `burst` events with
+ * `work_us` of computation after each, for `seconds`. With more threads
+ * than cores every core stays busy, so the writer, woken by a burst, has
+ * to wait for the scheduler: the drops measure how well buffers and
+ * wake-ups absorb that delay.
+ */
+static void bursty(int threads, uint64_t burst, unsigned work_us, double seconds)
+{
+    if (st_configure("file=/dev/null", NULL, 0) != 0)
+        return;
+    struct st_stats before, after;
+    st_stats_get(&before);
+    struct pool p;
+    pool_start(&p, threads);
+    p.round.work = WORK_BURSTS;
+    p.round.events = burst;
+    p.round.work_ns = (uint64_t)work_us * 1000;
+    pthread_barrier_wait(&p.round.start);
+    usleep((useconds_t)(seconds * 1e6));
+    atomic_store(&p.round.stop, true);
+    pthread_barrier_wait(&p.round.done);
+    pool_stop(&p);
+    st_trace_file_flush();
+    st_stats_get(&after);
+    uint64_t produced = after.produced - before.produced;
+    uint64_t dropped = after.dropped - before.dropped;
+    printf("  %d threads, bursts of %6" PRIu64 " events + %4u us of work: %9" PRIu64 " events, %5.1f%% dropped\n",
+           threads, burst, work_us, produced, produced ? 100.0 * (double)dropped / (double)produced : 0.0);
+}
+
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--events N] [--seconds S] [--dir DIR]\n", argv0);
+    fprintf(stderr, "usage: %s [--events N] [--seconds S] [--dir DIR] [--bufsize SIZE] [--only hot|sustained|bursty]\n",
+            argv0);
     exit(2);
 }
 
-int main(int argc, char **argv)
+/* Sets bufsize for the threads created from now on; the runtime's default when size is NULL. */
+static const char *set_bufsize(const char *size)
 {
-    uint64_t events = 1000000;
-    double seconds = 1.0;
-    const char *dir = "/tmp";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--events") && i + 1 < argc)
-            events = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-            seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-            dir = argv[++i];
-        else
-            usage(argv[0]);
-    }
-    if (events < 1000)
-        usage(argv[0]);
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "bufsize=%s", size ? size : "");
+    if (size && st_configure(cfg, NULL, 0) == 0)
+        return size;
+    st_configure("bufsize=" BENCH_DEFAULT_BUFSIZE, NULL, 0);
+    return "default (" BENCH_DEFAULT_BUFSIZE ")";
+}
 
-    /* Buffers big enough to hold a whole hot-path round: no drops there. */
-    char err[512];
-    if (st_configure("enable=bench_event,bufsize=128M,file=/dev/null", err, sizeof err) != 0) {
-        fprintf(stderr, "bench_runtime: %s\n", err);
-        return 1;
-    }
+static void hot_section(uint64_t events)
+{
     peer_ring = calloc(1, PEER_RING_SIZE);
     if (!peer_ring)
-        return 1;
+        exit(1);
 
-    printf("simpletrace runtime benchmark: %" PRIu64 " events per thread per round, best of 4 rounds\n", events);
+    printf("hot path: %" PRIu64 " events per thread per round, best of 4 rounds\n", events);
     printf("event: two uint64_t and a 16-character string (%u-byte record)\n\n", 32u + 8 + 8 + 4 + 16);
 
     double cg = ns_per_clock_gettime(events * 4);
@@ -306,28 +431,90 @@ int main(int argc, char **argv)
     printf("%-46s %8.2f ns   (target <= 1 ns)\n", "disabled event", off);
     printf("%-46s %8.2f ns   (target 0: compiled out)\n", "nop backend event", nop);
 
-    double st1 = hot_path_ns(1, WORK_SIMPLETRACE, events);
-    double st2 = hot_path_ns(2, WORK_SIMPLETRACE, events);
+    struct hot_result h1 = hot_path(1, WORK_SIMPLETRACE, events);
+    struct hot_result h2 = hot_path(2, WORK_SIMPLETRACE, events);
+    struct hot_result w1 = hot_path_rounds(1, WORK_SIMPLETRACE, events, true);
+    struct hot_result w2 = hot_path_rounds(2, WORK_SIMPLETRACE, events, true);
+    double st1 = h1.ns, st2 = h2.ns;
     double pr1 = hot_path_ns(1, WORK_PEER, events);
     double pr2 = hot_path_ns(2, WORK_PEER, events);
+    double alu1 = hot_path_ns(1, WORK_ALU, events);
+    double alu2 = hot_path_ns(2, WORK_ALU, events);
     printf("%-46s %8.2f ns   (target <= 20 ns; %.2fx a clock_gettime)\n", "enabled event, 1 thread", st1, st1 / cg);
     printf("%-46s %8.2f ns   per event per thread\n", "enabled event, 2 threads", st2);
     printf("%-46s %8.2fx    (target >= 1.8x)\n", "  2-thread throughput / 1-thread", 2.0 * st1 / st2);
+    printf("%-46s %8.2f ns\n", "  same, 1 MiB ring in cache, 1 thread", w1.ns);
+#ifdef HAVE_RDTSC
+    printf("%-46s %8.2f ns   (the rest of the event beside its rdtsc)\n", "    minus rdtsc", w1.ns - tsc);
+#endif
+    printf("%-46s %8.2f ns   per event per thread\n", "  same, 1 MiB ring in cache, 2 threads", w2.ns);
+    printf("%-46s %8.2fx\n", "    2-thread throughput / 1-thread", 2.0 * w1.ns / w2.ns);
+    printf("%-46s %8.2fx    (this machine now, for any code)\n", "  arithmetic loop 2-thread / 1-thread", 2.0 * alu1 / alu2);
     printf("%-46s %8.2f ns\n", "shared-index ring peer, 1 thread", pr1);
     printf("%-46s %8.2f ns   per event per thread\n", "shared-index ring peer, 2 threads", pr2);
     printf("%-46s %8.2fx\n", "  peer 2-thread throughput / 1-thread", 2.0 * pr1 / pr2);
     printf("%-46s %8.2fx\n", "  simpletrace / peer throughput, 2 threads", pr2 / st2);
+    printf("%-46s %8.2f ns   %6.1f M records/s\n", "writer drain to /dev/null, 1 buffer", h1.drain_ns,
+           1e3 / h1.drain_ns);
+    printf("%-46s %8.2f ns   %6.1f M records/s\n", "writer drain to /dev/null, 2 interleaved", h2.drain_ns,
+           1e3 / h2.drain_ns);
+    printf("%-46s %8.2f ns   %6.1f M records/s\n", "  same, from 1 MiB buffers in cache, 1 buffer", w1.drain_ns,
+           1e3 / w1.drain_ns);
+    printf("%-46s %8.2f ns   %6.1f M records/s\n", "  same, from 1 MiB buffers in cache, 2", w2.drain_ns,
+           1e3 / w2.drain_ns);
     free(peer_ring);
+}
 
-    printf("\nsustained for %.1f s, writeout thread writing, default 1 MiB buffers:\n", seconds);
-    st_configure("bufsize=1M", NULL, 0);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/bench-runtime-%d.trace", dir, (int)getpid());
-    for (int t = 1; t <= 2; t++) {
-        sustained(t, seconds, "/dev/null");
-        sustained(t, seconds, path);
+int main(int argc, char **argv)
+{
+    uint64_t events = 1000000;
+    double seconds = 1.0;
+    const char *dir = "/tmp";
+    const char *bufsize = NULL; /* for the sustained and bursty runs; NULL: the runtime's default */
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--events") && i + 1 < argc)
+            events = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--bufsize") && i + 1 < argc)
+            bufsize = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else
+            usage(argv[0]);
     }
-    st_trace_file_set_enabled(false);
-    unlink(path);
+    if (events < 1000 || (only && strcmp(only, "hot") && strcmp(only, "sustained") && strcmp(only, "bursty")))
+        usage(argv[0]);
+
+    char err[512];
+    if (st_configure("enable=bench_event,file=/dev/null", err, sizeof err) != 0) {
+        fprintf(stderr, "bench_runtime: %s\n", err);
+        return 1;
+    }
+    printf("simpletrace runtime benchmark\n\n");
+    if (!only || !strcmp(only, "hot"))
+        hot_section(events);
+
+    if (!only || !strcmp(only, "sustained")) {
+        printf("\nsustained for %.1f s, writeout thread writing, %s buffers:\n", seconds, set_bufsize(bufsize));
+        char path[4096];
+        snprintf(path, sizeof path, "%s/bench-runtime-%d.trace", dir, (int)getpid());
+        for (int t = 1; t <= 2; t++) {
+            sustained(t, seconds, "/dev/null");
+            sustained(t, seconds, path);
+        }
+        st_trace_file_set_enabled(false);
+        unlink(path);
+    }
+    if (!only || !strcmp(only, "bursty")) {
+        printf("\nbursty for %.1f s per line, %ld cores, writing /dev/null, %s buffers:\n", seconds,
+               sysconf(_SC_NPROCESSORS_ONLN), set_bufsize(bufsize));
+        bursty(4, 5000, 500, seconds);
+        bursty(4, 20000, 2000, seconds);
+        bursty(8, 20000, 2000, seconds);
+    }
     return 0;
 }

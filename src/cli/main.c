@@ -14,6 +14,7 @@ static const struct command commands[] = {
     {"gen", st_cmd_gen, "generate C code from trace-events files"},
     {"print", st_cmd_print, "print a trace file as text (like QEMU's simpletrace.py)"},
     {"stats", st_cmd_stats, "per-event counts, rates and drops of a trace file"},
+    {"ctl", st_cmd_ctl, "list and steer running traced programs (monitor=on)"},
 };
 
 static void usage(FILE *out)

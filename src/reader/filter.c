@@ -17,35 +17,11 @@
 
 #define ST_API __attribute__((visibility("default")))
 
-bool st__glob_match(const char *pat, size_t plen, const char *name)
-{
-    /* Iterative matcher: remember the last '*' and retry from there on mismatch. */
-    size_t p = 0, star = (size_t)-1, resume = 0;
-    const char *n = name;
-    while (*n) {
-        if (p < plen && (pat[p] == '?' || pat[p] == *n)) {
-            p++;
-            n++;
-        } else if (p < plen && pat[p] == '*') {
-            star = p++;
-            resume = (size_t)(n - name);
-        } else if (star != (size_t)-1) {
-            p = star + 1;
-            n = name + ++resume;
-        } else {
-            return false;
-        }
-    }
-    while (p < plen && pat[p] == '*')
-        p++;
-    return p == plen;
-}
-
 /* Applies one glob (without its '-') to every event. */
 static void apply_glob(const struct st_catalog *cat, uint8_t *sel, const char *glob, size_t len, uint8_t value)
 {
     for (size_t i = 0; i <= cat->count; i++)
-        if (st__glob_match(glob, len, cat->events[i].name))
+        if (st__glob_match_n(glob, len, cat->events[i].name))
             sel[i] = value;
 }
 

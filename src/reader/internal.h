@@ -7,6 +7,7 @@
 
 #include <simpletrace/reader.h>
 
+#include "common/glob.h"
 #include "events/events.h"
 
 /* The catalog: the parsed list plus the public views of its events. */
@@ -24,7 +25,5 @@ struct st_catalog {
  */
 int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out);
 
-/* Glob match of the whole name against pattern[0..plen): * and ?. */
-bool st__glob_match(const char *pattern, size_t plen, const char *name);
 
 #endif /* ST_READER_INTERNAL_H */

@@ -2,9 +2,9 @@
  * Per-thread ring buffers and the tracing hot path (producer side).
  *
  * Each thread that traces gets, on its first enabled event, one ring of
- * `bufsize` bytes (a power of two; default 1 MiB). The thread is its only
- * producer and the writeout thread its only consumer, so no lock and no
- * atomic read-modify-write is needed on the fast path:
+ * `bufsize` bytes (a power of two; default 4 MiB, see internal.h). The
+ * thread is its only producer and the writeout thread its only consumer, so
+ * no lock and no atomic read-modify-write is needed on the fast path:
  *
  *   head, tail: free-running byte counters (never wrap; 2^64 bytes is forever)
  *
@@ -27,33 +27,65 @@
  * 0xfffffffffffffffe, payload u64 count) is written in front of the next
  * event that fits after the thread lost events.
  *
+ * Fast and slow paths. st__simple_begin() handles only the common case
+ * inline and sends everything else to begin_slow(), which does the whole
+ * job (first event, nesting, pending drops, full ring, a record across the
+ * ring's end, clock_gettime mode). Three precomputed fields keep the fast
+ * path to a few loads and compares:
+ *
+ *   gate      flag bytes read as one word: drops to report, and "always
+ *             slow" (clock=monotonic where the fast path reads the TSC,
+ *             and the sentinel buffer of threads without one). It and
+ *             busy (the nesting guard, set for threads that must not
+ *             trace) both zero, or begin takes the slow path.
+ *   limit     min(tail last seen + size, end of the current lap of the
+ *             ring): a record ending at or below it has room and lies in
+ *             one piece, so the fast path needs no reload of tail and no
+ *             wrap test. Refreshed by the slow path.
+ *   kick_at   commit's one test: a record ending at or past it either
+ *             crosses a wake-up point of the writer or was built in
+ *             scratch (the slow path then sets kick_at to 0).
+ *
  * Invariants:
  *   - 0 <= head - tail <= size; [tail, head) holds whole, committed records.
- *   - head, next_head, tail_cache, straddle_at, committed, busy: written by
- *     the owner thread only. tail, consumed, last_ns: by the writer only.
- *     The two groups sit on separate cache lines.
+ *   - limit <= tail_cache + size and limit <= the end of the lap holding
+ *     next_head; lap_base + p is the address of position p of that lap.
+ *   - Producer fields (struct st_buf up to `tail`) are written by the owner
+ *     thread only (the writer only exchanges pending_drop); tail, consumed,
+ *     last_ns by the writer only. The consumer's group starts on a 128-byte
+ *     boundary (two lines, the unit of the adjacent-line prefetcher), the
+ *     struct is allocated 128-aligned and the ring is a page-aligned
+ *     mapping of its own, so no line is written by two threads.
  *   - head is release-stored after the record's bytes (commit), and loaded
  *     with acquire by the writer; tail is release-stored by the writer after
- *     it copied bytes out, and loaded with acquire by the producer only when
- *     its cached copy says the ring is full.
- *   - pending_drop and dropped change only with atomic adds (on the drop
- *     path, possibly from a signal handler) and exchanges (who reports the
- *     count in a dropped record: the thread before its next event, or the
- *     writer for exited threads and flushes), so each drop is reported once.
+ *     it copied bytes out, and loaded with acquire by the producer only in
+ *     the slow path.
+ *   - Drops: `dropped` counts those of the thread holding busy (ring full,
+ *     impossible size); only that thread can be there, so it uses plain
+ *     relaxed stores. A signal handler that traces while its thread holds
+ *     busy is dropped into `nested_dropped` (atomic add: handlers may nest).
+ *     Both also add to pending_drop (atomic) and set the drops gate byte.
+ *     pending_drop is taken with an exchange by whoever reports it in a
+ *     dropped record (the thread before its next event, or the writer for
+ *     exited threads and flushes), so each drop is reported once.
  *   - busy is set between st__simple_begin() and st__simple_commit(). An
  *     event traced meanwhile (a signal handler interrupting the record) is
- *     dropped and counted; it never touches the ring.
+ *     dropped and counted; it never touches the ring. State is read only
+ *     after busy is set, so a handler that ran between the gate test and
+ *     the busy store finished its record before we look.
  *   - Thread exit (key destructor) release-stores exited; afterwards the
  *     thread's TLS points at notrace_buf, so nothing of it touches the
  *     buffer again and the writer may free it once drained. (Events traced
  *     by TLS destructors that run after ours are ignored, uncounted.)
  *
- * Costs on the fast path: the TLS load, the busy guard, an acquire load of
- * ev->enabled (a plain load on x86; it orders the read of ev->id after the
- * registry published it), the clock, one compare against the cached tail,
- * the stores of the record, and at commit three stores (committed, head,
- * busy) to the thread's own cache lines. The writer is woken (sem_post) only when head crosses a
- * multiple of a quarter of the ring.
+ * Costs on the fast path: the TLS load, one test of busy | gate, the busy
+ * store, an acquire load of ev->enabled (a plain load on x86; it orders the
+ * read of ev->id after the registry published it), one compare against
+ * limit, the clock (rdtsc; a dropped event never reads it), the stores of
+ * the record; at commit one compare against kick_at and three stores
+ * (committed, head, busy) to the thread's own line. The writer is woken
+ * (sem_post) only when head crosses a multiple of an eighth of the ring
+ * (KICK_DIV_LOG2), in commit's slow path.
  */
 #include "runtime/buffer.h"
 
@@ -61,19 +93,23 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/clock.h"
 #include "runtime/internal.h"
 
-/* The calling thread's buffer; NULL before its first event. */
-static _Thread_local struct st_buf *tls_buf __attribute__((tls_model("initial-exec")));
+/* Threads that have no buffer yet point here: the gate sends them to the slow path. */
+static struct st_buf nobuf = {.gate.flag[ST_GATE_SLOW] = 1};
+
+/* Threads that must not trace (the writer, exited threads) point here: always busy. */
+static struct st_buf notrace_buf = {.busy = 1};
+
+/* The calling thread's buffer, or one of the two sentinels above. */
+static _Thread_local struct st_buf *tls_buf __attribute__((tls_model("initial-exec"))) = &nobuf;
 
 /* Set while this thread creates its buffer: a signal handler tracing then drops. */
 static _Thread_local int tls_creating __attribute__((tls_model("initial-exec")));
-
-/* Threads that must not trace (the writer, exited threads) point here. */
-static struct st_buf notrace_buf = {.busy = 1};
 
 struct st_buf *st__bufs;
 struct st_buf_totals st__buf_retired;
@@ -82,6 +118,15 @@ static pthread_key_t exit_key;
 static size_t buf_size = ST_BUFSIZE_DEFAULT; /* for buffers created from now on */
 static bool buf_ever;                        /* a buffer was created (buf_lock) */
 static uint64_t orphan_drops;                /* atomic */
+
+/*
+ * The writer is woken each time head crosses a multiple of size >> KICK_DIV_LOG2.
+ * An eighth rather than a quarter: the writer is asked for a pass with 7/8
+ * of the ring still free, which covers more of its scheduling delay on a
+ * busy machine; the extra sem_post (a futex wake when the writer sleeps,
+ * ~1-2 us) comes once per 512 KiB of a 4 MiB ring.
+ */
+#define KICK_DIV_LOG2 3
 
 void st__buf_lock(void)
 {
@@ -142,7 +187,10 @@ void st__buf_init(void)
 
 void st__buf_free(struct st_buf *b)
 {
-    free(b->ring);
+    if (b->ring_mapped)
+        munmap(b->ring, b->size);
+    else
+        free(b->ring);
     free(b);
 }
 
@@ -151,25 +199,86 @@ static uint32_t log2_u64(uint64_t v)
     return 63u - (uint32_t)__builtin_clzll(v);
 }
 
+/*
+ * The length and pid fields of a record header as one u64 (the order the
+ * host stores them in), for an empty payload: adding the payload length
+ * gives a record's word, since the length never carries into the pid.
+ */
+static inline uint64_t len_pid_word(uint32_t tid)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (uint64_t)ST_LENGTH_BASE | (uint64_t)tid << 32;
+#else
+    return (uint64_t)ST_LENGTH_BASE << 32 | (uint64_t)tid;
+#endif
+}
+
+/* The payload length as it adds to len_pid_word(). */
+static inline uint64_t len_pid_add(uint64_t payload_len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return payload_len;
+#else
+    return payload_len << 32;
+#endif
+}
+
+/*
+ * A ring of its own pages: page-aligned, so it shares no cache line with
+ * another thread's data. Not faulted in ahead: on this kind of machine
+ * zeroing the pages is most of a fault's cost, so populating the ring at
+ * the first event only moves that cost into one long stall of the thread
+ * (about 0.3 ms per MiB) and pins the whole ring even for a thread that
+ * traces a handful of events; the first lap pays ~1.2 us per 4 KiB page.
+ */
+static uint8_t *ring_alloc(size_t size, bool *mapped)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED) {
+        /* No mapping left (vm.max_map_count): fall back to the heap. */
+        *mapped = false;
+        return aligned_alloc(4096, size);
+    }
+    *mapped = true;
+    return p;
+}
+
+/* Recomputes limit and lap_base for the record that starts at next_head. */
+static inline void buf_set_limit(struct st_buf *b)
+{
+    uint64_t lap = b->next_head & ~b->mask;
+    uint64_t room_end = b->tail_cache + b->size, lap_end = lap + b->size;
+
+    b->lap_base = (uintptr_t)b->ring - (uintptr_t)lap;
+    b->limit = room_end < lap_end ? room_end : lap_end;
+}
+
 static struct st_buf *buf_create(void)
 {
     size_t size = __atomic_load_n(&buf_size, __ATOMIC_RELAXED);
-    size_t bytes = (sizeof(struct st_buf) + 63) & ~(size_t)63;
-    struct st_buf *b = aligned_alloc(64, bytes);
+    size_t bytes = (sizeof(struct st_buf) + ST_BUF_ALIGN - 1) & ~(size_t)(ST_BUF_ALIGN - 1);
+    struct st_buf *b = aligned_alloc(ST_BUF_ALIGN, bytes);
 
     if (!b)
         return NULL;
     memset(b, 0, offsetof(struct st_buf, scratch));
-    b->ring = malloc(size);
+    b->ring = ring_alloc(size, &b->ring_mapped);
     if (!b->ring) {
         free(b);
         return NULL;
     }
     b->size = size;
     b->mask = size - 1;
-    b->kick_shift = log2_u64(size) - 2;
+    b->kick_shift = log2_u64(size) - KICK_DIV_LOG2;
+    b->kick_next = b->kick_at = (uint64_t)1 << b->kick_shift;
     b->straddle_at = UINT64_MAX;
     b->tid = (uint32_t)gettid();
+    b->len_pid = len_pid_word(b->tid);
+    buf_set_limit(b);
+    /* The fast path reads one kind of clock (clock.h); the other mode goes slow. */
+    if (st__clock_is_tsc() != ST_CLOCK_FAST_IS_TSC)
+        b->gate.flag[ST_GATE_SLOW] = 1;
     return b;
 }
 
@@ -225,9 +334,14 @@ void st__buf_fork_child(void)
     st__bufs = NULL;
     memset(&st__buf_retired, 0, sizeof st__buf_retired);
     orphan_drops = 0;
-    tls_buf = NULL;
+    tls_buf = &nobuf;
     pthread_setspecific(exit_key, NULL);
     pthread_mutex_init(&buf_lock, NULL);
+}
+
+static inline void gate_set(struct st_buf *b, int which, uint8_t v)
+{
+    __atomic_store_n(&b->gate.flag[which], v, __ATOMIC_RELAXED);
 }
 
 static inline void busy_enter(struct st_buf *b)
@@ -242,37 +356,36 @@ static inline void busy_leave(struct st_buf *b)
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELAXED);
 }
 
-static void count_drop(struct st_buf *b)
+/* Marks a drop as pending: the thread's next event reports it. */
+static inline void drop_pending(struct st_buf *b)
 {
     __atomic_fetch_add(&b->pending_drop, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->dropped, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    gate_set(b, ST_GATE_DROPS, 1);
 }
 
 /* An event while this thread is inside a record (signal handler) or must not trace. */
 static COLD int buf_drop_nested(struct st_buf *b)
 {
-    if (b != &notrace_buf)
-        count_drop(b);
+    if (b != &notrace_buf) {
+        __atomic_fetch_add(&b->nested_dropped, 1, __ATOMIC_RELAXED);
+        drop_pending(b);
+    }
     return -1;
 }
 
-/* The ring is full (or the record impossible): drop and count the event. */
+/* With busy held: the ring is full (or the record impossible): drop and count the event. */
 static COLD int buf_drop(struct st_buf *b)
 {
-    count_drop(b);
+    /* Only the busy holder counts here, so a plain increment cannot race. */
+    __atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
+    drop_pending(b);
     busy_leave(b);
     return -1;
 }
 
-/* Reloads the consumer's tail; true when [head, end) now fits. */
-static COLD bool buf_room(struct st_buf *b, uint64_t end)
-{
-    b->tail_cache = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-    return end - b->tail_cache <= b->size;
-}
-
 /* Copies n bytes to ring position pos, wrapping at the end. */
-static COLD void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src, uint64_t n)
+static void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src, uint64_t n)
 {
     uint64_t off = pos & b->mask, first = b->size - off;
 
@@ -282,94 +395,252 @@ static COLD void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src
     memcpy(b->ring, src + first, n - first);
 }
 
-/* Places the fixed part of a record of len bytes at head. */
-static inline __attribute__((always_inline)) int begin_at(struct st_buf *b, struct st_record *rec, const struct st_event *ev,
-                           uint64_t ts, uint64_t head, uint64_t len)
+/* Writes a record header at p. */
+static inline __attribute__((always_inline)) void put_header(const struct st_buf *b, uint8_t *p,
+                                                             const struct st_event *ev, uint64_t ts,
+                                                             uint64_t payload_len)
 {
-    uint64_t off = head & b->mask;
-    uint8_t *p = b->ring + off;
+    st_fmt_put_u64(p + ST_EV_OFF_TYPE, ST_RECORD_TYPE_EVENT);
+    st_fmt_put_u64(p + ST_EV_OFF_ID, ev->id);
+    st_fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ts);
+    st_fmt_put_u64(p + ST_EV_OFF_LENGTH, b->len_pid + len_pid_add(payload_len));
+}
 
-    if (__builtin_expect(off + len > b->size, 0)) {
+/*
+ * Everything st__simple_begin() does not do inline, from the start: the
+ * first event, nesting, oversized payloads, reporting drops, reloading tail,
+ * records across the ring's end, and clock_gettime mode.
+ */
+static COLD int begin_slow(struct st_record *rec, const struct st_event *ev, size_t payload_len)
+{
+    struct st_buf *b = tls_buf;
+    uint64_t len, need, head, ts, count;
+    bool drops;
+    uint8_t *p;
+
+    if (b == &nobuf && !(b = buf_first_event()))
+        return -1;
+    if (__atomic_load_n(&b->busy, __ATOMIC_RELAXED))
+        return buf_drop_nested(b);
+    busy_enter(b);
+    if (!__atomic_load_n(&ev->enabled, __ATOMIC_ACQUIRE)) {
+        busy_leave(b);
+        return -1;
+    }
+    if (payload_len > ST_MAX_EVENT_RECORD - ST_EVENT_FIXED_SIZE)
+        return buf_drop(b);
+    len = ST_EVENT_FIXED_SIZE + payload_len;
+    head = b->head;
+    /* Clear the flag before reading the count: a drop after this sets it again. */
+    drops = __atomic_load_n(&b->gate.flag[ST_GATE_DROPS], __ATOMIC_RELAXED) != 0;
+    if (drops) {
+        gate_set(b, ST_GATE_DROPS, 0);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        drops = __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED) != 0;
+    }
+    need = len + (drops ? ST_EVENT_FIXED_SIZE + 8 : 0);
+    if (head + need - b->tail_cache > b->size) {
+        b->tail_cache = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+        if (head + need - b->tail_cache > b->size)
+            return buf_drop(b); /* also re-arms the drops flag */
+    }
+    ts = st__clock_raw();
+    if (drops) {
+        /* The writer may have reported the count meanwhile: exchange, not load. */
+        count = __atomic_exchange_n(&b->pending_drop, 0, __ATOMIC_RELAXED);
+        if (count) {
+            uint8_t drop[ST_EVENT_FIXED_SIZE + 8];
+            st_fmt_put_dropped(drop, ts, b->tid, count);
+            ring_copy_in(b, head, drop, sizeof drop);
+            head += sizeof drop;
+        }
+    }
+    if ((head & b->mask) + len > b->size) {
+        /* Across the ring's end: build it in scratch, copied in at commit. */
         p = b->scratch;
         b->straddle_at = head;
+        b->kick_at = 0;
+    } else {
+        p = b->ring + (head & b->mask);
     }
-    st_fmt_put_event_header(p, ev->id, ts, (uint32_t)(len - ST_EVENT_FIXED_SIZE), b->tid);
+    put_header(b, p, ev, ts, payload_len);
     rec->pos = p + ST_EVENT_FIXED_SIZE;
     rec->thread = b;
     b->next_head = head + len;
+    buf_set_limit(b);
     return 0;
-}
-
-/* This thread lost events: put a dropped record in front of this one. */
-static COLD int begin_after_drops(struct st_buf *b, struct st_record *rec, const struct st_event *ev,
-                             uint64_t ts, uint64_t len)
-{
-    uint8_t drop[ST_EVENT_FIXED_SIZE + 8];
-    uint64_t head = b->head, end = head + sizeof drop + len;
-    uint64_t count;
-
-    if (end - b->tail_cache > b->size && !buf_room(b, end))
-        return buf_drop(b);
-    /* The writer may have reported the count meanwhile: exchange, not load. */
-    count = __atomic_exchange_n(&b->pending_drop, 0, __ATOMIC_RELAXED);
-    if (count) {
-        st_fmt_put_dropped(drop, ts, b->tid, count);
-        ring_copy_in(b, head, drop, sizeof drop);
-        head += sizeof drop;
-    }
-    return begin_at(b, rec, ev, ts, head, len);
 }
 
 ST_EXPORT int st__simple_begin(struct st_record *rec, const struct st_event *ev, size_t payload_len)
 {
     struct st_buf *b = tls_buf;
-    uint64_t ts, len, head;
+    uint64_t head, end, ts;
+    uint8_t *p;
 
-    if (__builtin_expect(b == NULL, 0) && !(b = buf_first_event()))
-        return -1;
-    if (__builtin_expect(__atomic_load_n(&b->busy, __ATOMIC_RELAXED), 0))
-        return buf_drop_nested(b);
+    if (__builtin_expect((__atomic_load_n(&b->busy, __ATOMIC_RELAXED) | __atomic_load_n(&b->gate.any, __ATOMIC_RELAXED)) != 0,
+                         0) ||
+        __builtin_expect(payload_len > ST_MAX_EVENT_RECORD - ST_EVENT_FIXED_SIZE, 0))
+        return begin_slow(rec, ev, payload_len);
     busy_enter(b);
     if (__builtin_expect(!__atomic_load_n(&ev->enabled, __ATOMIC_ACQUIRE), 0)) {
         busy_leave(b);
         return -1;
     }
-    if (__builtin_expect(payload_len > ST_MAX_EVENT_RECORD - ST_EVENT_FIXED_SIZE, 0))
-        return buf_drop(b);
-    ts = st__clock_raw();
-    len = ST_EVENT_FIXED_SIZE + payload_len;
-    if (__builtin_expect(__atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED) != 0, 0))
-        return begin_after_drops(b, rec, ev, ts, len);
     head = b->head;
-    if (__builtin_expect(head + len - b->tail_cache > b->size, 0) && !buf_room(b, head + len))
-        return buf_drop(b);
-    return begin_at(b, rec, ev, ts, head, len);
+    end = head + ST_EVENT_FIXED_SIZE + payload_len;
+    if (__builtin_expect(end > b->limit, 0)) {
+        /* Full, or across the ring's end: the slow path sorts it out. */
+        busy_leave(b);
+        return begin_slow(rec, ev, payload_len);
+    }
+    ts = st__clock_raw_fast();
+    p = (uint8_t *)(b->lap_base + (uintptr_t)head);
+    put_header(b, p, ev, ts, payload_len);
+    rec->pos = p + ST_EVENT_FIXED_SIZE;
+    rec->thread = b;
+    b->next_head = end;
+    return 0;
 }
 
-/* A record built in scratch because it straddles the ring's end. */
-static COLD void commit_straddle(struct st_buf *b)
+/* Commit of a record built in scratch, or one that crosses a wake-up point. */
+static COLD void commit_slow(struct st_buf *b)
 {
-    ring_copy_in(b, b->straddle_at, b->scratch, b->next_head - b->straddle_at);
-    b->straddle_at = UINT64_MAX;
+    uint64_t end = b->next_head;
+    bool kick = false;
+
+    if (b->straddle_at != UINT64_MAX) {
+        ring_copy_in(b, b->straddle_at, b->scratch, end - b->straddle_at);
+        b->straddle_at = UINT64_MAX;
+    }
+    if (end >= b->kick_next) {
+        b->kick_next = (end & ~(((uint64_t)1 << b->kick_shift) - 1)) + ((uint64_t)1 << b->kick_shift);
+        kick = true;
+    }
+    b->kick_at = b->kick_next;
+    __atomic_store_n(&b->committed, b->committed + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->head, end, __ATOMIC_RELEASE);
+    busy_leave(b);
+    if (kick)
+        st__writer_kick();
 }
 
 ST_EXPORT void st__simple_commit(struct st_record *rec)
 {
     struct st_buf *b = rec->thread;
-    uint64_t old, head;
+    uint64_t end = b->next_head;
 
-    if (__builtin_expect(b->straddle_at != UINT64_MAX, 0))
-        commit_straddle(b);
-    old = b->head;
-    head = b->next_head;
+    if (__builtin_expect(end >= b->kick_at, 0)) {
+        commit_slow(b);
+        return;
+    }
     __atomic_store_n(&b->committed, b->committed + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->head, head, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->head, end, __ATOMIC_RELEASE);
     busy_leave(b);
-    if (__builtin_expect(((old ^ head) >> b->kick_shift) != 0, 0))
-        st__writer_kick();
 }
 
 ST_EXPORT uint32_t st__strlen(const char *s)
 {
     return s ? (uint32_t)strnlen(s, ST_MAX_STRLEN) : 0;
+}
+
+/*
+ * Read-only view for the monitor's `info trace` (seqlock-style, see
+ * buffer.h). The list is walked under buf_lock, one chunk of one buffer at
+ * a time, so a thread starting to trace never waits for more than a 64 KiB
+ * copy and the writer may free a buffer between chunks (we then notice it
+ * is gone and drop what we copied: those records were written). Ring bytes
+ * are read while the producer may be overwriting the part below the
+ * consumer's tail: that race is intended (the bytes are discarded), so the
+ * loads are volatile and the function is not instrumented by TSan.
+ */
+__attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left)
+{
+    enum { CHUNK = 64 << 10 };
+    struct peek {
+        struct st_buf *b;
+        const uint8_t *ring;
+        uint64_t size;
+    } *list = NULL;
+    size_t n = 0, max = 0, used = 0;
+    uint64_t lost = 0;
+
+    /* Snapshot the list (plus room for threads that start meanwhile). */
+    pthread_mutex_lock(&buf_lock);
+    for (struct st_buf *b = st__bufs; b; b = b->next)
+        max++;
+    pthread_mutex_unlock(&buf_lock);
+    max += 16;
+    list = malloc(max * sizeof *list);
+    if (!list) {
+        if (left)
+            *left = 0;
+        return 0;
+    }
+    pthread_mutex_lock(&buf_lock);
+    for (struct st_buf *b = st__bufs; b && n < max; b = b->next)
+        list[n++] = (struct peek){b, b->ring, b->size};
+    pthread_mutex_unlock(&buf_lock);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct peek *pk = &list[i];
+        uint64_t t0 = 0, h0 = 0, t1 = 0, end = 0, pos = 0, keep;
+        bool first = true, alive = true;
+
+        /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
+        while (alive && (first || pos < end)) {
+            struct st_buf *b;
+            pthread_mutex_lock(&buf_lock);
+            for (b = st__bufs; b; b = b->next)
+                if (b == pk->b && b->ring == pk->ring && b->size == pk->size)
+                    break;
+            alive = b != NULL;
+            if (alive && first) {
+                first = false;
+                t0 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+                h0 = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+                end = h0 - t0 <= cap - used ? h0 : t0 + (cap - used);
+                pos = t0;
+            }
+            if (alive && pos < end) {
+                const volatile uint8_t *ring = pk->ring;
+                uint64_t stop = end - pos > CHUNK ? pos + CHUNK : end;
+                uint8_t *out = dst + used + (pos - t0);
+                for (; pos < stop; pos++)
+                    *out++ = ring[pos & (pk->size - 1)];
+                if (pos == end) {
+                    /* Order the copy before the tail load that validates it. */
+                    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                    t1 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+                }
+            }
+            pthread_mutex_unlock(&buf_lock);
+        }
+        if (!alive || h0 <= t0)
+            continue; /* gone (the writer wrote all of it) or empty */
+        if (end == t0) {
+            lost += h0 - t0; /* no room left */
+            continue;
+        }
+        if (t1 < t0)
+            t1 = t0;
+        if (t1 >= end) {
+            lost += t1 < h0 ? h0 - t1 : 0;
+            continue;
+        }
+        /* Whole records from t1 (always a record boundary) up to end. */
+        keep = t1;
+        while (end - keep >= ST_EVENT_FIXED_SIZE) {
+            uint64_t len = 8 + (uint64_t)st_fmt_get_u32(dst + used + (keep - t0) + ST_EV_OFF_LENGTH);
+            if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > end - keep)
+                break;
+            keep += len;
+        }
+        lost += h0 - keep;
+        memmove(dst + used, dst + used + (t1 - t0), keep - t1);
+        used += keep - t1;
+    }
+    free(list);
+    if (left)
+        *left = lost;
+    return used;
 }

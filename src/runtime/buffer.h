@@ -16,31 +16,61 @@
 /* Room for the largest event record plus the dropped record before it. */
 #define ST_SCRATCH_SIZE (ST_MAX_EVENT_RECORD + ST_EVENT_FIXED_SIZE + 8)
 
+/*
+ * Bytes of st_buf.gate. The fast path of st__simple_begin() loads them as
+ * one word, with busy, and takes its slow path when anything is set. Each
+ * byte is written with its own byte store, so a signal handler setting one
+ * cannot undo a store of another. (busy is a word of its own: it is stored
+ * on every event, and a load of a word just written by a narrower store
+ * cannot be forwarded from the store buffer, a stall of ~15 cycles.)
+ */
+enum {
+    ST_GATE_DROPS = 0, /* events were dropped since the last dropped record */
+    ST_GATE_SLOW = 1,  /* always take the slow path (clock mode; sentinel buffers) */
+};
+
+/* Keeps the producer's and the consumer's fields apart: the adjacent-line
+ * prefetcher pulls cache lines in pairs, so 64 bytes is not enough. */
+#define ST_BUF_ALIGN 128
+
 struct st_buf {
-    /* Producer's lines: written only by the owning thread (and, with atomic
-     * adds, by a signal handler on that thread); the hottest fields first. */
-    alignas(64) uint64_t head; /* bytes published; release-stored at commit */
-    uint64_t next_head;        /* head once the record being written commits */
-    uint64_t tail_cache;       /* last tail seen; reloaded only when full */
-    uint8_t *ring;             /* size bytes */
-    uint64_t mask;             /* size - 1 */
-    uint64_t size;             /* ring bytes, a power of two */
-    uint64_t straddle_at;      /* start of a record built in scratch, or UINT64_MAX */
-    uint64_t pending_drop;     /* drops not yet reported in a dropped record (atomic) */
-    uint64_t committed;        /* event records committed (relaxed stores) */
-    uint64_t dropped;          /* all drops of this thread (atomic add) */
-    uint32_t busy;             /* a record is being written: nesting guard */
-    uint32_t tid;              /* gettid() of the owner, the records' pid field */
-    uint32_t kick_shift;       /* log2(size / 4): kick the writer every quarter */
-    uint32_t exited;           /* owner thread ended (release-stored) */
+    /* Producer's lines: written only by the owning thread (and by a signal
+     * handler on it, which only sets gate bytes and adds to the atomics).
+     * Everything the fast path touches is in the first 64 bytes. */
+    alignas(ST_BUF_ALIGN) uint32_t busy; /* a record is being written: the nesting guard */
+    union {
+        uint32_t any;              /* non-zero: st__simple_begin() takes its slow path */
+        uint8_t flag[4];           /* ST_GATE_* bytes */
+    } gate;
+    uint64_t len_pid;              /* a header's length and pid words for an empty payload */
+    uint64_t head;                 /* bytes published; release-stored at commit */
+    uint64_t next_head;            /* head once the record being written commits */
+    uint64_t limit;                /* fast path writes below min(tail seen + size, end of this lap) */
+    uintptr_t lap_base;            /* (uintptr_t)ring - first position of this lap */
+    uint64_t kick_at;              /* commit takes its slow path for a record ending here or later */
+    uint64_t committed;            /* event records committed (relaxed stores) */
 
-    /* Consumer's line: written only by the writeout thread. */
-    alignas(64) uint64_t tail; /* bytes consumed; release-stored */
-    uint64_t consumed;         /* event records taken out (relaxed stores) */
-    uint64_t last_ns;          /* last timestamp written: keeps them monotone */
-    struct st_buf *next;       /* list of all buffers, under buf_lock */
+    uint64_t dropped;              /* drops counted by the thread itself (relaxed stores) */
+    uint64_t nested_dropped;       /* drops of signal handlers that hit a record (atomic add) */
+    uint64_t pending_drop;         /* drops not yet reported in a dropped record (atomic) */
+    uint64_t tail_cache;           /* last tail seen; reloaded only when the fast path stops */
+    uint64_t kick_next;            /* next position whose crossing wakes the writer */
+    uint8_t *ring;                 /* size bytes */
+    uint64_t mask;                 /* size - 1 */
+    uint64_t size;                 /* ring bytes, a power of two */
+    uint64_t straddle_at;          /* start of a record built in scratch, or UINT64_MAX */
+    uint32_t tid;                  /* gettid() of the owner, the records' pid field */
+    uint32_t kick_shift;           /* log2 of the distance between wake-ups */
+    uint32_t exited;               /* owner thread ended (release-stored) */
+    bool ring_mapped;              /* ring came from mmap (else aligned_alloc) */
 
-    alignas(64) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
+    /* Consumer's line: written only by the writeout thread, 128 bytes from the producer's. */
+    alignas(ST_BUF_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
+    uint64_t consumed;             /* event records taken out (relaxed stores) */
+    uint64_t last_ns;              /* last timestamp written: keeps them monotone */
+    struct st_buf *next;           /* list of all buffers, under buf_lock */
+
+    alignas(ST_BUF_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
 };
 
 /* Creates the thread-exit key. Called by st__init. */
@@ -69,10 +99,29 @@ void st__buf_fork_child(void);
 /* Events lost because a thread could not get a buffer (malloc failed). */
 uint64_t st__buf_orphan_drops(void);
 
+/* All drops of a buffer's thread. */
+static inline uint64_t st__buf_dropped(const struct st_buf *b)
+{
+    return __atomic_load_n(&b->dropped, __ATOMIC_RELAXED) + __atomic_load_n(&b->nested_dropped, __ATOMIC_RELAXED);
+}
+
 /* Counters of buffers already freed; under buf_lock. */
 struct st_buf_totals {
     uint64_t committed, dropped, consumed;
 };
 extern struct st_buf_totals st__buf_retired;
+
+/*
+ * For the monitor's `info trace`: copies the records not yet written of
+ * every thread buffer into dst (cap bytes) without consuming anything and
+ * without blocking the tracing threads: per buffer a run of whole records,
+ * oldest first, the buffers one after another. [tail, head) is copied,
+ * then tail is read again and only what lies at or above it is kept (the
+ * producer may have reused the ring below it meanwhile). Raw timestamps.
+ * Returns the bytes copied; *left (may be NULL) gets the bytes of records
+ * that did not fit in cap (0 when everything did; records written out
+ * while we copied are not counted).
+ */
+size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left);
 
 #endif /* ST_RUNTIME_BUFFER_H */

@@ -22,6 +22,10 @@
  *           |--- slope_prev                       line through a with
  *           +--------------------------> raw      the older slope
  *
+ * The slopes are kept as 64-bit fixed-point multipliers (ST_CLOCK_SHIFT
+ * bits of fraction, error under 1 ns for deltas up to 2^41 ticks), so the
+ * per-record conversion is one 64x64->128-bit multiply, inline in clock.h.
+ *
  * So a timestamp is exact at anchors, the function is continuous and
  * increasing, and records produced while the file was off (older than a)
  * still land near the right time. Because a record may be converted with
@@ -130,6 +134,20 @@ void st__clock_set_tsc(bool tsc)
     __atomic_store_n(&st__clock_use_tsc, tsc && tsc_available, __ATOMIC_RELAXED);
 }
 
+/* A slope in ns per tick as the fixed-point multiplier st__clock_conv() uses. */
+static uint64_t slope_mult(double slope)
+{
+    return (uint64_t)(slope * (double)((uint64_t)1 << ST_CLOCK_SHIFT) + 0.5);
+}
+
+/* Precomputes what st__clock_conv() needs from the slopes. */
+static void conv_fix(struct st_clock_conv *cv)
+{
+    cv->mult_cur = slope_mult(cv->slope_cur);
+    cv->mult_prev = slope_mult(cv->slope_prev);
+    cv->tsc = cv->ready;
+}
+
 static double slope_between(struct st_clock_anchor a, struct st_clock_anchor b)
 {
     if (b.raw <= a.raw || b.ns <= a.ns)
@@ -158,6 +176,7 @@ static void conv_start(struct st_clock_conv *cv)
     cv->slope_prev = cv->slope_cur;
     cv->rejected = 0;
     cv->ready = true;
+    conv_fix(cv);
 }
 
 /*
@@ -177,12 +196,15 @@ void st__clock_conv_update(struct st_clock_conv *cv)
     uint64_t gap;
     double slope;
 
-    if (!st__clock_is_tsc())
+    if (!st__clock_is_tsc()) {
+        cv->tsc = false; /* raw values are ns already */
         return;
+    }
     if (!cv->ready) {
         conv_start(cv);
         return;
     }
+    cv->tsc = true; /* back from clock=monotonic: the anchors still hold */
     s = sample_pair(&gap);
     if (s.ns - cv->b.ns < MIN_SEGMENT_NS || (double)gap * cv->slope_cur > MAX_GAP_NS)
         return;
@@ -197,19 +219,5 @@ void st__clock_conv_update(struct st_clock_conv *cv)
     cv->b = s;
     cv->slope_prev = cv->slope_cur;
     cv->slope_cur = slope;
-}
-
-uint64_t st__clock_conv(const struct st_clock_conv *cv, uint64_t raw)
-{
-    int64_t d;
-    double off;
-
-    if (!st__clock_is_tsc() || !cv->ready)
-        return raw;
-    /* Deltas stay small (seconds of ticks), so the double keeps them exact. */
-    d = (int64_t)(raw - cv->a.raw);
-    off = (double)d * (d >= 0 ? cv->slope_cur : cv->slope_prev);
-    if (off < 0 && (uint64_t)(-off) > cv->a.ns)
-        return 0;
-    return (uint64_t)((int64_t)cv->a.ns + (int64_t)off);
+    conv_fix(cv);
 }

@@ -34,6 +34,25 @@ static inline uint64_t st__clock_raw(void)
     return st__clock_mono_ns();
 }
 
+/*
+ * The clock the fast path of st__simple_begin() reads without testing the
+ * mode: the TSC on x86-64, clock_gettime elsewhere. A buffer created in the
+ * other mode sends every event to the slow path, which uses st__clock_raw().
+ */
+#if defined(__x86_64__)
+#define ST_CLOCK_FAST_IS_TSC true
+static inline uint64_t st__clock_raw_fast(void)
+{
+    return __builtin_ia32_rdtsc();
+}
+#else
+#define ST_CLOCK_FAST_IS_TSC false
+static inline uint64_t st__clock_raw_fast(void)
+{
+    return st__clock_mono_ns();
+}
+#endif
+
 /* Detects an invariant TSC and takes the first anchor. Called by st__init. */
 void st__clock_init(void);
 
@@ -52,22 +71,59 @@ struct st_clock_anchor {
     uint64_t ns;
 };
 
+/* Bits of fraction in the fixed-point slopes (see st__clock_conv). */
+#define ST_CLOCK_SHIFT 40
+
 /*
- * Conversion state, owned by the writeout thread. Two anchors a (older) and
- * b (newer); slope_cur = ns per raw tick between them, slope_prev of the
- * segment that ended at a.
+ * Conversion state, owned by its user (the writeout thread; the monitor
+ * keeps its own). Two anchors a (older) and b (newer); slope_cur = ns per
+ * raw tick between them, slope_prev of the segment that ended at a. The
+ * mult fields are the same slopes in fixed point (<< ST_CLOCK_SHIFT), which
+ * is what st__clock_conv() uses. Zero-initialised it converts nothing
+ * (identity) until st__clock_conv_update() takes anchors.
  */
 struct st_clock_conv {
     struct st_clock_anchor a, b;
     double slope_prev, slope_cur;
+    uint64_t mult_prev, mult_cur;
     unsigned rejected; /* anchors refused in a row (see clock.c) */
-    bool ready;
+    bool ready;        /* anchors taken */
+    bool tsc;          /* raw values are TSC ticks and ready: convert them */
 };
 
-/* Samples a new anchor if the last one is at least 1 ms old (writer, per pass). */
+/* Samples a new anchor if the last one is at least 1 ms old (per pass). */
 void st__clock_conv_update(struct st_clock_conv *cv);
 
-/* Converts a raw timestamp to CLOCK_MONOTONIC ns. */
-uint64_t st__clock_conv(const struct st_clock_conv *cv, uint64_t raw);
+/*
+ * Converts a raw timestamp to CLOCK_MONOTONIC ns. Inline: the writer calls
+ * it once per record. ns = a.ns + (raw - a.raw) * slope, in 64x64->128-bit
+ * fixed point, with the older slope for raw values before a.
+ */
+static inline uint64_t st__clock_conv(const struct st_clock_conv *cv, uint64_t raw)
+{
+    if (!cv->tsc)
+        return raw;
+#if defined(__SIZEOF_INT128__)
+    {
+        __extension__ typedef unsigned __int128 u128;
+        uint64_t d = raw - cv->a.raw, off;
+
+        if ((int64_t)d >= 0)
+            return cv->a.ns + (uint64_t)(((u128)d * cv->mult_cur) >> ST_CLOCK_SHIFT);
+        off = (uint64_t)(((u128)(0 - d) * cv->mult_prev) >> ST_CLOCK_SHIFT);
+        return off > cv->a.ns ? 0 : cv->a.ns - off;
+    }
+#else
+    {
+        /* Deltas stay small (seconds of ticks), so the double keeps them exact. */
+        int64_t d = (int64_t)(raw - cv->a.raw);
+        double off = (double)d * (d >= 0 ? cv->slope_cur : cv->slope_prev);
+
+        if (off < 0 && (uint64_t)(-off) > cv->a.ns)
+            return 0;
+        return (uint64_t)((int64_t)cv->a.ns + (int64_t)off);
+    }
+#endif
+}
 
 #endif /* ST_RUNTIME_CLOCK_H */

@@ -9,6 +9,8 @@
  *           | bufsize=N[K|M|G]              per-thread buffer, power of two, 4K..1G
  *           | log-prefix=on|off             log backend: "TID@SEC.USEC:" prefix
  *           | clock=tsc|monotonic           what the hot path reads (clock.c)
+ *           | monitor=on|off|PATH           control socket (monitor.c)
+ *           | monitor-timeout=N[s|ms]       monitor: how long a client may stay silent
  *   Empty items are ignored.
  *
  * Differences from QEMU, on purpose:
@@ -21,8 +23,9 @@
  *   - an unwritable file= is an error (QEMU ignores it silently);
  *   - names that match nothing now are not an error: the rule waits for
  *     groups registered later (dlopen);
- *   - a configuration of only our own keys (bufsize, log-prefix, clock) does
- *     not enable the trace file; anything else does.
+ *   - a configuration of only our own keys (bufsize, log-prefix, clock,
+ *     monitor, monitor-timeout) does not enable the trace file; anything
+ *     else does.
  *
  * All or nothing: the whole string (and every events file) is parsed and
  * validated, the trace file opened without truncating it, and only then is
@@ -37,6 +40,7 @@
 #include "runtime/buffer.h"
 #include "runtime/clock.h"
 #include "runtime/internal.h"
+#include "runtime/monitor.h"
 
 /* Everything a configuration string asks for. */
 struct cfg {
@@ -48,6 +52,7 @@ struct cfg {
     size_t bufsize;    /* 0 = unchanged */
     int log_prefix;    /* -1 unchanged, 0 off, 1 on */
     int clock_tsc;     /* -1 unchanged, 0 monotonic, 1 tsc */
+    struct st_mon_cfg mon; /* monitor= (last wins) and monitor-timeout= */
     bool enable_file;  /* a pattern, events= or file= was given */
 };
 
@@ -247,6 +252,14 @@ static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
         return parse_keyword(key, v, "on", "off", &c->log_prefix, err, errlen);
     if (strcmp(key, "clock") == 0)
         return parse_keyword(key, v, "tsc", "monotonic", &c->clock_tsc, err, errlen);
+    if (strcmp(key, "monitor") == 0) {
+        int ret = st__mon_parse(v, err, errlen);
+        if (ret == 0)
+            c->mon.monitor = v;
+        return ret;
+    }
+    if (strcmp(key, "monitor-timeout") == 0)
+        return st__mon_parse_timeout(v, &c->mon.timeout_ms, err, errlen);
     st__errmsg(err, errlen, "unknown key '%s'", key);
     return -EINVAL;
 }
@@ -283,6 +296,7 @@ static int parse_config(struct cfg *c, const char *s, char *err, size_t errlen)
 static int apply(struct cfg *c, char *err, size_t errlen)
 {
     struct st_file_prep prep = {.fd = -1};
+    struct st_mon_prep mprep = {.fd = -1};
     bool old_tsc = st__clock_is_tsc();
     int ret;
 
@@ -291,6 +305,9 @@ static int apply(struct cfg *c, char *err, size_t errlen)
         if (ret < 0)
             return ret;
     }
+    ret = st__mon_prepare(&c->mon, &mprep, err, errlen);
+    if (ret < 0)
+        goto fail;
     if (c->clock_tsc >= 0) {
         ret = st__buf_select_clock(c->clock_tsc == 1);
         if (ret < 0) {
@@ -314,18 +331,23 @@ static int apply(struct cfg *c, char *err, size_t errlen)
         ret = st__file_commit(&prep, !st__in_init());
         if (ret < 0) {
             st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(ret));
+            st__mon_abort(&mprep);
             return ret;
         }
     }
-    return 0;
+    ret = st__mon_commit(&c->mon, &mprep);
+    if (ret < 0)
+        st__errmsg(err, errlen, "cannot start the monitor thread: %s", st_strerror(ret));
+    return ret;
 fail:
+    st__mon_abort(&mprep);
     st__file_abort(&prep);
     return ret;
 }
 
 int st__configure(const char *config, char *err, size_t errlen)
 {
-    struct cfg c = {.log_prefix = -1, .clock_tsc = -1};
+    struct cfg c = {.log_prefix = -1, .clock_tsc = -1, .mon = {.monitor = NULL, .timeout_ms = -1}};
     int ret;
 
     if (err && errlen)

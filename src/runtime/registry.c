@@ -41,6 +41,7 @@
 #include "format/format.h"
 #include "runtime/buffer.h"
 #include "runtime/clock.h"
+#include "common/glob.h"
 #include "runtime/internal.h"
 
 struct slot {
@@ -119,28 +120,7 @@ bool st__in_init(void)
 
 ST_EXPORT bool st_glob_match(const char *pattern, const char *name)
 {
-    const char *star = NULL, *resume = NULL;
-
-    if (!pattern || !name)
-        return false;
-    while (*name) {
-        if (*pattern == '*') {
-            star = pattern++;
-            resume = name;
-        } else if (*pattern == '?' || *pattern == *name) {
-            pattern++;
-            name++;
-        } else if (star) {
-            /* Let the last '*' swallow one more character and retry. */
-            pattern = star + 1;
-            name = ++resume;
-        } else {
-            return false;
-        }
-    }
-    while (*pattern == '*')
-        pattern++;
-    return *pattern == '\0';
+    return pattern && name && st__glob_match_n(pattern, strlen(pattern), name);
 }
 
 bool st__pattern_valid(const char *p)
@@ -487,6 +467,47 @@ uint32_t st__reg_names(uint32_t first, const char **names, uint32_t max)
         names[n] = slots[first + n].name;
     pthread_mutex_unlock(&reg_lock);
     return n;
+}
+
+/* Appends s to out as the body of a C string literal. */
+static void quote_into(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+char *st__reg_decls(size_t *len)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, len);
+
+    if (!out)
+        return NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++) {
+        const struct st_event *ev = slots[i].ev;
+        if (!ev) { /* unloaded group: the name is all that is left */
+            fprintf(out, "%s(void)\n", slots[i].name);
+            continue;
+        }
+        fprintf(out, "%s%s(%s) \"", ev->flags & ST_EVENT_COMPILED_OUT ? "disable " : "", ev->name,
+                ev->args && *ev->args ? ev->args : "void");
+        quote_into(out, ev->fmt ? ev->fmt : "");
+        fputs("\"\n", out);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 void st__reg_lock(void)

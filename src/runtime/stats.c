@@ -36,7 +36,7 @@ ST_EXPORT int st_stats_get(struct st_stats *s)
         uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
         committed += made;
         consumed += done;
-        dropped += __atomic_load_n(&b->dropped, __ATOMIC_RELAXED);
+        dropped += st__buf_dropped(b);
         s->buffered += head - tail;
         s->threads++;
     }
