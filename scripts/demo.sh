@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: trace a multi-threaded program, then
-# print, summarise and convert its trace.
+# print, summarise and convert its trace (JSON lines, Chrome JSON, uftrace.data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -31,3 +31,21 @@ echo "\$ $st print --format=json $events $out/demo.trace > $out/demo.jsonl"
 "$st" print --format=json "$events" "$out/demo.trace" > "$out/demo.jsonl"
 head -3 "$out/demo.jsonl"
 echo "... ($(wc -l < "$out/demo.jsonl") records in $out/demo.jsonl)"
+
+step "5. export it: a timeline for Perfetto UI / chrome://tracing, and for uftrace"
+# job_start/job_done pair by the built-in *_start:*_done rule into calls of
+# "job" on each worker's track; the other events become instant events.
+echo "\$ $st export -o $out/demo.json $events $out/demo.trace"
+"$st" export -o "$out/demo.json" "$events" "$out/demo.trace"
+echo "(open $out/demo.json in https://ui.perfetto.dev or chrome://tracing)"
+echo "\$ $st export --format=uftrace -o $out/demo.data $events $out/demo.trace"
+"$st" export --format=uftrace -o "$out/demo.data" "$events" "$out/demo.trace"
+if command -v uftrace >/dev/null 2>&1; then
+  echo "\$ uftrace replay -d $out/demo.data | head -15"
+  uftrace replay -d "$out/demo.data" > "$out/demo.replay.txt"   # whole, then head: no SIGPIPE under pipefail
+  head -15 "$out/demo.replay.txt"
+  echo "\$ uftrace report -d $out/demo.data"
+  uftrace report -d "$out/demo.data"
+else
+  echo "(uftrace is not installed: apt-get install uftrace, then uftrace replay -d $out/demo.data)"
+fi

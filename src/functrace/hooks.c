@@ -5,7 +5,7 @@
  * first and __cyg_profile_func_exit(this_fn, site) last. Per call, a hook
  * does: one TLS load, the nesting guard, one load of the process state,
  * the depth bookkeeping, a raw timestamp and a 16-byte store into the
- * thread's current chunk (record.h), published by a release store of
+ * thread's current chunk (uftrace/uftrace_format.h), published by a release store of
  * `cur`. No lock, no allocation, no system call, except when the chunk
  * is full (st__ft_rotate, once per flush unit).
  *
@@ -29,7 +29,7 @@
  * instrumented code cannot recurse into the hooks.
  */
 #include "functrace/ft.h"
-#include "functrace/record.h"
+#include "uftrace/uftrace_format.h"
 
 #include <errno.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static inline __attribute__((no_instrument_function, always_inline)) void
 put_record(struct st__ft_thread *t, uint64_t *p, uint64_t time, unsigned type, uint32_t depth, uint64_t addr)
 {
     p[0] = time;
-    p[1] = st__ft_rec_data(type, depth, addr);
+    p[1] = st__uft_rec_data(type, depth, addr);
     atomic_store_explicit(&t->cur, p + 2, memory_order_release);
 }
 
@@ -140,7 +140,7 @@ ST__NI __attribute__((noinline)) static void enter_limited(struct st__ft_thread 
     t->frames[d].fn = fn;
     t->frames[d].level = level;
     t->rdepth = d + 1;
-    emit_slow(t, ST_FT_REC_ENTRY, d, fn);
+    emit_slow(t, ST_UFT_REC_ENTRY, d, fn);
     leave_guard(t);
 }
 
@@ -167,7 +167,7 @@ ST__FT_EXPORT ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_sit
     t->frames[d].fn = fn;
     t->frames[d].level = t->level++;
     t->rdepth = d + 1;
-    emit_leave(t, ST_FT_REC_ENTRY, d, fn);
+    emit_leave(t, ST_UFT_REC_ENTRY, d, fn);
 }
 
 ST__FT_EXPORT ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site)
@@ -186,7 +186,7 @@ ST__FT_EXPORT ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site
         uint32_t d = t->rdepth;
         if (d && t->frames[d - 1].level == level) {
             t->rdepth = --d;
-            emit_leave(t, ST_FT_REC_EXIT, d, t->frames[d].fn);
+            emit_leave(t, ST_UFT_REC_EXIT, d, t->frames[d].fn);
             return;
         }
     }
@@ -205,14 +205,14 @@ ST__NI void st__ft_close_frames(struct st__ft_thread *t)
             st__ft_rotate(t); /* a new chunk starts with the LOST record */
         } else {
             p[0] = st__clock_raw(st__ft_g.use_tsc);
-            p[1] = st__ft_rec_data(ST_FT_REC_LOST, t->rdepth, t->lost);
+            p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
             atomic_store_explicit(&t->cur, p + 2, memory_order_release);
             t->lost = 0;
         }
     }
     while (t->rdepth) {
         uint32_t d = --t->rdepth;
-        emit_slow(t, ST_FT_REC_EXIT, d, t->frames[d].fn);
+        emit_slow(t, ST_UFT_REC_EXIT, d, t->frames[d].fn);
     }
     t->closing = false;
 }
@@ -222,7 +222,7 @@ ST__NI void st__ft_close_frames(struct st__ft_thread *t)
 ST__NI void st__ft_emit_open_frames(struct st__ft_thread *t)
 {
     for (uint32_t d = 0; d < t->rdepth; d++)
-        emit_slow(t, ST_FT_REC_ENTRY, d, t->frames[d].fn);
+        emit_slow(t, ST_UFT_REC_ENTRY, d, t->frames[d].fn);
 }
 
 /*

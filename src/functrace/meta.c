@@ -21,25 +21,24 @@
  * trace data (uftrace's file names), which is removed, or be joined by a
  * process started from a traced one (SIMPLETRACE_FUNC_JOIN). Anything else
  * is refused rather than mixed with, or deleted.
+ *
+ * The file formats and their writers are shared with the exporter
+ * (uftrace/uftrace_write.h); this file decides what goes in them.
  */
 #include "functrace/elfsym.h"
 #include "functrace/ft.h"
 #include "functrace/symfile.h"
+#include "uftrace/uftrace_write.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,20 +46,10 @@
 #define ST_FT_VERSION "unknown"
 #endif
 
-/* uftrace `info` header fields (spec section 2). */
-#define INFO_MAGIC "Ftrace!"
-#define INFO_VERSION 4u
-#define INFO_HEADER_SIZE 40u
-#define FEAT_TASK_SESSION (1u << 1)
-#define FEAT_SYM_REL_ADDR (1u << 5)
-#define FEAT_MAX_STACK (1u << 6)
-/* Info sections written: bits 0-9 and 11-13, uftrace 0.13's own set. */
-#define INFO_MASK UINT64_C(0x3bff)
-
 /* What the process captured at start-up for the metadata. */
 static struct {
     char exe[PATH_MAX];    /* /proc/self/exe */
-    char *cmdline;         /* argv joined by spaces, JSON-escaped */
+    char *cmdline;         /* argv joined by spaces (the info writer escapes it) */
     time_t start_wall;     /* record_date */
     uint64_t start_mono;   /* elapsed_time origin, ns */
     bool sess_listed;      /* this process's SESS line is in task.txt */
@@ -72,54 +61,19 @@ static struct {
 
 /* --- the directory -------------------------------------------------------- */
 
-/* True for names uftrace (or we, for temporaries) put in a data directory. */
-ST__NI static bool is_trace_file(const char *name)
-{
-    static const char *const patterns[] = {
-        "info", "task.txt", "task", "default.opts", "events.txt", "extern.dat", "sid-*.map",
-        "*.sym", "*.dbg", "[0-9]*.dat", "perf-cpu*.dat", "kernel-*", ".st-*.tmp",
-    };
-    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++)
-        if (fnmatch(patterns[i], name, FNM_PERIOD) == 0 ||
-            (patterns[i][0] == '.' && fnmatch(patterns[i], name, 0) == 0))
-            return true;
-    return false;
-}
-
 /* Removes the trace files of an existing directory, refusing (-EEXIST)
- * when it holds anything else. */
+ * when it holds anything else: everything is checked before anything goes. */
 ST__NI static int clean_dir(int dirfd, const char *path, char *errbuf, size_t errlen)
 {
-    int fd = dup(dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return -errno;
+    char name[256] = "";
+    int err = st__uft_dir_check(dirfd, name, sizeof name);
+    if (err == -EEXIST) {
+        snprintf(errbuf, errlen, "%s exists and holds '%s', which is not trace data; "
+                 "not touching it (remove it or choose another SIMPLETRACE_FUNC_DIR)", path, name);
+        return err;
     }
-    int err = 0;
-    struct dirent *e;
-    /* Check everything before deleting anything. */
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (e->d_type == DT_DIR || !is_trace_file(e->d_name)) {
-            snprintf(errbuf, errlen, "%s exists and holds '%s', which is not trace data; "
-                     "not touching it (remove it or choose another SIMPLETRACE_FUNC_DIR)", path, e->d_name);
-            err = -EEXIST;
-            break;
-        }
-    }
-    if (!err) {
-        rewinddir(d);
-        while ((e = readdir(d)) != NULL)
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-                unlinkat(dirfd, e->d_name, 0) != 0 && errno != ENOENT && !err) {
-                snprintf(errbuf, errlen, "cannot remove %s/%s: %s", path, e->d_name, strerror(errno));
-                err = -errno;
-            }
-    }
-    closedir(d);
+    if (!err && (err = st__uft_dir_clear(dirfd, name, sizeof name)) != 0)
+        snprintf(errbuf, errlen, "cannot remove %s/%s: %s", path, name, strerror(-err));
     return err;
 }
 
@@ -190,26 +144,8 @@ ST__NI int st__ft_dir_prepare(const char *path, bool join, char **abs_out, int *
 
 /* --- start-up capture ------------------------------------------------------- */
 
-/* Appends s to a growing buffer, JSON-escaped (uftrace pastes cmdline into
- * the chrome JSON verbatim) and always one line. */
-ST__NI static void json_escape(FILE *out, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-}
-
-/* uftrace reads most info lines with a 4096-byte fgets(): a longer line
- * would break the whole file, so the command line is cut well before. */
-#define CMDLINE_MAX 3000
-
-/* argv joined by spaces, JSON-escaped; NULL when memory is short. */
+/* argv joined by spaces, cut where the info writer would cut it anyway;
+ * NULL when memory is short. */
 ST__NI static char *read_cmdline(void)
 {
     char *buf = NULL;
@@ -221,7 +157,7 @@ ST__NI static char *read_cmdline(void)
     bool space = false;
     for (int c; in && (c = fgetc(in)) != EOF;) {
         fflush(out);
-        if (len > CMDLINE_MAX - 8) /* room for one escape */
+        if (len >= ST_UFT_CMDLINE_MAX)
             break;
         if (c == '\0') {
             space = true;
@@ -230,8 +166,7 @@ ST__NI static char *read_cmdline(void)
         if (space)
             fputc(' ', out);
         space = false;
-        char ch = (char)c;
-        json_escape(out, &ch, 1);
+        fputc(c, out);
     }
     if (in)
         fclose(in);
@@ -253,11 +188,6 @@ ST__NI void st__ft_meta_start(void)
 
 /* --- task.txt ------------------------------------------------------------ */
 
-ST__NI static void print_ts(FILE *out, uint64_t ns)
-{
-    fprintf(out, "timestamp=%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
-}
-
 /* Appends this process's new SESS/TASK lines in one write. */
 ST__NI static int append_tasks(void)
 {
@@ -268,18 +198,11 @@ ST__NI static int append_tasks(void)
         return -ENOMEM;
     size_t ntasks;
     struct st__ft_task *tasks = st__ft_tasks(&ntasks);
-    if (!m.sess_listed) {
-        fputs("SESS ", out);
-        print_ts(out, st__ft_sess_ns());
-        fprintf(out, " pid=%d sid=%s exename=\"%s\"\n", (int)st__ft_g.pid, st__ft_g.sid, m.exe);
-    }
-    for (size_t i = 0; i < ntasks; i++) {
-        if (tasks[i].listed || tasks[i].written == 0)
-            continue;
-        fputs("TASK ", out);
-        print_ts(out, tasks[i].start_ns);
-        fprintf(out, " tid=%d pid=%d\n", (int)tasks[i].tid, (int)st__ft_g.pid);
-    }
+    if (!m.sess_listed)
+        st__uft_task_sess(out, st__ft_sess_ns(), (int)st__ft_g.pid, st__ft_g.sid, m.exe);
+    for (size_t i = 0; i < ntasks; i++)
+        if (!tasks[i].listed && tasks[i].written != 0)
+            st__uft_task_task(out, tasks[i].start_ns, (int)tasks[i].tid, (int)st__ft_g.pid);
     fclose(out);
     int err = 0;
     if (len) {
@@ -298,21 +221,17 @@ ST__NI static int append_tasks(void)
     return err;
 }
 
-/* The tids of every TASK line of task.txt (all processes), comma-separated. */
-ST__NI static char *read_tids(unsigned *count)
+/* The tids of every TASK line of task.txt (all processes), each once, in
+ * a malloc'ed array (NULL when there are none or memory is short). */
+ST__NI static int *read_tids(size_t *count)
 {
     *count = 0;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    if (!out)
-        return NULL;
     int fd = openat(st__ft_g.dirfd, "task.txt", O_RDONLY | O_CLOEXEC);
     FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!in && fd >= 0)
         close(fd);
     int *seen = NULL;
-    size_t nseen = 0, cap = 0;
+    size_t cap = 0;
     char *line = NULL;
     size_t lcap = 0;
     while (in && getline(&line, &lcap, in) > 0) {
@@ -321,11 +240,11 @@ ST__NI static char *read_tids(unsigned *count)
             sscanf(strstr(line, " tid=") + 5, "%d", &tid) != 1)
             continue;
         bool dup = false;
-        for (size_t i = 0; i < nseen && !dup; i++)
+        for (size_t i = 0; i < *count && !dup; i++)
             dup = seen[i] == tid;
         if (dup)
             continue;
-        if (nseen == cap) {
+        if (*count == cap) {
             size_t ncap = cap ? cap * 2 : 64;
             int *v = realloc(seen, ncap * sizeof *v);
             if (!v)
@@ -333,160 +252,54 @@ ST__NI static char *read_tids(unsigned *count)
             seen = v;
             cap = ncap;
         }
-        seen[nseen++] = tid;
-        fprintf(out, "%s%d", *count ? "," : "", tid);
-        ++*count;
+        seen[(*count)++] = tid;
     }
     free(line);
-    free(seen);
     if (in)
         fclose(in);
-    fclose(out);
-    return buf;
+    return seen;
 }
 
 /* --- info ------------------------------------------------------------------ */
 
-ST__NI static void put_header(FILE *out)
+/* Writes a whole file of the directory (temporary name, then rename). */
+ST__NI static int put_file(const char *name, const char *data, size_t len)
 {
-    unsigned char h[INFO_HEADER_SIZE] = {0};
-    uint32_t version = INFO_VERSION;
-    uint16_t hsize = INFO_HEADER_SIZE, max_stack = (uint16_t)st__ft_g.max_depth;
-    uint64_t feat = FEAT_TASK_SESSION | FEAT_SYM_REL_ADDR | FEAT_MAX_STACK, mask = INFO_MASK;
-    memcpy(h, INFO_MAGIC, sizeof INFO_MAGIC);  /* with its NUL: 8 bytes */
-    memcpy(h + 8, &version, 4);
-    memcpy(h + 12, &hsize, 2);
-    h[14] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2; /* ELFDATA2LSB / MSB */
-    h[15] = sizeof(void *) == 8 ? 2 : 1;                         /* ELFCLASS64 / 32 */
-    memcpy(h + 16, &feat, 8);
-    memcpy(h + 24, &mask, 8);
-    memcpy(h + 32, &max_stack, 2);
-    fwrite(h, 1, sizeof h, out);
+    return st__uft_put_file(st__ft_g.dirfd, name, data, len);
 }
 
-/* First line of a /proc or /etc file whose key matches, value after sep. */
-ST__NI static void file_value(const char *path, const char *key, char sep, char *out, size_t len)
+/*
+ * `info`: uftrace 0.13's own set of sections (bits 0-9 and 11-13), the
+ * task list from task.txt (every process of the directory).
+ */
+ST__NI static int write_info(bool exited, int status)
 {
-    snprintf(out, len, "unknown");
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[512];
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        char *v = strchr(line, sep);
-        if (!v)
-            continue;
-        for (v++; *v == ' ' || *v == '\t'; v++)
-            ;
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-        break;
-    }
-    fclose(f);
-}
-
-ST__NI static void put_cpu_mem_os(FILE *out)
-{
-    char desc[256], distro[256];
-#if defined(__aarch64__)
-    snprintf(desc, sizeof desc, "ARM64"); /* uftrace guesses the architecture from it */
-#else
-    file_value("/proc/cpuinfo", "model name", ':', desc, sizeof desc);
-#endif
-    fprintf(out, "cpuinfo:lines=2\ncpuinfo:nr_cpus=%ld / %ld (online/possible)\ncpuinfo:desc=%s\n",
-            sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), desc);
-    struct sysinfo si;
-    double gb = 1024.0 * 1024 * 1024;
-    if (sysinfo(&si) == 0)
-        fprintf(out, "meminfo:%.1f / %.1f GB (free / total)\n", (double)si.freeram * si.mem_unit / gb,
-                (double)si.totalram * si.mem_unit / gb);
-    else
-        fputs("meminfo:unknown\n", out);
-    struct utsname u;
-    if (uname(&u) != 0)
-        memset(&u, 0, sizeof u);
-    file_value("/etc/os-release", "PRETTY_NAME=", '=', distro, sizeof distro);
-    fprintf(out, "osinfo:lines=3\nosinfo:kernel=%s %s\nosinfo:hostname=%s\nosinfo:distro=%s\n", u.sysname,
-            u.release, u.nodename, distro);
-}
-
-ST__NI static void put_usage_load(FILE *out)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        memset(&ru, 0, sizeof ru);
-    fprintf(out,
-            "usageinfo:lines=6\n"
-            "usageinfo:systime=%ld.%06ld\n"
-            "usageinfo:usrtime=%ld.%06ld\n"
-            "usageinfo:ctxsw=%ld / %ld (voluntary / involuntary)\n"
-            "usageinfo:maxrss=%ld\n"
-            "usageinfo:pagefault=%ld / %ld (major / minor)\n"
-            "usageinfo:iops=%ld / %ld (read / write)\n",
-            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec, (long)ru.ru_utime.tv_sec,
-            (long)ru.ru_utime.tv_usec, ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_maxrss, ru.ru_majflt, ru.ru_minflt,
-            ru.ru_inblock, ru.ru_oublock);
-    double load[3] = {0, 0, 0};
-    getloadavg(load, 3);
-    fprintf(out, "loadinfo:%.02f / %.02f / %.02f\n", load[0], load[1], load[2]);
-}
-
-/* The info text sections, strictly in bit order (spec 2.3). */
-ST__NI static void put_sections(FILE *out, bool exited, int status, const char *tids, unsigned ntids)
-{
-    fprintf(out, "exename:%s\n", m.exe);
-    fputs("build_id:", out);
-    for (size_t i = 0; i < sizeof m.build_id; i++)
-        fprintf(out, "%02x", m.have_build_id ? m.build_id[i] : 0);
-    /* A wait status, as uftrace gets it from waitpid(): exit code << 8. */
-    fprintf(out, "\nexit_status:%d\n", exited ? (status & 0xff) << 8 : 0);
-    fprintf(out, "cmdline:%s\n", m.cmdline ? m.cmdline : "");
-    put_cpu_mem_os(out);
-    fprintf(out, "taskinfo:lines=2\ntaskinfo:nr_tid=%u\ntaskinfo:tids=%s\n", ntids, tids ? tids : "");
-    put_usage_load(out);
-    char date[64];
+    size_t ntids;
+    int *tids = read_tids(&ntids);
+    struct st__uft_host host;
+    st__uft_host_collect(&host);
+    char date[64], elapsed[64];
     struct tm tm;
     localtime_r(&m.start_wall, &tm);
     strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
-    uint64_t elapsed = st__clock_raw(false) - m.start_mono;
-    fprintf(out, "record_date:%s\nelapsed_time:%" PRIu64 ".%09" PRIu64 " sec\n", date, elapsed / 1000000000u,
-            elapsed % 1000000000u);
-    fputs("pattern_type:glob\n", out);
-    fputs("uftrace_version:simpletrace-func " ST_FT_VERSION "\n", out);
-}
-
-/* Writes a whole file under a temporary name, then renames it into place. */
-ST__NI static int put_file(const char *name, const char *data, size_t len)
-{
-    char tmp[300];
-    snprintf(tmp, sizeof tmp, ".st-%d-%s.tmp", (int)getpid(), name);
-    int fd = openat(st__ft_g.dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    int err = 0;
-    for (size_t off = 0; off < len && !err;) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno != EINTR)
-            err = -errno;
-        else if (n > 0)
-            off += (size_t)n;
-    }
-    if (close(fd) != 0 && !err)
-        err = -errno;
-    if (!err && renameat(st__ft_g.dirfd, tmp, st__ft_g.dirfd, name) != 0)
-        err = -errno;
-    if (err)
-        unlinkat(st__ft_g.dirfd, tmp, 0);
-    return err;
-}
-
-ST__NI static int write_info(bool exited, int status)
-{
-    unsigned ntids;
-    char *tids = read_tids(&ntids);
+    uint64_t ns = st__clock_raw(false) - m.start_mono;
+    snprintf(elapsed, sizeof elapsed, "%" PRIu64 ".%09" PRIu64 " sec", ns / 1000000000u, ns % 1000000000u);
+    struct st__uft_info info = {
+        .feat = ST_UFT_FEAT_TASK_SESSION | ST_UFT_FEAT_SYM_REL_ADDR | ST_UFT_FEAT_MAX_STACK,
+        .max_stack = (uint16_t)st__ft_g.max_depth,
+        .exename = m.exe,
+        .build_id = m.have_build_id ? m.build_id : NULL,
+        .has_exit_status = true,
+        .exit_status = exited ? (status & 0xff) << 8 : 0, /* a wait status, as uftrace gets it */
+        .cmdline = m.cmdline ? m.cmdline : "",
+        .host = &host,
+        .tids = tids,
+        .ntids = ntids,
+        .record_date = date,
+        .elapsed = elapsed,
+        .pattern_type = "glob",
+        .version = "simpletrace-func " ST_FT_VERSION,
+    };
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
@@ -494,10 +307,11 @@ ST__NI static int write_info(bool exited, int status)
         free(tids);
         return -ENOMEM;
     }
-    put_header(out);
-    put_sections(out, exited, status, tids, ntids);
-    fclose(out);
-    int err = put_file("info", buf, len);
+    int err = st__uft_info_write(out, &info);
+    if (fclose(out) != 0 && !err)
+        err = -ENOMEM;
+    if (!err)
+        err = put_file("info", buf, len);
     free(buf);
     free(tids);
     return err;

@@ -12,7 +12,9 @@
  * line, so an end line follows every function whose end is not the next
  * function's start, and always the last one (without it the last function
  * has size 0 and never matches). No header lines: a `# path name:` that
- * differs from the map path would make uftrace ignore the file.
+ * differs from the map path would make uftrace ignore the file. The lines
+ * themselves come from the shared writer (uftrace/uftrace_write.h); this
+ * module turns an ELF's functions into them.
  */
 #ifndef ST_FUNCTRACE_SYMFILE_H
 #define ST_FUNCTRACE_SYMFILE_H

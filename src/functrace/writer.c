@@ -29,7 +29,7 @@
  * reused tid's file in order.
  */
 #include "functrace/ft.h"
-#include "functrace/record.h"
+#include "uftrace/uftrace_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,7 +96,7 @@ ST__NI void st__ft_chunk_free(struct st__ft_chunk *c)
 
 static inline __attribute__((no_instrument_function)) size_t chunk_records(void)
 {
-    return st__ft_g.chunk_bytes / ST_FT_REC_SIZE;
+    return st__ft_g.chunk_bytes / ST_UFT_REC_SIZE;
 }
 
 /* Makes c the thread's current chunk (or none); under lock. */
@@ -162,7 +162,7 @@ ST__NI uint64_t *st__ft_rotate(struct st__ft_thread *t)
     uint64_t *p = c->recs;
     if (t->lost) {
         p[0] = st__clock_raw(st__ft_g.use_tsc);
-        p[1] = st__ft_rec_data(ST_FT_REC_LOST, t->rdepth, t->lost);
+        p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
         p += 2;
         atomic_store_explicit(&t->cur, p, memory_order_release);
         t->lost = 0;
@@ -333,9 +333,9 @@ ST__NI static void write_records(struct st__ft_task *task, int *fd, struct st__f
         if (ns < task->last_ns)
             ns = task->last_ns;
         task->last_ns = r[2 * i] = ns;
-        calls += st__ft_rec_type(r[2 * i + 1]) != ST_FT_REC_LOST;
+        calls += st__uft_rec_type(r[2 * i + 1]) != ST_UFT_REC_LOST;
     }
-    int err = write_all(*fd, r, n * ST_FT_REC_SIZE);
+    int err = write_all(*fd, r, n * ST_UFT_REC_SIZE);
     st__ft_g.wrote_anything = true;
     if (err) {
         note_error(err);

@@ -2,7 +2,7 @@
  * The hooks and the writer, driven directly: a child process (this program
  * re-executed with a configuration) calls __cyg_profile_func_enter/exit
  * with made-up function addresses, and the parent decodes the <tid>.dat
- * files it leaves (record.h) and checks them record by record: types,
+ * files it leaves (uftrace/uftrace_format.h) and checks them record by record: types,
  * depths, addresses, magic, times, pairing, LOST accounting, plus the
  * task.txt and info files.
  *
@@ -11,7 +11,7 @@
  */
 #include "tap.h"
 
-#include "functrace/record.h"
+#include "uftrace/uftrace_format.h"
 #include "simpletrace/functrace.h"
 
 #include <dirent.h>
@@ -215,14 +215,14 @@ static void expect_seq(const char *what, const struct file *f, const char *seq, 
     bool magic = true, times = true, window = true;
     for (size_t i = 0; i < f->n; i++) {
         uint64_t d = f->r[i].data;
-        unsigned type = st__ft_rec_type(d);
-        uint64_t addr = st__ft_rec_addr(d);
+        unsigned type = st__uft_rec_type(d);
+        uint64_t addr = st__uft_rec_addr(d);
         char fn = addr >= 0x401000 && addr <= 0x405000 ? (char)('A' + (addr - 0x401000) / 0x1000) : '?';
         if (len < sizeof got - 8)
             len += (size_t)snprintf(got + len, sizeof got - len, "%s%c%c%u", len ? " " : "",
-                                    type == ST_FT_REC_ENTRY ? 'E' : type == ST_FT_REC_EXIT ? 'X' : 'L', fn,
-                                    st__ft_rec_depth(d));
-        magic &= st__ft_rec_magic(d) == ST_FT_REC_MAGIC && !st__ft_rec_more(d);
+                                    type == ST_UFT_REC_ENTRY ? 'E' : type == ST_UFT_REC_EXIT ? 'X' : 'L', fn,
+                                    st__uft_rec_depth(d));
+        magic &= st__uft_rec_magic(d) == ST_UFT_REC_MAGIC && !st__uft_rec_more(d);
         times &= i == 0 || f->r[i].t >= f->r[i - 1].t;
         /* Times are CLOCK_MONOTONIC: within the child's lifetime (1 ms slack). */
         window &= f->r[i].t + 1000000 >= t0 && f->r[i].t <= t1 + 1000000;
@@ -272,9 +272,9 @@ static bool well_nested(const struct file *f, long *entries, long *lost)
     *entries = *lost = 0;
     for (size_t i = 0; i < f->n; i++) {
         uint64_t d = f->r[i].data;
-        unsigned type = st__ft_rec_type(d), depth = st__ft_rec_depth(d);
-        uint64_t addr = st__ft_rec_addr(d);
-        if (type == ST_FT_REC_LOST) {
+        unsigned type = st__uft_rec_type(d), depth = st__uft_rec_depth(d);
+        uint64_t addr = st__uft_rec_addr(d);
+        if (type == ST_UFT_REC_LOST) {
             *lost += (long)addr;
             resync = true;
             continue;
@@ -282,16 +282,16 @@ static bool well_nested(const struct file *f, long *entries, long *lost)
         if (depth >= 64)
             return false;
         if (resync) { /* frames below are unknown: take this record's word */
-            sp = (int)depth + (type == ST_FT_REC_EXIT);
-            stack[sp - (type == ST_FT_REC_EXIT)] = addr;
+            sp = (int)depth + (type == ST_UFT_REC_EXIT);
+            stack[sp - (type == ST_UFT_REC_EXIT)] = addr;
             resync = false;
         }
-        if (type == ST_FT_REC_ENTRY) {
+        if (type == ST_UFT_REC_ENTRY) {
             if (depth != (unsigned)sp)
                 return false;
             stack[sp++] = addr;
             ++*entries;
-        } else if (type == ST_FT_REC_EXIT) {
+        } else if (type == ST_UFT_REC_EXIT) {
             if (sp == 0 || stack[sp - 1] != addr || depth != (unsigned)sp - 1)
                 return false;
             sp--;
@@ -313,7 +313,7 @@ static void counted(const char *name, const char *const *env, bool want_lost)
     if (n == 1) {
         long lost = 0, records = 0, entries;
         for (size_t i = 0; i < files[0].n; i++)
-            records += st__ft_rec_type(files[0].r[i].data) != ST_FT_REC_LOST;
+            records += st__uft_rec_type(files[0].r[i].data) != ST_UFT_REC_LOST;
         ok(well_nested(&files[0], &entries, &lost), "%s: records nest (resyncing after LOST)", name);
         is_int(records + lost, 200000, "%s: records in the file + LOST counts = calls made x 2", name);
         is_int(written + lost_stat, 200000, "%s: stats: written + lost = records made", name);
@@ -435,9 +435,9 @@ static void test_signal(void)
            "signal: handler calls never corrupt the records around them");
         for (size_t i = 0; i < files[0].n; i++) {
             uint64_t d = files[0].r[i].data;
-            if (st__ft_rec_type(d) == ST_FT_REC_ENTRY) {
-                a += st__ft_rec_addr(d) == 0x401000;
-                h += st__ft_rec_addr(d) == 0x405000;
+            if (st__uft_rec_type(d) == ST_UFT_REC_ENTRY) {
+                a += st__uft_rec_addr(d) == 0x401000;
+                h += st__uft_rec_addr(d) == 0x405000;
             }
         }
         is_int(a, 2000000, "signal: every call of the interrupted loop recorded");

@@ -8,7 +8,7 @@
 #include "functrace/clock.h"
 #include "functrace/elfsym.h"
 #include "functrace/ft.h"
-#include "functrace/record.h"
+#include "uftrace/uftrace_format.h"
 #include "functrace/symfile.h"
 
 #include <stdbool.h>
@@ -21,23 +21,23 @@ static void test_record(void)
     uint64_t w[2];
     memcpy(w, bytes, sizeof w);
     is_u64(w[0], 0x3390bb4aa7ull, "record: time word of the reference record");
-    is_u64(st__ft_rec_data(ST_FT_REC_ENTRY, 0, 0x55c053c55271ull), w[1],
+    is_u64(st__uft_rec_data(ST_UFT_REC_ENTRY, 0, 0x55c053c55271ull), w[1],
            "record: ENTRY depth 0 of 0x55c053c55271 encodes to the reference bytes");
-    is_int(st__ft_rec_type(w[1]), ST_FT_REC_ENTRY, "record: decoded type");
-    is_int(st__ft_rec_magic(w[1]), 5, "record: decoded magic");
-    is_int(st__ft_rec_depth(w[1]), 0, "record: decoded depth");
-    is_u64(st__ft_rec_addr(w[1]), 0x55c053c55271ull, "record: decoded address");
-    is_int(st__ft_rec_more(w[1]), 0, "record: more bit clear");
+    is_int(st__uft_rec_type(w[1]), ST_UFT_REC_ENTRY, "record: decoded type");
+    is_int(st__uft_rec_magic(w[1]), 5, "record: decoded magic");
+    is_int(st__uft_rec_depth(w[1]), 0, "record: decoded depth");
+    is_u64(st__uft_rec_addr(w[1]), 0x55c053c55271ull, "record: decoded address");
+    is_int(st__uft_rec_more(w[1]), 0, "record: more bit clear");
 
-    uint64_t x = st__ft_rec_data(ST_FT_REC_EXIT, 1023, 0x7fffffffffffull);
-    ok(st__ft_rec_type(x) == ST_FT_REC_EXIT && st__ft_rec_depth(x) == 1023 && st__ft_rec_addr(x) == 0x7fffffffffffull,
+    uint64_t x = st__uft_rec_data(ST_UFT_REC_EXIT, 1023, 0x7fffffffffffull);
+    ok(st__uft_rec_type(x) == ST_UFT_REC_EXIT && st__uft_rec_depth(x) == 1023 && st__uft_rec_addr(x) == 0x7fffffffffffull,
        "record: EXIT, largest depth and user address round-trip");
-    x = st__ft_rec_data(ST_FT_REC_EXIT, 1024 + 5, 0xffff123456789abcull);
-    ok(st__ft_rec_depth(x) == 5 && st__ft_rec_addr(x) == 0x123456789abcull && st__ft_rec_magic(x) == 5,
+    x = st__uft_rec_data(ST_UFT_REC_EXIT, 1024 + 5, 0xffff123456789abcull);
+    ok(st__uft_rec_depth(x) == 5 && st__uft_rec_addr(x) == 0x123456789abcull && st__uft_rec_magic(x) == 5,
        "record: depth keeps its low 10 bits, address its low 48, magic untouched");
-    x = st__ft_rec_data(ST_FT_REC_LOST, 3, 77);
-    ok(st__ft_rec_type(x) == ST_FT_REC_LOST && st__ft_rec_addr(x) == 77, "record: LOST carries the count");
-    is_int(ST_FT_REC_SIZE, 16, "record: 16 bytes");
+    x = st__uft_rec_data(ST_UFT_REC_LOST, 3, 77);
+    ok(st__uft_rec_type(x) == ST_UFT_REC_LOST && st__uft_rec_addr(x) == 77, "record: LOST carries the count");
+    is_int(ST_UFT_REC_SIZE, 16, "record: 16 bytes");
 }
 
 static void test_clock(void)

@@ -1,0 +1,254 @@
+/*
+ * Export benchmark: how fast `simpletrace export` converts a trace.
+ *
+ *   bench_export --simpletrace EXE --events TRACE-EVENTS [--records N]
+ *                [--threads T] [--runs R] [--dir DIR]
+ *
+ * 1. Writes a trace of N records (default 6 million) with the simpletrace
+ *    runtime from T threads (default 4), into DIR (default $TMPDIR or
+ *    /tmp): each request is 10 records, 4 begin/end pairs and 2 instant
+ *    events, so the exporter's pairing, stacks and both kinds of output
+ *    are all exercised.
+ * 2. Times R runs (best reported) of
+ *      simpletrace export --format=uftrace -o DIR/x.data
+ *      simpletrace export --format=chrome  -o DIR/x.json
+ *      simpletrace print > /dev/null             (the reader alone, for reference)
+ *    and prints records/s, MB/s of input, MB written and the child's max RSS.
+ * Prints figures; never fails on speed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simpletrace/simpletrace.h>
+
+#include "bench-export-trace.h"
+
+extern char **environ;
+
+struct opts {
+    const char *exe, *events, *dir;
+    uint64_t records;
+    int threads, runs;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One thread's share: requests of 10 records; flushes so that nothing is dropped. */
+static void *emit(void *arg)
+{
+    uint64_t n = *(uint64_t *)arg;
+    static const char *const what[] = {"cache", "queue", "latency", "retries"};
+    for (uint64_t i = 0, since_flush = 0; i < n; i += 10, since_flush += 10) {
+        trace_bench_ex_op_enter(i);
+        trace_bench_ex_step_begin(0);
+        trace_bench_ex_io(i * 4096, 65536, (int)(i & 3));
+        trace_bench_ex_step_end(0);
+        trace_bench_ex_step_begin(1);
+        trace_bench_ex_note(what[(i / 10) & 3], -(int64_t)i);
+        trace_bench_ex_step_end(1);
+        trace_bench_ex_step_begin(2);
+        trace_bench_ex_step_end(2);
+        trace_bench_ex_op_exit(i, 0);
+        if (since_flush >= 200000) {
+            st_trace_file_flush();
+            since_flush = 0;
+        }
+    }
+    return NULL;
+}
+
+/* Writes the trace (in a child process, see main); returns 0 or -1. */
+static int generate(const struct opts *o, const char *path)
+{
+    char cfg[4300], err[256] = "";
+    snprintf(cfg, sizeof cfg, "enable=bench_ex_*,bufsize=64M,file=%s", path);
+    if (st_configure(cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_export: st_configure: %s\n", err);
+        return -1;
+    }
+    uint64_t t0 = now_ns(), share = (o->records / (uint64_t)o->threads + 9) / 10 * 10;
+    pthread_t th[64];
+    for (int i = 0; i < o->threads; i++)
+        pthread_create(&th[i], NULL, emit, &share);
+    for (int i = 0; i < o->threads; i++)
+        pthread_join(th[i], NULL);
+    st_trace_file_flush();
+    st_trace_file_set_enabled(false);
+    struct st_stats s;
+    st_stats_get(&s);
+    printf("generated %s: %" PRIu64 " records written, %" PRIu64 " dropped, %.1f MB, %d threads, %.2f s\n", path,
+           s.written, s.dropped, (double)s.bytes_written / 1e6, o->threads, (double)(now_ns() - t0) / 1e9);
+    return 0;
+}
+
+/* One child run, stdout to /dev/null: wall and CPU seconds, max RSS in KiB. Returns the exit status. */
+static int timed_run(char *const argv[], double *secs, double *cpu, long *rss_kb)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    uint64_t t0 = now_ns();
+    int ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (ret != 0)
+        return -1;
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    *secs = (double)(now_ns() - t0) / 1e9;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+    *rss_kb = ru.ru_maxrss;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Bytes under path (a file, or a directory of files). */
+static uint64_t size_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return (uint64_t)st.st_size;
+    uint64_t total = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            total += size_of(sub);
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+static void remove_output(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            unlink(sub);
+    }
+    if (d) {
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Times one command R times; prints the best run. */
+static void measure(const struct opts *o, const char *label, char *const argv[], const char *out, uint64_t records,
+                    uint64_t bytes)
+{
+    double best = 0, best_cpu = 0;
+    long rss = 0;
+    uint64_t written = 0;
+    for (int i = 0; i < o->runs; i++) {
+        if (out)
+            remove_output(out);
+        double s, cpu;
+        long kb;
+        int status = timed_run(argv, &s, &cpu, &kb);
+        if (status != 0) {
+            printf("  %-18s failed (exit status %d)\n", label, status);
+            return;
+        }
+        if (best == 0 || s < best)
+            best = s;
+        if (best_cpu == 0 || cpu < best_cpu)
+            best_cpu = cpu;
+        if (kb > rss)
+            rss = kb;
+        written = out ? size_of(out) : 0;
+    }
+    printf("  %-18s %7.3f s  %6.2f M records/s  %7.1f MB/s in  %7.1f MB out  max RSS %5.1f MB"
+           "  (CPU %.3f s: %.2f M records/s)\n",
+           label, best, (double)records / best / 1e6, (double)bytes / best / 1e6, (double)written / 1e6,
+           (double)rss / 1024.0, best_cpu, best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
+    if (out)
+        remove_output(out);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option lo[] = {
+        {"simpletrace", required_argument, NULL, 'x'}, {"events", required_argument, NULL, 'e'},
+        {"records", required_argument, NULL, 'n'},     {"threads", required_argument, NULL, 't'},
+        {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'x': o->exe = optarg; break;
+        case 'e': o->events = optarg; break;
+        case 'n': o->records = strtoull(optarg, NULL, 10); break;
+        case 't': o->threads = atoi(optarg); break;
+        case 'd': o->dir = optarg; break;
+        case 'r': o->runs = atoi(optarg); break;
+        default: return -1;
+        }
+    }
+    return o->exe && o->events && o->records && o->runs > 0 && o->threads > 0 && o->threads <= 64 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    struct opts o = {.records = 6000000, .threads = 4, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp"};
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: bench_export --simpletrace EXE --events TRACE-EVENTS [--records N] [--threads T] "
+                        "[--runs R] [--dir DIR]\n");
+        return 2;
+    }
+    char trace[4200], data[4200], json[4200];
+    long pid = (long)getpid();
+    snprintf(trace, sizeof trace, "%s/simpletrace-bench-export-%ld.trace", o.dir, pid);
+    snprintf(data, sizeof data, "%s/simpletrace-bench-export-%ld.data", o.dir, pid);
+    snprintf(json, sizeof json, "%s/simpletrace-bench-export-%ld.json", o.dir, pid);
+    /* Trace in a child: a spawned converter's max RSS would otherwise include
+     * the runtime's buffers (the high-water mark survives exec). */
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0)
+        exit(generate(&o, trace) == 0 ? 0 : 1);
+    int st;
+    if (child < 0 || waitpid(child, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    struct stat tst;
+    uint64_t bytes = stat(trace, &tst) == 0 ? (uint64_t)tst.st_size : 0;
+    uint64_t records = (o.records / (uint64_t)o.threads + 9) / 10 * 10 * (uint64_t)o.threads;
+    printf("%s: %" PRIu64 " records, %.1f MB (best of %d runs)\n", trace, records, (double)bytes / 1e6, o.runs);
+    char *uft[] = {(char *)o.exe, "export", "-q", "--format=uftrace", "-o", data, (char *)o.events, trace, NULL};
+    char *chr[] = {(char *)o.exe, "export", "-q", "--format=chrome", "-o", json, (char *)o.events, trace, NULL};
+    char *prt[] = {(char *)o.exe, "print", (char *)o.events, trace, NULL};
+    measure(&o, "export uftrace", uft, data, records, bytes);
+    measure(&o, "export chrome", chr, json, records, bytes);
+    measure(&o, "print (reference)", prt, NULL, records, bytes);
+    unlink(trace);
+    return 0;
+}

@@ -1,0 +1,421 @@
+/*
+ * simpletrace export --format=uftrace|chrome -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE
+ *
+ * Converts a trace for uftrace (a uftrace.data directory) or for Perfetto
+ * UI / chrome://tracing (trace-event JSON) with the exporter (src/export/),
+ * which reads the trace through the public reader API: the same options
+ * and the same error messages as `simpletrace print`. This file parses the
+ * command line, shows progress on a terminal and prints the summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simpletrace/reader.h>
+
+#include "cli/commands.h"
+#include "export/export.h"
+
+#define PROG "simpletrace export"
+#define MAX_PAIRS 64
+
+static const char usage_text[] =
+    "usage: simpletrace export [--format=uftrace|chrome] -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
+    "\n"
+    "Converts TRACE-FILE (\"-\" = standard input) into\n"
+    "  --format=uftrace   a uftrace.data directory OUT: `uftrace replay -d OUT`,\n"
+    "                     report, graph, info, dump --chrome\n"
+    "  --format=chrome    Chrome trace-event JSON OUT (\"-\" = standard output) for\n"
+    "                     Perfetto UI (ui.perfetto.dev) and chrome://tracing\n"
+    "Without --format, an OUT of \"-\" or ending in .json means chrome, anything else\n"
+    "uftrace.\n"
+    "\n"
+    "Each thread (the record's pid field) is a task/track. Paired events become\n"
+    "calls (uftrace functions, Chrome slices) nested per thread; other events are\n"
+    "instant events; dropped records are marked with their count.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output=OUT       the directory (uftrace) or file (chrome) to write; it\n"
+    "                         appears complete or not at all. An existing uftrace\n"
+    "                         directory is replaced only if it holds only uftrace data\n"
+    "  --pair=BEGIN:END[=NAME]\n"
+    "                         pair events BEGIN and END into calls (repeatable, tried\n"
+    "                         in order before the built-in *_enter:*_exit,\n"
+    "                         *_begin:*_end, *_start:*_done). With a '*' on both sides,\n"
+    "                         the '*' part names the function ('lock_*:unlock_*');\n"
+    "                         without, they are exact event names and the function is\n"
+    "                         their common prefix (job_start:job_done -> job). NAME\n"
+    "                         names the function instead ('*' in it: the '*' part)\n"
+    "  --no-default-pairs     only the --pair rules\n"
+    "  --max-depth=N          nested calls kept per thread (default 1024); deeper\n"
+    "                         begins are left out and counted\n"
+    "  --max-open-files=N     uftrace: .dat files open at once (default 128)\n"
+    "  --no-header, --events=GLOBS, --pid=N, --from=T, --to=T\n"
+    "                         read the trace as `simpletrace print` does\n"
+    "  -q, --quiet            no progress line, no summary\n"
+    "  --help                 this text\n"
+    "\n"
+    "Unmatched events: an end without an open begin is written as an instant event;\n"
+    "a begin never ended is closed at the last timestamp of the trace; an end that\n"
+    "finds its begin under other open calls closes those first. The summary on\n"
+    "stderr counts each case. uftrace shows instant events in `replay` only (by name:\n"
+    "their arguments are left out; `--event-full` shows those outside calls).\n"
+    "\n"
+    "Exit status: 0 success, 1 bad trace or I/O error (nothing is left at OUT),\n"
+    "2 usage error.\n";
+
+struct export_cli {
+    struct st_reader_options rd;
+    struct st_export_options ex;
+    bool format_set, quiet;
+    const char *pairs[MAX_PAIRS];
+    const char **events_files;
+    size_t nevents_files;
+    const char *trace;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, PROG ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'simpletrace export --help'.\n");
+    return 2;
+}
+
+/* --- options -------------------------------------------------------------------- */
+
+static int parse_uint(const char *arg, unsigned long max, unsigned long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoul(arg, &end, 10);
+    return errno || end == arg || *end || *arg == '-' || *v > max ? -1 : 0;
+}
+
+static int parse_pid(const char *arg, struct st_reader_options *rd)
+{
+    unsigned long v;
+    if (parse_uint(arg, UINT32_MAX, &v) < 0)
+        return usage_error("bad pid '%s'", arg);
+    rd->filter_pid = true;
+    rd->pid = (uint32_t)v;
+    return 0;
+}
+
+static int parse_time(const char *arg, bool *set, int64_t *ns)
+{
+    if (st_parse_duration_ns(arg, ns) < 0)
+        return usage_error("bad time '%s' (want e.g. 1500, 20us, 1.5ms, 2s)", arg);
+    *set = true;
+    return 0;
+}
+
+static int parse_count(const char *arg, unsigned long max, unsigned *out, const char *what)
+{
+    unsigned long v;
+    if (parse_uint(arg, max, &v) < 0 || v == 0)
+        return usage_error(what, arg);
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_format(const char *arg, struct export_cli *o)
+{
+    if (!strcmp(arg, "uftrace"))
+        o->ex.format = ST_EXPORT_UFTRACE;
+    else if (!strcmp(arg, "chrome"))
+        o->ex.format = ST_EXPORT_CHROME;
+    else
+        return usage_error("unknown format '%s' (uftrace or chrome)", arg);
+    o->format_set = true;
+    return 0;
+}
+
+static int add_pair(const char *arg, struct export_cli *o)
+{
+    char err[512];
+    if (st_export_check_pair(arg, err, sizeof err) < 0)
+        return usage_error("%s", err);
+    if (o->ex.npairs == MAX_PAIRS)
+        return usage_error("more than %s --pair rules", "64");
+    o->pairs[o->ex.npairs++] = arg;
+    return 0;
+}
+
+enum {
+    OPT_FORMAT = 256, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_NO_HEADER, OPT_EVENTS,
+    OPT_PID, OPT_FROM, OPT_TO, OPT_HELP,
+};
+
+static int parse_one(int c, struct export_cli *o, char **argv)
+{
+    switch (c) {
+    case OPT_FORMAT: return parse_format(optarg, o);
+    case 'o': o->ex.output = optarg; return 0;
+    case OPT_PAIR: return add_pair(optarg, o);
+    case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
+    case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
+    case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
+    case OPT_NO_HEADER: o->rd.flags |= ST_READER_NO_HEADER; return 0;
+    case OPT_EVENTS: o->rd.events = optarg; return 0;
+    case OPT_PID: return parse_pid(optarg, &o->rd);
+    case OPT_FROM: return parse_time(optarg, &o->rd.filter_from, &o->rd.from_ns);
+    case OPT_TO: return parse_time(optarg, &o->rd.filter_to, &o->rd.to_ns);
+    case 'q': o->quiet = true; return 0;
+    case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+    default: return usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+/* True when name ends in suffix. */
+static bool ends_with(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), s = strlen(suffix);
+    return n >= s && strcmp(name + n - s, suffix) == 0;
+}
+
+/* Parses argv into *o. Returns -1 to go on, or the exit status (0 for --help). */
+static int parse_args(int argc, char **argv, struct export_cli *o)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},   {"output", required_argument, NULL, 'o'},
+        {"pair", required_argument, NULL, OPT_PAIR},       {"no-default-pairs", no_argument, NULL, OPT_NO_DEFAULT_PAIRS},
+        {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+        {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
+        {"no-header", no_argument, NULL, OPT_NO_HEADER},   {"events", required_argument, NULL, OPT_EVENTS},
+        {"pid", required_argument, NULL, OPT_PID},         {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},           {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
+    };
+    int c, ret = 0;
+    opterr = 0;
+    optind = 1;
+    while (ret == 0 && (c = getopt_long(argc, argv, ":ho:q", longopts, NULL)) != -1) {
+        if (c == 'h' || c == OPT_HELP) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        ret = parse_one(c, o, argv);
+    }
+    if (ret)
+        return ret;
+    if (argc - optind < 2)
+        return usage_error("%s", "need TRACE-EVENTS... TRACE-FILE");
+    if (!o->ex.output)
+        return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
+    if (!o->format_set)
+        o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
+                                                                                      : ST_EXPORT_UFTRACE;
+    if (o->ex.format == ST_EXPORT_UFTRACE && !strcmp(o->ex.output, "-"))
+        return usage_error("%s", "uftrace output is a directory: -o - is for chrome only");
+    o->events_files = (const char **)(argv + optind);
+    o->nevents_files = (size_t)(argc - optind - 1);
+    o->trace = argv[argc - 1];
+    o->ex.pairs = o->pairs;
+    o->ex.trace_name = o->trace;
+    return -1;
+}
+
+/* --- progress ------------------------------------------------------------------------ */
+
+struct progress {
+    bool show;            /* stderr is a terminal and not --quiet */
+    bool shown;           /* a progress line is on the screen */
+    uint64_t total;       /* size of the trace file, 0 if unknown (a pipe) */
+    struct timespec next; /* no update before this */
+};
+
+static bool time_passed(struct timespec *next)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec < next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec < next->tv_nsec))
+        return false;
+    *next = now;
+    next->tv_nsec += 250 * 1000 * 1000; /* four updates a second at most */
+    if (next->tv_nsec >= 1000000000) {
+        next->tv_sec++;
+        next->tv_nsec -= 1000000000;
+    }
+    return true;
+}
+
+/* The exporter's callback: shows where it is, and stops it on a signal. */
+static int on_progress(const struct st_export_progress *p, void *opaque)
+{
+    struct progress *pr = opaque;
+    if (pr->show && time_passed(&pr->next)) {
+        if (pr->total)
+            fprintf(stderr, "\r" PROG ": %3u%%  %.1fM records", (unsigned)(p->bytes * 100 / pr->total),
+                    (double)p->records / 1e6);
+        else
+            fprintf(stderr, "\r" PROG ": %.1fM records", (double)p->records / 1e6);
+        pr->shown = true;
+    }
+    return interrupted;
+}
+
+static void progress_init(struct progress *pr, const struct export_cli *o)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->show = !o->quiet && isatty(STDERR_FILENO);
+    struct stat st;
+    if (strcmp(o->trace, "-") != 0 && stat(o->trace, &st) == 0 && S_ISREG(st.st_mode))
+        pr->total = (uint64_t)st.st_size;
+    clock_gettime(CLOCK_MONOTONIC, &pr->next);
+    pr->next.tv_sec++; /* short conversions show nothing */
+}
+
+static void progress_clear(struct progress *pr)
+{
+    if (pr->shown)
+        fputs("\r\033[K", stderr);
+    pr->shown = false;
+}
+
+/* --- the summary ----------------------------------------------------------------------- */
+
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* Appends ", N WHAT" (WHATS when N != 1) to the unmatched list when N is not 0. */
+static void add_count(char *buf, size_t len, uint64_t n, const char *one, const char *many)
+{
+    size_t used = strlen(buf);
+    if (n && used < len)
+        snprintf(buf + used, len - used, "%s%" PRIu64 " %s", used ? ", " : "", n, n == 1 ? one : many);
+}
+
+/* The summary line (and a second one for odd cases), on stderr. */
+static void summary(const struct export_cli *o, const struct st_export_summary *s)
+{
+    bool uft = o->ex.format == ST_EXPORT_UFTRACE;
+    char odd[1024] = "";
+    add_count(odd, sizeof odd, s->unmatched_ends, "end without a begin (kept as an instant event)",
+              "ends without a begin (kept as instant events)");
+    add_count(odd, sizeof odd, s->never_ended, "begin never ended (closed at the end of the trace)",
+              "begins never ended (closed at the end of the trace)");
+    add_count(odd, sizeof odd, s->closed_early, "call closed early by the end of an outer one",
+              "calls closed early by the end of outer ones");
+    add_count(odd, sizeof odd, s->too_deep, "begin too deep (left out, see --max-depth)",
+              "begins too deep (left out, see --max-depth)");
+    fprintf(stderr,
+            PROG ": wrote %s (%s): %" PRIu64 " record%s, %" PRIu64 " thread%s: %" PRIu64 " call%s of %" PRIu64
+                 " function%s, %" PRIu64 " instant event%s, %" PRIu64 " drop mark%s (%" PRIu64 " records lost)%s%s%s\n",
+            o->ex.output, uft ? "uftrace" : "chrome", s->records, plural(s->records), s->threads, plural(s->threads),
+            s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
+            s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
+            uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");
+    if (s->clamped)
+        fprintf(stderr, PROG ": %" PRIu64 " timestamp%s went back within %s thread and %s raised\n", s->clamped,
+                plural(s->clamped), s->clamped == 1 ? "its" : "their", s->clamped == 1 ? "was" : "were");
+    if (s->unused_rule[0])
+        fprintf(stderr, PROG ": warning: --pair=%s pairs no events of the trace-events files\n", s->unused_rule);
+}
+
+/* --- running it -------------------------------------------------------------------------- */
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART; /* stop between records, not inside a read */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* "simpletrace export ARGS...", for uftrace's `info`; NULL when memory is short. */
+static char *join_args(int argc, char **argv)
+{
+    size_t len = sizeof "simpletrace";
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    strcpy(s, "simpletrace");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* Converts, then reports. Returns the exit status. */
+static int run(struct export_cli *o, struct st_reader *r)
+{
+    struct progress pr;
+    progress_init(&pr, o);
+    o->ex.progress = on_progress;
+    o->ex.progress_opaque = &pr;
+    struct st_export_summary s;
+    char err[2048];
+    catch_signals();
+    int ret = st_export_run(r, &o->ex, &s, err, sizeof err);
+    progress_clear(&pr);
+    if (ret == 0) {
+        if (!o->quiet)
+            summary(o, &s);
+        return 0;
+    }
+    if (st_reader_error(r)->code != 0)
+        st_reader_format_error(r, err, sizeof err);
+    fprintf(stderr, PROG ": %s\n", err[0] ? err : strerror(-ret));
+    return 1;
+}
+
+int st_cmd_export(int argc, char **argv)
+{
+    struct export_cli o;
+    memset(&o, 0, sizeof o);
+    int status = parse_args(argc, argv, &o);
+    if (status >= 0)
+        return status;
+
+    struct st_catalog *cat = NULL;
+    struct st_reader *r = NULL;
+    char msg[2048];
+    struct st_reader_error err;
+    char *cmdline = join_args(argc, argv);
+    o.ex.cmdline = cmdline;
+    status = 1;
+    int ret = st_catalog_load(&cat, o.events_files, o.nevents_files, msg, sizeof msg);
+    if (ret < 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        goto out;
+    }
+    if ((ret = st_reader_open(&r, o.trace, cat, &o.rd, &err)) < 0) {
+        if (ret == -EINVAL) /* bad options, not a bad file */
+            fprintf(stderr, PROG ": %s\n", err.message);
+        else
+            fprintf(stderr, PROG ": %s: %s\n", o.trace, err.message);
+        status = ret == -EINVAL ? 2 : 1;
+        goto out;
+    }
+    status = run(&o, r);
+out:
+    st_reader_close(r);
+    st_catalog_free(cat);
+    free(cmdline);
+    return status;
+}

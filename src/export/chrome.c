@@ -1,0 +1,571 @@
+/*
+ * The Chrome trace-event JSON writer (the "JSON Object Format" that
+ * Perfetto UI and chrome://tracing load):
+ *
+ *   {"traceEvents":[
+ *   {"name":"process_name","ph":"M","pid":P,"tid":P,"args":{"name":"TRACE"}},
+ *   {"name":"thread_name","ph":"M","pid":P,"tid":T,"args":{"name":"thread T"}},
+ *   {"name":"job","cat":"simpletrace","ph":"B","ts":12.345,"pid":P,"tid":T,"args":{...}},
+ *   {"name":"job","cat":"simpletrace","ph":"E","ts":13.000,"pid":P,"tid":T,"args":{...}},
+ *   {"name":"cache_lookup","cat":"simpletrace","ph":"i","s":"t","ts":...,"args":{...}},
+ *   {"name":"dropped","cat":"simpletrace","ph":"i","s":"t","ts":...,"args":{"count":N}},
+ *   ],
+ *   "displayTimeUnit":"ns","otherData":{...}}
+ *
+ * One event per line, in record order (viewers sort by time). pid is the
+ * process (the first record's thread id), tid the record's pid field.
+ * A call is a B/E pair: B carries the begin record's arguments, E the end
+ * record's (the viewers merge them); a frame we close ourselves (never
+ * ended, closed early) has "args":{"unfinished":true}.
+ *
+ * Numbers are printed from the integers, never through a double:
+ *   - "ts" is microseconds with exactly three decimals: the ns timestamp as
+ *     recorded, split at the thousands (1234567 ns -> 1234.567);
+ *   - integer arguments are JSON numbers when |v| <= 2^53 (exact in every
+ *     JSON reader), and decimal strings beyond ("18446744073709551615"),
+ *     signed or unsigned as declared; bool arguments are true/false;
+ *   - pointers are strings "0x..." (lowercase hex, as `simpletrace print`).
+ * Strings are escaped (", \, control characters); valid UTF-8 is kept and
+ * each byte of an invalid sequence becomes \u00XX (its Latin-1 reading),
+ * so the file is always valid UTF-8 and valid JSON.
+ *
+ * Output goes through one buffer (1 MiB, grown only for a record longer
+ * than that) written with write(); a file is written under a temporary
+ * name next to it and renamed at the end.
+ */
+#include "export/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef ST_VERSION
+#define ST_VERSION "unknown"
+#endif
+
+#define BUF_BYTES (1u << 20)
+#define JSON_EXACT_MAX (UINT64_C(1) << 53) /* integers up to this are exact as JSON numbers */
+#define CATEGORY ",\"cat\":\"simpletrace\""
+
+enum { ARG_SIGNED = 1, ARG_BOOL = 2 };
+
+/* How one catalog event is printed: its head and argument keys, escaped once. */
+struct ev_fmt {
+    char *head;                          /* {"name":"NAME","cat":...,"ph":"i","s":"t","ts": */
+    size_t head_len;
+    char *key[ST_READER_MAX_ARGS];       /* "ARG": */
+    size_t key_len[ST_READER_MAX_ARGS];
+    uint8_t flags[ST_READER_MAX_ARGS];   /* ARG_SIGNED, ARG_BOOL */
+};
+
+/* How one function's B and E events start. */
+struct fn_fmt {
+    char *begin, *end; /* {"name":"F","cat":...,"ph":"B","ts": (and "E") */
+    size_t begin_len, end_len;
+};
+
+struct chrome {
+    int fd;
+    bool to_stdout;
+    char *path, *tmp;        /* the output and its temporary name (files only) */
+    bool finished;           /* the closing text is written */
+    char *buf;
+    size_t len, cap;
+    bool comma;              /* an event was written: the next needs a comma */
+    struct ev_fmt *ev;       /* per catalog index */
+    size_t nev;
+    struct fn_fmt *fn;       /* per function id */
+    size_t nfn;
+};
+
+/* --- the output buffer -------------------------------------------------------- */
+
+static int flush_buf(struct st__ex_ctx *ctx, struct chrome *c)
+{
+    int ret = st__ex_write_all(c->fd, c->buf, c->len);
+    c->len = 0;
+    return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->path) : 0;
+}
+
+/* Makes room for n more bytes; returns where they go, or NULL with *ret set. */
+static char *room(struct st__ex_ctx *ctx, struct chrome *c, size_t n, int *ret)
+{
+    if (c->len + n > c->cap && (*ret = flush_buf(ctx, c)) < 0)
+        return NULL;
+    if (n > c->cap) { /* one record longer than the buffer */
+        char *b = realloc(c->buf, n);
+        if (!b) {
+            *ret = -ENOMEM;
+            return NULL;
+        }
+        c->buf = b;
+        c->cap = n;
+    }
+    return c->buf + c->len;
+}
+
+/* --- JSON pieces, written at p, returning the new end -------------------------------- */
+
+static char *put_mem(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+#define PUT_LIT(p, lit) put_mem((p), (lit), sizeof(lit) - 1)
+
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    int n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* ns as microseconds with three decimals, exactly. */
+static char *put_ts(char *p, uint64_t ns)
+{
+    p = put_u64(p, ns / 1000);
+    unsigned r = (unsigned)(ns % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + r / 100);
+    p[2] = (char)('0' + r / 10 % 10);
+    p[3] = (char)('0' + r % 10);
+    return p + 4;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* no overlong forms */
+        if (c == 0xed)
+            hi = 0x9f; /* no surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* The JSON string body of s[0..n) (at most 6 bytes out per byte in). */
+static char *put_escaped(char *p, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *p++ = (char)c;
+            i++;
+            continue;
+        }
+        size_t u = c >= 0x80 ? utf8_len(s + i, n - i) : 0;
+        if (u) {
+            p = put_mem(p, (const char *)s + i, u);
+            i += u;
+            continue;
+        }
+        *p++ = '\\';
+        switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\t': *p++ = 't'; break;
+        case '\r': *p++ = 'r'; break;
+        default:
+            p = PUT_LIT(p, "u00");
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        }
+        i++;
+    }
+    return p;
+}
+
+/* A malloc'ed "PREFIX" + escaped(s) + "SUFFIX" string. */
+static char *make_str(const char *prefix, const char *s, const char *suffix, size_t *len)
+{
+    size_t n = strlen(s), pl = strlen(prefix), sl = strlen(suffix);
+    char *out = malloc(pl + 6 * n + sl + 1);
+    if (!out)
+        return NULL;
+    char *p = put_mem(out, prefix, pl);
+    p = put_escaped(p, s, n);
+    p = put_mem(p, suffix, sl);
+    *p = '\0';
+    *len = (size_t)(p - out);
+    return out;
+}
+
+static char *put_pid_tid(char *p, const struct st__ex_ctx *ctx, uint32_t tid)
+{
+    p = PUT_LIT(p, ",\"pid\":");
+    p = put_u64(p, ctx->pid);
+    p = PUT_LIT(p, ",\"tid\":");
+    return put_u64(p, tid);
+}
+
+/* An integer argument: a number when exact in JSON, else a decimal string. */
+static char *put_int(char *p, uint64_t v, uint8_t flags)
+{
+    if (flags & ARG_BOOL)
+        return v ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+    bool neg = (flags & ARG_SIGNED) && (int64_t)v < 0;
+    uint64_t mag = neg ? 0 - v : v;
+    bool quote = mag > JSON_EXACT_MAX;
+    if (quote)
+        *p++ = '"';
+    if (neg)
+        *p++ = '-';
+    p = put_u64(p, mag);
+    if (quote)
+        *p++ = '"';
+    return p;
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[16];
+    int n = 0;
+    do
+        tmp[n++] = hex[v & 15];
+    while ((v >>= 4) != 0);
+    p = PUT_LIT(p, "\"0x");
+    while (n)
+        *p++ = tmp[--n];
+    *p++ = '"';
+    return p;
+}
+
+/* Bytes the args object of rec may take. */
+static size_t args_bound(const struct ev_fmt *f, const struct st_record *rec)
+{
+    size_t n = 32;
+    for (unsigned i = 0; i < rec->nargs; i++)
+        n += f->key_len[i] + 4 + (rec->args[i].kind == ST_VALUE_STRING ? 6 * (size_t)rec->args[i].len : 24);
+    return n;
+}
+
+static char *put_args(char *p, const struct ev_fmt *f, const struct st_record *rec)
+{
+    p = PUT_LIT(p, ",\"args\":{");
+    for (unsigned i = 0; i < rec->nargs; i++) {
+        const struct st_value *v = &rec->args[i];
+        if (i)
+            *p++ = ',';
+        p = put_mem(p, f->key[i], f->key_len[i]);
+        if (v->kind == ST_VALUE_STRING) {
+            *p++ = '"';
+            p = put_escaped(p, v->str, v->len);
+            *p++ = '"';
+        } else if (v->kind == ST_VALUE_POINTER) {
+            p = put_hex(p, v->u64);
+        } else {
+            p = put_int(p, v->u64, f->flags[i]);
+        }
+    }
+    *p++ = '}';
+    return p;
+}
+
+/* Starts an event line: the comma after the previous one, a newline. */
+static char *put_sep(char *p, struct chrome *c)
+{
+    if (c->comma)
+        *p++ = ',';
+    c->comma = true;
+    *p++ = '\n';
+    return p;
+}
+
+/* --- set-up ---------------------------------------------------------------------------- */
+
+static bool is_bool_type(const char *type)
+{
+    return strcmp(type, "bool") == 0 || strcmp(type, "_Bool") == 0;
+}
+
+static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
+{
+    c->nev = st_catalog_count(ctx->cat) + 1;
+    c->ev = calloc(c->nev, sizeof *c->ev);
+    c->nfn = ctx->pairs.nfuncs;
+    c->fn = calloc(c->nfn + 1, sizeof *c->fn);
+    if (!c->ev || !c->fn)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->nev; i++) {
+        const struct st_event_info *ev = st_catalog_event(ctx->cat, i);
+        struct ev_fmt *f = &c->ev[i];
+        if (!(f->head = make_str("{\"name\":\"", ev->name, "\"" CATEGORY ",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
+                                 &f->head_len)))
+            return -ENOMEM;
+        for (unsigned a = 0; a < ev->nargs; a++) {
+            if (!(f->key[a] = make_str("\"", ev->args[a].name, "\":", &f->key_len[a])))
+                return -ENOMEM;
+            f->flags[a] = (uint8_t)((ev->args[a].is_signed ? ARG_SIGNED : 0) |
+                                    (is_bool_type(ev->args[a].type) ? ARG_BOOL : 0));
+        }
+    }
+    for (size_t i = 0; i < c->nfn; i++) {
+        const char *name = ctx->pairs.names[i];
+        c->fn[i].begin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"B\",\"ts\":", &c->fn[i].begin_len);
+        c->fn[i].end = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"E\",\"ts\":", &c->fn[i].end_len);
+        if (!c->fn[i].begin || !c->fn[i].end)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Opens a temporary file next to path, with the mode a new file would get. */
+static int open_tmp(struct st__ex_ctx *ctx, struct chrome *c)
+{
+    struct stat st;
+    if (stat(c->path, &st) == 0 && S_ISDIR(st.st_mode))
+        return st__ex_fail(ctx, -EISDIR, "cannot write %s", c->path);
+    const char *base = st__ex_basename(c->path);
+    size_t plen = (size_t)(base - c->path), need = strlen(c->path) + 32;
+    if (!(c->tmp = malloc(need)))
+        return -ENOMEM;
+    snprintf(c->tmp, need, "%.*s.%s.tmp-XXXXXX", (int)plen, c->path, base);
+    c->fd = mkostemp(c->tmp, O_CLOEXEC);
+    if (c->fd < 0) {
+        int ret = st__ex_fail(ctx, -errno, "cannot create a file next to %s", c->path);
+        free(c->tmp);
+        c->tmp = NULL;
+        return ret;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(c->fd, 0666 & ~mask);
+    return 0;
+}
+
+static int chrome_open(struct st__ex_ctx *ctx)
+{
+    struct chrome *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    ctx->out = c;
+    c->fd = -1;
+    const char *out = ctx->opts->output;
+    if (!out || !*out)
+        return st__ex_fail(ctx, -EINVAL, "no output file");
+    c->to_stdout = strcmp(out, "-") == 0;
+    if (!(c->path = strdup(out)) || !(c->buf = malloc(BUF_BYTES)))
+        return -ENOMEM;
+    c->cap = BUF_BYTES;
+    int ret = build_formats(ctx, c);
+    if (ret < 0)
+        return ret;
+    if (c->to_stdout)
+        c->fd = STDOUT_FILENO;
+    else if ((ret = open_tmp(ctx, c)) < 0)
+        return ret;
+    char *p = room(ctx, c, 64, &ret);
+    if (!p)
+        return ret;
+    c->len = (size_t)(PUT_LIT(p, "{\"traceEvents\":[") - c->buf);
+    return 0;
+}
+
+/* --- events ------------------------------------------------------------------------------ */
+
+/* A metadata event naming the process or a thread. */
+static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, uint32_t tid, const char *prefix,
+                    const char *name)
+{
+    int ret = 0;
+    size_t n = strlen(name);
+    char *p = room(ctx, c, 160 + strlen(prefix) + 6 * n, &ret);
+    if (!p)
+        return ret;
+    p = put_sep(p, c);
+    p = PUT_LIT(p, "{\"name\":\"");
+    p = put_mem(p, what, strlen(what));
+    p = PUT_LIT(p, "\",\"ph\":\"M\"");
+    p = put_pid_tid(p, ctx, tid);
+    p = PUT_LIT(p, ",\"args\":{\"name\":\"");
+    p = put_mem(p, prefix, strlen(prefix));
+    p = put_escaped(p, name, n);
+    p = PUT_LIT(p, "\"}}");
+    c->len = (size_t)(p - c->buf);
+    return 0;
+}
+
+static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
+{
+    struct chrome *c = ctx->out;
+    int ret = 0;
+    if (t->index == 0)
+        ret = put_meta(ctx, c, "process_name", ctx->pid, "", st__ex_basename(ctx->opts->trace_name));
+    char num[16];
+    snprintf(num, sizeof num, "%u", (unsigned)t->tid);
+    return ret ? ret : put_meta(ctx, c, "thread_name", t->tid, "thread ", num);
+}
+
+/* One event: head (name, category, phase), ts, pid, tid, arguments of rec. */
+static int put_event(struct st__ex_ctx *ctx, struct st__ex_thread *t, const char *head, size_t head_len,
+                     const struct st_record *rec, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    const struct ev_fmt *f = rec ? &c->ev[rec->event->index] : NULL;
+    int ret = 0;
+    char *p = room(ctx, c, head_len + 96 + (rec ? args_bound(f, rec) : 32), &ret);
+    if (!p)
+        return ret;
+    p = put_sep(p, c);
+    p = put_mem(p, head, head_len);
+    p = put_ts(p, ts);
+    p = put_pid_tid(p, ctx, t->tid);
+    p = rec ? put_args(p, f, rec) : PUT_LIT(p, ",\"args\":{\"unfinished\":true}");
+    *p++ = '}';
+    c->len = (size_t)(p - c->buf);
+    return 0;
+}
+
+static int chrome_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                        uint32_t depth, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    (void)depth;
+    return put_event(ctx, t, c->fn[func].begin, c->fn[func].begin_len, rec, ts);
+}
+
+static int chrome_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                       uint32_t depth, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    (void)depth;
+    return put_event(ctx, t, c->fn[func].end, c->fn[func].end_len, rec, ts);
+}
+
+static int chrome_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                          uint32_t depth, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    const struct ev_fmt *f = &c->ev[rec->event->index];
+    (void)depth;
+    return put_event(ctx, t, f->head, f->head_len, rec, ts);
+}
+
+static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    (void)depth;
+    int ret = 0;
+    char *p = room(ctx, c, 200, &ret);
+    if (!p)
+        return ret;
+    p = put_sep(p, c);
+    p = PUT_LIT(p, "{\"name\":\"dropped\"" CATEGORY ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+    p = put_ts(p, ts);
+    p = put_pid_tid(p, ctx, t->tid);
+    p = PUT_LIT(p, ",\"args\":{\"count\":");
+    p = put_int(p, count, 0);
+    p = PUT_LIT(p, "}}");
+    c->len = (size_t)(p - c->buf);
+    return 0;
+}
+
+/* --- the end ------------------------------------------------------------------------------- */
+
+/* The closing text: the event array ends, then the trace's metadata. */
+static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
+{
+    const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
+    int ret = 0;
+    char *p = room(ctx, c, 200 + 6 * strlen(name), &ret);
+    if (!p)
+        return ret;
+    p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " ST_VERSION
+                   "\",\"trace\":\"");
+    p = put_escaped(p, name, strlen(name));
+    p = PUT_LIT(p, "\"}}\n");
+    c->len = (size_t)(p - c->buf);
+    c->finished = true;
+    return flush_buf(ctx, c);
+}
+
+static int chrome_finish(struct st__ex_ctx *ctx)
+{
+    struct chrome *c = ctx->out;
+    int ret = put_footer(ctx, c);
+    if (ret < 0 || c->to_stdout)
+        return ret;
+    int fd = c->fd;
+    c->fd = -1;
+    if (close(fd) != 0)
+        return st__ex_fail(ctx, -errno, "cannot write %s", c->path);
+    if (rename(c->tmp, c->path) != 0)
+        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", c->tmp, c->path);
+    free(c->tmp);
+    c->tmp = NULL; /* installed: nothing to remove */
+    return 0;
+}
+
+static void chrome_discard(struct st__ex_ctx *ctx)
+{
+    struct chrome *c = ctx->out;
+    if (!c)
+        return;
+    if (c->to_stdout && !c->finished && c->buf)
+        put_footer(ctx, c); /* what was written stays valid JSON */
+    if (!c->to_stdout && c->fd >= 0)
+        close(c->fd);
+    if (c->tmp)
+        unlink(c->tmp);
+    for (size_t i = 0; c->ev && i < c->nev; i++) {
+        free(c->ev[i].head);
+        for (unsigned a = 0; a < ST_READER_MAX_ARGS; a++)
+            free(c->ev[i].key[a]);
+    }
+    for (size_t i = 0; c->fn && i < c->nfn; i++) {
+        free(c->fn[i].begin);
+        free(c->fn[i].end);
+    }
+    free(c->ev);
+    free(c->fn);
+    free(c->tmp);
+    free(c->path);
+    free(c->buf);
+    free(c);
+    ctx->out = NULL;
+}
+
+const struct st__ex_writer st__ex_chrome_writer = {
+    .open = chrome_open,
+    .thread_new = chrome_thread_new,
+    .enter = chrome_enter,
+    .exit = chrome_exit,
+    .instant = chrome_instant,
+    .lost = chrome_lost,
+    .finish = chrome_finish,
+    .discard = chrome_discard,
+};

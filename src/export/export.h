@@ -1,0 +1,112 @@
+/*
+ * The exporter: turns a simpletrace trace, read through the public reader
+ * API, into a uftrace.data directory or a Chrome trace-event JSON file,
+ * streaming (memory bounded by the number of threads, never by the size of
+ * the trace). The `simpletrace export` command is its front end.
+ *
+ * What becomes what (both formats use the same pairing and nesting):
+ *   - a begin event (see "pairing") opens a call of its function on the
+ *     record's thread (the record's pid field), its end event closes it;
+ *     calls nest by a per-thread stack;
+ *   - any other event is an instant event of its thread;
+ *   - a dropped-events record is a mark on its thread with the count.
+ *
+ * Pairing: rules "BEGIN:END[=NAME]" tried in order, the caller's first,
+ * then (unless turned off) the built-in `*_enter:*_exit`, `*_begin:*_end`,
+ * `*_start:*_done`. A side with one `*` is a pattern whose `*` part names
+ * the function (X in X_enter); a side without `*` is an exact event name,
+ * and the function is named after the two names' common prefix (job_start
+ * and job_done: "job"). NAME, when given, names the function instead (a
+ * `*` in it stands for the captured part). An event pairs only if its
+ * partner is declared in the catalog: `demo_start` without `demo_done`
+ * stays an instant event.
+ *
+ * Nesting, for the cases a clean trace never has:
+ *   - an end while its function is open deeper in the stack closes the
+ *     frames above it first ("closed early", at the end's time);
+ *   - an end whose function is not open is written as an instant event
+ *     ("end without begin");
+ *   - a frame still open at the end of the trace is closed at the last
+ *     timestamp of the trace ("never ended");
+ *   - begins beyond max_depth open frames are not written, and each end
+ *     that comes while such frames are open closes one of them ("too deep");
+ *   - a timestamp older than its thread's previous one is raised to it
+ *     (uftrace requires time order per thread; "clamped").
+ *
+ * Errors are negative errno values; on any error the partial output is
+ * removed (the output is written under a temporary name and renamed into
+ * place at the end), except Chrome JSON written to standard output, which
+ * is closed so that it stays valid JSON.
+ */
+#ifndef ST_EXPORT_H
+#define ST_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simpletrace/reader.h>
+
+enum st_export_format {
+    ST_EXPORT_UFTRACE, /* a uftrace.data directory */
+    ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
+};
+
+/* Where a long conversion is; given to the progress callback. */
+struct st_export_progress {
+    uint64_t records; /* records read so far (the reader's count, filtered ones included) */
+    uint64_t bytes;   /* bytes of the trace consumed so far */
+};
+
+/* Called every few ten thousand records; a non-zero return stops the export (-EINTR). */
+typedef int (*st_export_progress_fn)(const struct st_export_progress *p, void *opaque);
+
+/* What to do; zeroed members mean defaults. The caller owns everything. */
+struct st_export_options {
+    enum st_export_format format;
+    const char *output;          /* uftrace: the directory; chrome: the file, "-" = standard output */
+    const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME]", tried before the built-in ones */
+    size_t npairs;
+    bool no_default_pairs;       /* only the rules above */
+    unsigned max_depth;          /* open frames per thread, 0 = 1024 (uftrace shows 1024 by default) */
+    unsigned max_open_files;     /* uftrace: .dat files kept open at once, 0 = 128 */
+    const char *trace_name;      /* shown as the program / process name (the trace path) */
+    const char *cmdline;         /* uftrace `info` cmdline: the export command */
+    st_export_progress_fn progress;
+    void *progress_opaque;
+};
+
+/* What was written, for the summary line. */
+struct st_export_summary {
+    uint64_t records;        /* event and dropped records converted (after the reader's filters) */
+    uint64_t threads;
+    uint64_t functions;      /* distinct function names the pairing rules produced */
+    uint64_t calls;          /* frames opened (each is closed, one way or another) */
+    uint64_t instants;       /* events written as instant events, unmatched ends included */
+    uint64_t drop_marks;     /* dropped-events records ... */
+    uint64_t dropped_events; /* ... and the sum of their counts */
+    uint64_t unmatched_ends; /* ends without an open begin (written as instant events) */
+    uint64_t never_ended;    /* frames closed at the end of the trace */
+    uint64_t closed_early;   /* frames closed by the end of an outer frame */
+    uint64_t too_deep;       /* begins beyond max_depth, not written */
+    uint64_t clamped;        /* timestamps raised to keep each thread in time order */
+    char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
+};
+
+/*
+ * Checks the syntax of one pairing rule. Returns 0, or -EINVAL with what
+ * is wrong in err.
+ */
+int st_export_check_pair(const char *rule, char *err, size_t errlen);
+
+/*
+ * Converts every remaining record of r into o->output. Returns 0 with *s
+ * filled; the reader's error code when the trace is bad (the reader's
+ * st_reader_error() says where; nothing is left at o->output); -EINTR when
+ * the progress callback stopped it; or another negative errno with err
+ * saying what (output not writable, directory holding other files, ...).
+ */
+int st_export_run(struct st_reader *r, const struct st_export_options *o, struct st_export_summary *s, char *err,
+                  size_t errlen);
+
+#endif /* ST_EXPORT_H */

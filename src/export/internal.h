@@ -1,0 +1,121 @@
+/*
+ * Exporter internals: the pairing table (pairs.c), the driver with its
+ * per-thread stacks (engine.c), and the two writers behind one interface
+ * (uftrace.c, chrome.c).
+ *
+ * Who owns what: the engine owns the context, the thread table and every
+ * thread; a writer owns its own state (ctx->out) and the output files
+ * until finish() installs them or discard() removes them.
+ */
+#ifndef ST_EXPORT_INTERNAL_H
+#define ST_EXPORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simpletrace/reader.h>
+
+#include "export/export.h"
+
+/* --- pairing ------------------------------------------------------------------ */
+
+enum st__ex_role {
+    ST__EX_INSTANT = 0,
+    ST__EX_BEGIN = 1,
+    ST__EX_END = 2,
+};
+
+/* The pairing of a catalog: a role per event, function names by id. */
+struct st__ex_pairs {
+    uint8_t *role;       /* per catalog index (count + 1 entries): enum st__ex_role */
+    uint32_t *func;      /* per catalog index: the function id of a BEGIN or END */
+    char **names;        /* function names, by id */
+    size_t nfuncs;
+};
+
+/*
+ * Resolves the rules (caller's, then the built-in ones unless no_defaults)
+ * against cat into *p. Returns 0, -EINVAL (a bad rule: err says which) or
+ * -ENOMEM. unused gets the first caller rule that paired nothing ("").
+ */
+int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, const char *const *rules, size_t nrules,
+                       bool no_defaults, char *unused, size_t unused_len, char *err, size_t errlen);
+
+/* Frees what st__ex_pairs_build() allocated (a zeroed struct is fine). */
+void st__ex_pairs_free(struct st__ex_pairs *p);
+
+/* --- threads and the context ------------------------------------------------------ */
+
+/* One thread of the trace (a distinct pid field). */
+struct st__ex_thread {
+    uint32_t tid;
+    size_t index;          /* order of first appearance, from 0 */
+    uint64_t first_ts;     /* its first record's (clamped) timestamp */
+    uint64_t last_ts;      /* its latest timestamp: later ones never go below */
+    uint32_t depth;        /* open frames: stack[0 .. depth) */
+    uint32_t cap;
+    uint32_t *stack;       /* function ids of the open frames, outermost first */
+    uint64_t overflow;     /* begins beyond max_depth still open */
+    int slot;              /* uftrace writer: its open file slot, -1 if none */
+    uint64_t written;      /* uftrace writer: records in its .dat */
+    uint8_t *pend;         /* uftrace writer: records held while it has no slot (it frees them) */
+    uint32_t npend;        /* uftrace writer: bytes in pend */
+};
+
+struct st__ex_writer;
+
+/* One export run. */
+struct st__ex_ctx {
+    const struct st_export_options *opts;
+    const struct st_catalog *cat;
+    struct st__ex_pairs pairs;
+    struct st_export_summary *sum;
+    uint32_t pid;          /* the process: the thread id of the first record */
+    bool have_pid;
+    uint64_t first_ts;     /* of the whole trace, once have_pid */
+    uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */
+    struct st__ex_thread **threads; /* by index */
+    size_t nthreads;
+    const struct st__ex_writer *w;
+    void *out;             /* the writer's state */
+    char *err;             /* where writers put their messages */
+    size_t errlen;
+};
+
+/*
+ * A writer. Every function returns 0 or a negative errno (with a message in
+ * ctx->err for anything but -ENOMEM). rec is the record being converted
+ * (NULL for frames the engine closes itself); depth is the frame's depth
+ * (0 outermost; an EXIT gets its ENTRY's) or, for instants and marks, the
+ * number of open frames.
+ */
+struct st__ex_writer {
+    int (*open)(struct st__ex_ctx *ctx);
+    int (*thread_new)(struct st__ex_ctx *ctx, struct st__ex_thread *t);
+    int (*enter)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                 uint32_t depth, uint64_t ts);
+    int (*exit)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                uint32_t depth, uint64_t ts);
+    int (*instant)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
+                   uint64_t ts);
+    int (*lost)(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts);
+    int (*finish)(struct st__ex_ctx *ctx);  /* all records done: write the rest, put the output in place */
+    void (*discard)(struct st__ex_ctx *ctx); /* after an error, or after finish: remove what is left, free */
+};
+
+extern const struct st__ex_writer st__ex_uftrace_writer;
+extern const struct st__ex_writer st__ex_chrome_writer;
+
+/* --- helpers shared by the writers (engine.c) ----------------------------------------- */
+
+/* Writes a message "what: strerror" into ctx->err and returns err (negative errno). */
+int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Writes len bytes to fd, retrying short writes. 0 or -errno. */
+int st__ex_write_all(int fd, const void *buf, size_t len);
+
+/* The last path component of path ("-" gives "stdin"). */
+const char *st__ex_basename(const char *path);
+
+#endif /* ST_EXPORT_INTERNAL_H */

@@ -1,0 +1,576 @@
+/*
+ * The uftrace.data writer of the exporter, on the shared uftrace writers
+ * (uftrace/uftrace_write.h; format in uftrace/uftrace_format.h).
+ *
+ * What it writes:
+ *   TID.dat      per thread: ENTRY/EXIT of calls, EVENT for instant events
+ *                (user event id ST_UFT_EVENT_ID_USER + catalog index, no
+ *                arguments: uftrace user events cannot carry data), LOST
+ *                for dropped-events records (count in addr)
+ *   BASE.sym     one synthetic function per pairing name, 16 bytes each
+ *   sid-SID.map  the synthetic object (path = exename) and a [stack] line
+ *   events.txt   "EVENT: ID simpletrace:NAME" for each event used
+ *   task.txt     SESS, then a TASK per thread at its first record's time
+ *   info         exename, cmdline, the thread list, date and duration
+ *
+ * The synthetic object: exename is the trace's absolute path (or
+ * /simpletrace/NAME when that cannot be a map path), mapped at SYM_BASE;
+ * function id k lives at SYM_BASE + SYM_FIRST + 16 k. Its .sym file names
+ * every function, so uftrace never falls back to reading the "ELF".
+ *
+ * Streaming: records go through per-file buffers; at most max_open_files
+ * .dat files are open at once (least recently used closed first, reopened
+ * for appending), so thousands of threads need no more descriptors. A
+ * thread without an open file collects PEND_BYTES of records before it
+ * takes one, so that many threads taking turns cost one open and close
+ * per PEND_BYTES / 16 records, not per record.
+ *
+ * Safety of the output: everything is written into a fresh temporary
+ * directory next to DIR (".BASE.tmp-XXXXXX") and renamed into place at the
+ * end. An existing DIR is replaced only if it holds nothing but uftrace
+ * data (checked before converting and again when swapping); the swap is
+ * atomic where the file system can exchange names (renameat2).
+ */
+#include "export/internal.h"
+#include "uftrace/uftrace_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ST_VERSION
+#define ST_VERSION "unknown"
+#endif
+
+#define SLOT_BYTES (64u * 1024u)          /* buffer per open .dat file */
+#define PEND_BYTES 512u                   /* records a thread holds while it has no open file */
+#define DEFAULT_OPEN_FILES 128u
+#define SYM_BASE UINT64_C(0x400000)       /* where the synthetic object is mapped */
+#define SYM_FIRST UINT64_C(0x1000)        /* offset of the first function in it */
+#define SYM_SIZE UINT64_C(16)             /* bytes per synthetic function */
+#define PROVIDER "simpletrace"            /* events.txt: PROVIDER:EVENT */
+
+/* An open .dat file with its buffer. */
+struct slot {
+    int fd;
+    struct st__ex_thread *t; /* whose file it is */
+    uint64_t used;           /* tick of its last record: the least recent is closed first */
+    size_t len;              /* bytes buffered */
+    unsigned char buf[SLOT_BYTES];
+};
+
+struct uft {
+    char *dir;               /* the output directory, as given */
+    char *tmp;               /* the temporary directory being filled */
+    int dirfd;               /* of tmp */
+    bool replace;            /* dir exists (holding only uftrace data): swapped at the end */
+    bool installed;          /* tmp became dir: nothing to remove */
+    struct slot **slots;
+    unsigned nslots, maxslots;
+    uint64_t tick;
+    uint8_t *event_used;     /* per catalog index: in events.txt */
+    char exe[PATH_MAX];      /* exename and map path */
+    char sid[17];
+};
+
+/* --- output files ---------------------------------------------------------------- */
+
+static int slot_flush(struct st__ex_ctx *ctx, struct slot *s)
+{
+    if (!s->len)
+        return 0;
+    int ret = st__ex_write_all(s->fd, s->buf, s->len);
+    s->len = 0;
+    return ret ? st__ex_fail(ctx, ret, "cannot write %u.dat", (unsigned)s->t->tid) : 0;
+}
+
+/* Flushes and closes slot s; its thread has no file open afterwards. */
+static int slot_close(struct st__ex_ctx *ctx, struct slot *s)
+{
+    int ret = slot_flush(ctx, s);
+    if (close(s->fd) != 0 && ret == 0)
+        ret = st__ex_fail(ctx, -errno, "cannot write %u.dat", (unsigned)s->t->tid);
+    s->t->slot = -1;
+    s->t = NULL;
+    s->fd = -1;
+    return ret;
+}
+
+/* A slot with t's file open for appending: a new one, or the least recently used one. */
+static int slot_get(struct st__ex_ctx *ctx, struct uft *u, struct st__ex_thread *t, struct slot **out)
+{
+    int idx;
+    if (u->nslots < u->maxslots) {
+        struct slot *s = malloc(sizeof *s);
+        if (!s)
+            return -ENOMEM;
+        s->t = NULL;
+        s->len = 0;
+        idx = (int)u->nslots;
+        u->slots[u->nslots++] = s;
+    } else {
+        idx = 0;
+        for (unsigned i = 1; i < u->nslots; i++)
+            if (u->slots[i]->used < u->slots[idx]->used)
+                idx = (int)i;
+        int ret = slot_close(ctx, u->slots[idx]);
+        if (ret < 0)
+            return ret;
+    }
+    struct slot *s = u->slots[idx];
+    char name[32];
+    snprintf(name, sizeof name, "%u.dat", (unsigned)t->tid);
+    s->fd = openat(u->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (s->fd < 0)
+        return st__ex_fail(ctx, -errno, "cannot create %s/%s", u->tmp, name);
+    s->t = t;
+    t->slot = idx;
+    *out = s;
+    return 0;
+}
+
+/* Appends len bytes of records to slot s (room made by flushing). */
+static int slot_put(struct st__ex_ctx *ctx, struct uft *u, struct slot *s, const void *recs, size_t len)
+{
+    if (s->len + len > SLOT_BYTES) {
+        int ret = slot_flush(ctx, s);
+        if (ret < 0)
+            return ret;
+    }
+    memcpy(s->buf + s->len, recs, len);
+    s->len += len;
+    s->used = ++u->tick;
+    return 0;
+}
+
+/* Gives t an open file and moves its held records there. */
+static int take_slot(struct st__ex_ctx *ctx, struct uft *u, struct st__ex_thread *t)
+{
+    struct slot *s = NULL;
+    int ret = slot_get(ctx, u, t, &s);
+    if (ret == 0 && t->npend)
+        ret = slot_put(ctx, u, s, t->pend, t->npend);
+    t->npend = 0;
+    return ret;
+}
+
+/* Appends one record to t's file: through its open file, or held until it needs one. */
+static int put(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t ts, unsigned type, uint32_t depth,
+               uint64_t addr)
+{
+    struct uft *u = ctx->out;
+    uint64_t rec[2] = {ts, st__uft_rec_data(type, depth, addr)};
+    t->written++;
+    if (t->slot >= 0)
+        return slot_put(ctx, u, u->slots[t->slot], rec, sizeof rec);
+    if (!t->pend && !(t->pend = malloc(PEND_BYTES)))
+        return -ENOMEM;
+    memcpy(t->pend + t->npend, rec, sizeof rec);
+    t->npend += sizeof rec;
+    return t->npend == PEND_BYTES ? take_slot(ctx, u, t) : 0;
+}
+
+/* Writes every held record, then closes every file. */
+static int close_all_slots(struct st__ex_ctx *ctx, struct uft *u)
+{
+    int ret = 0;
+    for (size_t i = 0; i < ctx->nthreads && ret == 0; i++)
+        if (ctx->threads[i]->npend)
+            ret = take_slot(ctx, u, ctx->threads[i]);
+    for (unsigned i = 0; i < u->nslots; i++)
+        if (u->slots[i]->t) {
+            int e = slot_close(ctx, u->slots[i]);
+            ret = ret ? ret : e;
+        }
+    return ret;
+}
+
+/* --- the writer interface ------------------------------------------------------------ */
+
+/* True when path can stand in a map line and a SESS line as it is. */
+static bool plain_path(const char *path)
+{
+    for (const char *p = path; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == '"' || *p == 0x7f)
+            return false;
+    return strlen(st__ex_basename(path)) < NAME_MAX - 8; /* room for ".sym" */
+}
+
+/* exename: the trace's absolute path, else /simpletrace/BASENAME made plain. */
+static void choose_exe(struct uft *u, const char *trace)
+{
+    char real[PATH_MAX];
+    if (trace && strcmp(trace, "-") != 0 && realpath(trace, real) && plain_path(real)) {
+        snprintf(u->exe, sizeof u->exe, "%s", real);
+        return;
+    }
+    char base[200];
+    snprintf(base, sizeof base, "%s", st__ex_basename(trace));
+    for (char *p = base; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == '"' || *p == 0x7f)
+            *p = '_';
+    snprintf(u->exe, sizeof u->exe, "/simpletrace/%s", base);
+}
+
+/* A session id from the exename: stable output for the same input. */
+static void make_sid(struct uft *u)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const char *p = u->exe; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+    snprintf(u->sid, sizeof u->sid, "%016" PRIx64, h);
+}
+
+/* Checks what is at dir now; sets u->replace. */
+static int check_target(struct st__ex_ctx *ctx, struct uft *u)
+{
+    struct stat st;
+    if (stat(u->dir, &st) != 0)
+        return errno == ENOENT ? 0 : st__ex_fail(ctx, -errno, "cannot use %s", u->dir);
+    if (!S_ISDIR(st.st_mode))
+        return st__ex_fail(ctx, -ENOTDIR, "%s exists", u->dir);
+    int fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return st__ex_fail(ctx, -errno, "cannot open %s", u->dir);
+    char bad[256];
+    int ret = st__uft_dir_check(fd, bad, sizeof bad);
+    close(fd);
+    if (ret == -EEXIST) {
+        snprintf(ctx->err, ctx->errlen, "%s exists and holds '%s', which is not uftrace data; not replacing it",
+                 u->dir, bad);
+        return ret;
+    }
+    if (ret < 0)
+        return st__ex_fail(ctx, ret, "cannot read %s", u->dir);
+    u->replace = true;
+    return 0;
+}
+
+/* Creates the temporary directory next to dir. */
+static int make_tmp(struct st__ex_ctx *ctx, struct uft *u)
+{
+    size_t len = strlen(u->dir);
+    while (len > 1 && u->dir[len - 1] == '/')
+        len--;
+    const char *slash = memrchr(u->dir, '/', len);
+    size_t plen = slash ? (size_t)(slash - u->dir) + 1 : 0;
+    size_t need = len + 32;
+    u->tmp = malloc(need);
+    if (!u->tmp)
+        return -ENOMEM;
+    snprintf(u->tmp, need, "%.*s.%.*s.tmp-XXXXXX", (int)plen, u->dir, (int)(len - plen), u->dir + plen);
+    if (!mkdtemp(u->tmp)) {
+        int ret = st__ex_fail(ctx, -errno, "cannot create a directory next to %s", u->dir);
+        free(u->tmp);
+        u->tmp = NULL;
+        return ret;
+    }
+    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a new directory's mode */
+    umask(mask);
+    chmod(u->tmp, 0777 & ~mask);
+    u->dirfd = open(u->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return u->dirfd < 0 ? st__ex_fail(ctx, -errno, "cannot open %s", u->tmp) : 0;
+}
+
+/* Open files allowed: the option, within what RLIMIT_NOFILE leaves. */
+static unsigned max_slots(const struct st_export_options *o)
+{
+    unsigned n = o->max_open_files ? o->max_open_files : DEFAULT_OPEN_FILES;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)n + 16)
+        n = rl.rlim_cur > 17 ? (unsigned)rl.rlim_cur - 16 : 1;
+    return n;
+}
+
+static int uft_open(struct st__ex_ctx *ctx)
+{
+    struct uft *u = calloc(1, sizeof *u);
+    if (!u)
+        return -ENOMEM;
+    ctx->out = u;
+    u->dirfd = -1;
+    if (!ctx->opts->output || !*ctx->opts->output)
+        return st__ex_fail(ctx, -EINVAL, "no output directory");
+    u->dir = strdup(ctx->opts->output);
+    u->maxslots = max_slots(ctx->opts);
+    u->slots = calloc(u->maxslots, sizeof *u->slots);
+    u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
+    if (!u->dir || !u->slots || !u->event_used)
+        return -ENOMEM;
+    choose_exe(u, ctx->opts->trace_name);
+    make_sid(u);
+    int ret = check_target(ctx, u);
+    return ret ? ret : make_tmp(ctx, u);
+}
+
+static int uft_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
+{
+    (void)ctx;
+    (void)t;
+    return 0; /* its file is created with its first record */
+}
+
+static uint64_t func_addr(uint32_t func)
+{
+    return SYM_BASE + SYM_FIRST + SYM_SIZE * func;
+}
+
+static int uft_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                     uint32_t depth, uint64_t ts)
+{
+    (void)rec;
+    return put(ctx, t, ts, ST_UFT_REC_ENTRY, depth, func_addr(func));
+}
+
+static int uft_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                    uint32_t depth, uint64_t ts)
+{
+    (void)rec;
+    return put(ctx, t, ts, ST_UFT_REC_EXIT, depth, func_addr(func));
+}
+
+static int uft_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
+                       uint64_t ts)
+{
+    struct uft *u = ctx->out;
+    u->event_used[rec->event->index] = 1;
+    return put(ctx, t, ts, ST_UFT_REC_EVENT, depth, ST_UFT_EVENT_ID_USER + rec->event->index);
+}
+
+static int uft_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
+{
+    return put(ctx, t, ts, ST_UFT_REC_LOST, depth, count);
+}
+
+/* --- metadata --------------------------------------------------------------------------- */
+
+/* Writes what fill() prints into out as file name of the temporary directory. */
+static int put_text(struct st__ex_ctx *ctx, const char *name, int (*fill)(struct st__ex_ctx *, FILE *))
+{
+    struct uft *u = ctx->out;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out)
+        return -ENOMEM;
+    int ret = fill(ctx, out);
+    if (!ret && ferror(out))
+        ret = -ENOMEM;
+    if (fclose(out) != 0 && !ret)
+        ret = -ENOMEM;
+    if (!ret && (ret = st__uft_put_file(u->dirfd, name, buf, len)) < 0)
+        st__ex_fail(ctx, ret, "cannot write %s/%s", u->tmp, name);
+    free(buf);
+    return ret;
+}
+
+static int fill_sym(struct st__ex_ctx *ctx, FILE *out)
+{
+    struct st__uft_symw w = {0};
+    for (size_t i = 0; i < ctx->pairs.nfuncs; i++)
+        st__uft_sym_add(&w, out, func_addr((uint32_t)i) - SYM_BASE, SYM_SIZE, ctx->pairs.names[i]);
+    st__uft_sym_finish(&w, out);
+    return 0;
+}
+
+static int fill_map(struct st__ex_ctx *ctx, FILE *out)
+{
+    struct uft *u = ctx->out;
+    uint64_t end = func_addr((uint32_t)ctx->pairs.nfuncs);
+    end = (end + 0xfff) & ~UINT64_C(0xfff);
+    st__uft_map_line(out, SYM_BASE, end, "r-xp", u->exe);
+    st__uft_map_stack(out);
+    return 0;
+}
+
+static int fill_events(struct st__ex_ctx *ctx, FILE *out)
+{
+    struct uft *u = ctx->out;
+    size_t n = st_catalog_count(ctx->cat);
+    for (size_t i = 0; i < n; i++)
+        if (u->event_used[i])
+            st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER, st_catalog_event(ctx->cat, i)->name);
+    return 0;
+}
+
+/* The session starts no later than any thread's first record. */
+static uint64_t sess_time(const struct st__ex_ctx *ctx)
+{
+    uint64_t ts = ctx->nthreads ? ctx->threads[0]->first_ts : 0;
+    for (size_t i = 1; i < ctx->nthreads; i++)
+        if (ctx->threads[i]->first_ts < ts)
+            ts = ctx->threads[i]->first_ts;
+    return ts;
+}
+
+static int fill_tasks(struct st__ex_ctx *ctx, FILE *out)
+{
+    struct uft *u = ctx->out;
+    st__uft_task_sess(out, sess_time(ctx), (int)ctx->pid, u->sid, u->exe);
+    for (size_t i = 0; i < ctx->nthreads; i++)
+        st__uft_task_task(out, ctx->threads[i]->first_ts, (int)ctx->threads[i]->tid, (int)ctx->pid);
+    return 0;
+}
+
+static bool any_event(const struct st__ex_ctx *ctx)
+{
+    const struct uft *u = ctx->out;
+    size_t n = st_catalog_count(ctx->cat);
+    for (size_t i = 0; i < n; i++)
+        if (u->event_used[i])
+            return true;
+    return false;
+}
+
+static int fill_info(struct st__ex_ctx *ctx, FILE *out)
+{
+    struct uft *u = ctx->out;
+    int *tids = malloc((ctx->nthreads + 1) * sizeof *tids);
+    if (!tids)
+        return -ENOMEM;
+    for (size_t i = 0; i < ctx->nthreads; i++)
+        tids[i] = (int)ctx->threads[i]->tid;
+    /* The recording date is the trace file's; the duration, first to last record. */
+    char date[64] = "", elapsed[64];
+    struct stat st;
+    struct tm tm;
+    if (ctx->opts->trace_name && stat(ctx->opts->trace_name, &st) == 0 && localtime_r(&st.st_mtime, &tm))
+        strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
+    uint64_t ns = ctx->last_ts - ctx->first_ts;
+    snprintf(elapsed, sizeof elapsed, "%" PRIu64 ".%09" PRIu64 " sec", ns / 1000000000u, ns % 1000000000u);
+    struct st__uft_info info = {
+        .feat = ST_UFT_FEAT_TASK_SESSION | ST_UFT_FEAT_MAX_STACK | (any_event(ctx) ? ST_UFT_FEAT_EVENT : 0),
+        .max_stack = (uint16_t)(!ctx->opts->max_depth ? 1024 : ctx->opts->max_depth > 65535 ? 65535
+                                                                                            : ctx->opts->max_depth),
+        .exename = u->exe,
+        .cmdline = ctx->opts->cmdline,
+        .tids = tids,
+        .ntids = ctx->nthreads,
+        .record_date = date[0] ? date : NULL,
+        .elapsed = elapsed,
+        .version = "simpletrace export " ST_VERSION,
+    };
+    int ret = st__uft_info_write(out, &info);
+    free(tids);
+    return ret;
+}
+
+/* --- installing the directory -------------------------------------------------------------- */
+
+/* Removes the (data) files of directory path, then the directory itself. */
+static int remove_data_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char bad[256];
+    int ret = st__uft_dir_clear(fd, bad, sizeof bad);
+    close(fd);
+    if (ret == 0 && rmdir(path) != 0)
+        ret = -errno;
+    return ret;
+}
+
+/* Puts tmp in place of dir: a plain rename, or an exchange with the old one. */
+static int install(struct st__ex_ctx *ctx, struct uft *u)
+{
+    u->replace = false;
+    int ret = check_target(ctx, u); /* again: it may have changed while we converted */
+    if (ret < 0)
+        return ret;
+    if (!u->replace) {
+        if (rename(u->tmp, u->dir) != 0)
+            return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
+        return 0;
+    }
+    if (renameat2(AT_FDCWD, u->tmp, AT_FDCWD, u->dir, RENAME_EXCHANGE) == 0) {
+        u->installed = true;       /* the old data now sits at tmp: discard() removes it */
+        u->replace = false;
+        return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS)
+        return st__ex_fail(ctx, -errno, "cannot replace %s", u->dir);
+    /* No exchange on this file system: remove the old data, then rename. */
+    if ((ret = remove_data_dir(u->dir)) < 0)
+        return st__ex_fail(ctx, ret, "cannot remove the old %s", u->dir);
+    if (rename(u->tmp, u->dir) != 0)
+        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
+    return 0;
+}
+
+static int uft_finish(struct st__ex_ctx *ctx)
+{
+    struct uft *u = ctx->out;
+    int ret = close_all_slots(ctx, u);
+    char sym[NAME_MAX + 1], map[64];
+    snprintf(sym, sizeof sym, "%s.sym", st__ex_basename(u->exe));
+    snprintf(map, sizeof map, "sid-%s.map", u->sid);
+    if (!ret)
+        ret = put_text(ctx, sym, fill_sym);
+    if (!ret)
+        ret = put_text(ctx, map, fill_map);
+    if (!ret && any_event(ctx))
+        ret = put_text(ctx, "events.txt", fill_events);
+    if (!ret)
+        ret = put_text(ctx, "task.txt", fill_tasks);
+    if (!ret)
+        ret = put_text(ctx, "info", fill_info);
+    if (!ret) {
+        close(u->dirfd);
+        u->dirfd = -1;
+        ret = install(ctx, u);
+        if (!ret && !u->installed) {
+            u->installed = true;
+            free(u->tmp); /* nothing left there to remove */
+            u->tmp = NULL;
+        }
+    }
+    return ret;
+}
+
+static void uft_discard(struct st__ex_ctx *ctx)
+{
+    struct uft *u = ctx->out;
+    if (!u)
+        return;
+    for (unsigned i = 0; i < u->nslots; i++) {
+        if (u->slots[i]->t) {
+            close(u->slots[i]->fd);
+            u->slots[i]->t->slot = -1;
+        }
+        free(u->slots[i]);
+    }
+    for (size_t i = 0; i < ctx->nthreads; i++) {
+        free(ctx->threads[i]->pend);
+        ctx->threads[i]->pend = NULL;
+    }
+    if (u->dirfd >= 0)
+        close(u->dirfd);
+    if (u->tmp)
+        remove_data_dir(u->tmp); /* our partial output, or the data we replaced */
+    free(u->tmp);
+    free(u->dir);
+    free(u->slots);
+    free(u->event_used);
+    free(u);
+    ctx->out = NULL;
+}
+
+const struct st__ex_writer st__ex_uftrace_writer = {
+    .open = uft_open,
+    .thread_new = uft_thread_new,
+    .enter = uft_enter,
+    .exit = uft_exit,
+    .instant = uft_instant,
+    .lost = uft_lost,
+    .finish = uft_finish,
+    .discard = uft_discard,
+};

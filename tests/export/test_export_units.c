@@ -1,0 +1,270 @@
+/*
+ * Unit tests of the exporter's pairing rules (src/export/pairs.c) and of
+ * the shared uftrace.data writers (src/uftrace/) that the exporter and the
+ * function tracer both use: exact bytes and lines.
+ */
+#include "tap.h"
+
+#include "export/internal.h"
+#include "uftrace/uftrace_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* --- pairing --------------------------------------------------------------------- */
+
+static const char catalog_text[] = "a_enter(void) \"\"\n"
+                                   "a_exit(void) \"\"\n"
+                                   "b_begin(void) \"\"\n"
+                                   "b_end(void) \"\"\n"
+                                   "job_start(int w) \"\"\n"
+                                   "job_done(int w) \"\"\n"
+                                   "demo_start(void) \"\"\n"
+                                   "x_enter(void) \"\"\n"
+                                   "lock_acquire(void) \"\"\n"
+                                   "lock_release(void) \"\"\n"
+                                   "c_exit(void) \"\"\n"
+                                   "a_begin(void) \"\"\n";
+
+static struct st_catalog *cat;
+
+/* "B:name", "E:name" or "I" for event ev under pairing p. */
+static const char *role_of(const struct st__ex_pairs *p, const char *ev)
+{
+    static char buf[128];
+    const struct st_event_info *e = st_catalog_find(cat, ev);
+    if (!e)
+        return "no such event";
+    if (p->role[e->index] == ST__EX_INSTANT)
+        return "I";
+    snprintf(buf, sizeof buf, "%c:%s", p->role[e->index] == ST__EX_BEGIN ? 'B' : 'E', p->names[p->func[e->index]]);
+    return buf;
+}
+
+static int build(struct st__ex_pairs *p, const char *const *rules, size_t n, bool no_defaults, char *unused)
+{
+    char err[256] = "";
+    int ret = st__ex_pairs_build(p, cat, rules, n, no_defaults, unused, 128, err, sizeof err);
+    if (ret)
+        diag("build: %s", err);
+    return ret;
+}
+
+static void test_default_pairs(void)
+{
+    struct st__ex_pairs p;
+    char unused[128];
+    is_int(build(&p, NULL, 0, false, unused), 0, "pairs: the built-in rules resolve");
+    is_str(role_of(&p, "a_enter"), "B:a", "pairs: X_enter begins X");
+    is_str(role_of(&p, "a_exit"), "E:a", "pairs: X_exit ends X");
+    is_str(role_of(&p, "b_begin"), "B:b", "pairs: X_begin begins X");
+    is_str(role_of(&p, "b_end"), "E:b", "pairs: X_end ends X");
+    is_str(role_of(&p, "job_start"), "B:job", "pairs: X_start begins X");
+    is_str(role_of(&p, "job_done"), "E:job", "pairs: X_done ends X");
+    is_str(role_of(&p, "demo_start"), "I", "pairs: demo_start without demo_done stays an instant");
+    is_str(role_of(&p, "x_enter"), "I", "pairs: x_enter without x_exit stays an instant");
+    is_str(role_of(&p, "c_exit"), "I", "pairs: an end without its begin declared stays an instant");
+    is_str(role_of(&p, "a_begin"), "I", "pairs: a_begin (no a_end) stays an instant though function a exists");
+    is_str(role_of(&p, "lock_acquire"), "I", "pairs: no built-in rule for acquire/release");
+    is_int(p.nfuncs, 3, "pairs: three functions");
+    is_int(p.role[st_catalog_count(cat)], ST__EX_INSTANT, "pairs: Dropped_Event is never paired");
+    st__ex_pairs_free(&p);
+}
+
+static void test_user_pairs(void)
+{
+    struct st__ex_pairs p;
+    char unused[128];
+    const char *exact[] = {"lock_acquire:lock_release"};
+    build(&p, exact, 1, false, unused);
+    is_str(role_of(&p, "lock_acquire"), "B:lock", "pairs: exact names: the common prefix names the function");
+    is_str(role_of(&p, "lock_release"), "E:lock", "pairs: exact names: the end gets the same function");
+    is_str(unused, "", "pairs: a rule that paired something is not reported");
+    st__ex_pairs_free(&p);
+
+    const char *named[] = {"*_acquire:*_release=m_*", "x_enter:c_exit=weird"};
+    build(&p, named, 2, false, unused);
+    is_str(role_of(&p, "lock_acquire"), "B:m_lock", "pairs: NAME with '*' takes the captured part");
+    is_str(role_of(&p, "c_exit"), "E:weird", "pairs: NAME names an exact pair");
+    st__ex_pairs_free(&p);
+
+    /* A caller's rule comes first and claims both events. */
+    const char *first[] = {"a_enter:b_end"};
+    build(&p, first, 1, false, unused);
+    is_str(role_of(&p, "a_enter"), "B:a_enter", "pairs: no common prefix: named after the begin event");
+    is_str(role_of(&p, "b_end"), "E:a_enter", "pairs: the caller's rule takes b_end");
+    is_str(role_of(&p, "a_exit"), "I", "pairs: a_exit lost its partner: instant");
+    is_str(role_of(&p, "b_begin"), "I", "pairs: b_begin lost its partner: instant");
+    st__ex_pairs_free(&p);
+
+    const char *none[] = {"q_*:r_*", "lock_*:lock_*"};
+    build(&p, none, 2, true, unused);
+    is_str(unused, "q_*:r_*", "pairs: the first rule pairing nothing is reported");
+    is_str(role_of(&p, "a_enter"), "I", "pairs: without the built-in rules nothing pairs");
+    is_int(p.nfuncs, 0, "pairs: no functions");
+    st__ex_pairs_free(&p);
+}
+
+static void test_rule_syntax(void)
+{
+    char err[256];
+    is_int(st_export_check_pair("a:b", err, sizeof err), 0, "rules: exact names");
+    is_int(st_export_check_pair("*_x:*_y=f_*", err, sizeof err), 0, "rules: patterns and NAME");
+    const char *bad[] = {"ab", ":b", "a:", "a*:b", "a:b*", "**:b*", "a*:b*:c", "a:b=", "a:b=x*", "a b:c",
+                         "a*:b*=*x*"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = '\0';
+        is_int(st_export_check_pair(bad[i], err, sizeof err), -EINVAL, "rules: '%s' is refused (%s)", bad[i], err);
+    }
+}
+
+/* --- the shared uftrace writers ---------------------------------------------------- */
+
+/* What fn writes into a memory stream, NUL-terminated, and its length. */
+#define CAPTURE(buf, len, code)                                      \
+    do {                                                             \
+        FILE *out = open_memstream(&(buf), &(len));                  \
+        code;                                                        \
+        fclose(out);                                                 \
+    } while (0)
+
+static void test_info(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int tids[] = {4001, 4002};
+    struct st__uft_info info = {.exename = "/x/prog", .cmdline = "run \"a\\b\"\n", .tids = tids, .ntids = 2,
+                                .version = "v1", .max_stack = 77};
+    int ret;
+    CAPTURE(buf, len, ret = st__uft_info_write(out, &info));
+    is_int(ret, 0, "info: written");
+    ok(len > 40 && memcmp(buf, "Ftrace!\0", 8) == 0, "info: magic with its NUL");
+    uint32_t version;
+    uint16_t hsize, max_stack;
+    uint64_t feat, mask;
+    memcpy(&version, buf + 8, 4);
+    memcpy(&hsize, buf + 12, 2);
+    memcpy(&feat, buf + 16, 8);
+    memcpy(&mask, buf + 24, 8);
+    memcpy(&max_stack, buf + 32, 2);
+    ok(version == 4 && hsize == 40 && buf[14] == 1 && buf[15] == 2, "info: version 4, 40-byte header, LE, 64-bit");
+    is_u64(feat, ST_UFT_FEAT_TASK_SESSION, "info: TASK_SESSION always (without it uftrace crashes)");
+    is_u64(mask, ST_UFT_INFO_EXE_NAME | ST_UFT_INFO_EXE_BUILD_ID | ST_UFT_INFO_CMDLINE | ST_UFT_INFO_TASKINFO |
+                     ST_UFT_INFO_VERSION_TEXT,
+           "info: the mask names exactly the sections written");
+    is_int(max_stack, 77, "info: max_stack");
+    is_str(buf + 40,
+           "exename:/x/prog\n"
+           "build_id:0000000000000000000000000000000000000000\n"
+           "cmdline:run \\\"a\\\\b\\\"\\u000a\n"
+           "taskinfo:lines=2\ntaskinfo:nr_tid=2\ntaskinfo:tids=4001,4002\n"
+           "uftrace_version:v1\n",
+           "info: sections in bit order; the command line JSON-escaped on one line");
+    free(buf);
+}
+
+static void test_lines(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    CAPTURE(buf, len, {
+        st__uft_task_sess(out, UINT64_C(100000000005), 4001, "0123456789abcdef", "/x/p");
+        st__uft_task_task(out, UINT64_C(100500000000), 4002, 4001);
+    });
+    is_str(buf,
+           "SESS timestamp=100.000000005 pid=4001 sid=0123456789abcdef exename=\"/x/p\"\n"
+           "TASK timestamp=100.500000000 tid=4002 pid=4001\n",
+           "task.txt: SESS and TASK lines, nine fraction digits");
+    free(buf);
+    buf = NULL;
+    CAPTURE(buf, len, {
+        st__uft_map_line(out, 0x400000, 0x402000, "r-xp", "/x/p");
+        st__uft_map_stack(out);
+        st__uft_event_line(out, 1000002, "simpletrace", "job_submit");
+    });
+    is_str(buf,
+           "00400000-00402000 r-xp 00000000 00:00 0 /x/p\n"
+           "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n"
+           "EVENT: 1000002 simpletrace:job_submit\n",
+           "map lines with all six fields and the [stack] line; an events.txt line");
+    free(buf);
+    buf = NULL;
+    CAPTURE(buf, len, {
+        struct st__uft_symw w = {0};
+        st__uft_sym_add(&w, out, 0x1000, 0x10, "a");
+        st__uft_sym_add(&w, out, 0x1010, 0x10, "b");
+        st__uft_sym_add(&w, out, 0x1100, 0x8, "c");
+        st__uft_sym_finish(&w, out);
+    });
+    is_str(buf,
+           "0000000000001000 T a\n"
+           "0000000000001010 T b\n"
+           "0000000000001020 ? __func_end\n"
+           "0000000000001100 T c\n"
+           "0000000000001108 ? __sym_end\n",
+           ".sym: adjacent functions share a boundary, a gap gets __func_end, the last __sym_end");
+    free(buf);
+    buf = NULL;
+    CAPTURE(buf, len, {
+        struct st__uft_symw w = {0};
+        st__uft_sym_finish(&w, out);
+    });
+    is_str(buf, "", ".sym: no function, no end marker");
+    free(buf);
+    uint64_t d = st__uft_rec_data(ST_UFT_REC_EVENT, 2, ST_UFT_EVENT_ID_USER + 5);
+    ok(st__uft_rec_type(d) == ST_UFT_REC_EVENT && st__uft_rec_depth(d) == 2 &&
+           st__uft_rec_addr(d) == 1000005 && st__uft_rec_magic(d) == 5,
+       "record: an EVENT record carries its id in addr");
+}
+
+static void test_dir(void)
+{
+    ok(st__uft_is_data_file("info") && st__uft_is_data_file("4001.dat") && st__uft_is_data_file("a b.sym") &&
+           st__uft_is_data_file("sid-0.map") && st__uft_is_data_file(".st-12-info.tmp") &&
+           st__uft_is_data_file("events.txt"),
+       "dir: uftrace's file names count as data");
+    ok(!st__uft_is_data_file("notes.txt") && !st__uft_is_data_file("x.dat") && !st__uft_is_data_file(".hidden"),
+       "dir: other names do not");
+    char dir[] = "/tmp/st-export-units-XXXXXX";
+    if (!ok(mkdtemp(dir) != NULL, "dir: scratch directory"))
+        return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    is_int(st__uft_put_file(fd, "info", "abc", 3), 0, "dir: put_file writes a whole file");
+    struct stat st;
+    char path[256];
+    snprintf(path, sizeof path, "%s/info", dir);
+    ok(stat(path, &st) == 0 && st.st_size == 3, "dir: ... under its name, complete");
+    char bad[64] = "";
+    is_int(st__uft_dir_check(fd, bad, sizeof bad), 0, "dir: only data: check passes");
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    close(open(path, O_WRONLY | O_CREAT, 0644));
+    is_int(st__uft_dir_check(fd, bad, sizeof bad), -EEXIST, "dir: another file: -EEXIST");
+    is_str(bad, "notes.txt", "dir: ... naming it");
+    is_int(st__uft_dir_clear(fd, bad, sizeof bad), 0, "dir: clear removes the data files");
+    snprintf(path, sizeof path, "%s/info", dir);
+    ok(stat(path, &st) != 0, "dir: info is gone");
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    ok(stat(path, &st) == 0, "dir: notes.txt is still there");
+    unlink(path);
+    close(fd);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    char err[256];
+    if (st_catalog_load_buffer(&cat, "units", catalog_text, sizeof catalog_text - 1, err, sizeof err) != 0) {
+        printf("Bail out! catalog: %s\n", err);
+        return 1;
+    }
+    test_default_pairs();
+    test_user_pairs();
+    test_rule_syntax();
+    test_info();
+    test_lines();
+    test_dir();
+    st_catalog_free(cat);
+    return done_testing();
+}
