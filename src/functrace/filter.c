@@ -8,6 +8,7 @@
  * __cyg_profile_func_enter. Address = load bias (dlpi_addr) + st_value.
  * Objects loaded later with dlopen() are not searched (README).
  */
+#include "common/glob.h"
 #include "functrace/elfsym.h"
 #include "functrace/ft.h"
 
@@ -20,25 +21,7 @@
 
 ST__NI bool st__ft_glob_match(const char *pattern, const char *name)
 {
-    const char *star = NULL, *resume = NULL;
-    while (*name) {
-        if (*pattern == '*') {
-            star = pattern++;
-            resume = name;
-        } else if (*pattern == '?' || *pattern == *name) {
-            pattern++;
-            name++;
-        } else if (star) {
-            /* Let the last star swallow one more character and retry. */
-            pattern = star + 1;
-            name = ++resume;
-        } else {
-            return false;
-        }
-    }
-    while (*pattern == '*')
-        pattern++;
-    return *pattern == '\0';
+    return st__glob_match_n(pattern, strlen(pattern), name);
 }
 
 /* A loaded object, as dl_iterate_phdr reports it. */
