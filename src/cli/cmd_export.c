@@ -21,6 +21,7 @@
 #include <simpletrace/reader.h>
 
 #include "cli/commands.h"
+#include "cli/reader_opts.h"
 #include "export/export.h"
 
 #define PROG "simpletrace export"
@@ -76,9 +77,7 @@ struct export_cli {
     struct st_export_options ex;
     bool format_set, quiet;
     const char *pairs[MAX_PAIRS];
-    const char **events_files;
-    size_t nevents_files;
-    const char *trace;
+    struct cli_operands in;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -91,10 +90,7 @@ static void on_signal(int sig)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, PROG ": ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'simpletrace export --help'.\n");
-    return 2;
+    return cli_usage_error("export", fmt, arg);
 }
 
 /* --- options -------------------------------------------------------------------- */
@@ -105,24 +101,6 @@ static int parse_uint(const char *arg, unsigned long max, unsigned long *v)
     errno = 0;
     *v = strtoul(arg, &end, 10);
     return errno || end == arg || *end || *arg == '-' || *v > max ? -1 : 0;
-}
-
-static int parse_pid(const char *arg, struct st_reader_options *rd)
-{
-    unsigned long v;
-    if (parse_uint(arg, UINT32_MAX, &v) < 0)
-        return usage_error("bad pid '%s'", arg);
-    rd->filter_pid = true;
-    rd->pid = (uint32_t)v;
-    return 0;
-}
-
-static int parse_time(const char *arg, bool *set, int64_t *ns)
-{
-    if (st_parse_duration_ns(arg, ns) < 0)
-        return usage_error("bad time '%s' (want e.g. 1500, 20us, 1.5ms, 2s)", arg);
-    *set = true;
-    return 0;
 }
 
 static int parse_count(const char *arg, unsigned long max, unsigned *out, const char *what)
@@ -158,8 +136,7 @@ static int add_pair(const char *arg, struct export_cli *o)
 }
 
 enum {
-    OPT_FORMAT = 256, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_NO_HEADER, OPT_EVENTS,
-    OPT_PID, OPT_FROM, OPT_TO, OPT_HELP,
+    OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_HELP,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -171,14 +148,12 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
-    case OPT_NO_HEADER: o->rd.flags |= ST_READER_NO_HEADER; return 0;
-    case OPT_EVENTS: o->rd.events = optarg; return 0;
-    case OPT_PID: return parse_pid(optarg, &o->rd);
-    case OPT_FROM: return parse_time(optarg, &o->rd.filter_from, &o->rd.from_ns);
-    case OPT_TO: return parse_time(optarg, &o->rd.filter_to, &o->rd.to_ns);
     case 'q': o->quiet = true; return 0;
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-    default: return usage_error("unknown option '%s'", argv[optind - 1]);
+    default: {
+        int r = cli_reader_option("export", c, optarg, &o->rd);
+        return r < 0 ? usage_error("unknown option '%s'", argv[optind - 1]) : r;
+    }
     }
 }
 
@@ -197,9 +172,8 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"pair", required_argument, NULL, OPT_PAIR},       {"no-default-pairs", no_argument, NULL, OPT_NO_DEFAULT_PAIRS},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
-        {"no-header", no_argument, NULL, OPT_NO_HEADER},   {"events", required_argument, NULL, OPT_EVENTS},
-        {"pid", required_argument, NULL, OPT_PID},         {"from", required_argument, NULL, OPT_FROM},
-        {"to", required_argument, NULL, OPT_TO},           {"quiet", no_argument, NULL, 'q'},
+        CLI_READER_LONGOPTS,
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
     };
     int c, ret = 0;
@@ -214,8 +188,8 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     }
     if (ret)
         return ret;
-    if (argc - optind < 2)
-        return usage_error("%s", "need TRACE-EVENTS... TRACE-FILE");
+    if (cli_trace_operands("export", argc, argv, optind, &o->in))
+        return 2;
     if (!o->ex.output)
         return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
     if (!o->format_set)
@@ -223,11 +197,8 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
                                                                                       : ST_EXPORT_UFTRACE;
     if (o->ex.format == ST_EXPORT_UFTRACE && !strcmp(o->ex.output, "-"))
         return usage_error("%s", "uftrace output is a directory: -o - is for chrome only");
-    o->events_files = (const char **)(argv + optind);
-    o->nevents_files = (size_t)(argc - optind - 1);
-    o->trace = argv[argc - 1];
     o->ex.pairs = o->pairs;
-    o->ex.trace_name = o->trace;
+    o->ex.trace_name = o->in.trace;
     return -1;
 }
 
@@ -275,7 +246,7 @@ static void progress_init(struct progress *pr, const struct export_cli *o)
     memset(pr, 0, sizeof *pr);
     pr->show = !o->quiet && isatty(STDERR_FILENO);
     struct stat st;
-    if (strcmp(o->trace, "-") != 0 && stat(o->trace, &st) == 0 && S_ISREG(st.st_mode))
+    if (strcmp(o->in.trace, "-") != 0 && stat(o->in.trace, &st) == 0 && S_ISREG(st.st_mode))
         pr->total = (uint64_t)st.st_size;
     clock_gettime(CLOCK_MONOTONIC, &pr->next);
     pr->next.tv_sec++; /* short conversions show nothing */
@@ -399,16 +370,16 @@ int st_cmd_export(int argc, char **argv)
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
     status = 1;
-    int ret = st_catalog_load(&cat, o.events_files, o.nevents_files, msg, sizeof msg);
+    int ret = st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg);
     if (ret < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
         goto out;
     }
-    if ((ret = st_reader_open(&r, o.trace, cat, &o.rd, &err)) < 0) {
+    if ((ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err)) < 0) {
         if (ret == -EINVAL) /* bad options, not a bad file */
             fprintf(stderr, PROG ": %s\n", err.message);
         else
-            fprintf(stderr, PROG ": %s: %s\n", o.trace, err.message);
+            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
         status = ret == -EINVAL ? 2 : 1;
         goto out;
     }

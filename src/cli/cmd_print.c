@@ -18,6 +18,7 @@
 #include <simpletrace/reader.h>
 
 #include "cli/commands.h"
+#include "cli/reader_opts.h"
 
 #define PROG "simpletrace print"
 
@@ -56,9 +57,7 @@ struct print_opts {
     struct st_reader_options rd;
     struct st_formatter_options fmt;
     bool follow;
-    const char **events_files;
-    size_t nevents_files;
-    const char *trace;
+    struct cli_operands in;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -71,31 +70,7 @@ static void on_sigint(int sig)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, PROG ": ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'simpletrace print --help'.\n");
-    return 2;
-}
-
-/* Parses a --from/--to value. 0 or a usage error (2). */
-static int parse_time(const char *arg, bool *set, int64_t *ns)
-{
-    if (st_parse_duration_ns(arg, ns) < 0)
-        return usage_error("bad time '%s' (want e.g. 1500, 20us, 1.5ms, 2s)", arg);
-    *set = true;
-    return 0;
-}
-
-static int parse_pid(const char *arg, struct st_reader_options *rd)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(arg, &end, 10);
-    if (errno || end == arg || *end || v > UINT32_MAX)
-        return usage_error("bad pid '%s'", arg);
-    rd->filter_pid = true;
-    rd->pid = (uint32_t)v;
-    return 0;
+    return cli_usage_error("print", fmt, arg);
 }
 
 static int parse_format(const char *arg, enum st_output_format *f)
@@ -122,15 +97,14 @@ static int parse_timestamps(const char *arg, enum st_timestamp_mode *m)
     return 0;
 }
 
-enum { OPT_NO_HEADER = 256, OPT_EVENTS, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_TIMESTAMPS, OPT_FOLLOW, OPT_HELP };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_TIMESTAMPS, OPT_FOLLOW, OPT_HELP };
 
 /* Parses argv into *o. Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct print_opts *o)
 {
     static const struct option longopts[] = {
-        {"no-header", no_argument, NULL, OPT_NO_HEADER}, {"events", required_argument, NULL, OPT_EVENTS},
-        {"pid", required_argument, NULL, OPT_PID},       {"from", required_argument, NULL, OPT_FROM},
-        {"to", required_argument, NULL, OPT_TO},         {"format", required_argument, NULL, OPT_FORMAT},
+        CLI_READER_LONGOPTS,
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"timestamps", required_argument, NULL, OPT_TIMESTAMPS},
         {"follow", no_argument, NULL, OPT_FOLLOW},       {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -140,27 +114,23 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
     optind = 1;
     while (ret == 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_NO_HEADER: o->rd.flags |= ST_READER_NO_HEADER; break;
-        case OPT_EVENTS: o->rd.events = optarg; break;
-        case OPT_PID: ret = parse_pid(optarg, &o->rd); break;
-        case OPT_FROM: ret = parse_time(optarg, &o->rd.filter_from, &o->rd.from_ns); break;
-        case OPT_TO: ret = parse_time(optarg, &o->rd.filter_to, &o->rd.to_ns); break;
         case OPT_FORMAT: ret = parse_format(optarg, &o->fmt.format); break;
         case OPT_TIMESTAMPS: ret = parse_timestamps(optarg, &o->fmt.timestamps); break;
         case OPT_FOLLOW: o->follow = true; break;
         case 'h':
         case OPT_HELP: fputs(usage_text, stdout); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return usage_error("unknown option '%s'", argv[optind - 1]);
+        default:
+            ret = cli_reader_option("print", c, optarg, &o->rd);
+            if (ret < 0)
+                return usage_error("unknown option '%s'", argv[optind - 1]);
+            break;
         }
     }
     if (ret)
         return ret;
-    if (argc - optind < 2)
-        return usage_error("%s", "need TRACE-EVENTS... TRACE-FILE");
-    o->events_files = (const char **)(argv + optind);
-    o->nevents_files = (size_t)(argc - optind - 1);
-    o->trace = argv[argc - 1];
+    if (cli_trace_operands("print", argc, argv, optind, &o->in))
+        return 2;
     if (o->follow)
         o->rd.flags |= ST_READER_FOLLOW;
     return -1;
@@ -244,16 +214,16 @@ int st_cmd_print(int argc, char **argv)
     char msg[2048];
     struct st_reader_error err;
     status = 1;
-    int ret = st_catalog_load(&cat, o.events_files, o.nevents_files, msg, sizeof msg);
+    int ret = st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg);
     if (ret < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
         goto out;
     }
-    if ((ret = st_reader_open(&r, o.trace, cat, &o.rd, &err)) < 0) {
+    if ((ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err)) < 0) {
         if (ret == -EINVAL) /* bad options, not a bad file */
             fprintf(stderr, PROG ": %s\n", err.message);
         else
-            fprintf(stderr, PROG ": %s: %s\n", o.trace, err.message);
+            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
         status = ret == -EINVAL ? 2 : 1;
         goto out;
     }

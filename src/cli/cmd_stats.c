@@ -17,6 +17,7 @@
 #include <simpletrace/reader.h>
 
 #include "cli/commands.h"
+#include "cli/reader_opts.h"
 
 #define PROG "simpletrace stats"
 #define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */
@@ -251,48 +252,28 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
 struct stats_opts {
     struct st_reader_options rd;
     bool json;
-    const char **events_files;
-    size_t nevents_files;
-    const char *trace;
+    struct cli_operands in;
 };
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, PROG ": ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'simpletrace stats --help'.\n");
-    return 2;
+    return cli_usage_error("stats", fmt, arg);
 }
 
-enum { OPT_NO_HEADER = 256, OPT_EVENTS, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_HELP };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_HELP };
 
 static int parse_one(int c, const char *arg, struct stats_opts *o)
 {
-    char *end;
-    unsigned long v;
     switch (c) {
-    case OPT_NO_HEADER: o->rd.flags |= ST_READER_NO_HEADER; return 0;
-    case OPT_EVENTS: o->rd.events = arg; return 0;
-    case OPT_PID:
-        errno = 0;
-        v = strtoul(arg, &end, 10);
-        if (errno || end == arg || *end || v > UINT32_MAX)
-            return usage_error("bad pid '%s'", arg);
-        o->rd.filter_pid = true;
-        o->rd.pid = (uint32_t)v;
-        return 0;
-    case OPT_FROM:
-        o->rd.filter_from = true;
-        return st_parse_duration_ns(arg, &o->rd.from_ns) < 0 ? usage_error("bad time '%s'", arg) : 0;
-    case OPT_TO:
-        o->rd.filter_to = true;
-        return st_parse_duration_ns(arg, &o->rd.to_ns) < 0 ? usage_error("bad time '%s'", arg) : 0;
     case OPT_FORMAT:
         if (strcmp(arg, "text") && strcmp(arg, "json"))
             return usage_error("unknown format '%s' (text or json)", arg);
         o->json = !strcmp(arg, "json");
         return 0;
-    default: return 2;
+    default: {
+        int r = cli_reader_option("stats", c, arg, &o->rd);
+        return r < 0 ? 2 : r;
+    }
     }
 }
 
@@ -300,10 +281,10 @@ static int parse_one(int c, const char *arg, struct stats_opts *o)
 static int parse_args(int argc, char **argv, struct stats_opts *o)
 {
     static const struct option longopts[] = {
-        {"no-header", no_argument, NULL, OPT_NO_HEADER}, {"events", required_argument, NULL, OPT_EVENTS},
-        {"pid", required_argument, NULL, OPT_PID},       {"from", required_argument, NULL, OPT_FROM},
-        {"to", required_argument, NULL, OPT_TO},         {"format", required_argument, NULL, OPT_FORMAT},
-        {"help", no_argument, NULL, OPT_HELP},           {NULL, 0, NULL, 0},
+        CLI_READER_LONGOPTS,
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -321,12 +302,7 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
         if (ret)
             return ret;
     }
-    if (argc - optind < 2)
-        return usage_error("%s", "need TRACE-EVENTS... TRACE-FILE");
-    o->events_files = (const char **)(argv + optind);
-    o->nevents_files = (size_t)(argc - optind - 1);
-    o->trace = argv[argc - 1];
-    return -1;
+    return cli_trace_operands("stats", argc, argv, optind, &o->in) ? 2 : -1;
 }
 
 int st_cmd_stats(int argc, char **argv)
@@ -345,16 +321,16 @@ int st_cmd_stats(int argc, char **argv)
     char msg[2048];
     struct st_reader_error err;
     status = 1;
-    if (st_catalog_load(&cat, o.events_files, o.nevents_files, msg, sizeof msg) < 0) {
+    if (st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
         goto out;
     }
-    int ret = st_reader_open(&r, o.trace, cat, &o.rd, &err);
+    int ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err);
     if (ret < 0) {
         if (ret == -EINVAL) /* bad options, not a bad file */
             fprintf(stderr, PROG ": %s\n", err.message);
         else
-            fprintf(stderr, PROG ": %s: %s\n", o.trace, err.message);
+            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
         status = ret == -EINVAL ? 2 : 1;
         goto out;
     }
@@ -372,7 +348,7 @@ int st_cmd_stats(int argc, char **argv)
     st_reader_get_counters(r, &c);
     size_t n = sort_events(es, nev);
     if (o.json)
-        print_json(o.trace, es, n, &t, &c);
+        print_json(o.in.trace, es, n, &t, &c);
     else
         print_text(es, n, &t, &c);
     fflush(stdout);
