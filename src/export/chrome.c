@@ -87,7 +87,7 @@ struct chrome {
 
 static int flush_buf(struct st__ex_ctx *ctx, struct chrome *c)
 {
-    int ret = st__ex_write_all(c->fd, c->buf, c->len);
+    int ret = st__write_all(c->fd, c->buf, c->len);
     c->len = 0;
     return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->path) : 0;
 }

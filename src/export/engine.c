@@ -33,22 +33,6 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...)
     return err;
 }
 
-int st__ex_write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 const char *st__ex_basename(const char *path)
 {
     if (!path || strcmp(path, "-") == 0)

@@ -16,6 +16,8 @@
 
 #include <simpletrace/reader.h>
 
+#include "common/io.h"
+
 #include "export/export.h"
 
 /* --- pairing ------------------------------------------------------------------ */
@@ -112,8 +114,6 @@ extern const struct st__ex_writer st__ex_chrome_writer;
 /* Writes a message "what: strerror" into ctx->err and returns err (negative errno). */
 int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Writes len bytes to fd, retrying short writes. 0 or -errno. */
-int st__ex_write_all(int fd, const void *buf, size_t len);
 
 /* The last path component of path ("-" gives "stdin"). */
 const char *st__ex_basename(const char *path);

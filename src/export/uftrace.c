@@ -87,7 +87,7 @@ static int slot_flush(struct st__ex_ctx *ctx, struct slot *s)
 {
     if (!s->len)
         return 0;
-    int ret = st__ex_write_all(s->fd, s->buf, s->len);
+    int ret = st__write_all(s->fd, s->buf, s->len);
     s->len = 0;
     return ret ? st__ex_fail(ctx, ret, "cannot write %u.dat", (unsigned)s->t->tid) : 0;
 }

@@ -28,6 +28,7 @@
  * per task the written time never decreases (clock.h), which also keeps a
  * reused tid's file in order.
  */
+#include "common/io.h"
 #include "functrace/ft.h"
 #include "uftrace/uftrace_format.h"
 
@@ -293,22 +294,6 @@ ST__NI static void note_error(int err)
         st__ft_g.write_error = err;
 }
 
-ST__NI static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Converts records [from, to) of c to ns and appends them to the task's
  * file, opening it on first use (*fd). */
 ST__NI static void write_records(struct st__ft_task *task, int *fd, struct st__ft_chunk *c, size_t from,
@@ -335,7 +320,7 @@ ST__NI static void write_records(struct st__ft_task *task, int *fd, struct st__f
         task->last_ns = r[2 * i] = ns;
         calls += st__uft_rec_type(r[2 * i + 1]) != ST_UFT_REC_LOST;
     }
-    int err = write_all(*fd, r, n * ST_UFT_REC_SIZE);
+    int err = st__write_all(*fd, r, n * ST_UFT_REC_SIZE);
     st__ft_g.wrote_anything = true;
     if (err) {
         note_error(err);

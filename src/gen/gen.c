@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "gen/gen.h"
 
 /* Every backend; --list-backends prints them in this order. */
@@ -120,21 +121,6 @@ bool st_gen_event_compiled_in(const struct st_gen *gen, const struct st_event_de
 
 /* ---- publishing the output ------------------------------------------------ */
 
-/* Writes all n bytes to fd; 0 or -errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* Makes a file just created by mkstemp() readable as a newly created file would be. */
 static int set_default_mode(int fd)
 {
@@ -161,7 +147,7 @@ static int write_file_atomic(const char *path, const struct st_out *out)
     }
     int rc = set_default_mode(fd);
     if (rc == 0)
-        rc = write_all(fd, out->buf ? out->buf : "", out->len);
+        rc = st__write_all(fd, out->buf ? out->buf : "", out->len);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && rename(tmp, path) != 0)
@@ -179,7 +165,7 @@ static int publish(const struct st_gen_options *opt, const struct st_out *out, c
     if (opt->output) {
         rc = write_file_atomic(opt->output, out);
     } else {
-        rc = write_all(STDOUT_FILENO, out->buf ? out->buf : "", out->len);
+        rc = st__write_all(STDOUT_FILENO, out->buf ? out->buf : "", out->len);
     }
     if (rc)
         snprintf(errbuf, errlen, "%s: %s", opt->output ? opt->output : "<stdout>", strerror(-rc));
