@@ -2,7 +2,7 @@
 # Installs the Debian packages a make target needs, when they are missing.
 # Usage: deps.sh build|check|bench
 set -euo pipefail
-want=(meson ninja-build gcc pkg-config)
+want=(meson ninja-build gcc g++ binutils pkg-config)
 case "${1:-build}" in
   check) want+=(clang libclang-rt-14-dev g++ python3 uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap binutils util-linux) ;;
   bench) want+=(hyperfine g++ liblttng-ust-dev lttng-tools babeltrace2 uftrace) ;;
