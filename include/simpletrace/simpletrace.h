@@ -25,7 +25,10 @@ const char *st_strerror(int err);
  * Applies a configuration in QEMU's -trace syntax: comma-separated items
  * `[enable=]PATTERN`, `events=FILE`, `file=PATH`, plus simpletrace's own
  * keys (see README): `bufsize=N[K|M|G]` (buffers of threads that start
- * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`. Several
+ * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`,
+ * `crash=DIR` (rings of threads that start tracing later live in files in
+ * DIR, so `simpletrace recover` can rebuild what a killed program had
+ * traced; -ENOTDIR/-EACCES/-ENOENT when DIR is not a writable directory). Several
  * options may be joined with ';'; a later option without file= keeps the
  * file. Unless it holds only simpletrace's own keys, it enables the trace
  * file, opening it now. On error returns -EINVAL (or the errno of an events

@@ -6,6 +6,7 @@ int st_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
 int st_cmd_print(int argc, char **argv);   /* cmd_print.c */
 int st_cmd_stats(int argc, char **argv);   /* cmd_stats.c */
 int st_cmd_ctl(int argc, char **argv);     /* cmd_ctl.c */
+int st_cmd_recover(int argc, char **argv); /* cmd_recover.c */
 int st_cmd_export(int argc, char **argv);  /* cmd_export.c */
 
 #endif

@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"print", st_cmd_print, "print a trace file as text (like QEMU's simpletrace.py)"},
     {"stats", st_cmd_stats, "per-event counts, rates and drops of a trace file"},
     {"ctl", st_cmd_ctl, "list and steer running traced programs (monitor=on)"},
+    {"recover", st_cmd_recover, "rebuild a trace from a dead program's crash=DIR ring files"},
     {"export", st_cmd_export, "convert a trace for uftrace or Perfetto/chrome://tracing"},
 };
 

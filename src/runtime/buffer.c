@@ -78,6 +78,13 @@
  *     buffer again and the writer may free it once drained. (Events traced
  *     by TLS destructors that run after ours are ignored, uncounted.)
  *
+ * crash=DIR (crash.c, crash.h): the struct and the ring of a thread that
+ * starts tracing then live in a file-backed shared mapping instead, with a
+ * header that says where head, tail and pending_drop are; nothing on the
+ * fast path changes. In that mode the writer publishes tail only once the
+ * records are in the trace file (writer.c), so after any death of the
+ * process [tail, head) of the file is exactly what the trace file lacks.
+ *
  * Costs on the fast path: the TLS load, one test of busy | gate, the busy
  * store, an acquire load of ev->enabled (a plain load on x86; it orders the
  * read of ev->id after the registry published it), one compare against
@@ -97,6 +104,7 @@
 #include <unistd.h>
 
 #include "runtime/clock.h"
+#include "runtime/crash.h"
 #include "runtime/internal.h"
 
 /* Threads that have no buffer yet point here: the gate sends them to the slow path. */
@@ -185,13 +193,24 @@ void st__buf_init(void)
     pthread_key_create(&exit_key, buf_thread_exit);
 }
 
-void st__buf_free(struct st_buf *b)
+/* Frees b; its ring file (crash=DIR) is removed only when remove is set. */
+static void buf_release(struct st_buf *b, bool remove)
 {
+    if (b->crash_hdr) {
+        st__crash_buf_release(b, remove);
+        return;
+    }
     if (b->ring_mapped)
         munmap(b->ring, b->size);
     else
         free(b->ring);
     free(b);
+}
+
+void st__buf_free(struct st_buf *b)
+{
+    /* Drained (every record written or counted): its ring file goes too. */
+    buf_release(b, true);
 }
 
 static uint32_t log2_u64(uint64_t v)
@@ -258,22 +277,29 @@ static struct st_buf *buf_create(void)
 {
     size_t size = __atomic_load_n(&buf_size, __ATOMIC_RELAXED);
     size_t bytes = (sizeof(struct st_buf) + ST_BUF_ALIGN - 1) & ~(size_t)(ST_BUF_ALIGN - 1);
-    struct st_buf *b = aligned_alloc(ST_BUF_ALIGN, bytes);
+    uint32_t tid = (uint32_t)gettid();
+    struct st_buf *b = NULL;
 
-    if (!b)
-        return NULL;
-    memset(b, 0, offsetof(struct st_buf, scratch));
-    b->ring = ring_alloc(size, &b->ring_mapped);
-    if (!b->ring) {
-        free(b);
-        return NULL;
+    /* crash=DIR: the struct and the ring live in a file (crash.c); zeroed already. */
+    if (st__crash_on())
+        b = st__crash_buf_create(size, tid);
+    if (!b) {
+        b = aligned_alloc(ST_BUF_ALIGN, bytes);
+        if (!b)
+            return NULL;
+        memset(b, 0, offsetof(struct st_buf, scratch));
+        b->ring = ring_alloc(size, &b->ring_mapped);
+        if (!b->ring) {
+            free(b);
+            return NULL;
+        }
     }
     b->size = size;
     b->mask = size - 1;
     b->kick_shift = log2_u64(size) - KICK_DIV_LOG2;
     b->kick_next = b->kick_at = (uint64_t)1 << b->kick_shift;
     b->straddle_at = UINT64_MAX;
-    b->tid = (uint32_t)gettid();
+    b->tid = tid;
     b->len_pid = len_pid_word(b->tid);
     buf_set_limit(b);
     /* The fast path reads one kind of clock (clock.h); the other mode goes slow. */
@@ -329,8 +355,9 @@ void st__buf_fork_child(void)
     /* The parent writes these records; the child starts empty. */
     for (; b; b = next) {
         next = b->next;
-        st__buf_free(b);
+        buf_release(b, false); /* a ring file is the parent's: keep it */
     }
+    st__crash_fork_child();
     st__bufs = NULL;
     memset(&st__buf_retired, 0, sizeof st__buf_retired);
     orphan_drops = 0;

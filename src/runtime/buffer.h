@@ -13,6 +13,8 @@
 
 #include "format/format.h"
 
+struct st_crash_hdr;
+
 /* Room for the largest event record plus the dropped record before it. */
 #define ST_SCRATCH_SIZE (ST_MAX_EVENT_RECORD + ST_EVENT_FIXED_SIZE + 8)
 
@@ -63,11 +65,15 @@ struct st_buf {
     uint32_t kick_shift;           /* log2 of the distance between wake-ups */
     uint32_t exited;               /* owner thread ended (release-stored) */
     bool ring_mapped;              /* ring came from mmap (else aligned_alloc) */
+    struct st_crash_hdr *crash_hdr; /* crash=DIR: the ring file's header (this struct lives in it), else NULL */
+    size_t crash_len;              /* bytes of that mapping */
+    char *crash_path;              /* the ring file's name (malloc'd) */
 
     /* Consumer's line: written only by the writeout thread, 128 bytes from the producer's. */
     alignas(ST_BUF_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
     uint64_t consumed;             /* event records taken out (relaxed stores) */
     uint64_t last_ns;              /* last timestamp written: keeps them monotone */
+    uint64_t staged_drop;          /* crash=DIR: drop count staged, not yet written (writer) */
     struct st_buf *next;           /* list of all buffers, under buf_lock */
 
     alignas(ST_BUF_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */

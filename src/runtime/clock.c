@@ -119,6 +119,17 @@ void st__clock_init(void)
     start_anchor = sample_pair(&gap);
 }
 
+struct st_clock_anchor st__clock_start_anchor(void)
+{
+    return start_anchor;
+}
+
+struct st_clock_anchor st__clock_sample(void)
+{
+    uint64_t gap;
+    return sample_pair(&gap);
+}
+
 bool st__clock_tsc_available(void)
 {
     return tsc_available;

@@ -91,6 +91,10 @@ struct st_clock_conv {
     bool tsc;          /* raw values are TSC ticks and ready: convert them */
 };
 
+/* The anchor taken at start-up, and a fresh (raw, ns) sample (crash.c). */
+struct st_clock_anchor st__clock_start_anchor(void);
+struct st_clock_anchor st__clock_sample(void);
+
 /* Samples a new anchor if the last one is at least 1 ms old (per pass). */
 void st__clock_conv_update(struct st_clock_conv *cv);
 

@@ -11,6 +11,7 @@
  *           | clock=tsc|monotonic           what the hot path reads (clock.c)
  *           | monitor=on|off|PATH           control socket (monitor.c)
  *           | monitor-timeout=N[s|ms]       monitor: how long a client may stay silent
+ *           | crash=DIR                     thread rings in files in DIR (crash.c); "" off
  *   Empty items are ignored.
  *
  * Differences from QEMU, on purpose:
@@ -24,7 +25,7 @@
  *   - names that match nothing now are not an error: the rule waits for
  *     groups registered later (dlopen);
  *   - a configuration of only our own keys (bufsize, log-prefix, clock,
- *     monitor, monitor-timeout) does not enable the trace file; anything
+ *     monitor, monitor-timeout, crash) does not enable the trace file; anything
  *     else does.
  *
  * All or nothing: the whole string (and every events file) is parsed and
@@ -39,6 +40,7 @@
 
 #include "runtime/buffer.h"
 #include "runtime/clock.h"
+#include "runtime/crash.h"
 #include "runtime/internal.h"
 #include "runtime/monitor.h"
 
@@ -53,6 +55,7 @@ struct cfg {
     int log_prefix;    /* -1 unchanged, 0 off, 1 on */
     int clock_tsc;     /* -1 unchanged, 0 monotonic, 1 tsc */
     struct st_mon_cfg mon; /* monitor= (last wins) and monitor-timeout= */
+    const char *crash; /* crash=DIR (last wins), or NULL */
     bool enable_file;  /* a pattern, events= or file= was given */
 };
 
@@ -258,6 +261,12 @@ static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
             c->mon.monitor = v;
         return ret;
     }
+    if (strcmp(key, "crash") == 0) {
+        int ret = st__crash_check_dir(v, err, errlen);
+        if (ret == 0)
+            c->crash = v;
+        return ret;
+    }
     if (strcmp(key, "monitor-timeout") == 0)
         return st__mon_parse_timeout(v, &c->mon.timeout_ms, err, errlen);
     st__errmsg(err, errlen, "unknown key '%s'", key);
@@ -325,6 +334,8 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     }
     if (c->bufsize)
         st__buf_set_size(c->bufsize);
+    if (c->crash)
+        st__crash_set_dir(c->crash);
     if (c->log_prefix >= 0)
         st__log_set_prefix(c->log_prefix == 1);
     if (c->enable_file) {

@@ -27,6 +27,14 @@
  *      a dropped record, so every drop is reported exactly once;
  *   5. write() the staging buffer; free drained buffers of exited threads.
  *
+ * crash=DIR: for a file-backed ring (crash.h) step 3 does not publish the
+ * tail; it is published after the write() that put the records in the
+ * file returned (crash_publish), and while that write() runs the ring
+ * file's header notes what it covers, so `simpletrace recover` knows,
+ * after any death, which records the file lacks. Each pass also stores a
+ * fresh clock anchor in every ring file and appends new IDs to the names
+ * file; a clean exit removes the ring files that hold nothing unwritten.
+ *
  * Accounting invariant (tested): records produced = records written +
  * drops + records still in buffers; after a flush with every producer
  * quiet, the file's event records plus the counts in its dropped records
@@ -51,7 +59,17 @@
  * Write errors (ENOSPC, EFBIG, EIO, a short write that cannot finish): one
  * line on stderr, st_trace_file_status().error, the file cut back to its
  * last whole record and closed, staged records counted as dropped; the
- * program goes on and the buffers fill and drop.
+ * program goes on and the buffers fill and drop. Turning the file on again
+ * (the same file, unchanged since: appended to, its mappings written again
+ * mid-stream) or switching to another one recovers (tests/faults/).
+ *
+ * The trace file deleted, renamed or replaced while open: the writer keeps
+ * writing to the file it opened, under whatever name it has now (deleted:
+ * to the unlinked inode, which goes when it is closed; its records count
+ * as written). Nothing checks the name on each pass, on purpose: a rename
+ * by log rotation must not lose records. Off and on again, or `trace-file
+ * set PATH`, opens the path anew; a different file found there (not the
+ * one closed last) is truncated and starts with a header and every mapping.
  *
  * Exit: an atexit handler (registered at init, normally before main, so it
  * runs after the handlers the program registers) asks for a final pass and
@@ -85,6 +103,7 @@
 #include "format/format.h"
 #include "runtime/buffer.h"
 #include "runtime/clock.h"
+#include "runtime/crash.h"
 #include "runtime/internal.h"
 
 #define STAGE_SIZE ((size_t)1 << 20)
@@ -152,6 +171,7 @@ static struct {
     size_t hdr;           /* bytes of file header at the start of stage */
     uint64_t stage_events, stage_drops;
     struct st_clock_conv conv;
+    uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
     struct cursor *cur;
     size_t ncur, cap_cur;
     size_t *heap;
@@ -303,13 +323,51 @@ static void write_failed(int err, size_t done)
     pthread_mutex_unlock(&wr_lock);
 }
 
+/*
+ * crash=DIR: before the stage is written, note in each ring file whose
+ * records it holds what the write covers (ring up to c->pos, file bytes
+ * [off, off + len)); true when there was any. Their tails stay put until
+ * crash_publish(), after write() returned, so a record is always either in
+ * the file or in [tail, head) of its ring file (crash.h).
+ */
+static bool crash_begin(void)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < wt.ncur; i++) {
+        struct cursor *c = &wt.cur[i];
+        struct st_buf *b = c->b;
+        if (!b->crash_hdr || (c->pos == b->tail && !b->staged_drop))
+            continue;
+        st__crash_inflight_begin(b, c->pos, b->staged_drop, wt.off, wt.len, wt.dev, wt.ino);
+        any = true;
+    }
+    return any;
+}
+
+/* After the write (done or failed: then its records were counted as dropped): publish the tails. */
+static void crash_publish(void)
+{
+    for (size_t i = 0; i < wt.ncur; i++) {
+        struct cursor *c = &wt.cur[i];
+        struct st_buf *b = c->b;
+        if (!b->crash_hdr || (c->pos == b->tail && !b->staged_drop))
+            continue;
+        __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
+        b->staged_drop = 0;
+        st__crash_inflight_end(b);
+    }
+}
+
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
     size_t done = 0;
+    bool crash;
 
     if (wt.fd < 0)
         return -EBADF;
+    crash = crash_begin();
     while (done < wt.len) {
         ssize_t n = write(wt.fd, wt.stage + done, wt.len - done);
         if (n > 0) {
@@ -318,9 +376,13 @@ static int stage_flush(void)
             continue;
         } else {
             write_failed(n < 0 ? -errno : -ENOSPC, done);
+            if (crash)
+                crash_publish();
             return -EIO;
         }
     }
+    if (crash)
+        crash_publish();
     wt.off += wt.len;
     counter_add(&c_written, wt.stage_events);
     counter_add(&c_dropped_reported, wt.stage_drops);
@@ -372,6 +434,8 @@ static int stage_dropped(struct st_buf *b, uint64_t count)
     b->last_ns = ns;
     wt.len += st_fmt_put_dropped(p, ns, b->tid, count);
     wt.stage_drops += count;
+    if (b->crash_hdr)
+        b->staged_drop += count; /* crash_begin notes it: lost with the write otherwise */
     return 0;
 }
 
@@ -543,7 +607,8 @@ static void stage_run(struct cursor *c, uint64_t stop)
         cursor_skip(c);
     } else {
         c->pos = pos;
-        __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
+        if (!b->crash_hdr) /* crash=DIR: published once written (crash_publish) */
+            __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
     }
 }
 
@@ -704,6 +769,14 @@ static void pass(bool all_drops)
 {
     if (snapshot() < 0)
         return;
+    if (st__crash_on()) {
+        /* Ring files get fresh anchors and the names file new IDs (for recover). */
+        struct st_clock_anchor now = st__clock_sample();
+        st__crash_sync_names();
+        for (size_t i = 0; i < wt.ncur; i++)
+            if (wt.cur[i].b->crash_hdr)
+                st__crash_note_anchor(wt.cur[i].b, now.raw, now.ns);
+    }
     if (wt.fd >= 0) {
         st__clock_conv_update(&wt.conv);
         if (stage_mappings(st__reg_count()) < 0 || merge() < 0)
@@ -736,6 +809,14 @@ static void apply_op(const struct op *op)
     if (op->fd < 0)
         return;
     wt.fd = op->fd;
+    {
+        struct stat st;
+        wt.dev = wt.ino = 0;
+        if (fstat(wt.fd, &st) == 0) {
+            wt.dev = (uint64_t)st.st_dev;
+            wt.ino = (uint64_t)st.st_ino;
+        }
+    }
     snprintf(wt.path, sizeof wt.path, "%s", op->path);
     wt.off = 0;
     wt.mapped = 0;
@@ -1135,6 +1216,27 @@ void st__writer_first_event(void)
 
 /* --- exit and fork ------------------------------------------------------- */
 
+/* crash=DIR at a clean exit: ring files with nothing left to recover go. */
+static void crash_exit_cleanup(void)
+{
+    unsigned kept = 0;
+
+    if (!st__crash_on())
+        return;
+    st__buf_lock();
+    for (struct st_buf *b = st__bufs; b; b = b->next) {
+        if (!b->crash_hdr)
+            continue;
+        if (__atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) &&
+            !__atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED) && b->crash_path)
+            unlink(b->crash_path);
+        else
+            kept++;
+    }
+    st__buf_unlock();
+    st__crash_exit(kept);
+}
+
 static void writer_atexit(void)
 {
     pthread_t t;
@@ -1149,6 +1251,7 @@ static void writer_atexit(void)
     t = ws.thread;
     pthread_mutex_unlock(&wr_lock);
     pthread_join(t, NULL);
+    crash_exit_cleanup();
 }
 
 static void fork_prepare(void)

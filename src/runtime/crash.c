@@ -1,0 +1,254 @@
+/*
+ * crash=DIR: file-backed thread rings and the names file (layout and
+ * invariants in crash.h). Nothing here runs on the tracing fast path: a
+ * ring file is created on a thread's first event (a slow path that already
+ * allocates), names are appended there and by the writer, and the writer
+ * alone touches the anchors and the in-flight notes.
+ *
+ * Lock order: crash_lock is a leaf: nothing else is taken while it is
+ * held (the names are read from the registry before it is taken).
+ */
+#include "runtime/crash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "runtime/buffer.h"
+#include "runtime/clock.h"
+#include "runtime/internal.h"
+
+static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
+static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
+static int crash_flag;           /* atomic mirror: crash_dir is set */
+static int names_fd = -1;        /* st-<pid>.names, opened on first use */
+static uint32_t names_done;      /* IDs [0, names_done) are in it */
+
+bool st__crash_on(void)
+{
+    return __atomic_load_n(&crash_flag, __ATOMIC_RELAXED) != 0;
+}
+
+int st__crash_check_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (!*dir)
+        return 0;
+    if (strlen(dir) > PATH_MAX - 64) {
+        st__errmsg(err, errlen, "crash=: %s", st_strerror(-ENAMETOOLONG));
+        return -ENAMETOOLONG;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        int e = errno ? -errno : -ENOTDIR;
+        if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+            e = -ENOTDIR;
+        st__errmsg(err, errlen, "crash=%s: %s", dir, st_strerror(e));
+        return e;
+    }
+    return 0;
+}
+
+void st__crash_set_dir(const char *dir)
+{
+    pthread_mutex_lock(&crash_lock);
+    snprintf(crash_dir, sizeof crash_dir, "%s", dir);
+    __atomic_store_n(&crash_flag, crash_dir[0] != '\0', __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&crash_lock);
+}
+
+/*
+ * Appends the mappings not yet in the names file, 64 IDs at a time: the
+ * names are fetched from the registry (reg_lock) with crash_lock not held,
+ * then written under it if nobody wrote those IDs meanwhile.
+ */
+void st__crash_sync_names(void)
+{
+    int saved = errno;
+
+    if (!st__crash_on())
+        return;
+    for (;;) {
+        const char *names[64];
+        uint8_t rec[ST_MAPPING_FIXED_SIZE + ST_MAX_NAME];
+        uint32_t count = st__reg_count(), first, n;
+
+        pthread_mutex_lock(&crash_lock);
+        first = names_done;
+        pthread_mutex_unlock(&crash_lock);
+        if (first >= count)
+            break;
+        n = st__reg_names(first, names, count - first < 64 ? count - first : 64);
+        if (n == 0)
+            break;
+        pthread_mutex_lock(&crash_lock);
+        if (names_fd < 0 && crash_dir[0]) {
+            char path[PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s/st-%ld.names", crash_dir, (long)getpid());
+            names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        }
+        if (names_fd < 0 || names_done != first) {
+            bool stop = names_fd < 0;
+            pthread_mutex_unlock(&crash_lock);
+            if (stop)
+                break;
+            continue; /* another thread wrote them: look again */
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            size_t len = strlen(names[i]), sz;
+            if (len > ST_MAX_NAME)
+                len = ST_MAX_NAME;
+            sz = st_fmt_put_mapping(rec, first + i, names[i], (uint32_t)len);
+            if (write(names_fd, rec, sz) != (ssize_t)sz) {
+                n = i; /* disk full: recover names what it lacks "st_unknown_ID" */
+                break;
+            }
+        }
+        names_done = first + n;
+        pthread_mutex_unlock(&crash_lock);
+        if (n < 64 && first + n < count)
+            break;
+    }
+    errno = saved;
+}
+
+struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
+{
+    char path[PATH_MAX + 64];
+    size_t buf_bytes = (sizeof(struct st_buf) + 4095) & ~(size_t)4095;
+    size_t len = ST_CRASH_HDR_SIZE + buf_bytes + ring_size;
+    struct st_crash_hdr *h;
+    struct st_clock_anchor start, now;
+    struct st_buf *b;
+    uint8_t *base;
+    int fd;
+
+    pthread_mutex_lock(&crash_lock);
+    if (!crash_dir[0]) {
+        pthread_mutex_unlock(&crash_lock);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/st-%ld-%lu.ring", crash_dir, (long)getpid(), (unsigned long)tid);
+    pthread_mutex_unlock(&crash_lock);
+    st__crash_sync_names();
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    /* posix_fallocate, not ftruncate: a full disk must fail now, not as SIGBUS in the hot path. */
+    if (posix_fallocate(fd, 0, (off_t)len) != 0) {
+        close(fd);
+        unlink(path);
+        return NULL;
+    }
+    base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        unlink(path);
+        return NULL;
+    }
+    b = (struct st_buf *)(base + ST_CRASH_HDR_SIZE);
+    b->crash_path = strdup(path);
+    if (!b->crash_path) {
+        munmap(base, len);
+        unlink(path);
+        return NULL;
+    }
+    h = (struct st_crash_hdr *)base;
+    b->crash_hdr = h;
+    b->crash_len = len;
+    b->ring = base + ST_CRASH_HDR_SIZE + buf_bytes;
+    h->version = ST_CRASH_VERSION;
+    h->hdr_size = ST_CRASH_HDR_SIZE;
+    h->pid = (uint32_t)getpid();
+    h->tid = tid;
+    h->ring_off = ST_CRASH_HDR_SIZE + buf_bytes;
+    h->ring_size = ring_size;
+    h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, head);
+    h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, tail);
+    h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, pending_drop);
+    h->clock_tsc = st__clock_is_tsc();
+    start = st__clock_start_anchor();
+    now = st__clock_sample();
+    h->a_raw = start.raw;
+    h->a_ns = start.ns;
+    h->b_raw = now.raw;
+    h->b_ns = now.ns;
+    /* The magic last: a file without it is one we died creating. */
+    __atomic_store_n(&h->magic, ST_CRASH_MAGIC, __ATOMIC_RELEASE);
+    return b;
+}
+
+void st__crash_buf_release(struct st_buf *b, bool remove)
+{
+    char *path = b->crash_path;
+
+    if (remove && path)
+        unlink(path);
+    munmap(b->crash_hdr, b->crash_len);
+    free(path);
+}
+
+void st__crash_note_anchor(struct st_buf *b, uint64_t raw, uint64_t ns)
+{
+    struct st_crash_hdr *h = b->crash_hdr;
+    uint64_t seq = h->anchor_seq;
+
+    __atomic_store_n(&h->anchor_seq, seq + 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    h->b_raw = raw;
+    h->b_ns = ns;
+    __atomic_store_n(&h->anchor_seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void st__crash_inflight_begin(struct st_buf *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+                              uint64_t dev, uint64_t ino)
+{
+    struct st_crash_hdr *h = b->crash_hdr;
+    uint64_t seq = h->inflight_seq;
+
+    h->inflight_end = end;
+    h->inflight_drop = drop;
+    h->inflight_off = off;
+    h->inflight_len = len;
+    h->file_dev = dev;
+    h->file_ino = ino;
+    __atomic_store_n(&h->inflight_seq, seq | 1, __ATOMIC_RELEASE);
+}
+
+void st__crash_inflight_end(struct st_buf *b)
+{
+    struct st_crash_hdr *h = b->crash_hdr;
+
+    __atomic_store_n(&h->inflight_seq, (h->inflight_seq | 1) + 1, __ATOMIC_RELEASE);
+}
+
+void st__crash_fork_child(void)
+{
+    if (names_fd >= 0)
+        close(names_fd);
+    names_fd = -1;
+    names_done = 0;
+    pthread_mutex_init(&crash_lock, NULL);
+}
+
+void st__crash_exit(unsigned rings_kept)
+{
+    char path[PATH_MAX + 64];
+
+    if (!st__crash_on() || rings_kept)
+        return;
+    pthread_mutex_lock(&crash_lock);
+    if (names_fd >= 0) {
+        snprintf(path, sizeof path, "%s/st-%ld.names", crash_dir, (long)getpid());
+        unlink(path);
+    }
+    pthread_mutex_unlock(&crash_lock);
+}
