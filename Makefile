@@ -32,4 +32,4 @@ fuzz:
 	@bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-bench
+	rm -rf $(BUILD) build-plain build-asan build-tsan build-fuzz build-bench

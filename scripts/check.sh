@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: every test under AddressSanitizer + UndefinedBehaviorSanitizer,
-# the runtime's threaded tests again under ThreadSanitizer, and (when CI=true or
+# The whole test suite: every test in a plain optimised build (what users run, and
+# the fork paths sanitizers cannot follow), every test again under AddressSanitizer
+# + UndefinedBehaviorSanitizer, the threaded tests under ThreadSanitizer, and (when CI=true or
 # FUZZ_SECONDS is set) a short real libFuzzer run of every parser.
 # Ends with one line "N passed, N failed".
 set -uo pipefail
@@ -26,6 +27,9 @@ setup() { # dir meson-args...
   if [ -f "$dir/build.ninja" ]; then meson setup --reconfigure "$dir" "$@" >/dev/null
   else meson setup "$dir" "$@" >/dev/null; fi || { echo "meson setup $dir failed"; exit 1; }
 }
+
+setup build-plain -Dbuildtype=debugoptimized
+run_suite "plain" build-plain
 
 setup build-asan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all

@@ -28,7 +28,12 @@ const char *st_strerror(int err);
  * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`,
  * `crash=DIR` (rings of threads that start tracing later live in files in
  * DIR, so `simpletrace recover` can rebuild what a killed program had
- * traced; -ENOTDIR/-EACCES/-ENOENT when DIR is not a writable directory). Several
+ * traced; -ENOTDIR/-EACCES/-ENOENT when DIR is not a writable directory),
+ * `flight=N[K|M|G]` (flight recorder: per-thread rings that keep the newest
+ * records, no trace file, see st_trace_snapshot; -EINVAL with file=,
+ * crash= or bufsize=, -EBUSY after tracing started),
+ * `flight-signal=SIG` (that signal takes a snapshot) and `flight-trigger=EVENT`
+ * (tracing that event takes one, within ~10 ms). Several
  * options may be joined with ';'; a later option without file= keeps the
  * file. Unless it holds only simpletrace's own keys, it enables the trace
  * file, opening it now. On error returns -EINVAL (or the errno of an events
@@ -107,6 +112,14 @@ int st_trace_file_set_name(const char *path);
  * the -errno that stopped writing (e.g. -ENOSPC, -EFBIG).
  */
 int st_trace_file_flush(void);
+
+/*
+ * Flight-recorder mode (flight=SIZE): writes every thread's newest records
+ * to path (NULL: snapshot-<pid>-<n>) as a v4 trace, each thread's dropped
+ * record counting what it lost to overwriting since the previous snapshot.
+ * 0; -EINVAL when not in flight mode or path is ""; -errno of the file.
+ */
+int st_trace_snapshot(const char *path);
 
 /* Trace file state, as st_trace_file_status() reports it. */
 struct st_file_status {

@@ -78,6 +78,15 @@
  *     buffer again and the writer may free it once drained. (Events traced
  *     by TLS destructors that run after ours are ignored, uncounted.)
  *
+ * Flight mode (flight=SIZE, flight.c): no writer consumes; when a record
+ * does not fit, the slow path below (flight_evict) lets the producer move
+ * tail itself past its oldest whole records, counting them in fl_evicted.
+ * tail then has one writer still, the owner thread, so the invariants
+ * above hold with "the writer" read as "the producer" for tail; flight
+ * mode is exclusive with a trace file and crash=DIR so that no writer
+ * pass ever runs over such a ring. The fast path is unchanged: a full ring
+ * already sends it to the slow path through `limit`.
+ *
  * crash=DIR (crash.c, crash.h): the struct and the ring of a thread that
  * starts tracing then live in a file-backed shared mapping instead, with a
  * header that says where head, tail and pending_drop are; nothing on the
@@ -126,6 +135,7 @@ static pthread_key_t exit_key;
 static size_t buf_size = ST_BUFSIZE_DEFAULT; /* for buffers created from now on */
 static bool buf_ever;                        /* a buffer was created (buf_lock) */
 static uint64_t orphan_drops;                /* atomic */
+static bool flight_on;                       /* flight mode (buf_lock to set; never cleared) */
 
 /*
  * The writer is woken each time head crosses a multiple of size >> KICK_DIV_LOG2.
@@ -149,6 +159,26 @@ void st__buf_unlock(void)
 void st__buf_set_size(size_t size)
 {
     __atomic_store_n(&buf_size, size, __ATOMIC_RELAXED);
+}
+
+int st__buf_set_flight(size_t size)
+{
+    int ret = 0;
+
+    pthread_mutex_lock(&buf_lock);
+    if (buf_ever && !flight_on)
+        ret = -EBUSY;
+    else {
+        __atomic_store_n(&buf_size, size, __ATOMIC_RELAXED);
+        __atomic_store_n(&flight_on, true, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&buf_lock);
+    return ret;
+}
+
+bool st__buf_flight(void)
+{
+    return __atomic_load_n(&flight_on, __ATOMIC_RELAXED);
 }
 
 uint64_t st__buf_orphan_drops(void)
@@ -301,6 +331,7 @@ static struct st_buf *buf_create(void)
     b->straddle_at = UINT64_MAX;
     b->tid = tid;
     b->len_pid = len_pid_word(b->tid);
+    b->flight = __atomic_load_n(&flight_on, __ATOMIC_RELAXED);
     buf_set_limit(b);
     /* The fast path reads one kind of clock (clock.h); the other mode goes slow. */
     if (st__clock_is_tsc() != ST_CLOCK_FAST_IS_TSC)
@@ -411,6 +442,69 @@ static COLD int buf_drop(struct st_buf *b)
     return -1;
 }
 
+/*
+ * A release fence, out of line and not instrumented: TSan does not model
+ * fences (GCC warns about them under -fsanitize=thread), and the reader
+ * it pairs with, st__buf_peek, is not instrumented either.
+ */
+static __attribute__((noinline, no_sanitize("thread"))) void flight_fence(void)
+{
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/*
+ * Flight mode, ring full: the producer (who alone moves tail in this mode:
+ * no writer thread runs, see flight.c) advances tail past whole records,
+ * oldest first, until `need` bytes (and a sixteenth of the ring more, see
+ * below) fit after head. The count of records
+ * lost is release-stored before tail, so a reader that sees a tail also
+ * sees at least the evictions that produced it. A dropped record that is
+ * overwritten loses the events it reported: its count is added too.
+ * Returns false when need can never fit (then the caller drops).
+ */
+static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
+{
+    uint64_t tail = b->tail, lost = 0, goal;
+    uint8_t hdr[ST_EVENT_FIXED_SIZE + 8];
+
+    if (need > b->size)
+        return false;
+    /*
+     * Free a sixteenth of the ring more than needed: `limit` then lets the
+     * fast path run again for that long, instead of every event of a full
+     * ring coming here to evict one record. Costs at most that much history.
+     */
+    goal = need + (b->size >> 4);
+    if (goal > b->size)
+        goal = b->size;
+    while (head + goal - tail > b->size && tail < head) {
+        uint64_t off = tail & b->mask, first = b->size - off, len, n = sizeof hdr;
+        if (n > head - tail)
+            n = head - tail;
+        if (first > n)
+            first = n;
+        memcpy(hdr, b->ring + off, first);
+        memcpy(hdr + first, b->ring, n - first);
+        len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+        if (n >= sizeof hdr && st_fmt_get_u64(hdr + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+            lost += st_fmt_get_u64(hdr + ST_EV_OFF_PAYLOAD);
+        else
+            lost++;
+        tail += len;
+    }
+    __atomic_store_n(&b->fl_evicted, b->fl_evicted + lost, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->tail, tail, __ATOMIC_RELEASE);
+    /*
+     * The record about to be written overwrites what lay below the new
+     * tail. A reader (st__buf_peek) copies bytes, then fences and re-reads
+     * tail: this fence pairs with that one, so a reader that copied any of
+     * the new bytes also sees the tail that excludes them.
+     */
+    flight_fence();
+    b->tail_cache = tail;
+    return true;
+}
+
 /* Copies n bytes to ring position pos, wrapping at the end. */
 static void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src, uint64_t n)
 {
@@ -468,7 +562,7 @@ static COLD int begin_slow(struct st_record *rec, const struct st_event *ev, siz
     need = len + (drops ? ST_EVENT_FIXED_SIZE + 8 : 0);
     if (head + need - b->tail_cache > b->size) {
         b->tail_cache = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-        if (head + need - b->tail_cache > b->size)
+        if (head + need - b->tail_cache > b->size && !(b->flight && flight_evict(b, head, need)))
             return buf_drop(b); /* also re-arms the drops flag */
     }
     ts = st__clock_raw();

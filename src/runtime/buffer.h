@@ -68,6 +68,8 @@ struct st_buf {
     struct st_crash_hdr *crash_hdr; /* crash=DIR: the ring file's header (this struct lives in it), else NULL */
     size_t crash_len;              /* bytes of that mapping */
     char *crash_path;              /* the ring file's name (malloc'd) */
+    bool flight;                   /* flight mode: the producer overwrites its oldest records */
+    uint64_t fl_evicted;           /* flight: records overwritten so far (release-stored before tail) */
 
     /* Consumer's line: written only by the writeout thread, 128 bytes from the producer's. */
     alignas(ST_BUF_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
@@ -75,6 +77,9 @@ struct st_buf {
     uint64_t last_ns;              /* last timestamp written: keeps them monotone */
     uint64_t staged_drop;          /* crash=DIR: drop count staged, not yet written (writer) */
     struct st_buf *next;           /* list of all buffers, under buf_lock */
+    /* Flight mode has no writer: these two belong to flight.c instead. */
+    uint64_t fl_reported;          /* fl_evicted as of the last snapshot (ctl_lock) */
+    uint64_t fl_scanned;           /* flight-trigger=: records before this were scanned (flight thread) */
 
     alignas(ST_BUF_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
 };
@@ -129,5 +134,13 @@ extern struct st_buf_totals st__buf_retired;
  * while we copied are not counted).
  */
 size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left);
+
+/*
+ * Flight mode (flight.c): buffers created from now on have `size` bytes and
+ * overwrite their oldest records instead of dropping. -EBUSY once any
+ * buffer exists (a ring made for a writer cannot change owners of tail).
+ */
+int st__buf_set_flight(size_t size);
+bool st__buf_flight(void);
 
 #endif /* ST_RUNTIME_BUFFER_H */

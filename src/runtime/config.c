@@ -12,6 +12,9 @@
  *           | monitor=on|off|PATH           control socket (monitor.c)
  *           | monitor-timeout=N[s|ms]       monitor: how long a client may stay silent
  *           | crash=DIR                     thread rings in files in DIR (crash.c); "" off
+ *           | flight=N[K|M|G]               flight recorder: per-thread overwrite ring, no file (flight.c)
+ *           | flight-signal=SIG             flight: this signal takes a snapshot
+ *           | flight-trigger=EVENT          flight: tracing this event takes a snapshot
  *   Empty items are ignored.
  *
  * Differences from QEMU, on purpose:
@@ -25,8 +28,9 @@
  *   - names that match nothing now are not an error: the rule waits for
  *     groups registered later (dlopen);
  *   - a configuration of only our own keys (bufsize, log-prefix, clock,
- *     monitor, monitor-timeout, crash) does not enable the trace file; anything
- *     else does.
+ *     monitor, monitor-timeout, crash, flight, flight-signal) does not enable
+ *     the trace file; anything else does, except in flight mode, which has
+ *     no trace file (flight.c): there patterns only enable events.
  *
  * All or nothing: the whole string (and every events file) is parsed and
  * validated, the trace file opened without truncating it, and only then is
@@ -41,6 +45,7 @@
 #include "runtime/buffer.h"
 #include "runtime/clock.h"
 #include "runtime/crash.h"
+#include "runtime/flight.h"
 #include "runtime/internal.h"
 #include "runtime/monitor.h"
 
@@ -57,6 +62,10 @@ struct cfg {
     struct st_mon_cfg mon; /* monitor= (last wins) and monitor-timeout= */
     const char *crash; /* crash=DIR (last wins), or NULL */
     bool enable_file;  /* a pattern, events= or file= was given */
+    size_t flight;     /* flight=SIZE, or 0 */
+    int flight_signal; /* flight-signal=, or 0 */
+    const char *flight_trigger; /* flight-trigger=, or NULL */
+    bool file_given;   /* file= appeared */
 };
 
 static void cfg_free(struct cfg *c)
@@ -177,8 +186,8 @@ out:
     return ret;
 }
 
-/* bufsize=N[K|M|G]: a power of two from 4K to 1G. */
-static int parse_bufsize(struct cfg *c, const char *v, char *err, size_t errlen)
+/* bufsize=N[K|M|G] and flight=: a power of two from 4K to 1G. */
+static int parse_size(const char *key, size_t *out, const char *v, char *err, size_t errlen)
 {
     unsigned long long n = 0;
     const char *p = v;
@@ -202,10 +211,10 @@ static int parse_bufsize(struct cfg *c, const char *v, char *err, size_t errlen)
     n <<= shift;
     if (n < ST_BUFSIZE_MIN || n > ST_BUFSIZE_MAX || (n & (n - 1)))
         goto bad;
-    c->bufsize = (size_t)n;
+    *out = (size_t)n;
     return 0;
 bad:
-    st__errmsg(err, errlen, "invalid bufsize '%s': want a power of two from 4K to 1G", v);
+    st__errmsg(err, errlen, "invalid %s '%s': want a power of two from 4K to 1G", key, v);
     return -EINVAL;
 }
 
@@ -247,10 +256,28 @@ static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
         }
         c->file = v;
         c->enable_file = true;
+        c->file_given = true;
         return 0;
     }
     if (strcmp(key, "bufsize") == 0)
-        return parse_bufsize(c, v, err, errlen);
+        return parse_size(key, &c->bufsize, v, err, errlen);
+    if (strcmp(key, "flight") == 0)
+        return parse_size(key, &c->flight, v, err, errlen);
+    if (strcmp(key, "flight-trigger") == 0) {
+        if (!*v || strlen(v) > 255 || strpbrk(v, "*?")) {
+            st__errmsg(err, errlen, "invalid flight-trigger '%s': want an event name", v);
+            return -EINVAL;
+        }
+        c->flight_trigger = v;
+        return 0;
+    }
+    if (strcmp(key, "flight-signal") == 0) {
+        if (st__flight_parse_signal(v, &c->flight_signal) < 0) {
+            st__errmsg(err, errlen, "invalid flight-signal '%s': want USR1, USR2, HUP, QUIT, PWR, WINCH, URG or RTMIN+N", v);
+            return -EINVAL;
+        }
+        return 0;
+    }
     if (strcmp(key, "log-prefix") == 0)
         return parse_keyword(key, v, "on", "off", &c->log_prefix, err, errlen);
     if (strcmp(key, "clock") == 0)
@@ -307,7 +334,33 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     struct st_file_prep prep = {.fd = -1};
     struct st_mon_prep mprep = {.fd = -1};
     bool old_tsc = st__clock_is_tsc();
+    bool flight = c->flight || st__buf_flight();
     int ret;
+
+    /*
+     * Flight mode: the producers move their rings' tails themselves, so no
+     * writer may run over them (flight.c): no trace file, no crash=DIR.
+     * Patterns then only enable events.
+     */
+    if (flight) {
+        const char *why = NULL;
+        if (c->file_given)
+            why = "flight= (flight recorder) and file= exclude each other";
+        else if ((c->crash && *c->crash) || st__crash_on())
+            why = "flight= (flight recorder) and crash=DIR exclude each other";
+        else if (c->bufsize)
+            why = "bufsize= in flight mode: the ring size is flight=SIZE";
+        else if (c->flight && st__file_enabled())
+            why = "flight=: a trace file is or was in use (flight mode must be chosen before any trace file)";
+        if (why) {
+            st__errmsg(err, errlen, "%s", why);
+            return -EINVAL;
+        }
+        c->enable_file = false;
+    } else if (c->flight_signal || c->flight_trigger) {
+        st__errmsg(err, errlen, "%s= needs flight=SIZE", c->flight_signal ? "flight-signal" : "flight-trigger");
+        return -EINVAL;
+    }
 
     if (c->enable_file) {
         ret = st__file_prepare(c->file, &prep, err, errlen);
@@ -317,6 +370,28 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     ret = st__mon_prepare(&c->mon, &mprep, err, errlen);
     if (ret < 0)
         goto fail;
+    if (c->flight) {
+        ret = st__buf_set_flight(c->flight);
+        if (ret < 0) {
+            st__errmsg(err, errlen, "flight=: cannot change to flight mode after tracing started");
+            goto fail;
+        }
+    }
+    if (c->flight_trigger) {
+        ret = st__flight_set_trigger(c->flight_trigger);
+        if (ret < 0) {
+            st__errmsg(err, errlen, "flight-trigger=: %s",
+                       ret == -EBUSY ? "can be chosen once, before or with flight-signal=" : st_strerror(ret));
+            goto fail;
+        }
+    }
+    if (c->flight_signal) {
+        ret = st__flight_set_signal(c->flight_signal);
+        if (ret < 0) {
+            st__errmsg(err, errlen, "flight-signal=: %s", ret == -EBUSY ? "another signal is already chosen" : st_strerror(ret));
+            goto fail;
+        }
+    }
     if (c->clock_tsc >= 0) {
         ret = st__buf_select_clock(c->clock_tsc == 1);
         if (ret < 0) {

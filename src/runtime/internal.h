@@ -144,6 +144,9 @@ void st__file_abort(struct st_file_prep *prep);
  */
 int st__file_commit(struct st_file_prep *prep, bool wait);
 
+/* The trace file is on, or the writeout thread runs (flight mode refuses both). */
+bool st__file_enabled(void);
+
 /* Wakes the writeout thread (async-signal-safe). */
 void st__writer_kick(void);
 

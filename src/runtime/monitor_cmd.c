@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/buffer.h"
+#include "runtime/flight.h"
 #include "runtime/internal.h"
 #include "runtime/monitor.h"
 
@@ -158,6 +159,7 @@ static const struct {
     {"trace-file on|off", "open (appending if it is the file closed last) or close the trace file"},
     {"trace-file flush", "wait until every record traced so far is in the file"},
     {"trace-file set PATH", "write to PATH from now on (relative to the program's directory)"},
+    {"trace-file snapshot [PATH]", "flight mode: write the newest records to PATH (default snapshot-PID-N)"},
     {"json COMMAND", "the answer's body as one line of JSON"},
 };
 
@@ -382,6 +384,18 @@ static void cmd_trace_file(struct cmd *c)
             return;
         }
         put_file_status(c);
+        answer_ok(c);
+        return;
+    }
+    if (strcmp(arg, "snapshot") == 0) {
+        char err[512];
+        r = st__flight_snapshot(c->argc > 2 ? c->argv[2] : NULL, err, sizeof err);
+        if (r < 0) {
+            answer_error(c, "snapshot: %s", err[0] ? err : st_strerror(r));
+            return;
+        }
+        if (c->json)
+            st__mon_put(c->out, "{}\n", 3);
         answer_ok(c);
         return;
     }

@@ -194,6 +194,16 @@ void st__writer_stats(struct st_writer_stats *s)
     s->write_dropped = __atomic_load_n(&c_write_dropped, __ATOMIC_RELAXED);
 }
 
+bool st__file_enabled(void)
+{
+    bool on;
+
+    pthread_mutex_lock(&wr_lock);
+    on = ws.enabled || ws.running;
+    pthread_mutex_unlock(&wr_lock);
+    return on;
+}
+
 void st__ctl_lock(void)
 {
     pthread_mutex_lock(&ctl_lock);
@@ -984,6 +994,11 @@ int st__file_prepare(const char *path, struct st_file_prep *p, char *err, size_t
     p->created = p->append = false;
     p->mapped = 0;
     p->set_name = path ? 1 : 0;
+    if (st__buf_flight()) {
+        /* The producers own their rings' tails in flight mode (flight.c). */
+        st__errmsg(err, errlen, "no trace file in flight mode (flight=): use a snapshot");
+        return -EINVAL;
+    }
     pthread_mutex_lock(&wr_lock);
     if (path)
         snprintf(p->path, sizeof p->path, "%s", path);
