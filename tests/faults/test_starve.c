@@ -59,7 +59,12 @@ int main(void)
         pthread_join(th[i], NULL);
     diag("%u spinning threads on %ld CPUs; writer progressed in %u of %u 100 ms samples", n, ncpu, grew, samples);
     ok(last > first_written, "the writer wrote records while every thread spun");
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    /* Sanitizers slow every thread (TSan ~10x) and the 100 ms samples are then too coarse to ask more. */
+    ok(grew >= 1, "and did so in at least one sample (sanitizer build)");
+#else
     ok(grew * 2 >= samples, "and did so in at least half of the samples");
+#endif
     is_int(st_trace_file_flush(), 0, "flush");
     st_stats_get(&st);
     diag("dropped %llu of %llu", (unsigned long long)st.dropped, (unsigned long long)st.produced);
