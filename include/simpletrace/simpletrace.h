@@ -33,7 +33,10 @@ const char *st_strerror(int err);
  * records, no trace file, see st_trace_snapshot; -EINVAL with file=,
  * crash= or bufsize=, -EBUSY after tracing started),
  * `flight-signal=SIG` (that signal takes a snapshot) and `flight-trigger=EVENT`
- * (tracing that event takes one, within ~10 ms). Several
+ * (tracing that event takes one, within ~10 ms), `rotate=N[K|M|G]|off` (the
+ * trace file in pieces FILE, FILE.1, FILE.2, ... of at most N bytes, N >= 64K,
+ * each a complete trace) and `rotate-keep=N` (only the newest N pieces stay;
+ * 0 keeps all). Several
  * options may be joined with ';'; a later option without file= keeps the
  * file. Unless it holds only simpletrace's own keys, it enables the trace
  * file, opening it now. On error returns -EINVAL (or the errno of an events

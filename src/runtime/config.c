@@ -6,6 +6,8 @@
  *   item   := [enable=]PATTERN              leading '-' disables; repeatable
  *           | events=FILE                   one PATTERN per line; repeatable
  *           | file=PATH                     last one wins
+ *           | rotate=N[K|M|G]|off           the file in pieces of at most N bytes (writer.c)
+ *           | rotate-keep=N                 keep only the newest N pieces; 0 all
  *           | bufsize=N[K|M|G]              per-thread buffer, power of two, 4K..1G
  *           | log-prefix=on|off             log backend: "TID@SEC.USEC:" prefix
  *           | clock=tsc|monotonic           what the hot path reads (clock.c)
@@ -28,7 +30,8 @@
  *   - names that match nothing now are not an error: the rule waits for
  *     groups registered later (dlopen);
  *   - a configuration of only our own keys (bufsize, log-prefix, clock,
- *     monitor, monitor-timeout, crash, flight, flight-signal) does not enable
+ *     monitor, monitor-timeout, crash, flight, flight-signal, rotate,
+ *     rotate-keep) does not enable
  *     the trace file; anything else does, except in flight mode, which has
  *     no trace file (flight.c): there patterns only enable events.
  *
@@ -66,6 +69,8 @@ struct cfg {
     int flight_signal; /* flight-signal=, or 0 */
     const char *flight_trigger; /* flight-trigger=, or NULL */
     bool file_given;   /* file= appeared */
+    int64_t rotate;    /* rotate=: -1 unchanged, 0 off, or the piece size */
+    long rotate_keep;  /* rotate-keep=: -1 unchanged */
 };
 
 static void cfg_free(struct cfg *c)
@@ -186,18 +191,18 @@ out:
     return ret;
 }
 
-/* bufsize=N[K|M|G] and flight=: a power of two from 4K to 1G. */
-static int parse_size(const char *key, size_t *out, const char *v, char *err, size_t errlen)
+/* N[K|M|G] into *out (at most 2^50); false if v is not that. */
+static bool parse_bytes(const char *v, uint64_t *out)
 {
     unsigned long long n = 0;
     const char *p = v;
     int shift = 0;
 
     if (!isdigit((unsigned char)*p))
-        goto bad;
+        return false;
     for (; isdigit((unsigned char)*p); p++) {
         if (n > (1ull << 40))
-            goto bad;
+            return false;
         n = n * 10 + (unsigned)(*p - '0');
     }
     switch (*p) {
@@ -206,16 +211,56 @@ static int parse_size(const char *key, size_t *out, const char *v, char *err, si
     case 'g': case 'G': shift = 30; p++; break;
     default: break;
     }
-    if (*p || n > (1ull << 40))
-        goto bad;
-    n <<= shift;
-    if (n < ST_BUFSIZE_MIN || n > ST_BUFSIZE_MAX || (n & (n - 1)))
-        goto bad;
+    if (*p || n > (1ull << 40) >> shift << 10)
+        return false;
+    *out = n << shift;
+    return true;
+}
+
+/* bufsize=N[K|M|G] and flight=: a power of two from 4K to 1G. */
+static int parse_size(const char *key, size_t *out, const char *v, char *err, size_t errlen)
+{
+    uint64_t n;
+
+    if (!parse_bytes(v, &n) || n < ST_BUFSIZE_MIN || n > ST_BUFSIZE_MAX || (n & (n - 1))) {
+        st__errmsg(err, errlen, "invalid %s '%s': want a power of two from 4K to 1G", key, v);
+        return -EINVAL;
+    }
     *out = (size_t)n;
     return 0;
-bad:
-    st__errmsg(err, errlen, "invalid %s '%s': want a power of two from 4K to 1G", key, v);
-    return -EINVAL;
+}
+
+/* rotate=N[K|M|G] (at least 64K) or off (also 0). */
+static int parse_rotate(struct cfg *c, const char *v, char *err, size_t errlen)
+{
+    uint64_t n;
+
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        c->rotate = 0;
+        return 0;
+    }
+    if (!parse_bytes(v, &n) || n < ST_ROTATE_MIN) {
+        st__errmsg(err, errlen, "invalid rotate '%s': want a size of at least 64K (N, NK, NM or NG) or off", v);
+        return -EINVAL;
+    }
+    c->rotate = (int64_t)n;
+    return 0;
+}
+
+/* rotate-keep=N: 0 (keep every piece) to 1000000. */
+static int parse_keep(struct cfg *c, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    unsigned long n;
+
+    errno = 0;
+    n = isdigit((unsigned char)*v) ? strtoul(v, &end, 10) : 0;
+    if (!isdigit((unsigned char)*v) || *end || errno || n > 1000000) {
+        st__errmsg(err, errlen, "invalid rotate-keep '%s': want a number of pieces from 0 (all) to 1000000", v);
+        return -EINVAL;
+    }
+    c->rotate_keep = (long)n;
+    return 0;
 }
 
 static int parse_keyword(const char *key, const char *v, const char *a, const char *b, int *out, char *err,
@@ -263,6 +308,10 @@ static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
         return parse_size(key, &c->bufsize, v, err, errlen);
     if (strcmp(key, "flight") == 0)
         return parse_size(key, &c->flight, v, err, errlen);
+    if (strcmp(key, "rotate") == 0)
+        return parse_rotate(c, v, err, errlen);
+    if (strcmp(key, "rotate-keep") == 0)
+        return parse_keep(c, v, err, errlen);
     if (strcmp(key, "flight-trigger") == 0) {
         if (!*v || strlen(v) > 255 || strpbrk(v, "*?")) {
             st__errmsg(err, errlen, "invalid flight-trigger '%s': want an event name", v);
@@ -350,6 +399,8 @@ static int apply(struct cfg *c, char *err, size_t errlen)
             why = "flight= (flight recorder) and crash=DIR exclude each other";
         else if (c->bufsize)
             why = "bufsize= in flight mode: the ring size is flight=SIZE";
+        else if (c->rotate > 0 || c->rotate_keep > 0)
+            why = "rotate= in flight mode: there is no trace file to rotate";
         else if (c->flight && st__file_enabled())
             why = "flight=: a trace file is or was in use (flight mode must be chosen before any trace file)";
         if (why) {
@@ -413,6 +464,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
         st__crash_set_dir(c->crash);
     if (c->log_prefix >= 0)
         st__log_set_prefix(c->log_prefix == 1);
+    st__file_set_rotation(c->rotate, c->rotate_keep);
     if (c->enable_file) {
         ret = st__file_commit(&prep, !st__in_init());
         if (ret < 0) {
@@ -433,7 +485,11 @@ fail:
 
 int st__configure(const char *config, char *err, size_t errlen)
 {
-    struct cfg c = {.log_prefix = -1, .clock_tsc = -1, .mon = {.monitor = NULL, .timeout_ms = -1}};
+    struct cfg c = {.log_prefix = -1,
+                    .clock_tsc = -1,
+                    .mon = {.monitor = NULL, .timeout_ms = -1},
+                    .rotate = -1,
+                    .rotate_keep = -1};
     int ret;
 
     if (err && errlen)

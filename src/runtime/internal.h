@@ -120,6 +120,8 @@ struct st_file_prep {
     bool append;       /* same file this process closed last: append */
     uint32_t mapped;   /* when appending: IDs whose mappings the file has */
     int set_name;      /* on commit: 0 keep the name, 1 path becomes it, 2 default */
+    size_t base_len;   /* path is a piece of the file named by its first base_len bytes */
+    uint64_t piece;    /* rotate=: which piece (0: the name itself) */
     char path[4096];
 };
 
@@ -143,6 +145,15 @@ void st__file_abort(struct st_file_prep *prep);
  * file is aborted.
  */
 int st__file_commit(struct st_file_prep *prep, bool wait);
+
+/* Smallest rotate=SIZE: a piece must hold its header, mappings and some records. */
+#define ST_ROTATE_MIN ((uint64_t)64 << 10)
+
+/*
+ * rotate=SIZE (0: off) and rotate-keep=N (0: keep all); a negative value
+ * leaves that setting unchanged. The writer applies them from its next pass.
+ */
+void st__file_set_rotation(int64_t size, long keep);
 
 /* The trace file is on, or the writeout thread runs (flight mode refuses both). */
 bool st__file_enabled(void);

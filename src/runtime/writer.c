@@ -115,6 +115,9 @@ struct op {
     int fd;             /* -1, or adopt this file */
     bool append;        /* fd continues the file closed last */
     uint32_t mapped;    /* when appending: mappings it already has */
+    size_t base_len;    /* path is the first base_len bytes + ".piece" (rotate=) */
+    uint64_t piece;
+    uint64_t name_gen;  /* ws.name_gen when the op was posted */
     char path[4096];    /* fd's name, for messages */
 };
 
@@ -138,6 +141,10 @@ static int lazy_flag; /* atomic mirror of ws.lazy_open for the first-event check
 /* Shared with control functions; under wr_lock. */
 static struct {
     char name[4096];   /* explicit name, "" for the default */
+    uint64_t piece;    /* rotate=: the file is name.piece (name itself for 0) */
+    uint64_t name_gen; /* bumped when control changes name or piece */
+    uint64_t rotate;   /* rotate=SIZE, or 0 */
+    unsigned keep;     /* rotate-keep=N, or 0 for all */
     bool enabled;      /* the file is on */
     bool lazy_open;    /* fork child: open its own file at its first event */
     int error;         /* what stopped writing, or 0 */
@@ -164,6 +171,11 @@ struct cursor {
 static struct {
     int fd;
     char path[4096];
+    size_t base_len;      /* path without its ".piece" suffix */
+    uint64_t piece, name_gen;
+    uint64_t rotate;      /* piece size limit (ws.rotate as of this pass), or 0 */
+    unsigned keep;
+    bool piece_records;   /* the piece holds (or has staged) a record: it may end */
     uint64_t off;         /* file size: always the end of a whole record */
     uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
     uint8_t *stage;
@@ -228,13 +240,28 @@ static void default_name(char *buf, size_t len)
     snprintf(buf, len, "trace-%ld", (long)getpid());
 }
 
-/* The current file name; wr_lock held. */
-static void current_name(char *buf, size_t len)
+/* Piece k of a file: the file itself for 0, then base.1, base.2, ... (rotate=). */
+static void piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k)
 {
-    if (ws.name[0])
-        snprintf(buf, len, "%s", ws.name);
+    if (k)
+        snprintf(buf, len, "%.*s.%llu", (int)base_len, base, (unsigned long long)k);
     else
-        default_name(buf, len);
+        snprintf(buf, len, "%.*s", (int)base_len, base);
+}
+
+/* The current file name (the current piece's); wr_lock held. Returns the base's length. */
+static size_t current_name(char *buf, size_t len)
+{
+    char base[sizeof ws.name];
+    size_t n;
+
+    if (ws.name[0])
+        snprintf(base, sizeof base, "%s", ws.name);
+    else
+        default_name(base, sizeof base);
+    n = strlen(base);
+    piece_name(buf, len, base, n, ws.piece);
+    return n;
 }
 
 static void stderr_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -295,6 +322,16 @@ static void close_file(bool mappings_known)
     pthread_mutex_unlock(&wr_lock);
 }
 
+/* Writing stopped on error err: the file is closed and off until turned on again. */
+static void stop_writing(int err)
+{
+    close_file(false);
+    pthread_mutex_lock(&wr_lock);
+    ws.enabled = false;
+    ws.error = err;
+    pthread_mutex_unlock(&wr_lock);
+}
+
 /* write() failed after `done` bytes of the stage: keep whole records, stop. */
 static void write_failed(int err, size_t done)
 {
@@ -326,11 +363,7 @@ static void write_failed(int err, size_t done)
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     stderr_line("simpletrace: writing trace file '%s': %s; tracing to it stopped\n", wt.path, st_strerror(err));
-    close_file(false);
-    pthread_mutex_lock(&wr_lock);
-    ws.enabled = false;
-    ws.error = err;
-    pthread_mutex_unlock(&wr_lock);
+    stop_writing(err);
 }
 
 /*
@@ -402,15 +435,81 @@ static int stage_flush(void)
     return 0;
 }
 
-/* Room for n more bytes in the stage; flushes it if needed. */
+/* --- rotate=SIZE: the file in pieces ------------------------------------- */
+
+/* Bytes the current piece can still take (staged bytes count as taken). */
+static uint64_t piece_room(void)
+{
+    uint64_t used = wt.off + wt.len;
+
+    if (!wt.rotate)
+        return UINT64_MAX;
+    return used < wt.rotate ? wt.rotate - used : 0;
+}
+
+/* True when n more bytes would overflow a piece that may end now. */
+static bool piece_full(uint64_t n)
+{
+    return wt.piece_records && n > piece_room();
+}
+
+static void adopt_file(int fd, const char *path, size_t base_len);
+static int stage_mappings(uint32_t count);
+
+/*
+ * Ends the current piece at its last whole record and goes on in the next
+ * one (base.N+1, truncated), which starts with a header and every mapping
+ * so it reads on its own; with rotate-keep=K the piece K back is removed.
+ * The control side learns the new name (so off/on appends to it) unless it
+ * renamed the file meanwhile. 0, or -EIO after writing stopped.
+ */
+static int rotate(void)
+{
+    char next[sizeof wt.path], old[sizeof wt.path];
+    uint32_t mapped = wt.mapped;
+    size_t base_len = wt.base_len;
+    int fd, n;
+
+    if (stage_flush() < 0)
+        return -EIO;
+    n = snprintf(next, sizeof next, "%.*s.%llu", (int)base_len, wt.path, (unsigned long long)wt.piece + 1);
+    fd = n < (int)sizeof next ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+    if (fd < 0) {
+        int err = n < (int)sizeof next ? -errno : -ENAMETOOLONG;
+        stderr_line("simpletrace: opening trace file '%.*s.%llu': %s; tracing to the file stopped\n", (int)base_len,
+                    wt.path, (unsigned long long)wt.piece + 1, st_strerror(err));
+        stop_writing(err);
+        return -EIO;
+    }
+    close_file(true);
+    adopt_file(fd, next, base_len);
+    wt.piece++;
+    pthread_mutex_lock(&wr_lock);
+    if (ws.name_gen == wt.name_gen)
+        ws.piece = wt.piece;
+    pthread_mutex_unlock(&wr_lock);
+    if (wt.keep && wt.piece >= wt.keep) {
+        piece_name(old, sizeof old, wt.path, base_len, wt.piece - wt.keep);
+        unlink(old);
+    }
+    return stage_mappings(mapped);
+}
+
+/* Room for n more bytes in the stage (and the piece); flushes, or rotates, if needed. */
 static uint8_t *stage_room(size_t n)
 {
+    if (piece_full(n) && rotate() < 0)
+        return NULL;
     if (wt.len + n > STAGE_SIZE && stage_flush() < 0)
         return NULL;
     return wt.fd < 0 ? NULL : wt.stage + wt.len;
 }
 
-/* Stages mapping records for IDs [wt.mapped, count). */
+/*
+ * Stages mapping records for IDs [wt.mapped, count). One at a time: if
+ * stage_room() starts a new piece, that piece gets the mappings staged so
+ * far again and wt.mapped is unchanged, so the loop simply goes on.
+ */
 static int stage_mappings(uint32_t count)
 {
     const char *names[64];
@@ -425,9 +524,9 @@ static int stage_mappings(uint32_t count)
             uint8_t *p = stage_room(st_fmt_mapping_size(len));
             if (!p)
                 return -EIO;
-            wt.len += st_fmt_put_mapping(p, wt.mapped + i, names[i], (uint32_t)len);
+            wt.len += st_fmt_put_mapping(p, wt.mapped, names[i], (uint32_t)len);
+            wt.mapped++;
         }
-        wt.mapped += n;
     }
     return 0;
 }
@@ -444,6 +543,7 @@ static int stage_dropped(struct st_buf *b, uint64_t count)
     b->last_ns = ns;
     wt.len += st_fmt_put_dropped(p, ns, b->tid, count);
     wt.stage_drops += count;
+    wt.piece_records = true;
     if (b->crash_hdr)
         b->staged_drop += count; /* crash_begin notes it: lost with the write otherwise */
     return 0;
@@ -610,6 +710,7 @@ static void stage_run(struct cursor *c, uint64_t stop)
     bad |= pos != stop && stop == c->end && stop - pos < ST_EVENT_FIXED_SIZE;
     b->last_ns = last;
     wt.len += (size_t)(pos - c->pos);
+    wt.piece_records |= pos != c->pos;
     wt.stage_events += events;
     wt.stage_drops += drops;
     __atomic_store_n(&b->consumed, b->consumed + events, __ATOMIC_RELAXED);
@@ -667,13 +768,27 @@ static int take_runs(struct cursor *c, size_t i)
     size_t lim_i = alone ? 0 : wt.heap[0];
 
     for (;;) {
-        uint64_t room = STAGE_SIZE - wt.len, stop;
+        uint64_t room, stop, next = 0;
 
+        if (wt.rotate) {
+            /* rotate=: a piece ends before the record that would overflow it. */
+            uint8_t tmp[ST_EVENT_FIXED_SIZE];
+            next = 8 + (uint64_t)st_fmt_get_u32(cursor_header(c, c->pos, tmp) + ST_EV_OFF_LENGTH);
+            if (piece_full(next) && rotate() < 0)
+                return -EIO;
+        }
         /* Room for at least the largest record, or for all of c when it is alone. */
+        room = STAGE_SIZE - wt.len;
         if (room < ST_SCRATCH_SIZE || (alone && c->end - c->pos > room && wt.len > 0)) {
             if (stage_flush() < 0)
                 return -EIO;
             room = STAGE_SIZE - wt.len;
+        }
+        if (wt.rotate) {
+            /* A piece's first record goes in whatever its size: every piece makes progress. */
+            uint64_t limit = piece_room() > next || wt.piece_records ? piece_room() : next;
+            if (room > limit)
+                room = limit;
         }
         if (alone) {
             stop = c->end - c->pos > room ? c->pos + room : c->end;
@@ -818,29 +933,38 @@ static void apply_op(const struct op *op)
     }
     if (op->fd < 0)
         return;
-    wt.fd = op->fd;
-    {
-        struct stat st;
-        wt.dev = wt.ino = 0;
-        if (fstat(wt.fd, &st) == 0) {
-            wt.dev = (uint64_t)st.st_dev;
-            wt.ino = (uint64_t)st.st_ino;
-        }
-    }
-    snprintf(wt.path, sizeof wt.path, "%s", op->path);
-    wt.off = 0;
-    wt.mapped = 0;
+    adopt_file(op->fd, op->path, op->base_len);
+    wt.piece = op->piece;
+    wt.name_gen = op->name_gen;
     if (op->append) {
         off_t end = lseek(wt.fd, 0, SEEK_END);
         if (end > 0) {
             wt.off = (uint64_t)end;
             wt.mapped = op->mapped;
+            wt.len = wt.hdr = 0;
+            wt.piece_records = true;
         }
     }
-    if (wt.off == 0) {
-        wt.len = wt.hdr = st_fmt_put_header(wt.stage);
-        wt.stage_events = wt.stage_drops = 0;
+}
+
+/* Makes fd (empty, or appended to by the caller) the file being written, its header staged. */
+static void adopt_file(int fd, const char *path, size_t base_len)
+{
+    struct stat st;
+
+    wt.fd = fd;
+    wt.dev = wt.ino = 0;
+    if (fstat(fd, &st) == 0) {
+        wt.dev = (uint64_t)st.st_dev;
+        wt.ino = (uint64_t)st.st_ino;
     }
+    snprintf(wt.path, sizeof wt.path, "%s", path);
+    wt.base_len = base_len;
+    wt.off = 0;
+    wt.mapped = 0;
+    wt.piece_records = false;
+    wt.len = wt.hdr = st_fmt_put_header(wt.stage);
+    wt.stage_events = wt.stage_drops = 0;
 }
 
 /* The kernel's struct sched_attr (sched_setattr(2); glibc wraps it only from 2.41). */
@@ -918,6 +1042,8 @@ static void *writer_main(void *arg)
             op = ws.op;
         ws.have_op = false;
         final = ws.final;
+        wt.rotate = ws.rotate;
+        wt.keep = ws.keep;
         pthread_mutex_unlock(&wr_lock);
 
         if (have)
@@ -1000,10 +1126,14 @@ int st__file_prepare(const char *path, struct st_file_prep *p, char *err, size_t
         return -EINVAL;
     }
     pthread_mutex_lock(&wr_lock);
-    if (path)
+    p->piece = 0;
+    if (path) {
         snprintf(p->path, sizeof p->path, "%s", path);
-    else
-        current_name(p->path, sizeof p->path);
+        p->base_len = strlen(p->path);
+    } else {
+        p->base_len = current_name(p->path, sizeof p->path);
+        p->piece = ws.piece;
+    }
     if (ws.enabled) {
         char cur[sizeof ws.name];
         current_name(cur, sizeof cur);
@@ -1047,13 +1177,19 @@ void st__file_abort(struct st_file_prep *p)
     p->fd = -1;
 }
 
+/* Sets the file name (path, or the default for NULL) and starts at its first piece; wr_lock held. */
+static void set_name(const char *path)
+{
+    snprintf(ws.name, sizeof ws.name, "%s", path ? path : "");
+    ws.piece = 0;
+    ws.name_gen++;
+}
+
 /* Sets the name as the prepared op asks; wr_lock held. */
 static void apply_name(const struct st_file_prep *p)
 {
-    if (p->set_name == 1)
-        snprintf(ws.name, sizeof ws.name, "%s", p->path);
-    else if (p->set_name == 2)
-        ws.name[0] = '\0';
+    if (p->set_name)
+        set_name(p->set_name == 1 ? p->path : NULL);
 }
 
 int st__file_commit(struct st_file_prep *p, bool wait)
@@ -1080,10 +1216,13 @@ int st__file_commit(struct st_file_prep *p, bool wait)
     ws.op.fd = p->fd;
     ws.op.append = p->append;
     ws.op.mapped = p->mapped;
+    ws.op.base_len = p->base_len;
+    ws.op.piece = p->piece;
     snprintf(ws.op.path, sizeof ws.op.path, "%s", p->path);
     ws.have_op = true;
     p->fd = -1;
     apply_name(p);
+    ws.op.name_gen = ws.name_gen;
     ws.enabled = true;
     ws.lazy_open = false;
     __atomic_store_n(&lazy_flag, 0, __ATOMIC_RELAXED);
@@ -1116,6 +1255,16 @@ static int file_disable(void)
     r = ws.error;
     pthread_mutex_unlock(&wr_lock);
     return r;
+}
+
+void st__file_set_rotation(int64_t size, long keep)
+{
+    pthread_mutex_lock(&wr_lock);
+    if (size >= 0)
+        ws.rotate = (uint64_t)size;
+    if (keep >= 0)
+        ws.keep = (unsigned)keep;
+    pthread_mutex_unlock(&wr_lock);
 }
 
 ST_EXPORT int st_trace_file_set_enabled(bool enabled)
@@ -1151,12 +1300,8 @@ ST_EXPORT int st_trace_file_set_name(const char *path)
     st__ctl_lock();
     pthread_mutex_lock(&wr_lock);
     on = ws.enabled;
-    if (!on) {
-        if (path)
-            snprintf(ws.name, sizeof ws.name, "%s", path);
-        else
-            ws.name[0] = '\0';
-    }
+    if (!on)
+        set_name(path);
     pthread_mutex_unlock(&wr_lock);
     if (on) {
         default_name(def, sizeof def);
@@ -1307,6 +1452,7 @@ static void fork_child(void)
     n = strlen(ws.name);
     if (n)
         snprintf(ws.name + n, sizeof ws.name - n, ".%ld", (long)getpid());
+    ws.piece = 0; /* the child's own file starts at its first piece */
     ws.lazy_open = was_on;
     lazy_flag = was_on;
     writer_up = 0;
