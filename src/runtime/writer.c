@@ -80,8 +80,8 @@
  * so the child never inherits one mid-update. The child frees every buffer
  * (they hold the parent's records, which the parent writes), forgets the
  * writer thread and closes its copy of the parent's descriptor. If a file
- * was enabled, the child writes its own: trace-<childpid>, or F.<childpid>
- * for an explicit name F (also when the file was off, so the child can
+ * was enabled, the child writes its own: trace-<childpid>, or F-<childpid>
+ * for an explicit name F (not F.<childpid>: that could be a piece of F) (also when the file was off, so the child can
  * never truncate the parent's file), opened only when the child traces its
  * first event, so fork+exec leaves no empty file behind.
  */
@@ -453,6 +453,21 @@ static bool piece_full(uint64_t n)
     return wt.piece_records && n > piece_room();
 }
 
+/*
+ * The piece after the current one must not exist: left over from an
+ * earlier, longer run it would read as this trace's continuation (readers
+ * take FILE, FILE.1, ... up to the first missing number).
+ */
+static void remove_stale_next(void)
+{
+    char next[sizeof wt.path + 24];
+
+    if (!wt.rotate)
+        return;
+    piece_name(next, sizeof next, wt.path, wt.base_len, wt.piece + 1);
+    unlink(next);
+}
+
 static void adopt_file(int fd, const char *path, size_t base_len);
 static int stage_mappings(uint32_t count);
 
@@ -484,6 +499,7 @@ static int rotate(void)
     close_file(true);
     adopt_file(fd, next, base_len);
     wt.piece++;
+    remove_stale_next();
     pthread_mutex_lock(&wr_lock);
     if (ws.name_gen == wt.name_gen)
         ws.piece = wt.piece;
@@ -936,6 +952,8 @@ static void apply_op(const struct op *op)
     adopt_file(op->fd, op->path, op->base_len);
     wt.piece = op->piece;
     wt.name_gen = op->name_gen;
+    if (!op->append)
+        remove_stale_next();
     if (op->append) {
         off_t end = lseek(wt.fd, 0, SEEK_END);
         if (end > 0) {
@@ -1451,7 +1469,7 @@ static void fork_child(void)
     memset(&ws.last, 0, sizeof ws.last);
     n = strlen(ws.name);
     if (n)
-        snprintf(ws.name + n, sizeof ws.name - n, ".%ld", (long)getpid());
+        snprintf(ws.name + n, sizeof ws.name - n, "-%ld", (long)getpid());
     ws.piece = 0; /* the child's own file starts at its first piece */
     ws.lazy_open = was_on;
     lazy_flag = was_on;

@@ -1,7 +1,7 @@
 /*
  * fork() storms: four threads trace without pause while the main thread
  * forks 200 children (fewer under sanitizers), eight at a time. Each child
- * traces 20 records into its own file (F.<pid>) and leaves with exit()
+ * traces 20 records into its own file (F-<pid>) and leaves with exit()
  * (its file is drained: it must hold exactly its 20 records) or, one in
  * four, with _exit() (no drain: its file, if any, must still decode). The
  * parent's file stays intact: every parent thread's sequence in order and
@@ -119,7 +119,7 @@ int main(void)
             struct ft_sum c;
             int status = -1;
             waitpid(pids[j], &status, 0);
-            snprintf(file, sizeof file, "%s.%ld", parent, (long)pids[j]);
+            snprintf(file, sizeof file, "%s-%ld", parent, (long)pids[j]);
             ft_sum_init(&c);
             ft_sum_file(&c, file, !ex[j]);
             if (!WIFEXITED(status) || WEXITSTATUS(status) || !c.decoded || !c.order ||

@@ -1,5 +1,5 @@
 /*
- * fork(): a child's events go to its own file (F.<pid>, or trace-<pid> by
+ * fork(): a child's events go to its own file (F-<pid>, or trace-<pid> by
  * default), opened only when it traces, so fork+exec leaves no file; the
  * parent's file stays intact and decodable, including when forks happen
  * while another thread is tracing.
@@ -34,7 +34,7 @@ static int child_traces(void *arg)
     char want[700];
 
     st_trace_file_status(&fs);
-    snprintf(want, sizeof want, "%s.%ld", (const char *)arg, (long)getpid());
+    snprintf(want, sizeof want, "%s-%ld", (const char *)arg, (long)getpid());
     if (arg && (strcmp(fs.path, want) || !fs.enabled))
         return 3;
     for (int i = 0; i < 50; i++)
@@ -120,9 +120,9 @@ int main(void)
     for (int i = 0; i < 100; i++)
         test_trace_i(&ev_parent, (uint64_t)i); /* still buffered at fork */
     r = fork_run(child_traces, parent_path, &pid);
-    is_int(r, 0, "child sees its own file name F.<pid>, enabled");
-    snprintf(child_file, sizeof child_file, "%s.%ld", parent_path, (long)pid);
-    if (ok(test_collect(child_file, groups, &t) == 0, "child file F.<pid> decodes")) {
+    is_int(r, 0, "child sees its own file name F-<pid>, enabled");
+    snprintf(child_file, sizeof child_file, "%s-%ld", parent_path, (long)pid);
+    if (ok(test_collect(child_file, groups, &t) == 0, "child file F-<pid> decodes")) {
         is_u64(test_count(&t, "fork_child"), 50, "child file has the child's 50 records");
         is_u64(test_count(&t, "fork_parent"), 0, "child file has none of the parent's buffered records");
         ok(t.sum.mappings == 3 && t.r[0].mapping, "child file starts with its header and mappings");
@@ -135,17 +135,17 @@ int main(void)
 
     r = fork_run(child_execs, NULL, &pid);
     is_int(r, 0, "fork+exec child ran /bin/true");
-    snprintf(child_file, sizeof child_file, "%s.%ld", parent_path, (long)pid);
+    snprintf(child_file, sizeof child_file, "%s-%ld", parent_path, (long)pid);
     ok(!test_exists(child_file), "fork+exec without tracing creates no child file");
     r = fork_run(child_quiet, NULL, &pid);
-    snprintf(child_file, sizeof child_file, "%s.%ld", parent_path, (long)pid);
+    snprintf(child_file, sizeof child_file, "%s-%ld", parent_path, (long)pid);
     ok(r == 0 && !test_exists(child_file), "fork+_exit without tracing creates no child file");
 
     /* Forks while another thread is in the middle of tracing. */
     pthread_create(&bg, NULL, background, NULL);
     for (int i = 0; i < 20; i++) {
         r = fork_run(child_traces, parent_path, &pid);
-        snprintf(child_file, sizeof child_file, "%s.%ld", parent_path, (long)pid);
+        snprintf(child_file, sizeof child_file, "%s-%ld", parent_path, (long)pid);
         if (r || test_collect(child_file, groups, &t) || test_count(&t, "fork_child") != 50 ||
             test_count(&t, "fork_bg") != 0) {
             ok(0, "fork %d during tracing: child status %d, file %s", i, r, child_file);
@@ -166,7 +166,7 @@ int main(void)
     st_trace_file_set_name(test_path("off.trace"));
     r = fork_run(child_enables, NULL, &pid);
     is_int(r, 0, "child enables the file itself");
-    snprintf(child_file, sizeof child_file, "%s.%ld", test_path("off.trace"), (long)pid);
+    snprintf(child_file, sizeof child_file, "%s-%ld", test_path("off.trace"), (long)pid);
     if (ok(test_collect(child_file, groups, &t) == 0, "child wrote off.trace.<pid>"))
         is_u64(test_count(&t, "fork_child"), 3, "with its 3 records");
     test_trace_free(&t);

@@ -233,6 +233,26 @@ static void keep(void)
     is_int(st_configure("rotate-keep=0", NULL, 0), 0, "rotate-keep=0 keeps every piece again");
 }
 
+/* Pieces left by an earlier, longer run never read as this trace's continuation. */
+static void stale(void)
+{
+    struct pieces p;
+    char path[400];
+
+    for (unsigned k = 1; k <= 40; k++) {
+        piece_path(path, sizeof path, "t.trace", k);
+        test_write_file(path, "stale piece of an earlier run\n");
+    }
+    is_int(st_configure("file=t.trace,rotate=64K", NULL, 0), 0, "file=t.trace over 40 stale pieces");
+    trace_range(0, 3000);
+    is_int(st_trace_file_flush(), 0, "flush");
+    p = read_pieces("t.trace", PIECE, 3);
+    ok(p.ok && p.n >= 2 && p.n < 10 && p.in_order && p.first_seq == 0 && p.next_seq == 3000,
+       "pieces 0..%u hold this run only, read up to the first missing number", p.n - 1);
+    piece_path(path, sizeof path, "t.trace", p.n);
+    ok(!test_exists(path), "the piece after the current one was removed");
+}
+
 /* A piece that cannot be created: writing stops with the error; on again resumes. */
 static void cannot_create(void)
 {
@@ -273,6 +293,7 @@ int main(void)
     basic();
     rename_and_off();
     keep();
+    stale();
     cannot_create();
     if (chdir(cwd) != 0)
         return 2;
