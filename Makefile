@@ -4,7 +4,7 @@ BUILD  ?= build
 PREFIX ?= /usr/local
 MESON_SETUP = meson setup --reconfigure
 
-.PHONY: all deps check demo bench install clean fuzz
+.PHONY: all deps check demo bench soak install clean fuzz
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -23,6 +23,10 @@ demo: all
 
 bench: deps
 	@bash scripts/bench.sh
+
+# The soak of bench/soak at full length (SOAK_SECONDS, default 180); `make bench` runs 20 s of it.
+soak: deps
+	@bash scripts/bench.sh soak
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
