@@ -74,9 +74,38 @@
  *     after busy is set, so a handler that ran between the gate test and
  *     the busy store finished its record before we look.
  *   - Thread exit (key destructor) release-stores exited; afterwards the
- *     thread's TLS points at notrace_buf, so nothing of it touches the
- *     buffer again and the writer may free it once drained. (Events traced
- *     by TLS destructors that run after ours are ignored, uncounted.)
+ *     thread's TLS points at st__buf_lost, so nothing of it touches the
+ *     buffer again and the writer may free it once drained. An event the
+ *     thread traces after that (a TLS destructor that runs after ours, a
+ *     signal handler: TSan delivers deferred signals at the thread's last
+ *     libc calls) is counted there instead, see "Lost drops" below.
+ *     Flight mode has no writer and never frees a ring, so there the
+ *     thread keeps its buffer and such events are recorded.
+ *
+ * Lost drops. Events that no thread buffer can take (traced after the
+ * thread's exit hook, or by a thread that could not get a buffer, or by a
+ * signal handler that interrupted its thread's first-event setup) are
+ * counted in st__buf_lost: a static buffer with no ring, always busy (so
+ * buf_drop_nested() counts into it, from any thread, with atomic adds and
+ * byte stores only), never exited and so never freed, on the buffer list
+ * from the start. The writer
+ * reports its pending count like any thread's, as a dropped record whose
+ * pid field is ST_LOST_TID (no thread has that id), in every pass that
+ * reports all pending drops (flush, file change, exit); st_stats_get()
+ * counts it in dropped. A count added after the writer took it stays
+ * pending for the next such pass: nothing is freed under it.
+ *
+ * First event (buf_first_event), async-signal-safe so that a thread's
+ * first event may come from a signal handler: the buffer comes from mmap
+ * only (buf_map), and is pushed onto buf_new with a CAS; holders
+ * of buf_lock move buf_new onto st__bufs (buf_adopt_new) before they walk
+ * it, so the writer's list handling is unchanged and no creator waits for
+ * a lock. A handler interrupting its own thread's setup drops (tls_creating).
+ * Two modes a buffer is made for (clock, flight) may change only while no
+ * buffer exists: a creator stores buf_ever then checks mode_changing, a
+ * setter the reverse (both seq_cst), so one of them always sees the other.
+ * Not async-signal-safe still: crash=DIR (crash.c opens and allocates) and
+ * the first event of a fork child that opens its own file (writer.c).
  *
  * Flight mode (flight=SIZE, flight.c): no writer consumes; when a record
  * does not fit, the slow path below (flight_evict) lets the producer move
@@ -119,22 +148,27 @@
 /* Threads that have no buffer yet point here: the gate sends them to the slow path. */
 static struct st_buf nobuf = {.gate.flag[ST_GATE_SLOW] = 1};
 
-/* Threads that must not trace (the writer, exited threads) point here: always busy. */
+/* Threads that must not trace (the writer, monitor and flight threads) point here: always busy. */
 static struct st_buf notrace_buf = {.busy = 1};
 
-/* The calling thread's buffer, or one of the two sentinels above. */
+/* Exited threads point here, and lost drops are counted here (see "Lost drops" above). */
+struct st_buf st__buf_lost = {.busy = 1, .tid = ST_LOST_TID};
+
+/* The calling thread's buffer, or one of the sentinels above. */
 static _Thread_local struct st_buf *tls_buf __attribute__((tls_model("initial-exec"))) = &nobuf;
 
 /* Set while this thread creates its buffer: a signal handler tracing then drops. */
 static _Thread_local int tls_creating __attribute__((tls_model("initial-exec")));
 
-struct st_buf *st__bufs;
+struct st_buf *st__bufs = &st__buf_lost;
 struct st_buf_totals st__buf_retired;
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+static struct st_buf *buf_new;               /* created, not yet on st__bufs (CAS push, buf_lock to take) */
 static size_t buf_size = ST_BUFSIZE_DEFAULT; /* for buffers created from now on */
-static bool buf_ever;                        /* a buffer was created (buf_lock) */
-static uint64_t orphan_drops;                /* atomic */
+static int buf_ever;                         /* a buffer was (being) created (seq_cst) */
+static int mode_changing;                    /* a mode setter runs (seq_cst; set under buf_lock) */
+static uint64_t buf_serial;                  /* buffers created (atomic) */
 static bool flight_on;                       /* flight mode (buf_lock to set; never cleared) */
 
 /*
@@ -146,9 +180,36 @@ static bool flight_on;                       /* flight mode (buf_lock to set; ne
  */
 #define KICK_DIV_LOG2 3
 
+/* With buf_lock held: moves the buffers first events pushed onto st__bufs (newest first). */
+static void buf_adopt_new(void)
+{
+    struct st_buf *first, *last;
+
+    if (!__atomic_load_n(&buf_new, __ATOMIC_RELAXED))
+        return;
+    /* Taking the whole stack at once: no ABA, pushers only ever CAS onto its top. */
+    first = __atomic_exchange_n(&buf_new, NULL, __ATOMIC_ACQUIRE);
+    for (last = first; last->next; last = last->next)
+        ;
+    last->next = st__bufs;
+    st__bufs = first;
+}
+
+/* A first event publishes its buffer without a lock (it may run in a signal handler). */
+static void buf_push(struct st_buf *b)
+{
+    struct st_buf *top = __atomic_load_n(&buf_new, __ATOMIC_RELAXED);
+
+    do
+        b->next = top;
+    while (!__atomic_compare_exchange_n(&buf_new, &top, b, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Every walker of st__bufs comes through here, so it sees every buffer created so far. */
 void st__buf_lock(void)
 {
     pthread_mutex_lock(&buf_lock);
+    buf_adopt_new();
 }
 
 void st__buf_unlock(void)
@@ -161,17 +222,36 @@ void st__buf_set_size(size_t size)
     __atomic_store_n(&buf_size, size, __ATOMIC_RELAXED);
 }
 
+/*
+ * With buf_lock held: true when no buffer exists or is being created, and
+ * then no first event creates one until mode_unlock(): a creator that
+ * stored buf_ever before our load is seen here; one that stores it after
+ * sees mode_changing and drops its event (buf_first_event).
+ */
+static bool mode_lock_unused(void)
+{
+    __atomic_store_n(&mode_changing, 1, __ATOMIC_SEQ_CST);
+    return !__atomic_load_n(&buf_ever, __ATOMIC_SEQ_CST);
+}
+
+/* A creator that sees 0 here also sees the mode just set (seq_cst includes release). */
+static void mode_unlock(void)
+{
+    __atomic_store_n(&mode_changing, 0, __ATOMIC_SEQ_CST);
+}
+
 int st__buf_set_flight(size_t size)
 {
     int ret = 0;
 
     pthread_mutex_lock(&buf_lock);
-    if (buf_ever && !flight_on)
+    if (!mode_lock_unused() && !flight_on)
         ret = -EBUSY;
     else {
         __atomic_store_n(&buf_size, size, __ATOMIC_RELAXED);
         __atomic_store_n(&flight_on, true, __ATOMIC_RELAXED);
     }
+    mode_unlock();
     pthread_mutex_unlock(&buf_lock);
     return ret;
 }
@@ -183,7 +263,7 @@ bool st__buf_flight(void)
 
 uint64_t st__buf_orphan_drops(void)
 {
-    return __atomic_load_n(&orphan_drops, __ATOMIC_RELAXED);
+    return __atomic_load_n(&st__buf_lost.nested_dropped, __ATOMIC_RELAXED);
 }
 
 void st__buf_thread_notrace(void)
@@ -199,21 +279,31 @@ int st__buf_select_clock(bool tsc)
         return -ENOTSUP;
     pthread_mutex_lock(&buf_lock);
     if (tsc != st__clock_is_tsc()) {
-        if (buf_ever)
+        if (!mode_lock_unused())
             ret = -EBUSY;
         else
             st__clock_set_tsc(tsc);
+        mode_unlock();
     }
     pthread_mutex_unlock(&buf_lock);
     return ret;
 }
 
-/* Thread exit: hand the buffer to the writer, which drains and frees it. */
+/*
+ * Thread exit: hand the buffer to the writer, which drains and frees it.
+ * From here the thread's events count as lost drops: the writer may free
+ * the buffer as soon as it sees exited, so nothing of the thread may touch
+ * it afterwards. Flight mode has no writer and keeps every ring until the
+ * process ends (or forks: the child frees its copies), so there the thread
+ * keeps tracing into its own buffer until it is really gone.
+ */
 static void buf_thread_exit(void *arg)
 {
     struct st_buf *b = arg;
 
-    tls_buf = &notrace_buf;
+    if (b->flight)
+        return;
+    tls_buf = &st__buf_lost;
     __atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
     st__writer_kick();
 }
@@ -223,6 +313,9 @@ void st__buf_init(void)
     pthread_key_create(&exit_key, buf_thread_exit);
 }
 
+/* Bytes of the mapping that holds a struct st_buf (not the ring's: buf_map). */
+#define BUF_STRUCT_MAP ((sizeof(struct st_buf) + 4095) & ~(size_t)4095)
+
 /* Frees b; its ring file (crash=DIR) is removed only when remove is set. */
 static void buf_release(struct st_buf *b, bool remove)
 {
@@ -230,11 +323,8 @@ static void buf_release(struct st_buf *b, bool remove)
         st__crash_buf_release(b, remove);
         return;
     }
-    if (b->ring_mapped)
-        munmap(b->ring, b->size);
-    else
-        free(b->ring);
-    free(b);
+    munmap(b->ring, b->size);
+    munmap(b, BUF_STRUCT_MAP);
 }
 
 void st__buf_free(struct st_buf *b)
@@ -273,24 +363,32 @@ static inline uint64_t len_pid_add(uint64_t payload_len)
 }
 
 /*
- * A ring of its own pages: page-aligned, so it shares no cache line with
- * another thread's data. Not faulted in ahead: on this kind of machine
- * zeroing the pages is most of a fault's cost, so populating the ring at
- * the first event only moves that cost into one long stall of the thread
- * (about 0.3 ms per MiB) and pins the whole ring even for a thread that
- * traces a handful of events; the first lap pays ~1.2 us per 4 KiB page.
+ * A buffer from mmap only: malloc is not async-signal-safe, and a first
+ * event may run in a signal handler. The struct gets pages of its own; the
+ * ring is a mapping of exactly its size, as the kernel aligns those (2 MiB
+ * for 4 MiB) and it shares no cache line with another thread's data. Not
+ * faulted in ahead: on this kind of machine zeroing the pages is most of a
+ * fault's cost, so populating the ring at the first event only moves that
+ * cost into one long stall of the thread (about 0.3 ms per MiB) and pins
+ * the whole ring even for a thread that traces a handful of events; the
+ * first lap pays ~1.2 us per 4 KiB page. No heap fallback when mmap fails
+ * (vm.max_map_count): the thread's events then count as lost drops.
  */
-static uint8_t *ring_alloc(size_t size, bool *mapped)
+static struct st_buf *buf_map(size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
+    struct st_buf *b;
 
+    if (ring == MAP_FAILED)
+        return NULL;
+    p = mmap(NULL, BUF_STRUCT_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        /* No mapping left (vm.max_map_count): fall back to the heap. */
-        *mapped = false;
-        return aligned_alloc(4096, size);
+        munmap(ring, size);
+        return NULL;
     }
-    *mapped = true;
-    return p;
+    b = p; /* zeroed, page-aligned (ST_BUF_ALIGN holds) */
+    b->ring = ring;
+    return b;
 }
 
 /* Recomputes limit and lap_base for the record that starts at next_head. */
@@ -306,30 +404,21 @@ static inline void buf_set_limit(struct st_buf *b)
 static struct st_buf *buf_create(void)
 {
     size_t size = __atomic_load_n(&buf_size, __ATOMIC_RELAXED);
-    size_t bytes = (sizeof(struct st_buf) + ST_BUF_ALIGN - 1) & ~(size_t)(ST_BUF_ALIGN - 1);
     uint32_t tid = (uint32_t)gettid();
     struct st_buf *b = NULL;
 
     /* crash=DIR: the struct and the ring live in a file (crash.c); zeroed already. */
     if (st__crash_on())
         b = st__crash_buf_create(size, tid);
-    if (!b) {
-        b = aligned_alloc(ST_BUF_ALIGN, bytes);
-        if (!b)
-            return NULL;
-        memset(b, 0, offsetof(struct st_buf, scratch));
-        b->ring = ring_alloc(size, &b->ring_mapped);
-        if (!b->ring) {
-            free(b);
-            return NULL;
-        }
-    }
+    if (!b && !(b = buf_map(size)))
+        return NULL;
     b->size = size;
     b->mask = size - 1;
     b->kick_shift = log2_u64(size) - KICK_DIV_LOG2;
     b->kick_next = b->kick_at = (uint64_t)1 << b->kick_shift;
     b->straddle_at = UINT64_MAX;
     b->tid = tid;
+    b->serial = __atomic_add_fetch(&buf_serial, 1, __ATOMIC_RELAXED);
     b->len_pid = len_pid_word(b->tid);
     b->flight = __atomic_load_n(&flight_on, __ATOMIC_RELAXED);
     buf_set_limit(b);
@@ -342,36 +431,40 @@ static struct st_buf *buf_create(void)
 /* Slow paths stay out of line so the fast path needs no saved registers. */
 #define COLD __attribute__((noinline, cold))
 
+static int buf_drop_nested(struct st_buf *b);
+static void buf_drop_lost(void);
+
 /*
- * A thread's first event: allocate and register its buffer. It takes locks
- * and mallocs, so it is not async-signal-safe: an event from a signal
- * handler that interrupted this is dropped (and counted) rather than
- * deadlocking on buf_lock; a thread whose very first event is in a signal
- * handler is on its own, as with any malloc in a handler.
+ * A thread's first event: create and publish its buffer, async-signal-safe
+ * (outside crash=DIR and a fork child's file opening, see the top): one
+ * mmap, a CAS push, pthread_setspecific (glibc and musl store into the
+ * thread descriptor for a key created at init). A signal handler that
+ * interrupts this on the same thread drops its event (tls_creating): it
+ * must not make a second buffer. While a mode setter runs the event is
+ * dropped too (waiting could be waiting for the code we interrupted); the
+ * next event tries again.
  */
 static COLD struct st_buf *buf_first_event(void)
 {
     int saved = errno;
-    struct st_buf *b;
+    struct st_buf *b = NULL;
 
     if (__atomic_load_n(&tls_creating, __ATOMIC_RELAXED)) {
-        __atomic_fetch_add(&orphan_drops, 1, __ATOMIC_RELAXED);
+        buf_drop_lost();
         return NULL;
     }
     __atomic_store_n(&tls_creating, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     st__writer_first_event();
-    b = buf_create();
+    __atomic_store_n(&buf_ever, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&mode_changing, __ATOMIC_SEQ_CST))
+        b = buf_create();
     if (b) {
-        pthread_mutex_lock(&buf_lock);
-        b->next = st__bufs;
-        st__bufs = b;
-        buf_ever = true;
-        pthread_mutex_unlock(&buf_lock);
+        buf_push(b);
         pthread_setspecific(exit_key, b);
         tls_buf = b;
     } else {
-        __atomic_fetch_add(&orphan_drops, 1, __ATOMIC_RELAXED);
+        buf_drop_lost();
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&tls_creating, 0, __ATOMIC_RELAXED);
@@ -381,17 +474,25 @@ static COLD struct st_buf *buf_first_event(void)
 
 void st__buf_fork_child(void)
 {
-    struct st_buf *b = st__bufs, *next;
+    struct st_buf *b, *next;
 
+    /* Also what first events pushed after fork_prepare took buf_lock. */
+    buf_adopt_new();
     /* The parent writes these records; the child starts empty. */
-    for (; b; b = next) {
+    for (b = st__bufs; b; b = next) {
         next = b->next;
-        buf_release(b, false); /* a ring file is the parent's: keep it */
+        if (b != &st__buf_lost)
+            buf_release(b, false); /* a ring file is the parent's: keep it */
     }
     st__crash_fork_child();
-    st__bufs = NULL;
+    /* The parent reports its own lost drops. */
+    st__buf_lost.nested_dropped = st__buf_lost.pending_drop = 0;
+    st__buf_lost.gate.any = 0;
+    st__buf_lost.tail = st__buf_lost.consumed = st__buf_lost.last_ns = 0;
+    st__buf_lost.fl_evicted = st__buf_lost.fl_reported = 0;
+    st__buf_lost.next = NULL;
+    st__bufs = &st__buf_lost;
     memset(&st__buf_retired, 0, sizeof st__buf_retired);
-    orphan_drops = 0;
     tls_buf = &nobuf;
     pthread_setspecific(exit_key, NULL);
     pthread_mutex_init(&buf_lock, NULL);
@@ -422,7 +523,10 @@ static inline void drop_pending(struct st_buf *b)
     gate_set(b, ST_GATE_DROPS, 1);
 }
 
-/* An event while this thread is inside a record (signal handler) or must not trace. */
+/*
+ * An event while this thread is inside a record (signal handler), after
+ * its exit hook (b is st__buf_lost), or in a thread that must not trace.
+ */
 static COLD int buf_drop_nested(struct st_buf *b)
 {
     if (b != &notrace_buf) {
@@ -430,6 +534,14 @@ static COLD int buf_drop_nested(struct st_buf *b)
         drop_pending(b);
     }
     return -1;
+}
+
+/* An event of a thread without a buffer: a lost drop (flight snapshots count it as lost). */
+static COLD void buf_drop_lost(void)
+{
+    buf_drop_nested(&st__buf_lost);
+    if (__atomic_load_n(&flight_on, __ATOMIC_RELAXED))
+        __atomic_fetch_add(&st__buf_lost.fl_evicted, 1, __ATOMIC_RELEASE);
 }
 
 /* With busy held: the ring is full (or the record impossible): drop and count the event. */
@@ -680,16 +792,16 @@ __attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t 
     struct peek {
         struct st_buf *b;
         const uint8_t *ring;
-        uint64_t size;
+        uint64_t size, serial;
     } *list = NULL;
     size_t n = 0, max = 0, used = 0;
     uint64_t lost = 0;
 
     /* Snapshot the list (plus room for threads that start meanwhile). */
-    pthread_mutex_lock(&buf_lock);
+    st__buf_lock();
     for (struct st_buf *b = st__bufs; b; b = b->next)
         max++;
-    pthread_mutex_unlock(&buf_lock);
+    st__buf_unlock();
     max += 16;
     list = malloc(max * sizeof *list);
     if (!list) {
@@ -697,10 +809,10 @@ __attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t 
             *left = 0;
         return 0;
     }
-    pthread_mutex_lock(&buf_lock);
+    st__buf_lock();
     for (struct st_buf *b = st__bufs; b && n < max; b = b->next)
-        list[n++] = (struct peek){b, b->ring, b->size};
-    pthread_mutex_unlock(&buf_lock);
+        list[n++] = (struct peek){b, b->ring, b->size, b->serial};
+    st__buf_unlock();
 
     for (size_t i = 0; i < n; i++) {
         const struct peek *pk = &list[i];
@@ -710,9 +822,9 @@ __attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t 
         /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
         while (alive && (first || pos < end)) {
             struct st_buf *b;
-            pthread_mutex_lock(&buf_lock);
+            st__buf_lock();
             for (b = st__bufs; b; b = b->next)
-                if (b == pk->b && b->ring == pk->ring && b->size == pk->size)
+                if (b == pk->b && b->serial == pk->serial) /* the same buffer, not a new one in its mapping */
                     break;
             alive = b != NULL;
             if (alive && first) {
@@ -734,7 +846,7 @@ __attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t 
                     t1 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
                 }
             }
-            pthread_mutex_unlock(&buf_lock);
+            st__buf_unlock();
         }
         if (!alive || h0 <= t0)
             continue; /* gone (the writer wrote all of it) or empty */

@@ -61,10 +61,10 @@ struct st_buf {
     uint64_t mask;                 /* size - 1 */
     uint64_t size;                 /* ring bytes, a power of two */
     uint64_t straddle_at;          /* start of a record built in scratch, or UINT64_MAX */
+    uint64_t serial;               /* creation number: a buffer at a freed one's address differs */
     uint32_t tid;                  /* gettid() of the owner, the records' pid field */
     uint32_t kick_shift;           /* log2 of the distance between wake-ups */
     uint32_t exited;               /* owner thread ended (release-stored) */
-    bool ring_mapped;              /* ring came from mmap (else aligned_alloc) */
     struct st_crash_hdr *crash_hdr; /* crash=DIR: the ring file's header (this struct lives in it), else NULL */
     size_t crash_len;              /* bytes of that mapping */
     char *crash_path;              /* the ring file's name (malloc'd) */
@@ -87,10 +87,30 @@ struct st_buf {
 /* Creates the thread-exit key. Called by st__init. */
 void st__buf_init(void);
 
-/* Every buffer, newest first; walk and change it with st__buf_lock held. */
+/*
+ * Every buffer, newest first; walk and change it with st__buf_lock held
+ * (taking it also links the buffers first events created meanwhile).
+ */
 extern struct st_buf *st__bufs;
 void st__buf_lock(void);
 void st__buf_unlock(void);
+
+/*
+ * The pid field of dropped records that count lost drops: events traced
+ * after their thread's exit hook ran (a later TLS destructor, a signal
+ * handler), or by a thread that had no buffer (its creation failed, or a
+ * signal handler interrupted it). No thread has this id (Linux thread ids
+ * are below 2^22), and it is not 0, which v4 readers may reject.
+ */
+#define ST_LOST_TID UINT32_MAX
+
+/*
+ * Where lost drops are counted: always on st__bufs, never exited, never
+ * freed, no ring (size 0, head = tail = 0); its nested_dropped and
+ * pending_drop count them, so the writer reports them like a thread's
+ * pending drops. Not a thread: st_stats_get() does not count it as one.
+ */
+extern struct st_buf st__buf_lost;
 
 /* Frees a buffer already unlinked from the list (writer, buf_lock not needed). */
 void st__buf_free(struct st_buf *b);
@@ -107,7 +127,7 @@ int st__buf_select_clock(bool tsc);
 /* Fork child: forget every buffer (they hold the parent's records). */
 void st__buf_fork_child(void);
 
-/* Events lost because a thread could not get a buffer (malloc failed). */
+/* Lost drops so far (st__buf_lost's count). */
 uint64_t st__buf_orphan_drops(void);
 
 /* All drops of a buffer's thread. */

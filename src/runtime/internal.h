@@ -17,7 +17,8 @@
  *
  * ctl_lock serialises control operations on the trace file (held while
  * waiting for the writeout thread to apply them); none of the locks is
- * taken on the hot path, only on a thread's first event.
+ * taken on the tracing path, a thread's first event included (except a
+ * fork child's, which opens its own file).
  *
  * Every public entry point calls st__init() first. Internal functions never
  * do, so st__init()'s own work (applying SIMPLETRACE) cannot recurse into

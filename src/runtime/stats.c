@@ -5,7 +5,8 @@
  * writeout thread's.
  *
  *   produced = committed + dropped
- *   dropped  = per-thread drops (buffer full, nested, oversized, no buffer)
+ *   dropped  = per-thread drops (buffer full, nested, oversized)
+ *            + lost drops (no buffer, or after the thread's exit hook)
  *            + records lost to a write error
  *   produced = written + dropped + pending        once producers are quiet
  */
@@ -29,6 +30,8 @@ ST_EXPORT int st_stats_get(struct st_stats *s)
     dropped = st__buf_retired.dropped;
     consumed = st__buf_retired.consumed;
     for (struct st_buf *b = st__bufs; b; b = b->next) {
+        if (b == &st__buf_lost)
+            continue; /* not a thread: its drops are added below */
         /* tail first: head is later, so head - tail never goes negative */
         uint64_t tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
         uint64_t done = __atomic_load_n(&b->consumed, __ATOMIC_RELAXED);

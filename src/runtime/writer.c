@@ -925,7 +925,9 @@ static void pass(bool all_drops)
         for (size_t i = 0; i < wt.ncur; i++) {
             struct cursor *c = &wt.cur[i];
             uint64_t n;
-            if (!(all_drops || c->exited) || !__atomic_load_n(&c->b->pending_drop, __ATOMIC_RELAXED))
+            /* st__buf_lost: drops of threads that ended or had no buffer (buffer.h), reported like theirs */
+            if (!(all_drops || c->exited || c->b == &st__buf_lost) ||
+                !__atomic_load_n(&c->b->pending_drop, __ATOMIC_RELAXED))
                 continue;
             n = __atomic_exchange_n(&c->b->pending_drop, 0, __ATOMIC_RELAXED);
             if (n && stage_dropped(c->b, n) < 0) {

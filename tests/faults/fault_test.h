@@ -33,6 +33,7 @@ static struct st_group *const ft_groups[] = {&ft_grp, NULL};
 /* What a set of files holds. */
 struct ft_sum {
     uint64_t events, drops, sig_events, drop_records;
+    uint64_t lost_drops;               /* in dropped records of no thread (pid 0xffffffff, buffer.h) */
     uint64_t last_seq[FT_MAX_THREADS]; /* last seq + 1 seen per thread index */
     uint64_t per_thread[FT_MAX_THREADS]; /* ft_ev records per thread index */
     int order;                         /* 1 while every thread's seqs increase */
@@ -61,6 +62,8 @@ static inline int ft__visit(const struct v4_record *r, void *opaque)
     if (r->dropped) {
         s->drops += r->drop_count;
         s->drop_records++;
+        if (r->pid == 0xffffffffu)
+            s->lost_drops += r->drop_count;
     } else if (!strcmp(r->name, "ft_ev")) {
         uint64_t th = r->args[0].u, seq = r->args[1].u;
         s->events++;
