@@ -130,6 +130,8 @@ enum st_reader_flags {
     ST_READER_NO_HEADER = 1u << 0, /* v4 records without header: IDs index the catalog */
     ST_READER_FOLLOW = 1u << 1,    /* at EOF (even inside a record) st_reader_next() returns
                                       -EAGAIN instead of ending; call it again later */
+    ST_READER_ROTATED = 1u << 2,   /* st_reader_open() only: path names a trace written in
+                                      pieces (rotate=), read as one (see "traces in pieces") */
 };
 
 /* Opening options; a zeroed struct (or NULL) means defaults and no filter. */
@@ -186,7 +188,7 @@ struct st_reader_counters {
     uint64_t dropped_records;
     uint64_t dropped_events; /* sum of their counts */
     uint64_t filtered;       /* event and dropped records the filter skipped */
-    uint64_t bytes;          /* bytes consumed, header included */
+    uint64_t bytes;          /* bytes consumed, headers included (of every piece) */
 };
 
 /*
@@ -194,6 +196,8 @@ struct st_reader_counters {
  * events of cat, which must outlive the reader. opts may be NULL. Nothing
  * is read yet. Returns 0 with *out set, -EINVAL (bad options: err says
  * which), -ENOMEM or -errno of open(); err (may be NULL) gets the message.
+ * With ST_READER_ROTATED, path's pieces (st_rotated_find()) are read as one
+ * trace: -ENOENT when there is none, -EINVAL for "-".
  */
 ST_READER_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
                                  const struct st_reader_options *opts, struct st_reader_error *err);
@@ -201,7 +205,7 @@ ST_READER_API int st_reader_open(struct st_reader **out, const char *path, const
 /*
  * Same as st_reader_open() on an open stream (a pipe is fine; never seeks).
  * name is used in messages. The reader reads f with fread() and does not
- * close it.
+ * close it. ST_READER_ROTATED is -EINVAL here and in st_reader_open_memory().
  */
 ST_READER_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name,
                                         const struct st_catalog *cat, const struct st_reader_options *opts,
@@ -251,11 +255,65 @@ ST_READER_API void st_reader_get_counters(const struct st_reader *r, struct st_r
 /* The catalog the reader decodes with. */
 ST_READER_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
 
-/* The name given at open (the path, or "-"). */
+/*
+ * The name given at open (the path, or "-"); for a trace in pieces, the
+ * piece being read.
+ */
 ST_READER_API const char *st_reader_name(const struct st_reader *r);
 
 /* Closes the file (if the reader opened it) and frees the reader (NULL is fine). */
 ST_READER_API void st_reader_close(struct st_reader *r);
+
+/* --- traces in pieces ----------------------------------------------------
+ *
+ * rotate=SIZE writes a trace as the files FILE, FILE.1, FILE.2, ... (piece
+ * 0 is FILE itself), each a complete trace with its own header; with
+ * rotate-keep=N only the newest remain, so the lowest number present may be
+ * above 0. A reader opened on pieces reads them one after the other as one
+ * trace:
+ *   - each piece starts with its own header (none with ST_READER_NO_HEADER)
+ *     and has its own mapping IDs, format version and byte order;
+ *   - record numbers go on across pieces (the first record after a piece's
+ *     header follows the last of the piece before); a header is record 0 in
+ *     errors. rec->offset, error offsets, st_reader_name(),
+ *     st_reader_version() and st_reader_byte_swapped() are the current piece's;
+ *   - counters sum over the pieces (every piece repeats its mappings, each
+ *     counted); the origin is the first record of the first piece, so
+ *     --from/--to and relative times run across pieces as in one file;
+ *   - a piece that ends inside its header or a record, or cannot be opened
+ *     when its turn comes (removed by rotate-keep meanwhile), is an error
+ *     naming it, whether it is the last or not;
+ *   - pieces are opened one at a time, when reached;
+ *   - ST_READER_FOLLOW waits at the end of the last piece only; a rotated
+ *     trace then also goes on into the next piece once the writer creates it
+ *     (the writer finishes a piece before it starts the next).
+ */
+
+/* One piece of a trace in pieces: a file, or bytes in memory. */
+struct st_reader_piece {
+    const char *name;  /* the file to read ("-" = standard input); with data, the name for messages */
+    const void *data;  /* NULL: read the file name; else size bytes, valid and unchanged until close */
+    size_t size;
+};
+
+/*
+ * Opens pieces[0..npieces-1] as one trace, read in that order; otherwise as
+ * st_reader_open(). The array and names are copied, memory pieces are
+ * borrowed. The first piece is opened now (a file's open() error is
+ * returned), later ones when reached. -EINVAL for no pieces or ST_READER_ROTATED.
+ */
+ST_READER_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_piece *pieces,
+                                        size_t npieces, const struct st_catalog *cat,
+                                        const struct st_reader_options *opts, struct st_reader_error *err);
+
+/*
+ * Finds the pieces of the rotated trace path (what st_reader_open() with
+ * ST_READER_ROTATED reads): *first gets the lowest piece number present (0
+ * when path exists, else the smallest N of a file path.N), *count the
+ * pieces first, first + 1, ... before the first missing number. 0, -ENOENT
+ * (no piece), -EINVAL ("-") or -errno.
+ */
+ST_READER_API int st_rotated_find(const char *path, uint64_t *first, uint64_t *count);
 
 /* Parses a duration "N", "Nns", "Nus", "Nms" or "Ns" (N may have a fraction) into *ns: 0 or -EINVAL. */
 ST_READER_API int st_parse_duration_ns(const char *text, int64_t *ns);

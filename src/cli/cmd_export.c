@@ -58,8 +58,9 @@ static const char usage_text[] =
     "  --max-depth=N          nested calls kept per thread (default 1024); deeper\n"
     "                         begins are left out and counted\n"
     "  --max-open-files=N     uftrace: .dat files open at once (default 128)\n"
-    "  --no-header, --events=GLOBS, --pid=N, --from=T, --to=T\n"
-    "                         read the trace as `simpletrace print` does\n"
+    "  --no-header, --events=GLOBS, --pid=N, --from=T, --to=T, --rotated\n"
+    "                         read the trace as `simpletrace print` does (--rotated:\n"
+    "                         TRACE-FILE, TRACE-FILE.1, ... written with rotate=)\n"
     "  -q, --quiet            no progress line, no summary\n"
     "  --help                 this text\n"
     "\n"
@@ -188,7 +189,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     }
     if (ret)
         return ret;
-    if (cli_trace_operands("export", argc, argv, optind, &o->in))
+    if (cli_trace_operands("export", argc, argv, optind, &o->rd, &o->in))
         return 2;
     if (!o->ex.output)
         return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
@@ -241,13 +242,38 @@ static int on_progress(const struct st_export_progress *p, void *opaque)
     return interrupted;
 }
 
+/* Size of the regular file at path, 0 if it is something else or unknown. */
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+}
+
+/* The bytes of a rotated trace's pieces (the reader's byte count runs over all of them), or 0. */
+static uint64_t pieces_size(const char *path)
+{
+    uint64_t first, count, total = 0;
+    if (st_rotated_find(path, &first, &count) < 0)
+        return 0;
+    for (uint64_t k = first; k - first < count; k++) {
+        char name[4096];
+        if (k)
+            snprintf(name, sizeof name, "%s.%" PRIu64, path, k);
+        else
+            snprintf(name, sizeof name, "%s", path);
+        total += file_size(name);
+    }
+    return total;
+}
+
 static void progress_init(struct progress *pr, const struct export_cli *o)
 {
     memset(pr, 0, sizeof *pr);
     pr->show = !o->quiet && isatty(STDERR_FILENO);
-    struct stat st;
-    if (strcmp(o->in.trace, "-") != 0 && stat(o->in.trace, &st) == 0 && S_ISREG(st.st_mode))
-        pr->total = (uint64_t)st.st_size;
+    if (o->rd.flags & ST_READER_ROTATED)
+        pr->total = pieces_size(o->in.trace);
+    else
+        pr->total = file_size(o->in.trace);
     clock_gettime(CLOCK_MONOTONIC, &pr->next);
     pr->next.tv_sec++; /* short conversions show nothing */
 }

@@ -48,6 +48,10 @@ static const char usage_text[] =
     "                         of the file) or absolute (as recorded)\n"
     "  --follow               at the end of the file wait for more, like tail -f\n"
     "                         (stop with Ctrl-C)\n"
+    "  --rotated              TRACE-FILE was written in pieces (rotate=): read\n"
+    "                         TRACE-FILE, TRACE-FILE.1, ... from the lowest present to\n"
+    "                         the first missing number as one trace (with --follow,\n"
+    "                         on into new pieces); errors name the piece\n"
     "  --help                 this text\n"
     "\n"
     "Errors name the byte offset and the record number (the header is record 0).\n"
@@ -129,7 +133,7 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
     }
     if (ret)
         return ret;
-    if (cli_trace_operands("print", argc, argv, optind, &o->in))
+    if (cli_trace_operands("print", argc, argv, optind, &o->rd, &o->in))
         return 2;
     if (o->follow)
         o->rd.flags |= ST_READER_FOLLOW;

@@ -37,6 +37,9 @@ static const char usage_text[] =
     "  --events=GLOBS         only events matching comma-separated globs; -GLOB excludes\n"
     "  --pid=N                only records of process N\n"
     "  --from=T, --to=T       only records T (ns, us, ms, s) after the first record\n"
+    "  --rotated              TRACE-FILE was written in pieces (rotate=): count\n"
+    "                         TRACE-FILE, TRACE-FILE.1, ... (from the lowest present to\n"
+    "                         the first missing number) as one trace\n"
     "  --format=text|json     an aligned table (default) or one JSON object\n"
     "  --help                 this text\n"
     "\n"
@@ -302,7 +305,7 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
         if (ret)
             return ret;
     }
-    return cli_trace_operands("stats", argc, argv, optind, &o->in) ? 2 : -1;
+    return cli_trace_operands("stats", argc, argv, optind, &o->rd, &o->in) ? 2 : -1;
 }
 
 int st_cmd_stats(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -44,16 +45,21 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct st_reader_
     case CLI_OPT_PID: return parse_pid(cmd, arg, rd);
     case CLI_OPT_FROM: return parse_time(cmd, arg, &rd->filter_from, &rd->from_ns);
     case CLI_OPT_TO: return parse_time(cmd, arg, &rd->filter_to, &rd->to_ns);
+    case CLI_OPT_ROTATED: rd->flags |= ST_READER_ROTATED; return 0;
     default: return -1;
     }
 }
 
-int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_operands *out)
+int cli_trace_operands(const char *cmd, int argc, char **argv, int first, const struct st_reader_options *rd,
+                       struct cli_operands *out)
 {
     if (argc - first < 2)
         return cli_usage_error(cmd, "%s", "need TRACE-EVENTS... TRACE-FILE");
     out->events_files = (const char **)(argv + first);
     out->nevents_files = (size_t)(argc - first - 1);
     out->trace = argv[argc - 1];
+    /* Pieces are found by their names: standard input has none. */
+    if ((rd->flags & ST_READER_ROTATED) && !strcmp(out->trace, "-"))
+        return cli_usage_error(cmd, "%s", "--rotated needs a TRACE-FILE path, not \"-\"");
     return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * What every trace-reading subcommand (print, stats, export) shares: the
- * reader options (--no-header, --events, --pid, --from, --to), the
+ * reader options (--no-header, --events, --pid, --from, --to, --rotated), the
  * TRACE-EVENTS... TRACE-FILE operands and the usage-error message.
  */
 #ifndef ST_CLI_READER_OPTS_H
@@ -18,6 +18,7 @@ enum {
     CLI_OPT_PID,
     CLI_OPT_FROM,
     CLI_OPT_TO,
+    CLI_OPT_ROTATED,
     CLI_OPT_OWN,
 };
 
@@ -25,7 +26,7 @@ enum {
 #define CLI_READER_LONGOPTS                                                                                  \
     {"no-header", no_argument, NULL, CLI_OPT_NO_HEADER}, {"events", required_argument, NULL, CLI_OPT_EVENTS}, \
         {"pid", required_argument, NULL, CLI_OPT_PID}, {"from", required_argument, NULL, CLI_OPT_FROM},      \
-        {"to", required_argument, NULL, CLI_OPT_TO}
+        {"to", required_argument, NULL, CLI_OPT_TO}, {"rotated", no_argument, NULL, CLI_OPT_ROTATED}
 
 /* Prints "simpletrace CMD: " + fmt(arg) and the --help hint on stderr; returns 2 (usage error). */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
@@ -43,7 +44,11 @@ struct cli_operands {
     const char *trace;         /* TRACE-FILE */
 };
 
-/* Takes TRACE-EVENTS... TRACE-FILE from argv[first..argc). 0, or 2 after a usage error. */
-int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_operands *out);
+/*
+ * Takes TRACE-EVENTS... TRACE-FILE from argv[first..argc), checked against
+ * the options in *rd (--rotated needs a path). 0, or 2 after a usage error.
+ */
+int cli_trace_operands(const char *cmd, int argc, char **argv, int first, const struct st_reader_options *rd,
+                       struct cli_operands *out);
 
 #endif

@@ -25,5 +25,11 @@ struct st_catalog {
  */
 int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out);
 
+/* Piece k of the rotated trace base (base itself for 0, else base.k), malloc'ed; NULL if out of memory. */
+char *st__piece_name(const char *base, uint64_t k);
+
+/* Whether a piece is there: anything but "no such file" counts, so opening it reports the real problem. */
+bool st__piece_exists(const char *path);
+
 
 #endif /* ST_READER_INTERNAL_H */

@@ -14,6 +14,10 @@
  * open-addressing hash (IDs are 64-bit and chosen by the writer). Files
  * without a header, and v0/v2/v3 files, use the ID as the index of the
  * event in the trace-events files; mapping records still override.
+ *
+ * Pieces (rotate=): the reader walks a list of sources; at the clean end
+ * of one it resets what belongs to a file (offset, header, IDs) and opens
+ * the next, while counters, record numbers and the origin go on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +59,16 @@ struct idmap {
 
 enum source { SRC_FD, SRC_STREAM, SRC_MEMORY };
 
+/* The pieces of a trace read as one (st_reader_open_pieces(), ST_READER_ROTATED). */
+struct piece_seq {
+    struct st_reader_piece *items; /* names owned; n == 0 for a one-file reader */
+    size_t n, cap;
+    size_t cur;                    /* the piece being read */
+    uint64_t done_bytes;           /* bytes of the pieces before cur */
+    char *base;                    /* a rotated trace's path (more pieces may come in follow mode), else NULL */
+    uint64_t next_number;          /* the number of base's piece after items[n - 1] */
+};
+
 struct st_reader {
     const struct st_catalog *cat;
     char *name;
@@ -89,6 +103,7 @@ struct st_reader {
     struct st_reader_counters counters;
     struct st_reader_error err;
     struct st_record rec;
+    struct piece_seq seq;
 };
 
 /* --- errors ---------------------------------------------------------------- */
@@ -170,10 +185,23 @@ static int fill(struct st_reader *r, size_t n)
     return 0;
 }
 
-/* What the end of input inside a record means: wait (follow mode) or an error. */
-static bool waiting(const struct st_reader *r)
+static int later_piece(struct st_reader *r);
+
+/*
+ * fill(), and in follow mode what the end of input means: 0 (the bytes are
+ * there), 1 (the real end: another piece follows, or EOF ends a pipe),
+ * -EAGAIN (wait for the writer) or a negative errno.
+ */
+static int fill_or_end(struct st_reader *r, size_t n)
 {
-    return (r->flags & ST_READER_FOLLOW) && !r->eof_ends;
+    int ret = fill(r, n);
+    if (ret != 1 || !(r->flags & ST_READER_FOLLOW) || r->eof_ends)
+        return ret;
+    if ((ret = later_piece(r)) <= 0)
+        return ret < 0 ? ret : -EAGAIN;
+    /* The writer finishes a piece before it creates the next: what it
+       appended after our last read is there now, and nothing more comes. */
+    return fill(r, n);
 }
 
 /*
@@ -182,15 +210,11 @@ static bool waiting(const struct st_reader *r)
  */
 static int need_slow(struct st_reader *r, size_t n, uint64_t num, const char *what)
 {
-    int ret = fill(r, n);
-    if (ret == 0)
-        return 0;
-    if (ret == -EAGAIN)
+    int ret = fill_or_end(r, n);
+    if (ret == 0 || ret == -EAGAIN || (ret < 0 && r->err.code))
         return ret;
     if (ret < 0)
         return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
-    if (waiting(r))
-        return -EAGAIN;
     return fail(r, -ENODATA, r->pos_offset, num, "the file ends inside %s (%zu of %zu bytes present)", what,
                 (size_t)(r->end - r->pos), n);
 }
@@ -204,12 +228,10 @@ static inline int need(struct st_reader *r, size_t n, uint64_t num, const char *
 
 static int more_slow(struct st_reader *r, uint64_t num)
 {
-    int ret = fill(r, 1);
-    if (ret == 0)
-        return 1;
-    if (ret == 1)
-        return waiting(r) ? -EAGAIN : 0;
-    if (ret == -EAGAIN)
+    int ret = fill_or_end(r, 1);
+    if (ret >= 0)
+        return !ret;
+    if (ret == -EAGAIN || r->err.code)
         return ret;
     return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
 }
@@ -652,22 +674,156 @@ static int read_header(struct st_reader *r)
     return 0;
 }
 
+/* The next delivered record of the current piece (or only file): 1, 0 at its end, or an error. */
+static int next_in_piece(struct st_reader *r)
+{
+    int ret;
+    if (!r->header_done && (ret = read_header(r)) < 0)
+        return ret;
+    switch (r->version) {
+    case 0: return next_v0(r);
+    case 2:
+    case 3: return next_v2(r);
+    default: return next_v4(r);
+    }
+}
+
+static int next_piece(struct st_reader *r);
+
 ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
 {
     if (r->err.code)
         return r->err.code;
-    int ret = 0;
-    if (!r->header_done && (ret = read_header(r)) < 0)
-        return ret;
-    switch (r->version) {
-    case 0: ret = next_v0(r); break;
-    case 2:
-    case 3: ret = next_v2(r); break;
-    default: ret = next_v4(r); break;
+    for (;;) {
+        int ret = next_in_piece(r);
+        if (ret == 1)
+            *rec = &r->rec;
+        if (ret != 0 || r->seq.cur + 1 >= r->seq.n)
+            return ret;
+        if ((ret = next_piece(r)) < 0)
+            return ret;
     }
-    if (ret == 1)
-        *rec = &r->rec;
-    return ret;
+}
+
+/* --- sources ---------------------------------------------------------------- */
+
+/* Makes the file at path ("-" = standard input) the input. 0 or -errno of open(). */
+static int attach_file(struct st_reader *r, const char *path)
+{
+    r->src = SRC_FD;
+    r->pos = r->end = r->buf;
+    if (!strcmp(path, "-")) {
+        r->fd = STDIN_FILENO;
+    } else if ((r->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        return -errno;
+    } else {
+        r->own_fd = true;
+    }
+    struct stat st;
+    r->eof_ends = fstat(r->fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    return 0;
+}
+
+static void attach_memory(struct st_reader *r, const void *data, size_t size)
+{
+    r->src = SRC_MEMORY;
+    r->pos = data;
+    r->end = r->pos + size;
+    r->eof_ends = false;
+}
+
+/* Closes the file the reader opened, if any. */
+static void detach(struct st_reader *r)
+{
+    if (r->own_fd)
+        close(r->fd);
+    r->own_fd = false;
+    r->fd = -1;
+}
+
+/* --- pieces ----------------------------------------------------------------- */
+
+/* Appends a piece, taking over name (freed on failure). 0 or -ENOMEM. */
+static int seq_push(struct piece_seq *s, char *name, const void *data, size_t size)
+{
+    if (!name)
+        return -ENOMEM;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        struct st_reader_piece *items = realloc(s->items, cap * sizeof *items);
+        if (!items) {
+            free(name);
+            return -ENOMEM;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->n++] = (struct st_reader_piece){name, data, size};
+    return 0;
+}
+
+static void seq_free(struct piece_seq *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free((char *)s->items[i].name);
+    free(s->items);
+    free(s->base);
+    memset(s, 0, sizeof *s);
+}
+
+/* Makes piece i the input. 0 or -errno of open(). */
+static int attach_piece(struct st_reader *r, size_t i)
+{
+    const struct st_reader_piece *p = &r->seq.items[i];
+    r->seq.cur = i;
+    if (p->data) {
+        attach_memory(r, p->data, p->size);
+        return 0;
+    }
+    return attach_file(r, p->name);
+}
+
+/*
+ * Whether a piece follows the current one: 1, 0, or a recorded error. For
+ * a rotated trace in follow mode, looks each time for the writer's next piece.
+ */
+static int later_piece(struct st_reader *r)
+{
+    struct piece_seq *s = &r->seq;
+    if (s->cur + 1 < s->n)
+        return 1;
+    if (!s->base)
+        return 0;
+    char *name = st__piece_name(s->base, s->next_number);
+    if (name && !st__piece_exists(name)) {
+        free(name);
+        return 0;
+    }
+    if (seq_push(s, name, NULL, 0) < 0)
+        return fail(r, -ENOMEM, r->pos_offset, r->number, "out of memory for the list of pieces");
+    s->next_number++;
+    return 1;
+}
+
+/*
+ * At the clean end of a piece, goes on to the next: a file of its own
+ * (offsets from 0, its own header and IDs), the same counters, record
+ * numbers and origin. 0 or the recorded error.
+ */
+static int next_piece(struct st_reader *r)
+{
+    detach(r);
+    r->seq.done_bytes += r->pos_offset;
+    r->pos_offset = 0;
+    r->header_done = false;
+    r->version = 0;
+    r->swap = false;
+    r->index_ids = false;
+    idmap_free(&r->ids);
+    int ret = attach_piece(r, r->seq.cur + 1);
+    if (ret < 0)
+        return fail(r, ret, 0, 0, "cannot open this piece: %s", strerror(-ret));
+    return 0;
 }
 
 /* --- opening and closing ---------------------------------------------------- */
@@ -679,6 +835,15 @@ static void set_open_error(struct st_reader_error *err, int code, const char *fm
     memset(err, 0, sizeof *err);
     err->code = code;
     snprintf(err->message, sizeof err->message, fmt, arg);
+}
+
+/* -EINVAL with the message when opts ask for a rotated trace from what is not a path. */
+static int refuse_rotated(const struct st_reader_options *opts, struct st_reader_error *err)
+{
+    if (!opts || !(opts->flags & ST_READER_ROTATED))
+        return 0;
+    set_open_error(err, -EINVAL, "%s", "ST_READER_ROTATED needs st_reader_open() and a path");
+    return -EINVAL;
 }
 
 /* Allocates a reader with opts applied; the source is set by the caller. */
@@ -722,27 +887,91 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     return 0;
 }
 
+/* Opens the first piece of r's list into *out; closes r when that fails. */
+static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_reader_error *err)
+{
+    int ret = attach_piece(r, 0);
+    if (ret < 0) {
+        set_open_error(err, ret, "%s", strerror(-ret));
+        st_reader_close(r);
+        r = NULL;
+    }
+    *out = r;
+    return ret;
+}
+
+ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_piece *pieces, size_t npieces,
+                                 const struct st_catalog *cat, const struct st_reader_options *opts,
+                                 struct st_reader_error *err)
+{
+    *out = NULL;
+    int ret = refuse_rotated(opts, err);
+    if (ret < 0)
+        return ret;
+    if (npieces == 0) {
+        set_open_error(err, -EINVAL, "%s", "no pieces to read");
+        return -EINVAL;
+    }
+    bool files = false; /* memory pieces need no buffer */
+    for (size_t i = 0; i < npieces; i++)
+        files |= !pieces[i].data;
+    struct st_reader *r;
+    if ((ret = reader_new(&r, pieces[0].name, cat, opts, files, err)) < 0)
+        return ret;
+    for (size_t i = 0; i < npieces && ret == 0; i++)
+        ret = seq_push(&r->seq, strdup(pieces[i].name), pieces[i].data, pieces[i].size);
+    if (ret < 0) {
+        st_reader_close(r);
+        set_open_error(err, ret, "%s", "out of memory");
+        return ret;
+    }
+    return start_pieces(out, r, err);
+}
+
+/* st_reader_open() of a rotated trace: its pieces found now, more in follow mode later. */
+static int open_rotated(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                        const struct st_reader_options *opts, struct st_reader_error *err)
+{
+    uint64_t first, count;
+    int ret = st_rotated_find(path, &first, &count);
+    if (ret < 0) {
+        if (ret == -ENOENT)
+            set_open_error(err, ret, "no such file, nor any piece %s.N of it", path);
+        else if (ret == -EINVAL)
+            set_open_error(err, ret, "%s", "standard input cannot be read as a rotated trace");
+        else
+            set_open_error(err, ret, "%s", strerror(-ret));
+        return ret;
+    }
+    struct st_reader *r;
+    if ((ret = reader_new(&r, path, cat, opts, true, err)) < 0)
+        return ret;
+    for (uint64_t k = first; k - first < count && ret == 0; k++)
+        ret = seq_push(&r->seq, st__piece_name(path, k), NULL, 0);
+    r->seq.next_number = first + count;
+    if (ret < 0 || !(r->seq.base = strdup(path))) {
+        st_reader_close(r);
+        set_open_error(err, -ENOMEM, "%s", "out of memory");
+        return -ENOMEM;
+    }
+    return start_pieces(out, r, err);
+}
+
 ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
                           const struct st_reader_options *opts, struct st_reader_error *err)
 {
+    *out = NULL;
+    if (opts && (opts->flags & ST_READER_ROTATED))
+        return open_rotated(out, path, cat, opts, err);
     struct st_reader *r;
     int ret = reader_new(&r, path, cat, opts, true, err);
     if (ret < 0)
         return ret;
-    r->src = SRC_FD;
-    if (!strcmp(path, "-")) {
-        r->fd = STDIN_FILENO;
-    } else if ((r->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        ret = -errno;
+    if ((ret = attach_file(r, path)) < 0) {
         set_open_error(err, ret, "%s", strerror(-ret));
         st_reader_close(r);
-        *out = NULL;
         return ret;
-    } else {
-        r->own_fd = true;
     }
-    struct stat st;
-    r->eof_ends = fstat(r->fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
     *out = r;
     return 0;
 }
@@ -750,8 +979,9 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
 ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name, const struct st_catalog *cat,
                                  const struct st_reader_options *opts, struct st_reader_error *err)
 {
-    int ret = reader_new(out, name, cat, opts, true, err);
-    if (ret == 0) {
+    *out = NULL;
+    int ret = refuse_rotated(opts, err);
+    if (ret == 0 && (ret = reader_new(out, name, cat, opts, true, err)) == 0) {
         (*out)->src = SRC_STREAM;
         (*out)->stream = f;
     }
@@ -762,13 +992,10 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
                                  const struct st_catalog *cat, const struct st_reader_options *opts,
                                  struct st_reader_error *err)
 {
-    int ret = reader_new(out, name, cat, opts, false, err);
-    if (ret == 0) {
-        struct st_reader *r = *out;
-        r->src = SRC_MEMORY;
-        r->pos = data;
-        r->end = r->pos + size;
-    }
+    *out = NULL;
+    int ret = refuse_rotated(opts, err);
+    if (ret == 0 && (ret = reader_new(out, name, cat, opts, false, err)) == 0)
+        attach_memory(*out, data, size);
     return ret;
 }
 
@@ -776,9 +1003,9 @@ ST_API void st_reader_close(struct st_reader *r)
 {
     if (!r)
         return;
-    if (r->own_fd)
-        close(r->fd);
+    detach(r);
     idmap_free(&r->ids);
+    seq_free(&r->seq);
     free(r->selected);
     free(r->buf);
     free(r->name);
@@ -786,6 +1013,12 @@ ST_API void st_reader_close(struct st_reader *r)
 }
 
 /* --- accessors -------------------------------------------------------------- */
+
+/* The file being read: the current piece's name, or the name given at open. */
+static const char *current_name(const struct st_reader *r)
+{
+    return r->seq.n ? r->seq.items[r->seq.cur].name : r->name;
+}
 
 ST_API const struct st_reader_error *st_reader_error(const struct st_reader *r)
 {
@@ -796,10 +1029,10 @@ ST_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_
 {
     int n;
     if (r->err.code == 0)
-        n = snprintf(buf, len, "%s: no error", r->name);
+        n = snprintf(buf, len, "%s: no error", current_name(r));
     else
-        n = snprintf(buf, len, "%s: byte offset %llu, record %llu: %s", r->name, (unsigned long long)r->err.offset,
-                     (unsigned long long)r->err.record, r->err.message);
+        n = snprintf(buf, len, "%s: byte offset %llu, record %llu: %s", current_name(r),
+                     (unsigned long long)r->err.offset, (unsigned long long)r->err.record, r->err.message);
     if (n < 0)
         return 0;
     return len && (size_t)n >= len ? len - 1 : (size_t)n;
@@ -826,7 +1059,7 @@ ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts)
 ST_API void st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c)
 {
     *c = r->counters;
-    c->bytes = r->pos_offset;
+    c->bytes = r->seq.done_bytes + r->pos_offset;
 }
 
 ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)
@@ -836,5 +1069,5 @@ ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)
 
 ST_API const char *st_reader_name(const struct st_reader *r)
 {
-    return r->name;
+    return current_name(r);
 }

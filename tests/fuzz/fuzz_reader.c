@@ -1,8 +1,10 @@
 /*
  * libFuzzer target for the trace reader: the input is decoded as a trace
  * file (in memory, with a fixed trace-events text) and every record is
- * formatted into a discarded buffer, twice: as a v0/v2/v3/v4 file with a
- * header to text, and as a header-less file to JSON through a filter.
+ * formatted into a discarded buffer, three times: as a v0/v2/v3/v4 file
+ * with a header to text, as a header-less file to JSON through a filter,
+ * and as a trace in pieces (st_reader_open_pieces) cut before every later
+ * header, as `cat FILE FILE.1 ...` of a rotated trace would be.
  * The reader must end every input with a clean end or an error, never a
  * crash, hang or unbounded allocation.
  */
@@ -38,6 +40,33 @@ static struct st_catalog *catalog(void)
     return cat;
 }
 
+/* An error must be recorded, with a message naming where. */
+static void check_end(struct st_reader *r, int ret)
+{
+    if (ret < 0) {
+        char msg[1024];
+        st_reader_format_error(r, msg, sizeof msg);
+        if (st_reader_error(r)->code != ret || !msg[0])
+            abort();
+    }
+}
+
+/* Reads every record of r (pieces of size bytes in all), checks how it ended, closes r. */
+static void drain(struct st_reader *r, size_t size)
+{
+    const struct st_record *rec;
+    struct st_reader_counters c;
+    int ret;
+    while ((ret = st_reader_next(r, &rec)) == 1)
+        if (rec->offset >= size)
+            abort(); /* an offset is within its piece */
+    check_end(r, ret);
+    st_reader_get_counters(r, &c);
+    if (c.bytes > size)
+        abort(); /* bytes consumed sum over the pieces */
+    st_reader_close(r);
+}
+
 /* Reads and formats every record; the outcome does not matter, only that it ends cleanly. */
 static void run(const uint8_t *data, size_t size, const struct st_reader_options *ro,
                 const struct st_formatter_options *fo)
@@ -52,15 +81,48 @@ static void run(const uint8_t *data, size_t size, const struct st_reader_options
     while ((ret = st_reader_next(r, &rec)) == 1)
         if (st_formatter_write(f, rec) < 0)
             abort();
-    if (ret < 0) {
-        char msg[1024];
-        st_reader_format_error(r, msg, sizeof msg);
-        if (st_reader_error(r)->code != ret || !msg[0])
-            abort(); /* an error must be recorded with a message */
-    }
+    check_end(r, ret);
     st_formatter_flush(f);
     st_formatter_free(f);
     st_reader_close(r);
+}
+
+#define MAX_PIECES 16
+
+/* Whether a v4 header's first 16 bytes (ID and magic, either byte order) start at p. */
+static int header_at(const uint8_t *p)
+{
+    static const uint8_t id[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t le[8] = {0xb4, 0x29, 0xa4, 0x0a, 0xcb, 0x77, 0xb1, 0xf2};
+    static const uint8_t be[8] = {0xf2, 0xb1, 0x77, 0xcb, 0x0a, 0xa4, 0x29, 0xb4};
+    return !memcmp(p, id, 8) && (!memcmp(p + 8, le, 8) || !memcmp(p + 8, be, 8));
+}
+
+/* Reads the input cut into memory pieces before every header after the first. */
+static void run_pieces(const uint8_t *data, size_t size)
+{
+    static const char *const names[MAX_PIECES] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7",
+                                                  "p8", "p9", "p10", "p11", "p12", "p13", "p14", "p15"};
+    struct st_reader_piece pieces[MAX_PIECES];
+    size_t n = 0, start = 0;
+    for (size_t i = 1; i + 16 <= size && n + 1 < MAX_PIECES; i++) {
+        if (header_at(data + i)) {
+            pieces[n] = (struct st_reader_piece){names[n], data + start, i - start};
+            n++;
+            start = i;
+        }
+    }
+    pieces[n] = (struct st_reader_piece){names[n], size ? data + start : (const uint8_t *)"", size - start};
+    n++;
+    struct st_reader_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.buffer_size = 4096;
+    ro.filter_from = true; /* the origin runs across pieces */
+    ro.from_ns = 1;
+    struct st_reader *r = NULL;
+    if (st_reader_open_pieces(&r, pieces, n, catalog(), &ro, NULL) < 0)
+        abort();
+    drain(r, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -79,5 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fo.format = ST_OUTPUT_JSON;
     fo.timestamps = ST_TIMESTAMP_RELATIVE;
     run(data, size, &ro, &fo);
+
+    run_pieces(data, size);
     return 0;
 }

@@ -96,6 +96,10 @@ def seeds():
     out['v2'] = header(2) + v2_event(1, 10, u64(1) + u64(2)) + v2_event(2, 20, s('v2') + u64(3))
     out['v3'] = header(3) + v2_event(1, 10, u64(1) + u64(2), pid=4242) + v2_event(DROPPED, 20, u64(9), pid=4242)
     out['v3_big_endian'] = header(3, '>') + v2_event(1, 10, u64(1, '>') + u64(2, '>'), pid=4242, bo='>')
+    # Rotated traces as `cat FILE FILE.1 ...`: the fuzz target cuts them into pieces at each header.
+    out['pieces'] = basic() + header() + all_mappings(base=20) + event(21, 3000, u64(1) + u64(2)) + basic('>')
+    out['pieces_cut'] = basic()[:-5] + basic()
+    out['pieces_ids'] = basic() + header() + mapping(1, 'ev_noargs') + event(1, 3000) + event(10, 3100)
     return out
 
 
