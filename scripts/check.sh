@@ -35,9 +35,7 @@ setup build-asan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefin
   -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# The random-kill crash test runs in the plain pass only: under ASan it failed
-# once in ~20 kills on a loaded machine (open in issue 7).
-run_suite "ASan+UBSan" build-asan --no-suite kill
+run_suite "ASan+UBSan" build-asan
 
 setup build-tsan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=thread -Db_lundef=false
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}

@@ -17,7 +17,15 @@
  *
  * Every record is checked (type, length within the ring, within [tail,
  * head)); a ring that holds something else stops at that point, with a
- * warning. Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
+ * warning naming the file offset. A damaged header is reported by field
+ * and byte offset and the file left out.
+ *
+ * States any death can leave, which are not errors:
+ *   - a ring file with no header yet (shorter than one, or magic still 0:
+ *     crash.c stores the magic last), when the death came while a thread
+ *     created it: the thread had not traced into it, so it holds no record;
+ *   - rings with nothing unwritten (tail == head): an empty recovered trace.
+ * Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,11 +48,12 @@
 
 #define PROG "simpletrace recover"
 
-/* One ring file, mapped read-only. */
+/* One ring file, mapped read-only (or unborn: h is a zeroed header giving pid and tid only). */
 struct ring {
     char path[PATH_MAX];
     const uint8_t *map;
     size_t len;
+    bool unborn;             /* no header yet: h is malloc'd, map is NULL */
     const struct st_crash_hdr *h;
     uint64_t head, tail, pending, size;
     const uint8_t *ring;
@@ -77,12 +86,90 @@ static uint32_t get32(const uint8_t *p)
     return v;
 }
 
-/* Maps and checks one ring file; 0, or -1 with a message. */
+static void ring_close(struct ring *r)
+{
+    if (r->unborn)
+        free((void *)r->h);
+    else
+        munmap((void *)r->map, r->len);
+}
+
+/* pid and tid from a ring file's name, st-<pid>-<tid>.ring; false if it is not one. */
+static bool ring_name_ids(const char *path, uint32_t *pid, uint32_t *tid)
+{
+    const char *base = strrchr(path, '/');
+    unsigned p, t;
+    int end = 0;
+
+    base = base ? base + 1 : path;
+    if (sscanf(base, "st-%u-%u.ring%n", &p, &t, &end) != 2 || end == 0 || base[end] != '\0')
+        return false;
+    *pid = p;
+    *tid = t;
+    return true;
+}
+
+/*
+ * A ring file the program died creating (crash.c: open, posix_fallocate,
+ * header, magic last): it holds no record. Kept as an empty ring of its
+ * thread, so that a death before any thread had a whole ring file still
+ * recovers (an empty trace). 0, or -1 when the name says no pid and tid.
+ */
+static int ring_unborn(struct ring *r, const char *path)
+{
+    struct st_crash_hdr *h;
+    uint32_t pid, tid;
+
+    if (!ring_name_ids(path, &pid, &tid)) {
+        fprintf(stderr, "%s: %s: no ring file header, and not named st-PID-TID.ring\n", PROG, path);
+        return -1;
+    }
+    h = calloc(1, sizeof *h);
+    if (!h)
+        return -1;
+    h->pid = pid;
+    h->tid = tid;
+    r->h = h;
+    r->unborn = true;
+    r->size = 1; /* head == tail == 0: the ring is never read */
+    fprintf(stderr, "%s: %s: no header yet (the program died creating it): no records in it\n", PROG, path);
+    nrings++;
+    return 0;
+}
+
+/* The first thing wrong with a header whose magic is right, by field and byte offset; NULL if none. */
+static const char *hdr_problem(const struct st_crash_hdr *h, size_t len, size_t *off, uint64_t *val)
+{
+#define HDR_BAD(field, cond, why)                        \
+    do {                                                 \
+        if (cond) {                                      \
+            *off = offsetof(struct st_crash_hdr, field); \
+            *val = h->field;                             \
+            return #field " " why;                       \
+        }                                                \
+    } while (0)
+    HDR_BAD(version, h->version != ST_CRASH_VERSION, "is not this program's version");
+    HDR_BAD(hdr_size, h->hdr_size != ST_CRASH_HDR_SIZE, "is not the header size");
+    HDR_BAD(ring_size, h->ring_size < 4096 || (h->ring_size & (h->ring_size - 1)), "is not a power of two >= 4096");
+    HDR_BAD(ring_off, h->ring_off < ST_CRASH_HDR_SIZE + 8 || h->ring_off > len || h->ring_size > len - h->ring_off,
+            "does not leave the ring inside the file");
+    HDR_BAD(head_off, h->head_off < ST_CRASH_HDR_SIZE || h->head_off > h->ring_off - 8, "is not between header and ring");
+    HDR_BAD(tail_off, h->tail_off < ST_CRASH_HDR_SIZE || h->tail_off > h->ring_off - 8, "is not between header and ring");
+    HDR_BAD(pending_off, h->pending_off < ST_CRASH_HDR_SIZE || h->pending_off > h->ring_off - 8,
+            "is not between header and ring");
+#undef HDR_BAD
+    return NULL;
+}
+
+/* Maps and checks one ring file; 0 (also for one with no header yet), or -1 with a message. */
 static int ring_open(const char *path)
 {
     struct ring *r;
     struct stat st;
     const struct st_crash_hdr *h;
+    const char *why;
+    size_t bad_off;
+    uint64_t bad_val;
     int fd;
 
     if (nrings == cap_rings) {
@@ -104,9 +191,8 @@ static int ring_open(const char *path)
         return -1;
     }
     if ((size_t)st.st_size < ST_CRASH_HDR_SIZE) {
-        fprintf(stderr, "%s: %s: too short for a ring file\n", PROG, path);
-        close(fd);
-        return -1;
+        close(fd); /* created, not yet sized (posix_fallocate) */
+        return ring_unborn(r, path);
     }
     r->len = (size_t)st.st_size;
     r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -116,11 +202,20 @@ static int ring_open(const char *path)
         return -1;
     }
     h = r->h = (const struct st_crash_hdr *)r->map;
-    if (h->magic != ST_CRASH_MAGIC || h->version != ST_CRASH_VERSION || h->hdr_size != ST_CRASH_HDR_SIZE ||
-        h->ring_size < 4096 || (h->ring_size & (h->ring_size - 1)) || h->ring_off > r->len ||
-        h->ring_size > r->len - h->ring_off || h->head_off > h->ring_off - 8 || h->tail_off > h->ring_off - 8 ||
-        h->pending_off > h->ring_off - 8) {
-        fprintf(stderr, "%s: %s: not a ring file of this version (or its header is damaged)\n", PROG, path);
+    if (h->magic == 0) {
+        munmap((void *)r->map, r->len); /* sized, header not finished */
+        r->map = NULL;
+        return ring_unborn(r, path);
+    }
+    if (h->magic != ST_CRASH_MAGIC) {
+        fprintf(stderr, "%s: %s: not a ring file (byte 0: magic %#llx)\n", PROG, path,
+                (unsigned long long)h->magic);
+        munmap((void *)r->map, r->len);
+        return -1;
+    }
+    if ((why = hdr_problem(h, r->len, &bad_off, &bad_val))) {
+        fprintf(stderr, "%s: %s: damaged header: byte %zu: %s (%llu); file left out\n", PROG, path, bad_off, why,
+                (unsigned long long)bad_val);
         munmap((void *)r->map, r->len);
         return -1;
     }
@@ -130,8 +225,9 @@ static int ring_open(const char *path)
     r->tail = get64(r->map + h->tail_off);
     r->pending = get64(r->map + h->pending_off);
     if (r->head < r->tail || r->head - r->tail > r->size) {
-        fprintf(stderr, "%s: %s: head %llu and tail %llu do not fit a ring of %llu bytes\n", PROG, path,
-                (unsigned long long)r->head, (unsigned long long)r->tail, (unsigned long long)r->size);
+        fprintf(stderr, "%s: %s: head %llu (byte %llu) and tail %llu (byte %llu) do not fit a ring of %llu bytes\n",
+                PROG, path, (unsigned long long)r->head, (unsigned long long)h->head_off,
+                (unsigned long long)r->tail, (unsigned long long)h->tail_off, (unsigned long long)r->size);
         munmap((void *)r->map, r->len);
         return -1;
     }
@@ -250,8 +346,9 @@ static int ring_take(struct ring *r)
     while (pos < r->head) {
         uint64_t sz = ring_rec_size(r, pos, r->head);
         if (!sz) {
-            fprintf(stderr, "%s: %s: ring position %llu does not hold a record; %llu bytes left out\n", PROG,
-                    r->path, (unsigned long long)pos, (unsigned long long)(r->head - pos));
+            fprintf(stderr, "%s: %s: ring position %llu (byte %llu) does not hold a record; %llu bytes left out\n",
+                    PROG, r->path, (unsigned long long)pos,
+                    (unsigned long long)(r->h->ring_off + (pos & (r->size - 1))), (unsigned long long)(r->head - pos));
             break;
         }
         ring_copy(r, pos, r->recs + r->nrecs_bytes, sz);
@@ -284,14 +381,20 @@ static double local_tsc_slope(void)
 #endif
 }
 
+/* From the first ring with a header (one process: the same clock and start anchor in all). */
 static void conv_init(struct conv *cv)
 {
     uint64_t b_raw = 0, b_ns = 0;
+    size_t first = 0;
 
     memset(cv, 0, sizeof *cv);
-    cv->tsc = rings[0].h->clock_tsc != 0;
-    cv->a_raw = rings[0].h->a_raw;
-    cv->a_ns = rings[0].h->a_ns;
+    while (first < nrings && rings[first].unborn)
+        first++;
+    if (first == nrings)
+        return; /* no header: no records to convert */
+    cv->tsc = rings[first].h->clock_tsc != 0;
+    cv->a_raw = rings[first].h->a_raw;
+    cv->a_ns = rings[first].h->a_ns;
     for (size_t i = 0; i < nrings; i++) {
         if (rings[i].h->b_ns > b_ns) {
             b_ns = rings[i].h->b_ns;
@@ -459,14 +562,17 @@ int st_cmd_recover(int argc, char **argv)
         else
             ring_open(argv[optind]);
     }
-    /* Keep one process's rings. */
+    /* Keep one process's rings: by default that of the first ring with a header (one with records). */
+    for (size_t i = 0; i < nrings && want_pid < 0; i++)
+        if (!rings[i].unborn)
+            want_pid = rings[i].h->pid;
     for (size_t i = 0; i < nrings; i++) {
         if (want_pid < 0)
             want_pid = rings[i].h->pid;
         if (rings[i].h->pid == (uint32_t)want_pid)
             rings[kept++] = rings[i];
         else
-            munmap((void *)rings[i].map, rings[i].len);
+            ring_close(&rings[i]);
     }
     if (kept != nrings) {
         fprintf(stderr, "%s: ring files of several processes: recovering pid %ld (choose with --pid)\n", PROG,
@@ -503,7 +609,8 @@ int st_cmd_recover(int argc, char **argv)
             off += sz;
         }
     }
-    qsort(recs, nout, sizeof *recs, cmp_out);
+    if (nout) /* none when every ring was written out: recs is NULL, which qsort must not get */
+        qsort(recs, nout, sizeof *recs, cmp_out);
     f = fopen(out, "wb");
     if (!f) {
         fprintf(stderr, "%s: %s: %s\n", PROG, out, strerror(errno));
@@ -562,7 +669,7 @@ out:
     free(recs);
     for (size_t i = 0; i < nrings; i++) {
         free(rings[i].recs);
-        munmap((void *)rings[i].map, rings[i].len);
+        ring_close(&rings[i]);
     }
     free(rings);
     rings = NULL;

@@ -20,19 +20,33 @@
  *     D. without drops, each thread's seqs are exactly 0..n-1 and n >=
  *        committed[t] (contiguous: nothing missing).
  * A clean exit leaves no ring file behind and the trace file holds all.
+ *
+ * Death times are counted from the child's first committed record: a
+ * death before any thread created its ring file leaves DIR without one,
+ * which recover rightly reports as nothing to recover (exit 1); on a loaded
+ * machine under ASan 40 ms after the threads start was once not enough.
+ * The other threads may still be creating theirs, a state recover must
+ * accept.
+ *
+ * Then hand-made ring files pin down states a death can leave that the
+ * random kills reach only now and then: every ring written out (nothing to
+ * recover: once made recover's UBSan build abort in qsort), ring files with
+ * no header yet, and a damaged header (named by file and byte offset).
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <time.h>
 
 #include "faults/fault_test.h"
+#include "format/format.h"
+#include "runtime/crash.h"
 
 #define THREADS 3
 
 struct shared {
     uint64_t committed[THREADS];
-    int running;
 };
 
 static struct shared *sh;
@@ -48,7 +62,6 @@ static void *tracer(void *arg)
     uint64_t th = (uint64_t)(uintptr_t)arg, dummy = 0;
     struct timespec pause = {0, 100000};
 
-    __atomic_fetch_add(&sh->running, 1, __ATOMIC_RELEASE);
     for (uint64_t seq = 0;; seq++) {
         ft_trace(th, seq, &dummy);
         __atomic_store_n(&sh->committed[th], seq + 1, __ATOMIC_RELEASE);
@@ -63,6 +76,22 @@ static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* True once some thread of the child committed a record (so one ring file is whole). */
+static int first_record(void)
+{
+    for (int t = 0; t < THREADS; t++)
+        if (__atomic_load_n(&sh->committed[t], __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
+/* Waits for the child's first record: up to 20 s (a loaded machine under ASan can be that slow). */
+static void wait_first_record(void)
+{
+    for (int i = 0; i < 20000 && !first_record(); i++)
+        sleep_ms(1);
 }
 
 /* The child: configure, trace from THREADS threads, die as told after ms. */
@@ -86,6 +115,7 @@ static void child(const char *dir, int file_on, enum death how, long ms)
             pthread_join(th[i], NULL);
         exit(0);
     }
+    wait_first_record();
     sleep_ms(ms);
     switch (how) {
     case D_ABORT: abort();
@@ -97,7 +127,7 @@ static void child(const char *dir, int file_on, enum death how, long ms)
         pause(); /* SIGKILL comes from the parent */
 }
 
-/* Runs `simpletrace recover`; its exit status. */
+/* Runs `simpletrace recover`; its exit status (128 + signal if killed), its stderr in recover.err. */
 static int run_recover(const char *dir, const char *trace, const char *out)
 {
     int status = -1;
@@ -106,7 +136,7 @@ static int run_recover(const char *dir, const char *trace, const char *out)
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
-        int fd = open(test_path("recover.err"), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int fd = open(test_path("recover.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 2);
         dup2(fd, 1);
         if (trace)
@@ -154,8 +184,7 @@ static void one_run(int run, enum death how, int file_on, long ms)
     if (pid == 0)
         child(dir, file_on, how, ms);
     if (how == D_KILL) {
-        while (__atomic_load_n(&sh->running, __ATOMIC_ACQUIRE) < THREADS)
-            sleep_ms(1);
+        wait_first_record();
         sleep_ms(ms);
         kill(pid, SIGKILL);
     }
@@ -173,7 +202,7 @@ static void one_run(int run, enum death how, int file_on, long ms)
         rc = run_recover(dir, file_on ? trace : NULL, out);
         if (!ok(rc == 0, "%s: simpletrace recover succeeded", what)) {
             char *e = test_slurp(test_path("recover.err"), NULL);
-            diag("%s", e ? e : "");
+            diag("exit status %d; stderr:\n%s", rc, e ? e : "(none)");
             free(e);
             return;
         }
@@ -201,6 +230,142 @@ static void one_run(int run, enum death how, int file_on, long ms)
     diag("%s: %llu committed; %llu records in the file, %llu recovered, %llu dropped", what,
          (unsigned long long)committed, (unsigned long long)from_file, (unsigned long long)(s.events - from_file),
          (unsigned long long)s.drops);
+}
+
+/* --- hand-made ring files ------------------------------------------------ */
+
+#define HM_PID 4000001u            /* the files' process (recover does not look for it) */
+#define HM_RING_OFF 8192u          /* header page, a page for head, tail, pending, then the ring */
+#define HM_RING_SIZE 4096u
+#define HM_REC (ST_EVENT_FIXED_SIZE + 16) /* ft_ev: two 8-byte arguments */
+
+static void hm_write(const char *path, const void *p, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool done = fd >= 0 && write(fd, p, len) == (ssize_t)len;
+
+    if (fd >= 0)
+        done &= close(fd) == 0;
+    ok(done, "made %s (%zu bytes)", path, len);
+}
+
+/* dir/st-HM_PID.names: ID 0 is ft_ev. */
+static void hm_names(const char *dir)
+{
+    uint8_t rec[64];
+    char path[900];
+
+    snprintf(path, sizeof path, "%s/st-%u.names", dir, HM_PID);
+    hm_write(path, rec, st_fmt_put_mapping(rec, 0, "ft_ev", 5));
+}
+
+/*
+ * dir/st-HM_PID-tid.ring as crash.c makes it, holding ft_ev thread 0 seq
+ * 0..n-1 from ring position 0, with the given tail (head is after the
+ * last); ring_size is the header's field (HM_RING_SIZE unless damaging it).
+ */
+static void hm_ring(const char *dir, uint32_t tid, unsigned n, uint64_t tail, uint64_t ring_size)
+{
+    size_t len = HM_RING_OFF + HM_RING_SIZE;
+    uint8_t *f = calloc(1, len);
+    struct st_crash_hdr h = {.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION, .hdr_size = ST_CRASH_HDR_SIZE,
+                             .pid = HM_PID, .tid = tid, .ring_off = HM_RING_OFF, .ring_size = ring_size,
+                             .head_off = 4096, .tail_off = 4104, .pending_off = 4112};
+    uint64_t head = (uint64_t)n * HM_REC;
+    char path[900];
+
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *p = f + HM_RING_OFF + i * HM_REC;
+        st_fmt_put_event_header(p, 0, 1000 + i, 16, tid);
+        st_fmt_put_u64(p + ST_EV_OFF_PAYLOAD, 0);
+        st_fmt_put_u64(p + ST_EV_OFF_PAYLOAD + 8, i);
+    }
+    memcpy(f, &h, sizeof h);
+    memcpy(f + h.head_off, &head, 8);
+    memcpy(f + h.tail_off, &tail, 8);
+    snprintf(path, sizeof path, "%s/st-%u-%u.ring", dir, HM_PID, tid);
+    hm_write(path, f, len);
+    free(f);
+}
+
+/* A ring file the program died creating: len bytes of zeros (0: before posix_fallocate). */
+static void hm_unborn(const char *dir, uint32_t tid, size_t len)
+{
+    uint8_t *f = calloc(1, len + 1);
+    char path[900];
+
+    snprintf(path, sizeof path, "%s/st-%u-%u.ring", dir, HM_PID, tid);
+    hm_write(path, f, len);
+    free(f);
+}
+
+/* A fresh directory for one hand-made case. */
+static const char *hm_dir(const char *name)
+{
+    const char *dir = test_path(name);
+    mkdir(dir, 0755);
+    return dir;
+}
+
+/* Runs recover on dir; checks its status, the output's ft_ev count, and that stderr holds want (if any). */
+static void hm_check(const char *what, const char *dir, int want_rc, uint64_t want_events, const char *want_err)
+{
+    char out[900];
+    char *err;
+    int rc;
+
+    snprintf(out, sizeof out, "%s/recovered", dir);
+    rc = run_recover(dir, NULL, out);
+    err = test_slurp(test_path("recover.err"), NULL);
+    if (!ok(rc == want_rc, "%s: recover exits %d", what, want_rc))
+        diag("exit status %d; stderr:\n%s", rc, err ? err : "(none)");
+    if (want_err && !ok(err && strstr(err, want_err), "%s: stderr says \"%s\"", what, want_err))
+        diag("stderr:\n%s", err ? err : "(none)");
+    if (want_rc == 0) {
+        struct ft_sum s;
+        ft_sum_init(&s);
+        ft_sum_file(&s, out, 0);
+        ok(s.decoded && s.order, "%s: the recovered trace decodes, seqs in order", what);
+        is_u64(s.events, want_events, "%s: records recovered", what);
+        is_u64(s.drops, 0, "%s: no drops", what);
+    }
+    free(err);
+}
+
+static void hand_made(void)
+{
+    const char *dir;
+    char want[200];
+
+    /* Every record written out before the death (tail == head): an empty trace, not an error. */
+    dir = hm_dir("hm-written");
+    hm_names(dir);
+    hm_ring(dir, 11, 3, 3 * HM_REC, HM_RING_SIZE);
+    hm_check("every ring written out", dir, 0, 0, "0 records of 1 threads");
+
+    /* Died creating the only ring files: before posix_fallocate, and before the magic. */
+    dir = hm_dir("hm-unborn");
+    hm_names(dir);
+    hm_unborn(dir, 12, 0);
+    hm_unborn(dir, 13, HM_RING_OFF + HM_RING_SIZE);
+    snprintf(want, sizeof want, "st-%u-13.ring: no header yet", HM_PID);
+    hm_check("only ring files with no header yet", dir, 0, 0, want);
+
+    /* One of them next to a whole ring: that ring's records. */
+    dir = hm_dir("hm-unborn-and-whole");
+    hm_names(dir);
+    hm_unborn(dir, 12, 100);
+    hm_ring(dir, 11, 3, 0, HM_RING_SIZE);
+    snprintf(want, sizeof want, "st-%u-12.ring: no header yet", HM_PID);
+    hm_check("a ring with no header yet and a whole one", dir, 0, 3, want);
+
+    /* A damaged header is named by file, field and byte offset; with nothing else usable, exit 1. */
+    dir = hm_dir("hm-damaged");
+    hm_names(dir);
+    hm_ring(dir, 11, 3, 0, 12345);
+    snprintf(want, sizeof want, "st-%u-11.ring: damaged header: byte %zu: ring_size", HM_PID,
+             offsetof(struct st_crash_hdr, ring_size));
+    hm_check("a damaged header", dir, 1, 0, want);
 }
 
 int main(int argc, char **argv)
@@ -238,5 +403,6 @@ int main(int argc, char **argv)
     one_run(run++, D_KILL, 1, 60);
     extra = "";
     one_run(run++, D_CLEAN, 1, 0);
+    hand_made();
     return done_testing();
 }
