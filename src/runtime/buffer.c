@@ -79,8 +79,8 @@
  *     thread traces after that (a TLS destructor that runs after ours, a
  *     signal handler: TSan delivers deferred signals at the thread's last
  *     libc calls) is counted there instead, see "Lost drops" below.
- *     Flight mode has no writer and never frees a ring, so there the
- *     thread keeps its buffer and such events are recorded.
+ *     Flight mode has no writer: there the exit hook itself keeps the
+ *     ring, and frees the oldest exited ones beyond a bound (flight_trim).
  *
  * Lost drops. Events that no thread buffer can take (traced after the
  * thread's exit hook, or by a thread that could not get a buffer, or by a
@@ -109,12 +109,16 @@
  *
  * Flight mode (flight=SIZE, flight.c): no writer consumes; when a record
  * does not fit, the slow path below (flight_evict) lets the producer move
- * tail itself past its oldest whole records, counting them in fl_evicted.
+ * tail itself past its oldest whole records, counting them in fl_evicted
+ * (tail and fl_evicted change together inside the seqlock fl_seq, so a
+ * snapshot knows the event index of the record at the tail it validated
+ * against), and reporting a flight-trigger= record it evicts unscanned.
  * tail then has one writer still, the owner thread, so the invariants
  * above hold with "the writer" read as "the producer" for tail; flight
  * mode is exclusive with a trace file and crash=DIR so that no writer
  * pass ever runs over such a ring. The fast path is unchanged: a full ring
- * already sends it to the slow path through `limit`.
+ * already sends it to the slow path through `limit`. Rings of exited
+ * threads: see flight_trim.
  *
  * crash=DIR (crash.c, crash.h): the struct and the ring of a thread that
  * starts tracing then live in a file-backed shared mapping instead, with a
@@ -136,6 +140,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -143,6 +148,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/crash.h"
+#include "runtime/flight.h"
 #include "runtime/internal.h"
 
 /* Threads that have no buffer yet point here: the gate sends them to the slow path. */
@@ -170,6 +176,8 @@ static int buf_ever;                         /* a buffer was (being) created (se
 static int mode_changing;                    /* a mode setter runs (seq_cst; set under buf_lock) */
 static uint64_t buf_serial;                  /* buffers created (atomic) */
 static bool flight_on;                       /* flight mode (buf_lock to set; never cleared) */
+static uint64_t fl_exits;                    /* flight: threads exited so far, their order (buf_lock) */
+static bool fl_hold;                         /* flight: a snapshot is between copy and accounting (buf_lock) */
 
 /*
  * The writer is woken each time head crosses a multiple of size >> KICK_DIV_LOG2.
@@ -289,21 +297,26 @@ int st__buf_select_clock(bool tsc)
     return ret;
 }
 
+static void flight_exit(struct st_buf *b);
+
 /*
  * Thread exit: hand the buffer to the writer, which drains and frees it.
  * From here the thread's events count as lost drops: the writer may free
  * the buffer as soon as it sees exited, so nothing of the thread may touch
- * it afterwards. Flight mode has no writer and keeps every ring until the
- * process ends (or forks: the child frees its copies), so there the thread
- * keeps tracing into its own buffer until it is really gone.
+ * it afterwards. Flight mode has no writer: the ring is kept, and freed
+ * later only if too many exited rings are kept (flight_exit).
  */
 static void buf_thread_exit(void *arg)
 {
     struct st_buf *b = arg;
 
-    if (b->flight)
-        return;
     tls_buf = &st__buf_lost;
+    /* A handler on this thread that traces from here on sees st__buf_lost. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (b->flight) {
+        flight_exit(b);
+        return;
+    }
     __atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
     st__writer_kick();
 }
@@ -489,7 +502,9 @@ void st__buf_fork_child(void)
     st__buf_lost.nested_dropped = st__buf_lost.pending_drop = 0;
     st__buf_lost.gate.any = 0;
     st__buf_lost.tail = st__buf_lost.consumed = st__buf_lost.last_ns = 0;
-    st__buf_lost.fl_evicted = st__buf_lost.fl_reported = 0;
+    st__buf_lost.fl_evicted = st__buf_lost.fl_next = 0;
+    fl_exits = 0;
+    fl_hold = false;
     st__buf_lost.next = NULL;
     st__bufs = &st__buf_lost;
     memset(&st__buf_retired, 0, sizeof st__buf_retired);
@@ -565,19 +580,101 @@ static __attribute__((noinline, no_sanitize("thread"))) void flight_fence(void)
 }
 
 /*
+ * The record at ring position pos, of the bytes [pos, end) that are whole
+ * records: its length, ID, and the events it stands for (returned: a
+ * dropped record stands for its count).
+ */
+static uint64_t ring_record(const struct st_buf *b, uint64_t pos, uint64_t end, uint64_t *len, uint64_t *id)
+{
+    uint8_t hdr[ST_EVENT_FIXED_SIZE + 8];
+    uint64_t off = pos & b->mask, first = b->size - off, n = sizeof hdr;
+
+    if (n > end - pos)
+        n = end - pos;
+    if (first > n)
+        first = n;
+    memcpy(hdr, b->ring + off, first);
+    memcpy(hdr + first, b->ring, n - first);
+    *len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+    *id = st_fmt_get_u64(hdr + ST_EV_OFF_ID);
+    return st__buf_record_events(hdr, n);
+}
+
+uint64_t st__buf_record_events(const uint8_t *rec, size_t len)
+{
+    if (len >= ST_EVENT_FIXED_SIZE + 8 && st_fmt_get_u64(rec + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+        return st_fmt_get_u64(rec + ST_EV_OFF_PAYLOAD);
+    return 1;
+}
+
+/*
+ * flight-trigger= seen from flight_evict: records below `from` were
+ * examined already; `last` is the position of the last evicted record that
+ * is (sure) or may be (the trigger is not resolved yet: an ID in [lo, hi]
+ * registered after the flight thread last looked) the trigger.
+ */
+struct evict_trig {
+    struct st_flight_trig t;
+    uint64_t from, last;
+    uint32_t lo, hi;
+};
+
+static void evict_trig_begin(struct st_buf *b, struct evict_trig *tr)
+{
+    tr->t.on = __atomic_load_n(&st__flight_trig.on, __ATOMIC_ACQUIRE);
+    tr->t.id = __atomic_load_n(&st__flight_trig.id, __ATOMIC_ACQUIRE);
+    tr->t.known = __atomic_load_n(&st__flight_trig.known, __ATOMIC_ACQUIRE);
+    tr->from = tr->t.on ? __atomic_load_n(&b->fl_scanned, __ATOMIC_RELAXED) : UINT64_MAX;
+    tr->last = UINT64_MAX;
+    tr->lo = UINT32_MAX;
+    tr->hi = 0;
+}
+
+static void evict_trig_note(struct evict_trig *tr, uint64_t pos, uint64_t id)
+{
+    if (pos < tr->from)
+        return;
+    if (id == tr->t.id) {
+        tr->last = pos;
+    } else if (tr->t.id == UINT64_MAX && id >= tr->t.known && id <= UINT32_MAX) {
+        /* IDs are registry slots (< 2^32); the dropped record's ID is above. */
+        tr->last = pos;
+        tr->lo = id < tr->lo ? (uint32_t)id : tr->lo;
+        tr->hi = id > tr->hi ? (uint32_t)id : tr->hi;
+    }
+}
+
+/*
+ * The producer claims what it evicts, the flight thread's scan what it
+ * walked (buffer.h): each record is claimed once, so a trigger is reported
+ * by exactly one of them.
+ */
+bool st__buf_trig_claim(struct st_buf *b, uint64_t end, uint64_t last)
+{
+    uint64_t cur = __atomic_load_n(&b->fl_scanned, __ATOMIC_RELAXED);
+
+    while (cur < end)
+        if (__atomic_compare_exchange_n(&b->fl_scanned, &cur, end, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return last >= cur;
+    return false;
+}
+
+/*
  * Flight mode, ring full: the producer (who alone moves tail in this mode:
  * no writer thread runs, see flight.c) advances tail past whole records,
  * oldest first, until `need` bytes (and a sixteenth of the ring more, see
- * below) fit after head. The count of records
- * lost is release-stored before tail, so a reader that sees a tail also
- * sees at least the evictions that produced it. A dropped record that is
- * overwritten loses the events it reported: its count is added too.
- * Returns false when need can never fit (then the caller drops).
+ * below) fit after head. The events lost are added to fl_evicted (a
+ * dropped record that is overwritten loses the events it reported: its
+ * count), so fl_evicted is always the event index of the record at tail;
+ * both change inside a seqlock (fl_seq odd meanwhile) so that a snapshot
+ * reads them as a pair. An evicted record no scan examined yet that is the
+ * flight-trigger= event requests the snapshot here (the scan would miss
+ * it). Returns false when need can never fit (then the caller drops).
  */
 static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
 {
-    uint64_t tail = b->tail, lost = 0, goal;
-    uint8_t hdr[ST_EVENT_FIXED_SIZE + 8];
+    uint64_t tail = b->tail, lost = 0, goal, seq = b->fl_seq;
+    struct evict_trig tr;
 
     if (need > b->size)
         return false;
@@ -589,23 +686,20 @@ static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
     goal = need + (b->size >> 4);
     if (goal > b->size)
         goal = b->size;
+    evict_trig_begin(b, &tr);
     while (head + goal - tail > b->size && tail < head) {
-        uint64_t off = tail & b->mask, first = b->size - off, len, n = sizeof hdr;
-        if (n > head - tail)
-            n = head - tail;
-        if (first > n)
-            first = n;
-        memcpy(hdr, b->ring + off, first);
-        memcpy(hdr + first, b->ring, n - first);
-        len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
-        if (n >= sizeof hdr && st_fmt_get_u64(hdr + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
-            lost += st_fmt_get_u64(hdr + ST_EV_OFF_PAYLOAD);
-        else
-            lost++;
+        uint64_t len, id;
+        lost += ring_record(b, tail, head, &len, &id);
+        if (tr.t.on)
+            evict_trig_note(&tr, tail, id);
         tail += len;
     }
-    __atomic_store_n(&b->fl_evicted, b->fl_evicted + lost, __ATOMIC_RELEASE);
+    /* Seqlock writer: odd, fence (the stores below are not seen before it), data, even. */
+    __atomic_store_n(&b->fl_seq, seq + 1, __ATOMIC_RELAXED);
+    flight_fence();
+    __atomic_store_n(&b->fl_evicted, b->fl_evicted + lost, __ATOMIC_RELAXED);
     __atomic_store_n(&b->tail, tail, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->fl_seq, seq + 2, __ATOMIC_RELEASE);
     /*
      * The record about to be written overwrites what lay below the new
      * tail. A reader (st__buf_peek) copies bytes, then fences and re-reads
@@ -614,6 +708,8 @@ static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
      */
     flight_fence();
     b->tail_cache = tail;
+    if (tr.last != UINT64_MAX && st__buf_trig_claim(b, tail, tr.last))
+        st__flight_trigger_evicted(tr.t.id != UINT64_MAX, tr.lo, tr.hi);
     return true;
 }
 
@@ -777,23 +873,217 @@ ST_EXPORT uint32_t st__strlen(const char *s)
 }
 
 /*
+ * Exited rings in flight mode. A thread's ring outlives it (its last
+ * records are often the interesting ones), but with thread churn keeping
+ * them all grows without bound, so at most max(ST_FLIGHT_KEEP_EXITED,
+ * threads still running) are kept and the oldest-exited beyond that are
+ * freed. Everything here runs under buf_lock, which every reader of a ring
+ * holds or revalidates under (snapshots, st__buf_peek's serial check, the
+ * trigger scan, fork_prepare): no lock is added to the tracing path. The
+ * thread's own exit hook does the freeing, unless a snapshot holds
+ * (st__buf_flight_hold): it copied rings but has not yet recorded in
+ * fl_next what it holds, so freeing now would count those events lost
+ * too; its release trims instead.
+ */
+
+/* Events of b's thread so far: evicted, in the ring, and drops not yet written into it. */
+static uint64_t buf_events_total(const struct st_buf *b)
+{
+    uint64_t n = b->fl_evicted + __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED);
+
+    for (uint64_t pos = b->tail, len, id; pos < b->head; pos += len)
+        n += ring_record(b, pos, b->head, &len, &id);
+    return n;
+}
+
+/*
+ * With buf_lock held, *pp an exited flight ring: unlinks and frees it. Its
+ * events no snapshot held or counted become lost drops (the thread is gone
+ * and its id may already be another thread's), reported by the next one.
+ */
+static void flight_retire(struct st_buf **pp)
+{
+    struct st_buf *b = *pp;
+    uint64_t total = buf_events_total(b);
+
+    if (total > b->fl_next)
+        __atomic_fetch_add(&st__buf_lost.fl_evicted, total - b->fl_next, __ATOMIC_RELAXED);
+    st__buf_retired.committed += __atomic_load_n(&b->committed, __ATOMIC_RELAXED);
+    st__buf_retired.dropped += st__buf_dropped(b);
+    *pp = b->next;
+    buf_release(b, true);
+}
+
+/* With buf_lock held: frees the oldest-exited flight rings beyond the bound. */
+static void flight_trim(void)
+{
+    for (;;) {
+        struct st_buf **oldest = NULL;
+        uint64_t live = 0, exited = 0;
+        for (struct st_buf **pp = &st__bufs; *pp; pp = &(*pp)->next) {
+            if (*pp == &st__buf_lost)
+                continue;
+            if (!(*pp)->fl_exit_seq) {
+                live++;
+                continue;
+            }
+            exited++;
+            if (!oldest || (*pp)->fl_exit_seq < (*oldest)->fl_exit_seq)
+                oldest = pp;
+        }
+        if (exited <= (live > ST_FLIGHT_KEEP_EXITED ? live : ST_FLIGHT_KEEP_EXITED))
+            return;
+        flight_retire(oldest);
+    }
+}
+
+/*
+ * A flight thread's exit hook (the thread no longer touches b: tls_buf is
+ * st__buf_lost). buf_lock orders its last records before any reader here.
+ */
+static void flight_exit(struct st_buf *b)
+{
+    st__buf_lock();
+    b->fl_exit_seq = ++fl_exits;
+    __atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
+    if (!fl_hold)
+        flight_trim();
+    st__buf_unlock();
+}
+
+void st__buf_flight_hold(void)
+{
+    st__buf_lock();
+    fl_hold = true;
+    st__buf_unlock();
+}
+
+void st__buf_flight_release(void)
+{
+    st__buf_lock();
+    fl_hold = false;
+    flight_trim();
+    st__buf_unlock();
+}
+
+/*
+ * tail and the event index of the record there (fl_evicted), read as one
+ * pair: flight_evict changes both inside the seqlock fl_seq (always 0 for a
+ * writer's ring, whose index is then meaningless). Retries while the owner
+ * is inside it, which is a few stores unless it was preempted there.
+ */
+__attribute__((no_sanitize("thread"))) static uint64_t buf_tail_index(const struct st_buf *b, uint64_t *index)
+{
+    for (;;) {
+        uint64_t s0 = __atomic_load_n(&b->fl_seq, __ATOMIC_ACQUIRE), t, e;
+        if (!(s0 & 1)) {
+            t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+            e = __atomic_load_n(&b->fl_evicted, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&b->fl_seq, __ATOMIC_RELAXED) == s0) {
+                *index = e;
+                return t;
+            }
+        }
+        sched_yield();
+    }
+}
+
+/*
  * Read-only view for the monitor's `info trace` (seqlock-style, see
  * buffer.h). The list is walked under buf_lock, one chunk of one buffer at
  * a time, so a thread starting to trace never waits for more than a 64 KiB
  * copy and the writer may free a buffer between chunks (we then notice it
- * is gone and drop what we copied: those records were written). Ring bytes
+ * is gone and drop what we copied: those records were written; in flight
+ * mode an exiting thread may free an exited ring, see flight_trim). Ring bytes
  * are read while the producer may be overwriting the part below the
  * consumer's tail: that race is intended (the bytes are discarded), so the
  * loads are volatile and the function is not instrumented by TSan.
  */
-__attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left)
+/* One buffer as st__buf_peek lists it. */
+struct peek {
+    struct st_buf *b;
+    const uint8_t *ring;
+    uint64_t size, serial;
+    uint32_t tid;
+};
+
+/*
+ * Copies [tail, head) of one buffer to out (at most room bytes) and keeps
+ * its whole records from the tail re-read afterwards; the rest counts in
+ * *lost. Fills *pi (off relative to out). Returns the bytes kept.
+ */
+__attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek *pk, uint8_t *out, size_t room,
+                                                              uint64_t *lost, struct st_buf_peeked *pi)
 {
     enum { CHUNK = 64 << 10 };
-    struct peek {
+    uint64_t t0 = 0, h0 = 0, t1 = 0, end = 0, pos = 0, keep, index = 0;
+    bool first = true, alive = true;
+
+    *pi = (struct st_buf_peeked){.b = pk->b, .serial = pk->serial, .tid = pk->tid};
+    /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
+    while (alive && (first || pos < end)) {
         struct st_buf *b;
-        const uint8_t *ring;
-        uint64_t size, serial;
-    } *list = NULL;
+        st__buf_lock();
+        for (b = st__bufs; b; b = b->next)
+            if (b == pk->b && b->serial == pk->serial) /* the same buffer, not a new one in its mapping */
+                break;
+        alive = b != NULL;
+        if (alive && first) {
+            first = false;
+            t0 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+            h0 = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+            end = h0 - t0 <= room ? h0 : t0 + room;
+            pos = t0;
+        }
+        if (alive && pos < end) {
+            const volatile uint8_t *ring = pk->ring;
+            uint64_t stop = end - pos > CHUNK ? pos + CHUNK : end;
+            uint8_t *o = out + (pos - t0);
+            for (; pos < stop; pos++)
+                *o++ = ring[pos & (pk->size - 1)];
+            if (pos == end) {
+                /* Order the copy before the tail load that validates it. */
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                t1 = buf_tail_index(b, &index);
+            }
+        }
+        st__buf_unlock();
+    }
+    if (!alive || h0 <= t0)
+        return 0; /* gone (the writer wrote all of it) or empty */
+    if (end == t0) {
+        *lost += h0 - t0; /* no room left */
+        return 0;
+    }
+    /* tail never goes back; a lower one would not be the index's tail */
+    pi->known = t1 >= t0;
+    pi->first = index;
+    if (t1 < t0)
+        t1 = t0;
+    if (t1 >= end) {
+        *lost += t1 < h0 ? h0 - t1 : 0;
+        return 0;
+    }
+    /* Whole records from t1 (always a record boundary) up to end. */
+    keep = t1;
+    while (end - keep >= ST_EVENT_FIXED_SIZE) {
+        uint64_t len = 8 + (uint64_t)st_fmt_get_u32(out + (keep - t0) + ST_EV_OFF_LENGTH);
+        if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > end - keep)
+            break;
+        keep += len;
+    }
+    *lost += h0 - keep;
+    memmove(out, out + (t1 - t0), keep - t1);
+    pi->len = keep - t1;
+    return keep - t1;
+}
+
+/* st__buf_peek, and the per-buffer account when info is not NULL. */
+static size_t buf_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_buf_peeked **info, size_t *ninfo)
+{
+    struct peek *list = NULL;
+    struct st_buf_peeked *pi = NULL, one;
     size_t n = 0, max = 0, used = 0;
     uint64_t lost = 0;
 
@@ -804,76 +1094,44 @@ __attribute__((no_sanitize("thread"))) size_t st__buf_peek(uint8_t *dst, size_t 
     st__buf_unlock();
     max += 16;
     list = malloc(max * sizeof *list);
+    if (info && list && !(pi = malloc(max * sizeof *pi))) {
+        free(list);
+        list = NULL;
+    }
     if (!list) {
         if (left)
             *left = 0;
+        if (info)
+            *info = NULL;
         return 0;
     }
     st__buf_lock();
     for (struct st_buf *b = st__bufs; b && n < max; b = b->next)
-        list[n++] = (struct peek){b, b->ring, b->size, b->serial};
+        list[n++] = (struct peek){b, b->ring, b->size, b->serial, b->tid};
     st__buf_unlock();
 
     for (size_t i = 0; i < n; i++) {
-        const struct peek *pk = &list[i];
-        uint64_t t0 = 0, h0 = 0, t1 = 0, end = 0, pos = 0, keep;
-        bool first = true, alive = true;
-
-        /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
-        while (alive && (first || pos < end)) {
-            struct st_buf *b;
-            st__buf_lock();
-            for (b = st__bufs; b; b = b->next)
-                if (b == pk->b && b->serial == pk->serial) /* the same buffer, not a new one in its mapping */
-                    break;
-            alive = b != NULL;
-            if (alive && first) {
-                first = false;
-                t0 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-                h0 = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
-                end = h0 - t0 <= cap - used ? h0 : t0 + (cap - used);
-                pos = t0;
-            }
-            if (alive && pos < end) {
-                const volatile uint8_t *ring = pk->ring;
-                uint64_t stop = end - pos > CHUNK ? pos + CHUNK : end;
-                uint8_t *out = dst + used + (pos - t0);
-                for (; pos < stop; pos++)
-                    *out++ = ring[pos & (pk->size - 1)];
-                if (pos == end) {
-                    /* Order the copy before the tail load that validates it. */
-                    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-                    t1 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-                }
-            }
-            st__buf_unlock();
-        }
-        if (!alive || h0 <= t0)
-            continue; /* gone (the writer wrote all of it) or empty */
-        if (end == t0) {
-            lost += h0 - t0; /* no room left */
-            continue;
-        }
-        if (t1 < t0)
-            t1 = t0;
-        if (t1 >= end) {
-            lost += t1 < h0 ? h0 - t1 : 0;
-            continue;
-        }
-        /* Whole records from t1 (always a record boundary) up to end. */
-        keep = t1;
-        while (end - keep >= ST_EVENT_FIXED_SIZE) {
-            uint64_t len = 8 + (uint64_t)st_fmt_get_u32(dst + used + (keep - t0) + ST_EV_OFF_LENGTH);
-            if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > end - keep)
-                break;
-            keep += len;
-        }
-        lost += h0 - keep;
-        memmove(dst + used, dst + used + (t1 - t0), keep - t1);
-        used += keep - t1;
+        struct st_buf_peeked *p = pi ? &pi[i] : &one;
+        size_t kept = peek_one(&list[i], dst + used, cap - used, &lost, p);
+        p->off = used;
+        used += kept;
     }
     free(list);
     if (left)
         *left = lost;
+    if (info) {
+        *info = pi;
+        *ninfo = n;
+    }
     return used;
+}
+
+size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left)
+{
+    return buf_peek(dst, cap, left, NULL, NULL);
+}
+
+size_t st__buf_peek_flight(uint8_t *dst, size_t cap, struct st_buf_peeked **info, size_t *ninfo)
+{
+    return buf_peek(dst, cap, NULL, info, ninfo);
 }

@@ -69,7 +69,8 @@ struct st_buf {
     size_t crash_len;              /* bytes of that mapping */
     char *crash_path;              /* the ring file's name (malloc'd) */
     bool flight;                   /* flight mode: the producer overwrites its oldest records */
-    uint64_t fl_evicted;           /* flight: records overwritten so far (release-stored before tail) */
+    uint64_t fl_evicted;           /* flight: events overwritten so far = event index of the record at tail */
+    uint64_t fl_seq;               /* flight: seqlock (odd while tail and fl_evicted change; flight_evict) */
 
     /* Consumer's line: written only by the writeout thread, 128 bytes from the producer's. */
     alignas(ST_BUF_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
@@ -77,9 +78,11 @@ struct st_buf {
     uint64_t last_ns;              /* last timestamp written: keeps them monotone */
     uint64_t staged_drop;          /* crash=DIR: drop count staged, not yet written (writer) */
     struct st_buf *next;           /* list of all buffers, under buf_lock */
-    /* Flight mode has no writer: these two belong to flight.c instead. */
-    uint64_t fl_reported;          /* fl_evicted as of the last snapshot (ctl_lock) */
-    uint64_t fl_scanned;           /* flight-trigger=: records before this were scanned (flight thread) */
+    /* Flight mode has no writer: these belong to flight.c and the exit hook instead. */
+    uint64_t fl_next;              /* event index of the first event no snapshot held or counted (buf_lock);
+                                      st__buf_lost: its fl_evicted as of the last snapshot */
+    uint64_t fl_scanned;           /* flight-trigger=: records below were examined (CAS: flight thread, producer) */
+    uint64_t fl_exit_seq;          /* order of the owner's exit, 0 while it runs (buf_lock) */
 
     alignas(ST_BUF_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
 };
@@ -154,6 +157,45 @@ extern struct st_buf_totals st__buf_retired;
  * while we copied are not counted).
  */
 size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left);
+
+/* What st__buf_peek_flight kept of one buffer. */
+struct st_buf_peeked {
+    struct st_buf *b;
+    uint64_t serial;               /* b is still that buffer only while its serial matches */
+    uint32_t tid;
+    size_t off, len;               /* its whole records in dst (len may be 0) */
+    bool known;                    /* first is valid: the copy's tail was read with its index */
+    uint64_t first;                /* flight: event index of the record at off (fl_evicted at that tail) */
+};
+
+/*
+ * st__buf_peek for snapshots: also returns (*info, malloc'd, *ninfo
+ * entries; NULL on ENOMEM) per buffer copied where its records are and the
+ * event index of the first one, read with tail under the buffer's seqlock.
+ */
+size_t st__buf_peek_flight(uint8_t *dst, size_t cap, struct st_buf_peeked **info, size_t *ninfo);
+
+/*
+ * Flight mode: while held (a snapshot between its copy and its accounting
+ * in fl_next), exited rings are not freed; releasing frees those beyond
+ * the bound. Both take buf_lock.
+ */
+void st__buf_flight_hold(void);
+void st__buf_flight_release(void);
+
+/* Exited rings flight mode keeps at least (more while more threads run: see buffer.c). */
+#define ST_FLIGHT_KEEP_EXITED 8
+
+/*
+ * flight-trigger=: claims ring positions [.., end) of b as examined (CAS on
+ * fl_scanned, shared by the flight thread's scan and the producer's
+ * eviction, so each record is claimed once). True when `last`, the
+ * position of a trigger record the caller found, lies in what it claimed.
+ */
+bool st__buf_trig_claim(struct st_buf *b, uint64_t end, uint64_t last);
+
+/* Events a dropped or event record stands for (a dropped record: its count). */
+uint64_t st__buf_record_events(const uint8_t *rec, size_t len);
 
 /*
  * Flight mode (flight.c): buffers created from now on have `size` bytes and

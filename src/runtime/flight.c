@@ -15,19 +15,36 @@
  * before any thread traced (-EBUSY: existing rings belong to the writer).
  * It cannot be turned off again.
  *
- * A snapshot copies every ring with st__buf_peek (which validates its copy
- * against tail re-read afterwards, so a producer overwriting meanwhile only
- * shortens what is kept, never tears a record), then writes an ordinary v4
- * file: header, every mapping, one dropped record per thread that lost
- * records to overwriting since the previous snapshot (its count: how many;
- * none when 0, which v4 readers reject), then the records of all threads merged by time,
- * timestamps converted to CLOCK_MONOTONIC ns and kept non-decreasing per
- * thread, as the writer does. The rings are left as they are: a later
- * snapshot may contain the same records again; its dropped counts cover
- * only evictions since the previous snapshot. The count is exact for a
- * thread that does not trace during the snapshot; one that does may have
- * records overwritten after the copy was validated, which are then counted
- * now although the snapshot holds them.
+ * A snapshot copies every ring with st__buf_peek_flight (which validates its
+ * copy against tail re-read afterwards, so a producer overwriting meanwhile
+ * only shortens what is kept, never tears a record), then writes an
+ * ordinary v4 file: header, every mapping, one dropped record per thread
+ * whose count is not 0 (v4 readers reject 0), then the records of all
+ * threads merged by time, timestamps converted to CLOCK_MONOTONIC ns and
+ * kept non-decreasing per thread, as the writer does. The rings are left
+ * as they are: a later snapshot may contain the same records again.
+ *
+ * Dropped counts, exact. Number a thread's events 0, 1, 2, ... in the
+ * order they enter its ring, a dropped record standing for as many as it
+ * counts (nested and oversized drops). fl_evicted is the number of events
+ * evicted so far, which in flight mode (nothing else consumes) is the
+ * index of the record at tail; the producer changes both inside a seqlock,
+ * so the copy's validating tail comes with the index of the first record
+ * kept. fl_next is the first event that no snapshot held or counted. The
+ * dropped count of snapshot k for a thread is then exactly the events in
+ * [fl_next, first held) (none when the copy overlaps the previous one:
+ * records held twice are simply present twice; when nothing of the ring
+ * survived the copy, the events below its tail), and fl_next moves past
+ * what k holds once it is written (a failed snapshot moves nothing). Read
+ * in order, a thread's snapshots and their counts hold or count each of
+ * its events exactly once. Drops not yet written into the ring (reported
+ * before the thread's next record) count in a later snapshot. Lost drops
+ * (no buffer, after the exit hook) are counted on st__buf_lost as before,
+ * with pid ST_LOST_TID, and so are the events of exited rings freed before
+ * a snapshot held them (buffer.c, flight_trim: the thread is gone and its
+ * id may be reused). While a snapshot is between its copy and that commit
+ * it holds off such freeing (st__buf_flight_hold), which would count what
+ * it holds again.
  *
  * The signal: its handler only sets a flag and posts a semaphore
  * (async-signal-safe); the flight thread (started for flight-signal= or
@@ -35,7 +52,14 @@
  * the default name. flight-trigger=EVENT: the same thread scans, 100 times
  * a second, the headers of the records committed since its last scan
  * (trig_scan) and takes a snapshot when one is that event, so the hot path
- * of every event, the trigger included, is unchanged.
+ * of every event, the trigger included, is unchanged. A trigger record
+ * overwritten before a scan reached it is not missed: the producer's
+ * eviction path (slow path) checks what it evicts that no scan examined
+ * (fl_scanned, claimed by CAS by both, so each record is reported once)
+ * and posts the same semaphore; that snapshot lacks the trigger record
+ * itself. Before the trigger's group registered its ID is unknown: the
+ * producer then reports events registered since the thread last looked as
+ * suspects, and the thread snapshots if the trigger resolves to one.
  * Snapshots are serialised by ctl_lock.
  */
 #include <errno.h>
@@ -63,7 +87,12 @@ static int sig_pending; /* atomic (lock-free: safe in the handler) */
 static int sig_no;                /* flight-signal= installed, or 0 (ctl_lock) */
 static bool thread_up;            /* the flight thread runs (ctl_lock) */
 static char trig_name[256];       /* flight-trigger=, or "" (set once, before the thread reads it) */
-static uint64_t trig_id = UINT64_MAX; /* its ID once registered (flight thread) */
+/* Written by set_trigger before the thread starts, then by the flight thread only; producers read it. */
+struct st_flight_trig st__flight_trig = {.id = UINT64_MAX};
+static int trig_hit;              /* a producer evicted an unexamined trigger record (atomic) */
+/* Unresolved-trigger suspects a producer evicted: lo << 32 | hi, TRIG_NONE when empty (atomic). */
+#define TRIG_NONE ((uint64_t)UINT32_MAX << 32)
+static uint64_t trig_suspect = TRIG_NONE;
 
 /* One record of the copy: where it is, its thread and its raw time. */
 struct rec {
@@ -96,6 +125,74 @@ static struct thr *thr_find(struct thr *t, size_t n, uint32_t tid)
     return NULL;
 }
 
+/* Adds to tid's dropped count (two rings share a tid when an exited thread's id was reused). */
+static void thr_add(struct thr *t, size_t *n, uint32_t tid, uint64_t lost)
+{
+    struct thr *e = thr_find(t, *n, tid);
+
+    if (!e) {
+        e = &t[(*n)++];
+        *e = (struct thr){.tid = tid};
+    }
+    e->lost += lost;
+}
+
+/* Events the records of copy[off, off + len) stand for. */
+static uint64_t copy_events(const uint8_t *copy, size_t off, size_t len)
+{
+    uint64_t n = 0;
+
+    for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH))
+        n += st__buf_record_events(copy + off, end - off);
+    return n;
+}
+
+/*
+ * The dropped counts of this snapshot (see the top): per ring, the events
+ * before the first one it holds (before its tail when it holds none) that
+ * no earlier snapshot held or counted; then the lost drops, and freed
+ * rings' events, since the previous snapshot (*lost_ev: the count to
+ * remember). Rings are not freed meanwhile (st__buf_flight_hold), so every
+ * pi->b is alive. thr has room for npi + 1 entries.
+ */
+static size_t account(const struct st_buf_peeked *pi, size_t npi, struct thr *thr, uint64_t *lost_ev)
+{
+    size_t nthr = 0;
+
+    st__buf_lock();
+    for (size_t i = 0; i < npi; i++) {
+        const struct st_buf *b = pi[i].b;
+        if (!pi[i].known || b == &st__buf_lost)
+            continue; /* not copied (no room, empty): nothing held, nothing known */
+        thr_add(thr, &nthr, pi[i].tid, pi[i].first > b->fl_next ? pi[i].first - b->fl_next : 0);
+    }
+    *lost_ev = __atomic_load_n(&st__buf_lost.fl_evicted, __ATOMIC_RELAXED);
+    thr_add(thr, &nthr, ST_LOST_TID, *lost_ev - st__buf_lost.fl_next);
+    st__buf_unlock();
+    return nthr;
+}
+
+/*
+ * Once the snapshot is written: what it holds and counted is done, the
+ * next one counts from there (a failed snapshot leaves fl_next, so its
+ * counts go to the next one).
+ */
+static void account_commit(const uint8_t *copy, const struct st_buf_peeked *pi, size_t npi, uint64_t lost_ev)
+{
+    st__buf_lock();
+    for (size_t i = 0; i < npi; i++) {
+        struct st_buf *b = pi[i].b;
+        uint64_t end;
+        if (!pi[i].known || b == &st__buf_lost)
+            continue;
+        end = pi[i].first + copy_events(copy, pi[i].off, pi[i].len);
+        if (end > b->fl_next)
+            b->fl_next = end;
+    }
+    st__buf_lost.fl_next = lost_ev;
+    st__buf_unlock();
+}
+
 /* Appends n bytes to a growing buffer; false on ENOMEM. */
 struct out {
     uint8_t *p;
@@ -121,47 +218,31 @@ static uint8_t *out_room(struct out *o, size_t n)
 /* With ctl_lock held: builds the snapshot file at path. */
 static int snapshot_locked(const char *path, char *err, size_t errlen)
 {
-    size_t cap = 0, used, nrec = 0, nthr = 0, nthr_max, i;
+    size_t cap = 0, used, nrec = 0, nthr = 0, npi = 0, i;
     uint8_t *copy = NULL;
+    struct st_buf_peeked *pi = NULL;
     struct rec *recs = NULL;
     struct thr *thr = NULL;
     struct out o = {0};
-    uint64_t first_ns = 0;
+    uint64_t first_ns = 0, lost_ev = 0;
     int ret = -ENOMEM, fd;
+    bool held = false;
 
     /* Room for every ring whole: then nothing is cut for lack of space. */
     st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
+    for (struct st_buf *b = st__bufs; b; b = b->next)
         cap += b->size;
-        nthr++;
-    }
     st__buf_unlock();
-    nthr_max = nthr; /* threads that start meanwhile are neither copied nor counted */
-    thr = calloc(nthr ? nthr : 1, sizeof *thr);
     copy = malloc(cap ? cap : 1);
-    if (!thr || !copy)
+    if (!copy)
         goto out;
-    used = st__buf_peek(copy, cap, NULL);
-
-    /*
-     * Lost counts, read after the copy: every eviction that shortened it is
-     * included (fl_evicted is stored before tail). Threads that started
-     * after the list was counted above are left out of both.
-     */
-    nthr = 0;
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
-        uint64_t ev = __atomic_load_n(&b->fl_evicted, __ATOMIC_ACQUIRE);
-        if (nthr == nthr_max)
-            break; /* the rest started after the copy's list: not in it */
-        if (!thr_find(thr, nthr, b->tid)) {
-            thr[nthr].tid = b->tid;
-            thr[nthr].lost = ev - b->fl_reported;
-            nthr++;
-        }
-        b->fl_reported = ev;
-    }
-    st__buf_unlock();
+    /* No exited ring is freed from the copy until its account is committed: it would count what we hold. */
+    st__buf_flight_hold();
+    held = true;
+    used = st__buf_peek_flight(copy, cap, &pi, &npi);
+    if (!pi || !(thr = calloc(npi + 1, sizeof *thr)))
+        goto out; /* without the account, the next snapshot's counts would be wrong: fail this one */
+    nthr = account(pi, npi, thr, &lost_ev);
 
     for (size_t off = 0; off + ST_EVENT_FIXED_SIZE <= used; off += 8 + st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH))
         nrec++;
@@ -240,12 +321,18 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
         unlink(path); /* no half snapshot under that name */
     }
 out:
+    if (held) {
+        if (ret == 0)
+            account_commit(copy, pi, npi, lost_ev);
+        st__buf_flight_release(); /* frees exited rings beyond the bound, counting what we did not hold */
+    }
     if (ret == -ENOMEM)
         st__errmsg(err, errlen, "%s", st_strerror(ret));
     free(o.p);
     free(recs);
     free(copy);
     free(thr);
+    free(pi);
     return ret;
 }
 
@@ -293,13 +380,18 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* The trigger event's ID, looked up by name until its group registered. */
+/*
+ * The trigger event's ID, looked up by name until its group registered
+ * (before the thread starts, then by the flight thread only). While not
+ * found, `known` tells the producers which IDs were looked at: an event
+ * registered later may be the trigger (a suspect, st__flight_trigger_evicted).
+ */
 static bool trig_resolve(void)
 {
     uint32_t count = st__reg_count(), id = 0;
     const char *names[64];
 
-    if (trig_id != UINT64_MAX)
+    if (st__flight_trig.id != UINT64_MAX)
         return true;
     while (id < count) {
         uint32_t n = st__reg_names(id, names, count - id < 64 ? count - id : 64);
@@ -307,12 +399,47 @@ static bool trig_resolve(void)
             break;
         for (uint32_t k = 0; k < n; k++)
             if (strcmp(names[k], trig_name) == 0) {
-                trig_id = id + k;
+                __atomic_store_n(&st__flight_trig.id, (uint64_t)(id + k), __ATOMIC_RELEASE);
                 return true;
             }
         id += n;
     }
+    __atomic_store_n(&st__flight_trig.known, (uint64_t)id, __ATOMIC_RELEASE);
     return false;
+}
+
+void st__flight_trigger_evicted(bool sure, uint32_t lo, uint32_t hi)
+{
+    int saved = errno;
+
+    if (sure) {
+        __atomic_store_n(&trig_hit, 1, __ATOMIC_RELAXED);
+    } else {
+        uint64_t cur = __atomic_load_n(&trig_suspect, __ATOMIC_RELAXED), next;
+        do {
+            uint32_t l = (uint32_t)(cur >> 32), h = (uint32_t)cur;
+            next = (uint64_t)(lo < l ? lo : l) << 32 | (hi > h ? hi : h);
+        } while (!__atomic_compare_exchange_n(&trig_suspect, &cur, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    }
+    sem_post(&sig_sem);
+    errno = saved;
+}
+
+/*
+ * Producers' reports: a trigger evicted before a scan saw it, or an evicted
+ * suspect that turns out to have the trigger's ID now that it resolves (IDs
+ * of suspects were registered already, so one that does not resolve now
+ * was not the trigger). A suspect range may also hold other new events: a
+ * rare extra snapshot, never a missed one.
+ */
+static bool trig_reported(void)
+{
+    uint64_t sus = __atomic_exchange_n(&trig_suspect, TRIG_NONE, __ATOMIC_RELAXED);
+    bool hit = __atomic_exchange_n(&trig_hit, 0, __ATOMIC_RELAXED) != 0;
+
+    if (sus != TRIG_NONE && trig_resolve())
+        hit |= st__flight_trig.id >= (sus >> 32) && st__flight_trig.id <= (uint32_t)sus;
+    return hit;
 }
 
 /*
@@ -320,9 +447,11 @@ static bool trig_resolve(void)
  * last scan, in place, while the producers go on (so the hot path pays
  * nothing). Like st__buf_peek: tail is re-read after the walk, and a walk
  * that started below it (the producer overwrote what we read) is thrown
- * away; a trigger event overwritten before a scan saw it is missed, which
- * at 100 scans a second takes a thread filling its whole ring in 10 ms.
- * Not instrumented by TSan for the same reason as st__buf_peek.
+ * away; then the producer, which claims what it evicts unexamined
+ * (flight_evict), reports any trigger in it, and the next scan starts from
+ * the new tail. What a valid walk read is claimed the same way, so each
+ * trigger record is reported once. Not instrumented by TSan for the same
+ * reason as st__buf_peek.
  */
 __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
 {
@@ -335,10 +464,11 @@ __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
         const volatile uint8_t *ring = b->ring;
         uint64_t t0 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
         uint64_t h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
-        uint64_t start = b->fl_scanned > t0 ? b->fl_scanned : t0, pos = start, t1;
-        bool found = false;
+        uint64_t done = __atomic_load_n(&b->fl_scanned, __ATOMIC_RELAXED);
+        uint64_t start = done > t0 ? done : t0, pos = start, last = UINT64_MAX, t1;
 
-        while (h - pos >= ST_EVENT_FIXED_SIZE) {
+        /* pos may be past h: the producer claimed up to a tail it moved after our loads */
+        while (pos < h && h - pos >= ST_EVENT_FIXED_SIZE) {
             uint8_t hdr[ST_EVENT_FIXED_SIZE];
             uint64_t len;
             for (size_t k = 0; k < sizeof hdr; k++)
@@ -346,18 +476,16 @@ __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
             len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
             if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > h - pos)
                 break; /* overwritten under us: the tail check below discards the walk */
-            if (st_fmt_get_u64(hdr + ST_EV_OFF_ID) == trig_id)
-                found = true;
+            if (st_fmt_get_u64(hdr + ST_EV_OFF_ID) == st__flight_trig.id)
+                last = pos;
             pos += len;
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         t1 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-        if (t1 > start) {
-            b->fl_scanned = t1;
+        if (t1 > start || pos == start)
             continue;
-        }
-        b->fl_scanned = pos;
-        hit |= found;
+        if (st__buf_trig_claim(b, pos, last) && last != UINT64_MAX)
+            hit = true; /* the trigger lies in what we claimed, not in what the producer did */
     }
     st__buf_unlock();
     return hit;
@@ -383,6 +511,8 @@ static void *flight_main(void *arg)
             sem_wait(&sig_sem);
         }
         snap = __atomic_exchange_n(&sig_pending, 0, __ATOMIC_RELAXED) != 0;
+        if (trig_name[0] && trig_reported())
+            snap = true;
         if (trig_name[0] && trig_scan())
             snap = true;
         if (snap) {
@@ -425,6 +555,8 @@ static int start_thread(void)
 /* With ctl_lock held: flight-trigger=NAME (once; another name is -EBUSY). */
 int st__flight_set_trigger(const char *name)
 {
+    int ret;
+
     if (trig_name[0])
         return strcmp(trig_name, name) == 0 ? 0 : -EBUSY;
     if (!*name || strlen(name) >= sizeof trig_name)
@@ -433,7 +565,11 @@ int st__flight_set_trigger(const char *name)
     if (thread_up)
         return -EBUSY; /* the thread already waits without a timeout */
     snprintf(trig_name, sizeof trig_name, "%s", name);
-    return start_thread();
+    trig_resolve(); /* usually registered already: producers can then tell the trigger from the start */
+    ret = start_thread();
+    if (ret == 0)
+        __atomic_store_n(&st__flight_trig.on, 1, __ATOMIC_RELEASE); /* after sem_init: producers may post */
+    return ret;
 }
 
 int st__flight_parse_signal(const char *v, int *sig)

@@ -12,6 +12,16 @@
  *   trigger  flight-trigger=fl_trig: tracing that event takes a snapshot
  *   busy     snapshots while 2 threads keep tracing: every file decodes
  *            strictly, every thread's records contiguous (nothing torn)
+ *   exact    snapshots while 3 threads keep tracing: read in order, each
+ *            thread's dropped counts and held records account for every
+ *            event it traced exactly once (per gap and in sum)
+ *   burst    flight=4K, flight-trigger=: the trigger then 10k records at
+ *            once (overwritten long before a scan): a snapshot still comes
+ *   late     the same with the trigger's group registered only just before
+ *            (the producer cannot tell the trigger's ID yet: a suspect)
+ *   churn    200 short-lived threads on 4K rings, snapshots between: the
+ *            rings kept stay bounded, and held records, per-thread dropped
+ *            counts and lost drops (freed rings) account for every event
  *
  * Everything is written in a temporary directory (the current directory
  * too, for default snapshot names) and bounded: rings of 64 KiB.
@@ -89,7 +99,11 @@ static int mon_cmd(const char *line, char *buf, size_t cap)
 TEST_EVENT(fl_ev, "fl_ev", "int thread, int seq", "thread %d seq %d", "ii", 2, 0);
 TEST_EVENT(fl_trig, "fl_trig", "", "", "", 0, 0);
 TEST_GROUP(fl_grp, "fl", &fl_ev, &fl_trig)
-static struct st_group *const fl_groups[] = {&fl_grp, NULL};
+/* Registered by part_late only, at the last moment. */
+TEST_EVENT(late_trig, "late_trig", "", "", "", 0, 0);
+static struct st_event *const late_events[] = {&late_trig};
+static struct st_group late_grp = {"late", late_events, 1, 0};
+static struct st_group *const fl_groups[] = {&fl_grp, &late_grp, NULL};
 
 #define MAXT 8
 #define RING "64K"
@@ -123,7 +137,7 @@ static int snap_visit(const struct v4_record *r, void *opaque)
         }
         return 0;
     }
-    if (!strcmp(r->name, "fl_trig")) {
+    if (!strcmp(r->name, "fl_trig") || !strcmp(r->name, "late_trig")) {
         s->trig++;
         return 0;
     }
@@ -198,12 +212,14 @@ struct worker {
     uint64_t n;       /* events to trace (busy: a bound) */
     uint64_t done;    /* events traced (atomic) */
     int *stop;
+    uint32_t tid;     /* the thread's id, its records' pid (atomic) */
 };
 
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
 
+    __atomic_store_n(&w->tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
     for (uint64_t i = 0; i < w->n; i++) {
         if (w->stop && __atomic_load_n(w->stop, __ATOMIC_RELAXED))
             break;
@@ -221,8 +237,22 @@ static void expect_einval(const char *config, const char *why)
     ok(err[0] != '\0', "with a message");
 }
 
-/* Checks a snapshot of threads [0, nt) that traced want[i] events, the earlier snapshots having seen prev_first[i]. */
-static void check_snap(const char *path, int nt, const uint64_t *want, uint64_t *prev_first, const char *what)
+/*
+ * The dropped count a snapshot holding [first, last] of a thread must have
+ * when the earlier ones held or counted everything below *next (the count
+ * covers what none holds, an overlap is not counted); advances *next.
+ */
+static uint64_t expect_drops(uint64_t first, uint64_t last, uint64_t *next)
+{
+    uint64_t d = first > *next ? first - *next : 0;
+
+    if (last + 1 > *next)
+        *next = last + 1;
+    return d;
+}
+
+/* Checks a snapshot of threads [0, nt) that traced want[i] events, the earlier snapshots having accounted for next[i]. */
+static void check_snap(const char *path, int nt, const uint64_t *want, uint64_t *next, const char *what)
 {
     struct snap s;
 
@@ -233,9 +263,8 @@ static void check_snap(const char *path, int nt, const uint64_t *want, uint64_t 
         ok(s.n[i] > 0 && s.n[i] < want[i], "%s: thread %d: %llu of %llu records kept", what, i,
            (unsigned long long)s.n[i], (unsigned long long)want[i]);
         is_u64(s.last[i], want[i] - 1, "%s: thread %d: the newest record is its last one", what, i);
-        is_u64(snap_drops(&s, i), s.first[i] - prev_first[i], "%s: thread %d: dropped count = records lost since the last snapshot",
-               what, i);
-        prev_first[i] = s.first[i];
+        is_u64(snap_drops(&s, i), expect_drops(s.first[i], s.last[i], &next[i]),
+               "%s: thread %d: dropped count = records no snapshot holds since the last one", what, i);
     }
 }
 
@@ -302,7 +331,8 @@ static void part_api(void)
         snap_read(&s, test_path("s3"));
         ok(s.decoded && s.contiguous, "snapshot 3 decodes, contiguous");
         is_u64(s.last[NT], 11999, "snapshot 3: main thread's newest record");
-        is_u64(snap_drops(&s, NT), s.first[NT] - prev[NT], "snapshot 3: main thread's count covers only the interval");
+        is_u64(snap_drops(&s, NT), expect_drops(s.first[NT], s.last[NT], &prev[NT]),
+               "snapshot 3: main thread's count covers only what snapshot 2 did not hold");
         for (int i = 0; i < NT; i++)
             is_u64(snap_drops(&s, i), 0, "snapshot 3: exited thread %d lost nothing since", i);
     }
@@ -438,6 +468,271 @@ static void part_busy(void)
     ok(all_ok, "%d snapshots while 2 threads trace: each decodes strictly, nothing torn, contiguous", SNAPS);
 }
 
+/*
+ * Many threads' view of a snapshot (exact, churn): per thread index (the
+ * events' first argument) the range held, and every dropped record.
+ */
+#define MANY 256
+#define KEEP_EXITED 8 /* ST_FLIGHT_KEEP_EXITED (src/runtime/buffer.h): exited rings kept with few threads running */
+struct many {
+    uint64_t n[MANY], first[MANY], last[MANY];
+    uint32_t pid[MANY];
+    uint32_t drop_pid[1024];
+    uint64_t drop_count[1024];
+    size_t ndrop;
+    int ok; /* decoded, every thread's records contiguous, nothing unexpected */
+};
+
+static int many_visit(const struct v4_record *r, void *opaque)
+{
+    struct many *m = opaque;
+    uint64_t th, seq;
+
+    if (r->mapping)
+        return 0;
+    if (r->dropped) {
+        if (m->ndrop == 1024) {
+            m->ok = 0;
+            return 0;
+        }
+        m->drop_pid[m->ndrop] = r->pid;
+        m->drop_count[m->ndrop++] = r->drop_count;
+        return 0;
+    }
+    th = r->args[0].u;
+    seq = r->args[1].u;
+    if (th >= MANY || (m->n[th] && (seq != m->last[th] + 1 || r->pid != m->pid[th]))) {
+        m->ok = 0;
+        return 0;
+    }
+    if (!m->n[th]) {
+        m->first[th] = seq;
+        m->pid[th] = r->pid;
+    }
+    m->last[th] = seq;
+    m->n[th]++;
+    return 0;
+}
+
+static void many_read(struct many *m, const char *path)
+{
+    struct v4_decoder d;
+
+    memset(m, 0, sizeof *m);
+    m->ok = 1;
+    memset(&d, 0, sizeof d);
+    d.kinds = test_kinds;
+    d.kinds_opaque = (void *)fl_groups;
+    d.visit = many_visit;
+    d.visit_opaque = m;
+    if (v4_decode_file(&d, path)) {
+        diag("decoding %s: %s", path, d.err);
+        m->ok = 0;
+    }
+    v4_decoder_free(&d);
+}
+
+static uint64_t many_drops(const struct many *m, uint32_t pid)
+{
+    uint64_t c = 0;
+
+    for (size_t i = 0; i < m->ndrop; i++)
+        if (m->drop_pid[i] == pid)
+            c += m->drop_count[i];
+    return c;
+}
+
+/*
+ * Accounting of one thread across snapshots read in order: next is the
+ * first event no snapshot held or counted so far. A snapshot that holds
+ * [first, last] must count exactly [next, first) (per-gap check); one that
+ * holds nothing of it (its copy overwritten meanwhile) counts what was
+ * evicted before it, unchecked here but covered by the sum check.
+ */
+struct acct {
+    uint64_t next, held, dropped;
+    int gaps_ok;
+};
+
+static void acct_snap(struct acct *a, const struct many *m, int th, uint32_t pid)
+{
+    uint64_t d = many_drops(m, pid);
+
+    a->dropped += d;
+    if (!m->n[th]) {
+        a->next += d;
+        return;
+    }
+    if (d != (m->first[th] > a->next ? m->first[th] - a->next : 0)) {
+        if (a->gaps_ok)
+            diag("thread %d: count %llu, held from %llu, accounted up to %llu", th, (unsigned long long)d,
+                 (unsigned long long)m->first[th], (unsigned long long)a->next);
+        a->gaps_ok = 0;
+    }
+    if (m->first[th] > a->next)
+        a->next = m->first[th];
+    if (m->last[th] + 1 > a->next) {
+        a->held += m->last[th] + 1 - a->next;
+        a->next = m->last[th] + 1;
+    }
+}
+
+static void part_exact(void)
+{
+    enum { NT = 3, SNAPS = 10 };
+    struct worker w[NT];
+    struct acct a[NT];
+    int stop = 0, all_ok = 1, overlap = 0;
+    char err[256];
+
+    is_int(st_configure("flight=" RING ",fl_ev", err, sizeof err), 0, "flight=" RING " (%s)", err);
+    for (int i = 0; i < NT; i++) {
+        w[i] = (struct worker){.idx = i, .n = UINT64_MAX, .stop = &stop};
+        a[i] = (struct acct){.gaps_ok = 1};
+        pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+    }
+    for (int i = 0; i < NT; i++)
+        while (!__atomic_load_n(&w[i].done, __ATOMIC_RELAXED))
+            sleep_ms(1);
+    /* SNAPS while they trace flat out (some 1 ms apart: consecutive ones then overlap), then one after */
+    for (int k = 0; k <= SNAPS; k++) {
+        char name[32];
+        struct many m;
+        if (k == SNAPS) {
+            __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+            for (int i = 0; i < NT; i++)
+                pthread_join(w[i].t, NULL);
+        } else {
+            sleep_ms(k % 2 ? 1 : 7);
+        }
+        snprintf(name, sizeof name, "e%d", k);
+        if (st_trace_snapshot(test_path(name)) != 0)
+            all_ok = 0;
+        many_read(&m, test_path(name));
+        all_ok &= m.ok;
+        for (int i = 0; i < NT; i++) {
+            overlap |= m.n[i] && m.first[i] < a[i].next;
+            acct_snap(&a[i], &m, i, w[i].tid);
+        }
+        unlink(test_path(name));
+    }
+    ok(all_ok, "%d snapshots while 3 threads trace, and one after: each decodes, contiguous per thread", SNAPS);
+    for (int i = 0; i < NT; i++) {
+        ok(a[i].gaps_ok, "thread %d: each dropped count = the events between what the snapshots before held and what this one holds", i);
+        is_u64(a[i].held + a[i].dropped, w[i].done, "thread %d: held %llu + dropped %llu = traced", i,
+               (unsigned long long)a[i].held, (unsigned long long)a[i].dropped);
+    }
+    diag("consecutive snapshots overlapped: %s", overlap ? "yes" : "no");
+}
+
+/* Waits (bounded) until the default-named snapshot n exists and decodes with its trigger record or not. */
+static int wait_snapshot(unsigned n)
+{
+    char name[64];
+    struct snap s;
+
+    snprintf(name, sizeof name, "snapshot-%ld-%u", (long)getpid(), n);
+    for (int k = 0; k < 500; k++) {
+        sleep_ms(10);
+        if (test_exists(name) && test_file_size(name) > 0) {
+            sleep_ms(50);
+            return snap_read(&s, name) == 0;
+        }
+    }
+    return 0;
+}
+
+/* The trigger, then at once enough records to overwrite it many times over. */
+static void trigger_buried(struct st_event *trig)
+{
+    test_trace_void(trig);
+    for (uint64_t i = 0; i < 10000; i++)
+        test_trace_ii(&fl_ev, 0, i);
+}
+
+static void part_burst(void)
+{
+    char err[256];
+
+    is_int(st_configure("flight=4K,flight-trigger=fl_trig,fl_*", err, sizeof err), 0, "flight=4K,flight-trigger=fl_trig (%s)",
+           err);
+    for (int round = 0; round < 3; round++) {
+        trigger_buried(&fl_trig);
+        ok(wait_snapshot((unsigned)round), "round %d: a trigger overwritten at once still takes a snapshot", round);
+    }
+    sleep_ms(100);
+    is_int(dir_entries(test_dir), 3, "one snapshot per trigger (the producer and the scan never both report it)");
+}
+
+static void part_late(void)
+{
+    char err[256];
+
+    is_int(st_configure("flight=4K,flight-trigger=late_trig,fl_*,late_*", err, sizeof err), 0,
+           "flight-trigger= of a group not registered yet (%s)", err);
+    for (uint64_t i = 0; i < 10000; i++) /* fills the ring: nothing is a trigger yet */
+        test_trace_ii(&fl_ev, 0, i);
+    sleep_ms(50);
+    is_int(dir_entries(test_dir), 0, "no snapshot before the trigger");
+    is_int(st_group_register(&late_grp), 0, "the trigger's group registers");
+    trigger_buried(&late_trig);
+    ok(wait_snapshot(0), "its trigger, overwritten at once, takes a snapshot");
+    sleep_ms(100);
+    is_int(dir_entries(test_dir), 1, "one snapshot");
+}
+
+static void part_churn(void)
+{
+    enum { THREADS = 200, BATCH = 4, EVENTS = 300 };
+    static struct worker w[THREADS];
+    static struct acct a[THREADS];
+    uint64_t lost = 0, traced = 0, held = 0, dropped = 0;
+    uint32_t max_threads = 0;
+    int all_ok = 1, snaps = 0, gaps_ok = 1;
+    char err[256];
+
+    is_int(st_configure("flight=4K,fl_ev", err, sizeof err), 0, "flight=4K (%s)", err);
+    for (int first = 0; first <= THREADS; first += BATCH) {
+        struct st_stats st;
+        for (int i = first; i < first + BATCH && i < THREADS; i++) {
+            w[i] = (struct worker){.idx = i, .n = EVENTS + (uint64_t)i};
+            a[i] = (struct acct){.gaps_ok = 1};
+            pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+        }
+        for (int i = first; i < first + BATCH && i < THREADS; i++)
+            pthread_join(w[i].t, NULL);
+        st_stats_get(&st);
+        if (st.threads > max_threads)
+            max_threads = st.threads;
+        /* Snapshots now and then, and after the last thread (first == THREADS). */
+        if (first % (BATCH * 7) == 0 || first == THREADS) {
+            char name[32];
+            struct many m;
+            snprintf(name, sizeof name, "c%d", snaps++);
+            if (st_trace_snapshot(test_path(name)) != 0)
+                all_ok = 0;
+            many_read(&m, test_path(name));
+            all_ok &= m.ok;
+            for (int i = 0; i < first + BATCH && i < THREADS; i++)
+                acct_snap(&a[i], &m, i, w[i].tid);
+            lost += many_drops(&m, 0xffffffffu);
+            unlink(test_path(name));
+        }
+    }
+    for (int i = 0; i < THREADS; i++) {
+        traced += w[i].done;
+        held += a[i].held;
+        dropped += a[i].dropped;
+        gaps_ok &= a[i].gaps_ok;
+    }
+    ok(max_threads <= KEEP_EXITED, "rings kept after each batch: at most %d (%u)", KEEP_EXITED, max_threads);
+    ok(all_ok, "%d snapshots decode, every thread contiguous", snaps);
+    ok(gaps_ok, "per thread: each dropped count = the events between what earlier snapshots held and what it holds");
+    ok(lost > 0, "freed rings' records no snapshot held are counted as lost drops (%llu)", (unsigned long long)lost);
+    is_u64(held + dropped + lost, traced, "held %llu + dropped %llu + lost %llu = traced", (unsigned long long)held,
+           (unsigned long long)dropped, (unsigned long long)lost);
+}
+
 int main(int argc, char **argv)
 {
     const char *part = argc > 1 ? argv[1] : "api";
@@ -457,6 +752,14 @@ int main(int argc, char **argv)
         part_trigger();
     else if (!strcmp(part, "busy"))
         part_busy();
+    else if (!strcmp(part, "exact"))
+        part_exact();
+    else if (!strcmp(part, "burst"))
+        part_burst();
+    else if (!strcmp(part, "late"))
+        part_late();
+    else if (!strcmp(part, "churn"))
+        part_churn();
     else {
         fprintf(stderr, "unknown part %s\n", part);
         return 2;
