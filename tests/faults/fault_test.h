@@ -18,6 +18,8 @@
 #ifndef ST_TEST_FAULT_TEST_H
 #define ST_TEST_FAULT_TEST_H
 
+#include <time.h>
+
 #include "runtime/rt_test.h"
 
 #define FT_MAX_THREADS 64
@@ -39,6 +41,15 @@ struct ft_sum {
     int order;                         /* 1 while every thread's seqs increase */
     int decoded;                       /* 1 while every file decoded */
 };
+
+/* CLOCK_MONOTONIC in ms: the storms run until a deadline. */
+static inline uint64_t ft_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static inline void ft_sum_init(struct ft_sum *s)
 {

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     struct sigaction sa;
     struct st_stats st;
     struct ft_sum s;
-    struct timespec now, end;
+    uint64_t end;
     pthread_t th[DTOR_THREADS];
     char cfg[1400];
     unsigned long ms = test_scale(800, 300), rounds = 0, kills = 0;
@@ -93,13 +93,7 @@ int main(int argc, char **argv)
     sa.sa_handler = handler;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)(ms / 1000);
-    end.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    end = ft_now_ms() + ms;
     do {
         for (unsigned i = 0; i < SIG_THREADS; i++)
             pthread_create(&th[i], NULL, sig_thread, &seqs[i]);
@@ -110,8 +104,7 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < SIG_THREADS; i++)
             pthread_join(th[i], NULL);
         rounds++;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+    } while (ft_now_ms() < end);
     diag("%lu rounds of %d threads, %lu signals sent", rounds, SIG_THREADS, kills);
     is_int(st_trace_file_flush(), 0, "signals: flush");
     ft_sum_init(&s);

@@ -106,7 +106,7 @@ static void *churn(void *arg)
 int main(int argc, char **argv)
 {
     struct sigaction sa;
-    struct timespec now, end;
+    uint64_t end;
     pthread_t th[QUIET + BUSY], ch;
     struct ft_sum s;
     char cfg[1400];
@@ -121,13 +121,7 @@ int main(int argc, char **argv)
     sigaction(SIGUSR1, &sa, NULL);
     pthread_create(&ch, NULL, churn, &children);
 
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)(ms / 1000);
-    end.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    end = ft_now_ms() + ms;
     do {
         __atomic_store_n(&round_stop, 0, __ATOMIC_RELAXED);
         for (unsigned i = 0; i < QUIET + BUSY; i++)
@@ -144,8 +138,7 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < QUIET + BUSY; i++)
             pthread_join(th[i], NULL);
         rounds++;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+    } while (ft_now_ms() < end);
     __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
     pthread_join(ch, NULL);
 

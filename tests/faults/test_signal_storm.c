@@ -49,7 +49,7 @@ int main(void)
 {
     struct sigaction sa;
     struct itimerval it = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
-    struct timespec now, end;
+    uint64_t end;
     pthread_t th[THREADS];
     sigset_t set;
     struct ft_sum s;
@@ -75,20 +75,13 @@ int main(void)
         sched_yield();
 
     setitimer(ITIMER_REAL, &it, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)(ms / 1000);
-    end.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    end = ft_now_ms() + ms;
     do {
         for (unsigned i = 0; i < 64; i++)
             pthread_kill(th[i % THREADS], SIGUSR1);
         bursts++;
         sched_yield();
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+    } while (ft_now_ms() < end);
     setitimer(ITIMER_REAL, &off, NULL);
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < THREADS; i++)
