@@ -29,7 +29,7 @@
 
 #include <simpletrace/reader.h>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 #define PROG "simpletrace ctl"
 #define LINE_MAX_BYTES 4096 /* the monitor's limit, newline included */

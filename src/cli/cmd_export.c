@@ -20,9 +20,9 @@
 
 #include <simpletrace/reader.h>
 
-#include "cli/commands.h"
-#include "cli/reader_opts.h"
-#include "export/export.h"
+#include "commands.h"
+#include "reader_opts.h"
+#include "export.h"
 
 #define PROG "simpletrace export"
 #define MAX_PAIRS 64

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "gen/gen.h"
+#include "commands.h"
+#include "gen.h"
 
 #define EXIT_INPUT 1
 #define EXIT_USAGE 2

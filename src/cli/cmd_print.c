@@ -17,8 +17,8 @@
 
 #include <simpletrace/reader.h>
 
-#include "cli/commands.h"
-#include "cli/reader_opts.h"
+#include "commands.h"
+#include "reader_opts.h"
 
 #define PROG "simpletrace print"
 

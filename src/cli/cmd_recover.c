@@ -42,9 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "format/format.h"
-#include "runtime/crash.h"
+#include "commands.h"
+#include "trace_format.h"
+#include "crash_format.h"
 
 #define PROG "simpletrace recover"
 

@@ -16,8 +16,8 @@
 
 #include <simpletrace/reader.h>
 
-#include "cli/commands.h"
-#include "cli/reader_opts.h"
+#include "commands.h"
+#include "reader_opts.h"
 
 #define PROG "simpletrace stats"
 #define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */

@@ -1,5 +1,5 @@
 /* Options and operands shared by the trace-reading subcommands (reader_opts.h). */
-#include "cli/reader_opts.h"
+#include "reader_opts.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
  * named after a C keyword, `int8_t long`, text after ')' that is not a format)
  * are rejected here with a message instead.
  */
-#include "events/events.h"
+#include "events.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/format.h"
+#include "trace_format.h"
 
 /* How an argument is stored in a trace record. */
 enum st_arg_kind {

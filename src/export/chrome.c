@@ -33,7 +33,7 @@
  * than that) written with write(); a file is written under a temporary
  * name next to it and renamed at the end.
  */
-#include "export/internal.h"
+#include "export_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

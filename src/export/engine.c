@@ -7,7 +7,7 @@
  * stack (at most max_depth entries) per thread, and whatever the writer
  * keeps (bounded buffers). Nothing grows with the number of records.
  */
-#include "export/internal.h"
+#include "export_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  * is claimed at the same time, so roles are always consistent (every END
  * has exactly one BEGIN event, with the same function).
  */
-#include "export/internal.h"
+#include "export_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -31,8 +31,8 @@
  * data (checked before converting and again when swapping); the swap is
  * atomic where the file system can exchange names (renameat2).
  */
-#include "export/internal.h"
-#include "uftrace/uftrace_write.h"
+#include "export_internal.h"
+#include "uftrace_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,8 +22,8 @@
  * Errors at start-up from the environment (bad directory, bad numbers) are
  * printed on stderr, once: the program cannot receive them otherwise.
  */
-#include "functrace/ft.h"
-#include "simpletrace/functrace.h"
+#include "ft.h"
+#include <simpletrace/functrace.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -110,8 +110,8 @@ ST__NI static bool env_disabled(void)
 ST__NI static void make_sid(void)
 {
     /* Unique enough across the processes sharing a directory. */
-    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__clock_raw(false) ^
-                 (st__clock_raw(st__ft_g.use_tsc) << 17);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__ftclock_raw(false) ^
+                 (st__ftclock_raw(st__ft_g.use_tsc) << 17);
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 27;
@@ -125,8 +125,8 @@ ST__NI static void start_session(void)
 {
     st__ft_g.pid = getpid();
     make_sid();
-    struct st__clock_knot now;
-    st__clock_sample(st__ft_g.use_tsc, &now);
+    struct st__ftclock_knot now;
+    st__ftclock_sample(st__ft_g.use_tsc, &now);
     st__ft_g.sess_raw = now.raw;
     st__ft_tasks_reset();
 }
@@ -176,10 +176,10 @@ ST__NI static void init(void)
     long page = sysconf(_SC_PAGESIZE);
     st__ft_g.chunk_bytes = (size_t)((chunk + (unsigned long long)page - 1) & ~((unsigned long long)page - 1));
     st__ft_g.max_chunks = (unsigned)env_number("SIMPLETRACE_FUNC_BUFFERS", DEFAULT_MAX_CHUNKS, 1, 1024);
-    st__ft_g.use_tsc = st__clock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
-    struct st__clock_knot first;
-    st__clock_sample(st__ft_g.use_tsc, &first);
-    st__clock_map_init(&st__ft_g.clock, st__ft_g.use_tsc, first);
+    st__ft_g.use_tsc = st__ftclock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
+    struct st__ftclock_knot first;
+    st__ftclock_sample(st__ft_g.use_tsc, &first);
+    st__ftclock_map_init(&st__ft_g.clock, st__ft_g.use_tsc, first);
     if (!setup_dir())
         return;
     start_session();
@@ -253,9 +253,9 @@ ST__NI static void sync_with_hooks(void)
 /* Waits until t leaves the hook it is in; false after BUSY_WAIT_NS. */
 ST__NI static bool wait_not_busy(struct st__ft_thread *t)
 {
-    uint64_t start = st__clock_raw(false);
+    uint64_t start = st__ftclock_raw(false);
     while (atomic_load_explicit(&t->busy, memory_order_acquire)) {
-        if (st__clock_raw(false) - start > BUSY_WAIT_NS)
+        if (st__ftclock_raw(false) - start > BUSY_WAIT_NS)
             return false;
         sched_yield();
     }

@@ -6,7 +6,7 @@
  * [off, off + len) lies inside the file. Names are copied out, so nothing
  * points into the mapping once st__elf_read() returns.
  */
-#include "functrace/elfsym.h"
+#include "elfsym.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -8,9 +8,9 @@
  * __cyg_profile_func_enter. Address = load bias (dlpi_addr) + st_value.
  * Objects loaded later with dlopen() are not searched (README).
  */
-#include "common/glob.h"
-#include "functrace/elfsym.h"
-#include "functrace/ft.h"
+#include "glob_match.h"
+#include "elfsym.h"
+#include "ft.h"
 
 #include <errno.h>
 #include <link.h>

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "functrace/clock.h"
+#include "ft_clock.h"
 
 #define ST__FT_EXPORT __attribute__((visibility("default")))
 #define ST__LIKELY(x) __builtin_expect(!!(x), 1)
@@ -109,7 +109,7 @@ struct st__ft_global {
     pid_t pid;
     char sid[17];                /* session id: 16 hex digits */
     uint64_t sess_raw;           /* raw clock when this process's session began */
-    struct st__clock_map clock;  /* writer only */
+    struct st__ftclock_map clock;  /* writer only */
     int dirfd;                   /* output directory */
     char *dir;                   /* its absolute path */
     bool dir_created;            /* we created it (set_dir may remove it when empty) */

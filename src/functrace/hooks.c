@@ -28,8 +28,8 @@
  * carries no_instrument_function anyway, so including its headers in
  * instrumented code cannot recurse into the hooks.
  */
-#include "functrace/ft.h"
-#include "uftrace/uftrace_format.h"
+#include "ft.h"
+#include "uftrace_format.h"
 
 #include <errno.h>
 #include <string.h>
@@ -82,7 +82,7 @@ ST__NI static void emit_slow(struct st__ft_thread *t, unsigned type, uint32_t de
         atomic_fetch_add_explicit(&st__ft_g.lost_total, 1, memory_order_relaxed);
         return;
     }
-    put_record(t, p, st__clock_raw(st__ft_g.use_tsc), type, depth, addr);
+    put_record(t, p, st__ftclock_raw(st__ft_g.use_tsc), type, depth, addr);
 }
 
 /* emit() and leave_guard() for everything but the common case; a separate
@@ -204,7 +204,7 @@ ST__NI void st__ft_close_frames(struct st__ft_thread *t)
         if (p == t->end) {
             st__ft_rotate(t); /* a new chunk starts with the LOST record */
         } else {
-            p[0] = st__clock_raw(st__ft_g.use_tsc);
+            p[0] = st__ftclock_raw(st__ft_g.use_tsc);
             p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
             atomic_store_explicit(&t->cur, p + 2, memory_order_release);
             t->lost = 0;
@@ -260,7 +260,7 @@ ST__NI struct st__ft_thread *st__ft_thread_attach(void)
     t->nchunks = 1;
     t->tid = gettid();
     t->task = -1;
-    t->start_raw = st__clock_raw(st__ft_g.use_tsc);
+    t->start_raw = st__ftclock_raw(st__ft_g.use_tsc);
 
     pthread_mutex_lock(&st__ft_g.lock);
     state = atomic_load(&st__ft_g.state);

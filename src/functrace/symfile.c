@@ -1,7 +1,7 @@
 /* The .sym writer (format in symfile.h): ELF functions through the shared
  * uftrace .sym writer (uftrace/uftrace_write.h). */
-#include "functrace/symfile.h"
-#include "uftrace/uftrace_write.h"
+#include "symfile.h"
+#include "uftrace_write.h"
 
 #include <errno.h>
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "functrace/elfsym.h"
+#include "elfsym.h"
 
 /* Writes syms as a .sym file to out. Returns the number of functions, or
  * -EIO when a write failed. */

@@ -28,9 +28,9 @@
  * per task the written time never decreases (clock.h), which also keeps a
  * reused tid's file in order.
  */
-#include "common/io.h"
-#include "functrace/ft.h"
-#include "uftrace/uftrace_format.h"
+#include "write_all.h"
+#include "ft.h"
+#include "uftrace_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,7 +162,7 @@ ST__NI uint64_t *st__ft_rotate(struct st__ft_thread *t)
         return NULL;
     uint64_t *p = c->recs;
     if (t->lost) {
-        p[0] = st__clock_raw(st__ft_g.use_tsc);
+        p[0] = st__ftclock_raw(st__ft_g.use_tsc);
         p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
         p += 2;
         atomic_store_explicit(&t->cur, p, memory_order_release);
@@ -258,7 +258,7 @@ ST__NI void st__ft_tasks_reset(void)
 ST__NI uint64_t st__ft_sess_ns(void)
 {
     if (!sess_ns_valid) {
-        sess_ns = st__clock_map_ns(&st__ft_g.clock, st__ft_g.sess_raw);
+        sess_ns = st__ftclock_map_ns(&st__ft_g.clock, st__ft_g.sess_raw);
         sess_ns_valid = true;
     }
     return sess_ns;
@@ -281,7 +281,7 @@ ST__NI static long task_of(struct st__ft_thread *t)
         tasks = n;
         tasks_cap = cap;
     }
-    uint64_t start = st__clock_map_ns(&st__ft_g.clock, t->start_raw);
+    uint64_t start = st__ftclock_map_ns(&st__ft_g.clock, t->start_raw);
     if (start < st__ft_sess_ns())
         start = st__ft_sess_ns();
     tasks[ntasks] = (struct st__ft_task){.tid = t->tid, .start_ns = start, .last_ns = start};
@@ -314,7 +314,7 @@ ST__NI static void write_records(struct st__ft_task *task, int *fd, struct st__f
     }
     uint64_t *r = c->recs + 2 * from;
     for (size_t i = 0; i < n; i++) {
-        uint64_t ns = st__clock_map_ns(&st__ft_g.clock, r[2 * i]);
+        uint64_t ns = st__ftclock_map_ns(&st__ft_g.clock, r[2 * i]);
         if (ns < task->last_ns)
             ns = task->last_ns;
         task->last_ns = r[2 * i] = ns;
@@ -435,9 +435,9 @@ ST__NI static void free_thread(struct st__ft_thread *t)
 ST__NI int st__ft_pass_locked(bool live)
 {
     size_t n = snapshot(live);
-    struct st__clock_knot knot;
-    st__clock_sample(st__ft_g.use_tsc, &knot);
-    st__clock_map_add(&st__ft_g.clock, knot, KNOT_MIN_GAP_NS);
+    struct st__ftclock_knot knot;
+    st__ftclock_sample(st__ft_g.use_tsc, &knot);
+    st__ftclock_map_add(&st__ft_g.clock, knot, KNOT_MIN_GAP_NS);
     for (size_t i = 0; i < n; i++)
         write_item(&items[i]);
     struct st__ft_thread *dead = NULL;

@@ -19,7 +19,7 @@
  * and declared as `dtrace -h` declares it. The probe fires whatever simpletrace's own switch says: it
  * is self-gated (gen.h), and trace_NAME_enabled() is true while attached.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 /* Writes PROVIDER_NAME_semaphore. */
 static void emit_semaphore(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)

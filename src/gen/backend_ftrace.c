@@ -10,7 +10,7 @@
  * when no trace_marker can be opened (it says so once on stderr): then the
  * formatting costs nothing.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 /* The formats paste PRI macros into the calls. */
 static void ftrace_h_prologue(struct st_out *out, const struct st_gen *gen)

@@ -5,7 +5,7 @@
  * the compiler's format warnings name the event's line in its trace-events
  * file.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 /* The formats paste PRI macros into the st__log() calls. */
 static void log_h_prologue(struct st_out *out, const struct st_gen *gen)

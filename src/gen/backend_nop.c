@@ -3,7 +3,7 @@
  * out (TRACE_NAME_ENABLED 0, arguments cast to void); the events still exist
  * in the source file, flagged ST_EVENT_COMPILED_OUT, so tools can list them.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 const struct st_gen_backend st_gen_backend_nop = {
     .name = "nop",

@@ -14,7 +14,7 @@
  * PAYLOAD is 8 per integer or pointer plus 4 + length per string; string
  * lengths are computed once, before reserving, so the size is exact.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 /* Writes the payload size expression: the constant part, then each string's length. */
 static void emit_payload(struct st_out *out, const struct st_event_decl *ev)

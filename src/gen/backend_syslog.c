@@ -7,7 +7,7 @@
  *
  * The parser rejects %m, which syslog() would expand.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 /* The formats paste PRI macros into the calls. */
 static void syslog_h_prologue(struct st_out *out, const struct st_gen *gen)

@@ -11,7 +11,7 @@
  * lttng-ust: the program that uses this header compiles the ust-events-c
  * file and links -llttng-ust -ldl.
  */
-#include "gen/gen.h"
+#include "gen.h"
 
 static void ust_h_prologue(struct st_out *out, const struct st_gen *gen)
 {

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 static void emit_prologue(struct st_out *out, const struct st_gen *gen)
 {

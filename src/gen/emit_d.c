@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 /* Words of D that cannot name a probe argument. */
 static const char *const d_keywords[] = {

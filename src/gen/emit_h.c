@@ -22,7 +22,7 @@
  */
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 void st_gen_emit_banner(struct st_out *out, const struct st_gen *gen)
 {

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 #define STAP_STRLEN 512 /* bytes read for a string argument, as the simple backend's limit */
 

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 void st_gen_ust_header_name(const struct st_gen *gen, char *buf, size_t len)
 {

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 /* Walks the logical characters of a format: literal contents, with each PRI macro as its conversion letter. */
 struct fmt_walk {

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/io.h"
-#include "gen/gen.h"
+#include "write_all.h"
+#include "gen.h"
 
 /* Every backend; --list-backends prints them in this order. */
 static const struct st_gen_backend *const backends[] = {

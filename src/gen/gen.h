@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "events/events.h"
+#include "events.h"
 
 #define ST_GEN_MAX_BACKENDS 8u
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 void st_out_init(struct st_out *out)
 {

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen.h"
 
 /* True when arg must be cast for %p. */
 static bool needs_void_cast(const struct st_arg *arg, char conv)

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "reader/internal.h"
+#include "reader_internal.h"
 
 #define ST_API __attribute__((visibility("default")))
 

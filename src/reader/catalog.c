@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/internal.h"
+#include "reader_internal.h"
 
 #define ST_API __attribute__((visibility("default")))
 

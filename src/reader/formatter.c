@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/internal.h"
-#include "reader/textfmt.h"
+#include "reader_internal.h"
+#include "textfmt.h"
 
 #define ST_API __attribute__((visibility("default")))
 

@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/format.h"
-#include "reader/internal.h"
+#include "trace_format.h"
+#include "reader_internal.h"
 
 #define ST_API __attribute__((visibility("default")))
 #define LIKELY(x) __builtin_expect(!!(x), 1)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reader/internal.h"
+#include "reader_internal.h"
 
 #define ST_API __attribute__((visibility("default")))
 

@@ -2,7 +2,7 @@
  * The out-of-line parts of textfmt.h: Python-compatible delta rounding for
  * huge deltas, bytes repr and JSON strings.
  */
-#include "reader/textfmt.h"
+#include "textfmt.h"
 
 #include <float.h>
 #include <math.h>

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/internal.h"
+#include "rt_internal.h"
 
 #define CUT_MARK "...\n"
 

@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <syslog.h>
 
-#include "runtime/internal.h"
+#include "rt_internal.h"
 
 static pthread_once_t syslog_once = PTHREAD_ONCE_INIT;
 

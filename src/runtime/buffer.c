@@ -136,7 +136,7 @@
  * (sem_post) only when head crosses a multiple of an eighth of the ring
  * (KICK_DIV_LOG2), in commit's slow path.
  */
-#include "runtime/buffer.h"
+#include "buffer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -146,10 +146,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/clock.h"
-#include "runtime/crash.h"
-#include "runtime/flight.h"
-#include "runtime/internal.h"
+#include "timestamp.h"
+#include "crash.h"
+#include "flight.h"
+#include "rt_internal.h"
 
 /* Threads that have no buffer yet point here: the gate sends them to the slow path. */
 static struct st_buf nobuf = {.gate.flag[ST_GATE_SLOW] = 1};
@@ -283,14 +283,14 @@ int st__buf_select_clock(bool tsc)
 {
     int ret = 0;
 
-    if (tsc && !st__clock_tsc_available())
+    if (tsc && !st__ts_tsc_available())
         return -ENOTSUP;
     pthread_mutex_lock(&buf_lock);
-    if (tsc != st__clock_is_tsc()) {
+    if (tsc != st__ts_is_tsc()) {
         if (!mode_lock_unused())
             ret = -EBUSY;
         else
-            st__clock_set_tsc(tsc);
+            st__ts_set_tsc(tsc);
         mode_unlock();
     }
     pthread_mutex_unlock(&buf_lock);
@@ -436,7 +436,7 @@ static struct st_buf *buf_create(void)
     b->flight = __atomic_load_n(&flight_on, __ATOMIC_RELAXED);
     buf_set_limit(b);
     /* The fast path reads one kind of clock (clock.h); the other mode goes slow. */
-    if (st__clock_is_tsc() != ST_CLOCK_FAST_IS_TSC)
+    if (st__ts_is_tsc() != ST_TS_FAST_IS_TSC)
         b->gate.flag[ST_GATE_SLOW] = 1;
     return b;
 }
@@ -773,7 +773,7 @@ static COLD int begin_slow(struct st_record *rec, const struct st_event *ev, siz
         if (head + need - b->tail_cache > b->size && !(b->flight && flight_evict(b, head, need)))
             return buf_drop(b); /* also re-arms the drops flag */
     }
-    ts = st__clock_raw();
+    ts = st__ts_raw();
     if (drops) {
         /* The writer may have reported the count meanwhile: exchange, not load. */
         count = __atomic_exchange_n(&b->pending_drop, 0, __ATOMIC_RELAXED);
@@ -822,7 +822,7 @@ ST_EXPORT int st__simple_begin(struct st_record *rec, const struct st_event *ev,
         busy_leave(b);
         return begin_slow(rec, ev, payload_len);
     }
-    ts = st__clock_raw_fast();
+    ts = st__ts_raw_fast();
     p = (uint8_t *)(b->lap_base + (uintptr_t)head);
     put_header(b, p, ev, ts, payload_len);
     rec->pos = p + ST_EVENT_FIXED_SIZE;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/format.h"
+#include "trace_format.h"
 
 struct st_crash_hdr;
 

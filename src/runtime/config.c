@@ -45,12 +45,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "runtime/crash.h"
-#include "runtime/flight.h"
-#include "runtime/internal.h"
-#include "runtime/monitor.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "crash.h"
+#include "flight.h"
+#include "rt_internal.h"
+#include "monitor.h"
 
 /* Everything a configuration string asks for. */
 struct cfg {
@@ -382,7 +382,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
 {
     struct st_file_prep prep = {.fd = -1};
     struct st_mon_prep mprep = {.fd = -1};
-    bool old_tsc = st__clock_is_tsc();
+    bool old_tsc = st__ts_is_tsc();
     bool flight = c->flight || st__buf_flight();
     int ret;
 

@@ -8,7 +8,7 @@
  * Lock order: crash_lock is a leaf: nothing else is taken while it is
  * held (the names are read from the registry before it is taken).
  */
-#include "runtime/crash.h"
+#include "crash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/format.h"
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "runtime/internal.h"
+#include "trace_format.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "rt_internal.h"
 
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
@@ -174,9 +174,9 @@ struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
     h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, head);
     h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, tail);
     h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, pending_drop);
-    h->clock_tsc = st__clock_is_tsc();
-    start = st__clock_start_anchor();
-    now = st__clock_sample();
+    h->clock_tsc = st__ts_is_tsc();
+    start = st__ts_start();
+    now = st__ts_sample();
     h->a_raw = start.raw;
     h->a_ns = start.ns;
     h->b_raw = now.raw;

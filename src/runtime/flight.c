@@ -73,12 +73,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/io.h"
-#include "format/format.h"
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "runtime/flight.h"
-#include "runtime/internal.h"
+#include "write_all.h"
+#include "trace_format.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "flight.h"
+#include "rt_internal.h"
 
 static struct st_clock_conv conv; /* ctl_lock */
 static unsigned snap_seq;         /* default names; ctl_lock */
@@ -256,7 +256,7 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
         nrec++;
     }
     qsort(recs, nrec, sizeof *recs, rec_cmp);
-    st__clock_conv_update(&conv);
+    st__ts_conv_update_past(&conv, nrec ? recs[nrec - 1].key : 0);
     first_ns = nrec ? st__clock_conv(&conv, recs[0].key) : st__clock_mono_ns();
 
     /* Header, every mapping, a dropped record per thread, the records. */

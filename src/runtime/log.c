@@ -20,7 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "runtime/internal.h"
+#include "rt_internal.h"
 
 #define LOG_LINE_MAX PIPE_BUF
 #define CUT_MARK "...\n"

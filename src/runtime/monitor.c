@@ -77,9 +77,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/buffer.h"
-#include "runtime/internal.h"
-#include "runtime/monitor.h"
+#include "buffer.h"
+#include "rt_internal.h"
+#include "monitor.h"
 
 #define SUN_PATH_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
 

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/buffer.h"
-#include "runtime/flight.h"
-#include "runtime/internal.h"
-#include "runtime/monitor.h"
+#include "buffer.h"
+#include "flight.h"
+#include "rt_internal.h"
+#include "monitor.h"
 
 /* --- answer buffer -------------------------------------------------------- */
 

@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/format.h"
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "runtime/internal.h"
-#include "runtime/monitor.h"
+#include "trace_format.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "rt_internal.h"
+#include "monitor.h"
 
 /* One record of the copy, with its converted timestamp. */
 struct rec_ref {
@@ -68,12 +68,18 @@ static uint8_t *copy_buffers(size_t *len, uint64_t *left)
     }
 }
 
+/*
+ * Kept from one snapshot to the next (only the monitor thread takes them):
+ * a record converts to the same ns in every snapshot that holds it.
+ */
+static struct st_clock_conv conv;
+
 int st__mon_trace_snapshot(struct st_mon_buf *out, struct st_mon_snapshot *snap)
 {
-    struct st_clock_conv conv = {.ready = false};
     struct rec_ref *refs = NULL;
     uint8_t *copy, *used = NULL, hdr[ST_HEADER_SIZE];
     size_t len = 0, n = 0, cap = 0, total, dlen = 0;
+    uint64_t max_raw = 0;
     char *decls;
     uint32_t nids = st__reg_count();
     int ret = -ENOMEM;
@@ -86,7 +92,6 @@ int st__mon_trace_snapshot(struct st_mon_buf *out, struct st_mon_snapshot *snap)
     used = calloc(nids ? nids : 1, 1);
     if (!used)
         goto out;
-    st__clock_conv_update(&conv);
     for (size_t off = 0; off + ST_EVENT_FIXED_SIZE <= len;) {
         uint64_t id = st_fmt_get_u64(copy + off + ST_EV_OFF_ID);
         size_t rlen = 8 + (size_t)st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH);
@@ -100,12 +105,17 @@ int st__mon_trace_snapshot(struct st_mon_buf *out, struct st_mon_snapshot *snap)
             refs = r;
             cap = ncap;
         }
-        refs[n] = (struct rec_ref){st__clock_conv(&conv, st_fmt_get_u64(copy + off + ST_EV_OFF_TIMESTAMP)), off, n};
+        refs[n] = (struct rec_ref){st_fmt_get_u64(copy + off + ST_EV_OFF_TIMESTAMP), off, n}; /* raw for now */
+        if (refs[n].ns > max_raw)
+            max_raw = refs[n].ns;
         n++;
         if (id < nids)
             used[id] = 1;
         off += rlen;
     }
+    st__ts_conv_update_past(&conv, max_raw);
+    for (size_t i = 0; i < n; i++)
+        refs[i].ns = st__clock_conv(&conv, refs[i].ns);
     if (n)
         qsort(refs, n, sizeof *refs, ref_cmp);
 

@@ -38,11 +38,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/format.h"
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "common/glob.h"
-#include "runtime/internal.h"
+#include "trace_format.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "glob_match.h"
+#include "rt_internal.h"
 
 struct slot {
     char *name;                /* copy of the event's name, never freed */
@@ -100,7 +100,7 @@ static void apply_environment(void)
 
 static void do_init(void)
 {
-    st__clock_init();
+    st__ts_init();
     st__buf_init();
     st__writer_init();
     apply_environment();

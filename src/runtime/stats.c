@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "runtime/buffer.h"
-#include "runtime/internal.h"
+#include "buffer.h"
+#include "rt_internal.h"
 
 ST_EXPORT int st_stats_get(struct st_stats *s)
 {

@@ -100,11 +100,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/format.h"
-#include "runtime/buffer.h"
-#include "runtime/clock.h"
-#include "runtime/crash.h"
-#include "runtime/internal.h"
+#include "trace_format.h"
+#include "buffer.h"
+#include "timestamp.h"
+#include "crash.h"
+#include "rt_internal.h"
 
 #define STAGE_SIZE ((size_t)1 << 20)
 #define WAKE_NS 100000000L
@@ -912,14 +912,14 @@ static void pass(bool all_drops)
         return;
     if (st__crash_on()) {
         /* Ring files get fresh anchors and the names file new IDs (for recover). */
-        struct st_clock_anchor now = st__clock_sample();
+        struct st_clock_anchor now = st__ts_sample();
         st__crash_sync_names();
         for (size_t i = 0; i < wt.ncur; i++)
             if (wt.cur[i].b->crash_hdr)
                 st__crash_note_anchor(wt.cur[i].b, now.raw, now.ns);
     }
     if (wt.fd >= 0) {
-        st__clock_conv_update(&wt.conv);
+        st__ts_conv_update(&wt.conv);
         if (stage_mappings(st__reg_count()) < 0 || merge() < 0)
             goto out;
         for (size_t i = 0; i < wt.ncur; i++) {

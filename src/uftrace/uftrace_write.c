@@ -1,5 +1,5 @@
 /* Writers of the uftrace.data metadata files (uftrace_write.h). */
-#include "uftrace/uftrace_write.h"
+#include "uftrace_write.h"
 
 #include <dirent.h>
 #include <errno.h>

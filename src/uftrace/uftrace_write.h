@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-#include "uftrace/uftrace_format.h"
+#include "uftrace_format.h"
 
 #define ST__UFT_NI __attribute__((no_instrument_function))
 

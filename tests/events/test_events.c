@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "events/events.h"
+#include "events.h"
 #include "tap.h"
 
 /* Parses text as file "t.te"; returns the parse result. */

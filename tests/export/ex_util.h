@@ -8,7 +8,7 @@
 
 #include "tap.h"
 
-#include "format/format.h"
+#include "trace_format.h"
 
 #include <dirent.h>
 #include <errno.h>

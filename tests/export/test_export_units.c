@@ -5,8 +5,8 @@
  */
 #include "tap.h"
 
-#include "export/internal.h"
-#include "uftrace/uftrace_write.h"
+#include "export_internal.h"
+#include "uftrace_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

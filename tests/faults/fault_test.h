@@ -20,7 +20,7 @@
 
 #include <time.h>
 
-#include "runtime/rt_test.h"
+#include "rt_test.h"
 
 #define FT_MAX_THREADS 64
 

@@ -11,8 +11,8 @@
  */
 #include "tap.h"
 
-#include "functrace/elfsym.h"
-#include "functrace/symfile.h"
+#include "elfsym.h"
+#include "symfile.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -11,8 +11,8 @@
  */
 #include "tap.h"
 
-#include "uftrace/uftrace_format.h"
-#include "simpletrace/functrace.h"
+#include "uftrace_format.h"
+#include <simpletrace/functrace.h>
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,11 +5,11 @@
  */
 #include "tap.h"
 
-#include "functrace/clock.h"
-#include "functrace/elfsym.h"
-#include "functrace/ft.h"
-#include "uftrace/uftrace_format.h"
-#include "functrace/symfile.h"
+#include "ft_clock.h"
+#include "elfsym.h"
+#include "ft.h"
+#include "uftrace_format.h"
+#include "symfile.h"
 
 #include <stdbool.h>
 
@@ -42,48 +42,48 @@ static void test_record(void)
 
 static void test_clock(void)
 {
-    struct st__clock_map m;
-    st__clock_map_init(&m, true, (struct st__clock_knot){.raw = 1000, .ns = 5000});
-    ok(st__clock_map_add(&m, (struct st__clock_knot){.raw = 3000, .ns = 6000}, 0), "clock: second knot added");
-    is_u64(st__clock_map_ns(&m, 1000), 5000, "clock: exact at the first knot");
-    is_u64(st__clock_map_ns(&m, 3000), 6000, "clock: exact at the second knot");
-    is_u64(st__clock_map_ns(&m, 2000), 5500, "clock: interpolated halfway");
-    is_u64(st__clock_map_ns(&m, 5000), 7000, "clock: extrapolated past the last knot");
-    is_u64(st__clock_map_ns(&m, 0), 4500, "clock: extrapolated before the first knot");
-    ok(!st__clock_map_add(&m, (struct st__clock_knot){.raw = 3001, .ns = 6001}, 1000),
+    struct st__ftclock_map m;
+    st__ftclock_map_init(&m, true, (struct st__ftclock_knot){.raw = 1000, .ns = 5000});
+    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3000, .ns = 6000}, 0), "clock: second knot added");
+    is_u64(st__ftclock_map_ns(&m, 1000), 5000, "clock: exact at the first knot");
+    is_u64(st__ftclock_map_ns(&m, 3000), 6000, "clock: exact at the second knot");
+    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: interpolated halfway");
+    is_u64(st__ftclock_map_ns(&m, 5000), 7000, "clock: extrapolated past the last knot");
+    is_u64(st__ftclock_map_ns(&m, 0), 4500, "clock: extrapolated before the first knot");
+    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3001, .ns = 6001}, 1000),
        "clock: a knot closer than the minimum gap is ignored");
-    ok(!st__clock_map_add(&m, (struct st__clock_knot){.raw = 2999, .ns = 7000}, 0),
+    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 2999, .ns = 7000}, 0),
        "clock: a knot that goes back in ticks is ignored");
     /* A steeper third segment: values before its start keep the old slope. */
-    ok(st__clock_map_add(&m, (struct st__clock_knot){.raw = 4000, .ns = 8000}, 0), "clock: third knot added");
-    is_u64(st__clock_map_ns(&m, 2000), 5500, "clock: older values use the older segment");
-    is_u64(st__clock_map_ns(&m, 3500), 7000, "clock: newer values use the newer segment");
-    ok(st__clock_map_add(&m, (struct st__clock_knot){.raw = 5000, .ns = 8500}, 0), "clock: fourth knot added");
-    is_u64(st__clock_map_ns(&m, 4500), 8250, "clock: the map keeps the last two segments");
+    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 4000, .ns = 8000}, 0), "clock: third knot added");
+    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: older values use the older segment");
+    is_u64(st__ftclock_map_ns(&m, 3500), 7000, "clock: newer values use the newer segment");
+    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 5000, .ns = 8500}, 0), "clock: fourth knot added");
+    is_u64(st__ftclock_map_ns(&m, 4500), 8250, "clock: the map keeps the last two segments");
     uint64_t prev = 0;
     bool mono = true;
     for (uint64_t r = 0; r < 7000; r += 7) {
-        uint64_t ns = st__clock_map_ns(&m, r);
+        uint64_t ns = st__ftclock_map_ns(&m, r);
         mono &= ns >= prev;
         prev = ns;
     }
     ok(mono, "clock: the mapping never goes back");
 
     /* Real clock: whatever source is chosen, a pass-like sequence works. */
-    bool tsc = st__clock_choose(NULL);
+    bool tsc = st__ftclock_choose(NULL);
     diag("clock source here: %s", tsc ? "TSC" : "CLOCK_MONOTONIC");
-    struct st__clock_knot a, b;
-    st__clock_sample(tsc, &a);
-    st__clock_map_init(&m, tsc, a);
-    uint64_t mid_raw = st__clock_raw(tsc), mid_ns = st__clock_raw(false);
+    struct st__ftclock_knot a, b;
+    st__ftclock_sample(tsc, &a);
+    st__ftclock_map_init(&m, tsc, a);
+    uint64_t mid_raw = st__ftclock_raw(tsc), mid_ns = st__ftclock_raw(false);
     struct timespec ts = {0, 3000000};
     nanosleep(&ts, NULL);
-    st__clock_sample(tsc, &b);
-    st__clock_map_add(&m, b, 1000000);
-    uint64_t conv = st__clock_map_ns(&m, mid_raw);
+    st__ftclock_sample(tsc, &b);
+    st__ftclock_map_add(&m, b, 1000000);
+    uint64_t conv = st__ftclock_map_ns(&m, mid_raw);
     long long diff = (long long)conv - (long long)mid_ns;
     ok(diff > -20000 && diff < 20000, "clock: a raw time converts to CLOCK_MONOTONIC within 20 us (%lld ns)", diff);
-    ok(!st__clock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
+    ok(!st__ftclock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
 }
 
 static void test_glob(void)

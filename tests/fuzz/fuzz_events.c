@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "events/events.h"
+#include "events.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

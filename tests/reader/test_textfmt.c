@@ -3,7 +3,7 @@
  * decimal numbers, Python-compatible deltas (values checked against
  * Python 3.11's f'{n / 1000:0.3f}'), bytes repr and JSON strings.
  */
-#include "reader/textfmt.h"
+#include "textfmt.h"
 #include "tap.h"
 
 static char buf[8192];

@@ -39,9 +39,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "faults/fault_test.h"
-#include "format/format.h"
-#include "runtime/crash.h"
+#include "fault_test.h"
+#include "trace_format.h"
+#include "crash_format.h"
 
 #define THREADS 3
 

@@ -16,9 +16,9 @@
 
 #include <simpletrace/reader.h>
 
-#include "common/io.h"
+#include "write_all.h"
 
-#include "export/export.h"
+#include "export.h"
 
 /* --- pairing ------------------------------------------------------------------ */
 

@@ -3,8 +3,8 @@
  * runtime's enable rules, the reader's --events filter, the function
  * tracer's filter). Header-only, depends on nothing.
  */
-#ifndef ST_COMMON_GLOB_H
-#define ST_COMMON_GLOB_H
+#ifndef ST_COMMON_GLOB_MATCH_H
+#define ST_COMMON_GLOB_MATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,4 +42,4 @@ static inline bool st__glob_match_n(const char *pattern, size_t plen, const char
     return p == plen;
 }
 
-#endif /* ST_COMMON_GLOB_H */
+#endif /* ST_COMMON_GLOB_MATCH_H */

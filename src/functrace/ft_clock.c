@@ -1,9 +1,9 @@
 /*
  * Clock source choice and the tick -> CLOCK_MONOTONIC conversion (see
  * clock.h for the design). Nothing here runs on the tracing hot path except
- * st__clock_raw(), which is inline in the header.
+ * st__ftclock_raw(), which is inline in the header.
  */
-#include "functrace/clock.h"
+#include "ft_clock.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 
 __extension__ typedef unsigned __int128 st__u128;
 
-ST__NI __attribute__((noinline)) uint64_t st__clock_mono_ns(void)
+ST__NI __attribute__((noinline)) uint64_t st__ftclock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,7 +48,7 @@ ST__NI static bool cpu_has_invariant_tsc(void)
 #endif
 }
 
-ST__NI bool st__clock_choose(const char *force)
+ST__NI bool st__ftclock_choose(const char *force)
 {
 #if defined(__x86_64__)
     if (force && strcmp(force, "tsc") == 0)
@@ -59,19 +59,19 @@ ST__NI bool st__clock_choose(const char *force)
     return cpu_has_invariant_tsc() && kernel_accepts_tsc();
 }
 
-ST__NI void st__clock_sample(bool use_tsc, struct st__clock_knot *out)
+ST__NI void st__ftclock_sample(bool use_tsc, struct st__ftclock_knot *out)
 {
     if (!use_tsc) {
-        out->raw = out->ns = st__clock_raw(false);
+        out->raw = out->ns = st__ftclock_raw(false);
         return;
     }
     /* Bracket clock_gettime between two tick reads and keep the tightest of
      * a few tries: the knot is then exact to about half that window. */
     uint64_t best_window = UINT64_MAX;
     for (int i = 0; i < 4; i++) {
-        uint64_t t1 = st__clock_raw(true);
-        uint64_t ns = st__clock_raw(false);
-        uint64_t t2 = st__clock_raw(true);
+        uint64_t t1 = st__ftclock_raw(true);
+        uint64_t ns = st__ftclock_raw(false);
+        uint64_t t2 = st__ftclock_raw(true);
         if (t2 >= t1 && t2 - t1 < best_window) {
             best_window = t2 - t1;
             out->raw = t1 + (t2 - t1) / 2;
@@ -79,20 +79,20 @@ ST__NI void st__clock_sample(bool use_tsc, struct st__clock_knot *out)
         }
     }
     if (best_window == UINT64_MAX) { /* ticks went backwards: keep something sane */
-        out->raw = st__clock_raw(true);
-        out->ns = st__clock_raw(false);
+        out->raw = st__ftclock_raw(true);
+        out->ns = st__ftclock_raw(false);
     }
 }
 
 /* ns per tick between two knots, 32.32 fixed point. */
-ST__NI static uint64_t segment_mult(struct st__clock_knot a, struct st__clock_knot b)
+ST__NI static uint64_t segment_mult(struct st__ftclock_knot a, struct st__ftclock_knot b)
 {
     uint64_t dt = b.raw - a.raw, dns = b.ns - a.ns;
     st__u128 m = ((st__u128)dns << 32) / dt;
     return m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
 }
 
-ST__NI void st__clock_map_init(struct st__clock_map *map, bool use_tsc, struct st__clock_knot first)
+ST__NI void st__ftclock_map_init(struct st__ftclock_map *map, bool use_tsc, struct st__ftclock_knot first)
 {
     memset(map, 0, sizeof *map);
     map->use_tsc = use_tsc;
@@ -100,11 +100,11 @@ ST__NI void st__clock_map_init(struct st__clock_map *map, bool use_tsc, struct s
     map->k[0] = first;
 }
 
-ST__NI bool st__clock_map_add(struct st__clock_map *map, struct st__clock_knot knot, uint64_t min_gap_ns)
+ST__NI bool st__ftclock_map_add(struct st__ftclock_map *map, struct st__ftclock_knot knot, uint64_t min_gap_ns)
 {
     if (!map->use_tsc)
         return false;
-    struct st__clock_knot last = map->k[map->nknots - 1];
+    struct st__ftclock_knot last = map->k[map->nknots - 1];
     if (knot.raw <= last.raw)
         return false;
     if (knot.ns < last.ns) /* keep the mapping monotonic whatever the samples say */
@@ -123,7 +123,7 @@ ST__NI bool st__clock_map_add(struct st__clock_map *map, struct st__clock_knot k
     return true;
 }
 
-ST__NI uint64_t st__clock_map_ns(const struct st__clock_map *map, uint64_t raw)
+ST__NI uint64_t st__ftclock_map_ns(const struct st__ftclock_map *map, uint64_t raw)
 {
     if (!map->use_tsc)
         return raw;
@@ -132,7 +132,7 @@ ST__NI uint64_t st__clock_map_ns(const struct st__clock_map *map, uint64_t raw)
     /* The segment ending at the newest knot serves everything at or after
      * its start; older values use the segment before it. */
     unsigned seg = map->nknots == 3 && raw < map->k[1].raw ? 0 : map->nknots - 2;
-    struct st__clock_knot base = map->k[seg];
+    struct st__ftclock_knot base = map->k[seg];
     uint64_t mult = map->mult[seg];
     if (raw >= base.raw)
         return base.ns + (uint64_t)(((st__u128)(raw - base.raw) * mult) >> 32);

@@ -7,8 +7,8 @@
 
 #include <simpletrace/reader.h>
 
-#include "common/glob.h"
-#include "events/events.h"
+#include "glob_match.h"
+#include "events.h"
 
 /* The catalog: the parsed list plus the public views of its events. */
 struct st_catalog {

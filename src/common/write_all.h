@@ -3,8 +3,8 @@
  * that write files (generator, exporters, function tracer). Header-only,
  * depends on the C library only.
  */
-#ifndef ST_COMMON_IO_H
-#define ST_COMMON_IO_H
+#ifndef ST_COMMON_WRITE_ALL_H
+#define ST_COMMON_WRITE_ALL_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -31,4 +31,4 @@ static inline int st__write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
-#endif /* ST_COMMON_IO_H */
+#endif /* ST_COMMON_WRITE_ALL_H */

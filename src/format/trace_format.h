@@ -38,8 +38,8 @@
  * Version 0: fixed 64-byte records: u64 event_id | u64 timestamp_ns | u64 x1..x6.
  * The header is the first record: id 0xffff..., timestamp = magic, x1 = 0.
  */
-#ifndef ST_FORMAT_H
-#define ST_FORMAT_H
+#ifndef ST_FORMAT_TRACE_FORMAT_H
+#define ST_FORMAT_TRACE_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -151,4 +151,4 @@ static inline size_t st_fmt_put_dropped(uint8_t *p, uint64_t timestamp_ns, uint3
     return ST_EVENT_FIXED_SIZE + 8;
 }
 
-#endif /* ST_FORMAT_H */
+#endif /* ST_FORMAT_TRACE_FORMAT_H */

@@ -1,0 +1,108 @@
+/* The JSON string escaper (rules in json_escape.h). */
+#include "json_escape.h"
+
+#include <string.h>
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 when it is not one. */
+static size_t utf8_seq(const uint8_t *s, size_t n)
+{
+    uint8_t c = s[0];
+    uint32_t min, cp;
+    size_t len;
+
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2, min = 0x80, cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3, min = 0x800, cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4, min = 0x10000, cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0; /* overlong, beyond Unicode, or a surrogate */
+    return len;
+}
+
+/* True for a byte copied as it is: printable ASCII but the quote and the backslash. */
+static inline int plain(uint8_t c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+char *st__json_escape(char *p, const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t run = i, u;
+        uint8_t c;
+
+        while (run < n && plain(s[run]))
+            run++;
+        memcpy(p, s + i, run - i); /* the common case: a run of plain ASCII */
+        p += run - i;
+        if ((i = run) == n)
+            break;
+        c = s[i];
+        if (c >= 0x80 && (u = utf8_seq(s + i, n - i)) != 0) {
+            memcpy(p, s + i, u);
+            p += u;
+            i += u;
+            continue;
+        }
+        *p++ = '\\';
+        switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\r': *p++ = 'r'; break;
+        case '\t': *p++ = 't'; break;
+        default:
+            memcpy(p, "u00", 3);
+            p[3] = hexdig[c >> 4];
+            p[4] = hexdig[c & 15];
+            p += 5;
+        }
+        i++;
+    }
+    return p;
+}
+
+char *st__json_string(char *p, const uint8_t *s, size_t n)
+{
+    *p++ = '"';
+    p = st__json_escape(p, s, n);
+    *p++ = '"';
+    return p;
+}
+
+void st__growbuf_json(struct st__growbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    uint8_t *at = st__growbuf_room(b, ST__JSON_ESCAPED_MAX(n) + 2);
+
+    if (at)
+        st__growbuf_commit(b, (size_t)((uint8_t *)st__json_string((char *)at, (const uint8_t *)s, n) - at));
+}
+
+int st__json_fputs(FILE *f, const char *s)
+{
+    struct st__growbuf b = {0};
+    int r = 0;
+
+    st__growbuf_json(&b, s);
+    if (b.failed || fwrite(b.data, 1, b.len, f) != b.len)
+        r = EOF;
+    st__growbuf_free(&b);
+    return r;
+}
