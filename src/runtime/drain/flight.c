@@ -15,7 +15,7 @@
  * before any thread traced (-EBUSY: existing rings belong to the writer).
  * It cannot be turned off again.
  *
- * A snapshot copies every ring with st__buf_peek_flight (which validates its
+ * A snapshot copies every ring with st__ring_peek_flight (which validates its
  * copy against tail re-read afterwards, so a producer overwriting meanwhile
  * only shortens what is kept, never tears a record), then writes an
  * ordinary v4 file: header, every mapping, one dropped record per thread
@@ -39,11 +39,11 @@
  * in order, a thread's snapshots and their counts hold or count each of
  * its events exactly once. Drops not yet written into the ring (reported
  * before the thread's next record) count in a later snapshot. Lost drops
- * (no buffer, after the exit hook) are counted on st__buf_lost as before,
+ * (no buffer, after the exit hook) are counted on st__ring_lost as before,
  * with pid ST_LOST_TID, and so are the events of exited rings freed before
  * a snapshot held them (buffer.c, flight_trim: the thread is gone and its
  * id may be reused). While a snapshot is between its copy and that commit
- * it holds off such freeing (st__buf_flight_hold), which would count what
+ * it holds off such freeing (st__ring_flight_hold), which would count what
  * it holds again.
  *
  * The signal: its handler only sets a flag and posts a semaphore
@@ -75,7 +75,7 @@
 
 #include "write_all.h"
 #include "trace_format.h"
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
 #include "flight.h"
 #include "rt_internal.h"
@@ -143,7 +143,7 @@ static uint64_t copy_events(const uint8_t *copy, size_t off, size_t len)
     uint64_t n = 0;
 
     for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH))
-        n += st__buf_record_events(copy + off, end - off);
+        n += st__ring_record_events(copy + off, end - off);
     return n;
 }
 
@@ -152,23 +152,23 @@ static uint64_t copy_events(const uint8_t *copy, size_t off, size_t len)
  * before the first one it holds (before its tail when it holds none) that
  * no earlier snapshot held or counted; then the lost drops, and freed
  * rings' events, since the previous snapshot (*lost_ev: the count to
- * remember). Rings are not freed meanwhile (st__buf_flight_hold), so every
+ * remember). Rings are not freed meanwhile (st__ring_flight_hold), so every
  * pi->b is alive. thr has room for npi + 1 entries.
  */
-static size_t account(const struct st_buf_peeked *pi, size_t npi, struct thr *thr, uint64_t *lost_ev)
+static size_t account(const struct st_ring_peeked *pi, size_t npi, struct thr *thr, uint64_t *lost_ev)
 {
     size_t nthr = 0;
 
-    st__buf_lock();
+    st__ring_lock();
     for (size_t i = 0; i < npi; i++) {
-        const struct st_buf *b = pi[i].b;
-        if (!pi[i].known || b == &st__buf_lost)
+        const struct st_ring *b = pi[i].b;
+        if (!pi[i].known || b == &st__ring_lost)
             continue; /* not copied (no room, empty): nothing held, nothing known */
         thr_add(thr, &nthr, pi[i].tid, pi[i].first > b->fl_next ? pi[i].first - b->fl_next : 0);
     }
-    *lost_ev = __atomic_load_n(&st__buf_lost.fl_evicted, __ATOMIC_RELAXED);
-    thr_add(thr, &nthr, ST_LOST_TID, *lost_ev - st__buf_lost.fl_next);
-    st__buf_unlock();
+    *lost_ev = __atomic_load_n(&st__ring_lost.fl_evicted, __ATOMIC_RELAXED);
+    thr_add(thr, &nthr, ST_LOST_TID, *lost_ev - st__ring_lost.fl_next);
+    st__ring_unlock();
     return nthr;
 }
 
@@ -177,20 +177,20 @@ static size_t account(const struct st_buf_peeked *pi, size_t npi, struct thr *th
  * next one counts from there (a failed snapshot leaves fl_next, so its
  * counts go to the next one).
  */
-static void account_commit(const uint8_t *copy, const struct st_buf_peeked *pi, size_t npi, uint64_t lost_ev)
+static void account_commit(const uint8_t *copy, const struct st_ring_peeked *pi, size_t npi, uint64_t lost_ev)
 {
-    st__buf_lock();
+    st__ring_lock();
     for (size_t i = 0; i < npi; i++) {
-        struct st_buf *b = pi[i].b;
+        struct st_ring *b = pi[i].b;
         uint64_t end;
-        if (!pi[i].known || b == &st__buf_lost)
+        if (!pi[i].known || b == &st__ring_lost)
             continue;
         end = pi[i].first + copy_events(copy, pi[i].off, pi[i].len);
         if (end > b->fl_next)
             b->fl_next = end;
     }
-    st__buf_lost.fl_next = lost_ev;
-    st__buf_unlock();
+    st__ring_lost.fl_next = lost_ev;
+    st__ring_unlock();
 }
 
 /* Appends n bytes to a growing buffer; false on ENOMEM. */
@@ -220,7 +220,7 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
 {
     size_t cap = 0, used, nrec = 0, nthr = 0, npi = 0, i;
     uint8_t *copy = NULL;
-    struct st_buf_peeked *pi = NULL;
+    struct st_ring_peeked *pi = NULL;
     struct rec *recs = NULL;
     struct thr *thr = NULL;
     struct out o = {0};
@@ -229,17 +229,17 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
     bool held = false;
 
     /* Room for every ring whole: then nothing is cut for lack of space. */
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next)
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next)
         cap += b->size;
-    st__buf_unlock();
+    st__ring_unlock();
     copy = malloc(cap ? cap : 1);
     if (!copy)
         goto out;
     /* No exited ring is freed from the copy until its account is committed: it would count what we hold. */
-    st__buf_flight_hold();
+    st__ring_flight_hold();
     held = true;
-    used = st__buf_peek_flight(copy, cap, &pi, &npi);
+    used = st__ring_peek_flight(copy, cap, &pi, &npi);
     if (!pi || !(thr = calloc(npi + 1, sizeof *thr)))
         goto out; /* without the account, the next snapshot's counts would be wrong: fail this one */
     nthr = account(pi, npi, thr, &lost_ev);
@@ -324,7 +324,7 @@ out:
     if (held) {
         if (ret == 0)
             account_commit(copy, pi, npi, lost_ev);
-        st__buf_flight_release(); /* frees exited rings beyond the bound, counting what we did not hold */
+        st__ring_flight_release(); /* frees exited rings beyond the bound, counting what we did not hold */
     }
     if (ret == -ENOMEM)
         st__errmsg(err, errlen, "%s", st_strerror(ret));
@@ -344,7 +344,7 @@ int st__flight_snapshot(const char *path, char *err, size_t errlen)
     if (err && errlen)
         err[0] = '\0';
     st__ctl_lock();
-    if (!st__buf_flight()) {
+    if (!st__ring_flight()) {
         st__errmsg(err, errlen, "not in flight mode (flight=SIZE)");
         st__ctl_unlock();
         return -EINVAL;
@@ -445,13 +445,13 @@ static bool trig_reported(void)
 /*
  * flight-trigger=: reads the headers of the records committed since the
  * last scan, in place, while the producers go on (so the hot path pays
- * nothing). Like st__buf_peek: tail is re-read after the walk, and a walk
+ * nothing). Like st__ring_peek: tail is re-read after the walk, and a walk
  * that started below it (the producer overwrote what we read) is thrown
  * away; then the producer, which claims what it evicts unexamined
  * (flight_evict), reports any trigger in it, and the next scan starts from
  * the new tail. What a valid walk read is claimed the same way, so each
  * trigger record is reported once. Not instrumented by TSan for the same
- * reason as st__buf_peek.
+ * reason as st__ring_peek.
  */
 __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
 {
@@ -459,8 +459,8 @@ __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
 
     if (!trig_resolve())
         return false;
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next) {
         const volatile uint8_t *ring = b->ring;
         uint64_t t0 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
         uint64_t h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
@@ -484,10 +484,10 @@ __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
         t1 = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
         if (t1 > start || pos == start)
             continue;
-        if (st__buf_trig_claim(b, pos, last) && last != UINT64_MAX)
+        if (st__ring_trig_claim(b, pos, last) && last != UINT64_MAX)
             hit = true; /* the trigger lies in what we claimed, not in what the producer did */
     }
-    st__buf_unlock();
+    st__ring_unlock();
     return hit;
 }
 
@@ -495,7 +495,7 @@ __attribute__((no_sanitize("thread"))) static bool trig_scan(void)
 static void *flight_main(void *arg)
 {
     (void)arg;
-    st__buf_thread_notrace();
+    st__ring_thread_notrace();
     for (;;) {
         bool snap;
         if (trig_name[0]) {

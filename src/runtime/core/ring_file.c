@@ -8,7 +8,7 @@
  * Lock order: crash_lock is a leaf: nothing else is taken while it is
  * held (the names are read from the registry before it is taken).
  */
-#include "crash.h"
+#include "ring_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "trace_format.h"
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
 #include "rt_internal.h"
 
@@ -32,12 +32,12 @@ static int crash_flag;           /* atomic mirror: crash_dir is set */
 static int names_fd = -1;        /* st-<pid>.names, opened on first use */
 static uint32_t names_done;      /* IDs [0, names_done) are in it */
 
-bool st__crash_on(void)
+bool st__ring_file_on(void)
 {
     return __atomic_load_n(&crash_flag, __ATOMIC_RELAXED) != 0;
 }
 
-int st__crash_check_dir(const char *dir, char *err, size_t errlen)
+int st__ring_file_check_dir(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
 
@@ -57,7 +57,7 @@ int st__crash_check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-void st__crash_set_dir(const char *dir)
+void st__ring_file_set_dir(const char *dir)
 {
     pthread_mutex_lock(&crash_lock);
     snprintf(crash_dir, sizeof crash_dir, "%s", dir);
@@ -70,11 +70,11 @@ void st__crash_set_dir(const char *dir)
  * names are fetched from the registry (reg_lock) with crash_lock not held,
  * then written under it if nobody wrote those IDs meanwhile.
  */
-void st__crash_sync_names(void)
+void st__ring_file_sync_names(void)
 {
     int saved = errno;
 
-    if (!st__crash_on())
+    if (!st__ring_file_on())
         return;
     for (;;) {
         const char *names[64];
@@ -120,14 +120,14 @@ void st__crash_sync_names(void)
     errno = saved;
 }
 
-struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
+struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
 {
     char path[PATH_MAX + 64];
-    size_t buf_bytes = (sizeof(struct st_buf) + 4095) & ~(size_t)4095;
+    size_t buf_bytes = (sizeof(struct st_ring) + 4095) & ~(size_t)4095;
     size_t len = ST_CRASH_HDR_SIZE + buf_bytes + ring_size;
     struct st_crash_hdr *h;
     struct st_clock_anchor start, now;
-    struct st_buf *b;
+    struct st_ring *b;
     uint8_t *base;
     int fd;
 
@@ -138,7 +138,7 @@ struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
     }
     snprintf(path, sizeof path, "%s/st-%ld-%lu.ring", crash_dir, (long)getpid(), (unsigned long)tid);
     pthread_mutex_unlock(&crash_lock);
-    st__crash_sync_names();
+    st__ring_file_sync_names();
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return NULL;
@@ -154,7 +154,7 @@ struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
         unlink(path);
         return NULL;
     }
-    b = (struct st_buf *)(base + ST_CRASH_HDR_SIZE);
+    b = (struct st_ring *)(base + ST_CRASH_HDR_SIZE);
     b->crash_path = strdup(path);
     if (!b->crash_path) {
         munmap(base, len);
@@ -171,9 +171,9 @@ struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
     h->tid = tid;
     h->ring_off = ST_CRASH_HDR_SIZE + buf_bytes;
     h->ring_size = ring_size;
-    h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, head);
-    h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, tail);
-    h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_buf, pending_drop);
+    h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, head);
+    h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, tail);
+    h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, pending_drop);
     h->clock_tsc = st__ts_is_tsc();
     start = st__ts_start();
     now = st__ts_sample();
@@ -186,7 +186,7 @@ struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid)
     return b;
 }
 
-void st__crash_buf_release(struct st_buf *b, bool remove)
+void st__ring_file_release(struct st_ring *b, bool remove)
 {
     char *path = b->crash_path;
 
@@ -196,7 +196,7 @@ void st__crash_buf_release(struct st_buf *b, bool remove)
     free(path);
 }
 
-void st__crash_note_anchor(struct st_buf *b, uint64_t raw, uint64_t ns)
+void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns)
 {
     struct st_crash_hdr *h = b->crash_hdr;
     uint64_t seq = h->anchor_seq;
@@ -208,7 +208,7 @@ void st__crash_note_anchor(struct st_buf *b, uint64_t raw, uint64_t ns)
     __atomic_store_n(&h->anchor_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-void st__crash_inflight_begin(struct st_buf *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
                               uint64_t dev, uint64_t ino)
 {
     struct st_crash_hdr *h = b->crash_hdr;
@@ -223,14 +223,14 @@ void st__crash_inflight_begin(struct st_buf *b, uint64_t end, uint64_t drop, uin
     __atomic_store_n(&h->inflight_seq, seq | 1, __ATOMIC_RELEASE);
 }
 
-void st__crash_inflight_end(struct st_buf *b)
+void st__ring_file_inflight_end(struct st_ring *b)
 {
     struct st_crash_hdr *h = b->crash_hdr;
 
     __atomic_store_n(&h->inflight_seq, (h->inflight_seq | 1) + 1, __ATOMIC_RELEASE);
 }
 
-void st__crash_fork_child(void)
+void st__ring_file_fork_child(void)
 {
     if (names_fd >= 0)
         close(names_fd);
@@ -239,11 +239,11 @@ void st__crash_fork_child(void)
     pthread_mutex_init(&crash_lock, NULL);
 }
 
-void st__crash_exit(unsigned rings_kept)
+void st__ring_file_exit(unsigned rings_kept)
 {
     char path[PATH_MAX + 64];
 
-    if (!st__crash_on() || rings_kept)
+    if (!st__ring_file_on() || rings_kept)
         return;
     pthread_mutex_lock(&crash_lock);
     if (names_fd >= 0) {

@@ -101,9 +101,9 @@
 #include <unistd.h>
 
 #include "trace_format.h"
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
-#include "crash.h"
+#include "ring_file.h"
 #include "rt_internal.h"
 
 #define STAGE_SIZE ((size_t)1 << 20)
@@ -159,7 +159,7 @@ static struct {
 
 /* A buffer being merged in a pass. */
 struct cursor {
-    struct st_buf *b;
+    struct st_ring *b;
     const uint8_t *ring; /* b's ring, mask and size, copied so that the merge */
     uint64_t mask, size; /* reads none of the producer's cache lines */
     uint64_t pos, end;   /* [pos, end): records left in this pass */
@@ -379,10 +379,10 @@ static bool crash_begin(void)
 
     for (size_t i = 0; i < wt.ncur; i++) {
         struct cursor *c = &wt.cur[i];
-        struct st_buf *b = c->b;
+        struct st_ring *b = c->b;
         if (!b->crash_hdr || (c->pos == b->tail && !b->staged_drop))
             continue;
-        st__crash_inflight_begin(b, c->pos, b->staged_drop, wt.off, wt.len, wt.dev, wt.ino);
+        st__ring_file_inflight_begin(b, c->pos, b->staged_drop, wt.off, wt.len, wt.dev, wt.ino);
         any = true;
     }
     return any;
@@ -393,12 +393,12 @@ static void crash_publish(void)
 {
     for (size_t i = 0; i < wt.ncur; i++) {
         struct cursor *c = &wt.cur[i];
-        struct st_buf *b = c->b;
+        struct st_ring *b = c->b;
         if (!b->crash_hdr || (c->pos == b->tail && !b->staged_drop))
             continue;
         __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
         b->staged_drop = 0;
-        st__crash_inflight_end(b);
+        st__ring_file_inflight_end(b);
     }
 }
 
@@ -547,7 +547,7 @@ static int stage_mappings(uint32_t count)
     return 0;
 }
 
-static int stage_dropped(struct st_buf *b, uint64_t count)
+static int stage_dropped(struct st_ring *b, uint64_t count)
 {
     uint8_t *p = stage_room(ST_EVENT_FIXED_SIZE + 8);
     uint64_t ns = st__clock_mono_ns();
@@ -681,7 +681,7 @@ static size_t heap_pop(void)
 
 static void stage_run(struct cursor *c, uint64_t stop)
 {
-    struct st_buf *b = c->b;
+    struct st_ring *b = c->b;
     const struct st_clock_conv cv = wt.conv; /* a local copy stays in registers */
     uint8_t *const start = wt.stage + wt.len, tmp[ST_EVENT_FIXED_SIZE];
     uint64_t pos = c->pos, copied = c->pos, last = b->last_ns, events = 0, drops = 0;
@@ -852,8 +852,8 @@ static int snapshot(void)
 {
     size_t n = 0;
 
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next)
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next)
         n++;
     if (n > wt.cap_cur) {
         size_t cap = n * 2;
@@ -862,14 +862,14 @@ static int snapshot(void)
         if (c)
             wt.cur = c;
         if (!h) {
-            st__buf_unlock();
+            st__ring_unlock();
             return -ENOMEM; /* try again next pass */
         }
         wt.heap = h;
         wt.cap_cur = cap;
     }
     wt.ncur = 0;
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
+    for (struct st_ring *b = st__rings; b; b = b->next) {
         struct cursor *c = &wt.cur[wt.ncur++];
         c->b = b;
         c->ring = b->ring;
@@ -879,7 +879,7 @@ static int snapshot(void)
         c->pos = b->tail;
         c->end = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
     }
-    st__buf_unlock();
+    st__ring_unlock();
     return 0;
 }
 
@@ -888,19 +888,19 @@ static void reap(void)
 {
     for (size_t i = 0; i < wt.ncur; i++) {
         struct cursor *c = &wt.cur[i];
-        struct st_buf *b = c->b, **pp;
+        struct st_ring *b = c->b, **pp;
         if (!c->exited || b->tail != c->end || __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED))
             continue;
-        st__buf_lock();
-        for (pp = &st__bufs; *pp && *pp != b; pp = &(*pp)->next)
+        st__ring_lock();
+        for (pp = &st__rings; *pp && *pp != b; pp = &(*pp)->next)
             ;
         if (*pp)
             *pp = b->next;
-        st__buf_retired.committed += b->committed;
-        st__buf_retired.dropped += st__buf_dropped(b);
-        st__buf_retired.consumed += b->consumed;
-        st__buf_unlock();
-        st__buf_free(b);
+        st__ring_retired.committed += b->committed;
+        st__ring_retired.dropped += st__ring_dropped(b);
+        st__ring_retired.consumed += b->consumed;
+        st__ring_unlock();
+        st__ring_free(b);
     }
     wt.ncur = 0;
 }
@@ -910,13 +910,13 @@ static void pass(bool all_drops)
 {
     if (snapshot() < 0)
         return;
-    if (st__crash_on()) {
+    if (st__ring_file_on()) {
         /* Ring files get fresh anchors and the names file new IDs (for recover). */
         struct st_clock_anchor now = st__ts_sample();
-        st__crash_sync_names();
+        st__ring_file_sync_names();
         for (size_t i = 0; i < wt.ncur; i++)
             if (wt.cur[i].b->crash_hdr)
-                st__crash_note_anchor(wt.cur[i].b, now.raw, now.ns);
+                st__ring_file_note_anchor(wt.cur[i].b, now.raw, now.ns);
     }
     if (wt.fd >= 0) {
         st__ts_conv_update(&wt.conv);
@@ -925,8 +925,8 @@ static void pass(bool all_drops)
         for (size_t i = 0; i < wt.ncur; i++) {
             struct cursor *c = &wt.cur[i];
             uint64_t n;
-            /* st__buf_lost: drops of threads that ended or had no buffer (buffer.h), reported like theirs */
-            if (!(all_drops || c->exited || c->b == &st__buf_lost) ||
+            /* st__ring_lost: drops of threads that ended or had no buffer (buffer.h), reported like theirs */
+            if (!(all_drops || c->exited || c->b == &st__ring_lost) ||
                 !__atomic_load_n(&c->b->pending_drop, __ATOMIC_RELAXED))
                 continue;
             n = __atomic_exchange_n(&c->b->pending_drop, 0, __ATOMIC_RELAXED);
@@ -1031,7 +1031,7 @@ static void writer_sched_setup(void)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    st__buf_thread_notrace();
+    st__ring_thread_notrace();
     writer_sched_setup();
     for (;;) {
         struct timespec until;
@@ -1140,7 +1140,7 @@ int st__file_prepare(const char *path, struct st_file_prep *p, char *err, size_t
     p->created = p->append = false;
     p->mapped = 0;
     p->set_name = path ? 1 : 0;
-    if (st__buf_flight()) {
+    if (st__ring_flight()) {
         /* The producers own their rings' tails in flight mode (flight.c). */
         st__errmsg(err, errlen, "no trace file in flight mode (flight=): use a snapshot");
         return -EINVAL;
@@ -1401,10 +1401,10 @@ static void crash_exit_cleanup(void)
 {
     unsigned kept = 0;
 
-    if (!st__crash_on())
+    if (!st__ring_file_on())
         return;
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next) {
         if (!b->crash_hdr)
             continue;
         if (__atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) &&
@@ -1413,8 +1413,8 @@ static void crash_exit_cleanup(void)
         else
             kept++;
     }
-    st__buf_unlock();
-    st__crash_exit(kept);
+    st__ring_unlock();
+    st__ring_file_exit(kept);
 }
 
 static void writer_atexit(void)
@@ -1439,12 +1439,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&ctl_lock);
     st__reg_lock();
     pthread_mutex_lock(&wr_lock);
-    st__buf_lock();
+    st__ring_lock();
 }
 
 static void fork_parent(void)
 {
-    st__buf_unlock();
+    st__ring_unlock();
     pthread_mutex_unlock(&wr_lock);
     st__reg_unlock();
     pthread_mutex_unlock(&ctl_lock);
@@ -1455,7 +1455,7 @@ static void fork_child(void)
     bool was_on = ws.enabled || ws.lazy_open;
     size_t n;
 
-    st__buf_fork_child();
+    st__ring_fork_child();
     if (wt.fd >= 0)
         close(wt.fd); /* our copy only: the parent keeps writing it */
     if (ws.have_op && ws.op.fd >= 0)

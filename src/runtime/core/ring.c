@@ -50,7 +50,7 @@
  *   - 0 <= head - tail <= size; [tail, head) holds whole, committed records.
  *   - limit <= tail_cache + size and limit <= the end of the lap holding
  *     next_head; lap_base + p is the address of position p of that lap.
- *   - Producer fields (struct st_buf up to `tail`) are written by the owner
+ *   - Producer fields (struct st_ring up to `tail`) are written by the owner
  *     thread only (the writer only exchanges pending_drop); tail, consumed,
  *     last_ns by the writer only. The consumer's group starts on a 128-byte
  *     boundary (two lines, the unit of the adjacent-line prefetcher), the
@@ -74,7 +74,7 @@
  *     after busy is set, so a handler that ran between the gate test and
  *     the busy store finished its record before we look.
  *   - Thread exit (key destructor) release-stores exited; afterwards the
- *     thread's TLS points at st__buf_lost, so nothing of it touches the
+ *     thread's TLS points at st__ring_lost, so nothing of it touches the
  *     buffer again and the writer may free it once drained. An event the
  *     thread traces after that (a TLS destructor that runs after ours, a
  *     signal handler: TSan delivers deferred signals at the thread's last
@@ -85,7 +85,7 @@
  * Lost drops. Events that no thread buffer can take (traced after the
  * thread's exit hook, or by a thread that could not get a buffer, or by a
  * signal handler that interrupted its thread's first-event setup) are
- * counted in st__buf_lost: a static buffer with no ring, always busy (so
+ * counted in st__ring_lost: a static buffer with no ring, always busy (so
  * buf_drop_nested() counts into it, from any thread, with atomic adds and
  * byte stores only), never exited and so never freed, on the buffer list
  * from the start. The writer
@@ -98,7 +98,7 @@
  * First event (buf_first_event), async-signal-safe so that a thread's
  * first event may come from a signal handler: the buffer comes from mmap
  * only (buf_map), and is pushed onto buf_new with a CAS; holders
- * of buf_lock move buf_new onto st__bufs (buf_adopt_new) before they walk
+ * of ring_lock move buf_new onto st__rings (buf_adopt_new) before they walk
  * it, so the writer's list handling is unchanged and no creator waits for
  * a lock. A handler interrupting its own thread's setup drops (tls_creating).
  * Two modes a buffer is made for (clock, flight) may change only while no
@@ -136,7 +136,7 @@
  * (sem_post) only when head crosses a multiple of an eighth of the ring
  * (KICK_DIV_LOG2), in commit's slow path.
  */
-#include "buffer.h"
+#include "ring.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -147,37 +147,37 @@
 #include <unistd.h>
 
 #include "timestamp.h"
-#include "crash.h"
+#include "ring_file.h"
 #include "flight.h"
 #include "rt_internal.h"
 
 /* Threads that have no buffer yet point here: the gate sends them to the slow path. */
-static struct st_buf nobuf = {.gate.flag[ST_GATE_SLOW] = 1};
+static struct st_ring nobuf = {.gate.flag[ST_GATE_SLOW] = 1};
 
 /* Threads that must not trace (the writer, monitor and flight threads) point here: always busy. */
-static struct st_buf notrace_buf = {.busy = 1};
+static struct st_ring notrace_buf = {.busy = 1};
 
 /* Exited threads point here, and lost drops are counted here (see "Lost drops" above). */
-struct st_buf st__buf_lost = {.busy = 1, .tid = ST_LOST_TID};
+struct st_ring st__ring_lost = {.busy = 1, .tid = ST_LOST_TID};
 
 /* The calling thread's buffer, or one of the sentinels above. */
-static _Thread_local struct st_buf *tls_buf __attribute__((tls_model("initial-exec"))) = &nobuf;
+static _Thread_local struct st_ring *tls_buf __attribute__((tls_model("initial-exec"))) = &nobuf;
 
 /* Set while this thread creates its buffer: a signal handler tracing then drops. */
 static _Thread_local int tls_creating __attribute__((tls_model("initial-exec")));
 
-struct st_buf *st__bufs = &st__buf_lost;
-struct st_buf_totals st__buf_retired;
-static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
+struct st_ring *st__rings = &st__ring_lost;
+struct st_ring_totals st__ring_retired;
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
-static struct st_buf *buf_new;               /* created, not yet on st__bufs (CAS push, buf_lock to take) */
-static size_t buf_size = ST_BUFSIZE_DEFAULT; /* for buffers created from now on */
+static struct st_ring *buf_new;               /* created, not yet on st__rings (CAS push, ring_lock to take) */
+static size_t buf_size = ST_RING_SIZE_DEFAULT; /* for buffers created from now on */
 static int buf_ever;                         /* a buffer was (being) created (seq_cst) */
-static int mode_changing;                    /* a mode setter runs (seq_cst; set under buf_lock) */
+static int mode_changing;                    /* a mode setter runs (seq_cst; set under ring_lock) */
 static uint64_t buf_serial;                  /* buffers created (atomic) */
-static bool flight_on;                       /* flight mode (buf_lock to set; never cleared) */
-static uint64_t fl_exits;                    /* flight: threads exited so far, their order (buf_lock) */
-static bool fl_hold;                         /* flight: a snapshot is between copy and accounting (buf_lock) */
+static bool flight_on;                       /* flight mode (ring_lock to set; never cleared) */
+static uint64_t fl_exits;                    /* flight: threads exited so far, their order (ring_lock) */
+static bool fl_hold;                         /* flight: a snapshot is between copy and accounting (ring_lock) */
 
 /*
  * The writer is woken each time head crosses a multiple of size >> KICK_DIV_LOG2.
@@ -188,10 +188,10 @@ static bool fl_hold;                         /* flight: a snapshot is between co
  */
 #define KICK_DIV_LOG2 3
 
-/* With buf_lock held: moves the buffers first events pushed onto st__bufs (newest first). */
+/* With ring_lock held: moves the buffers first events pushed onto st__rings (newest first). */
 static void buf_adopt_new(void)
 {
-    struct st_buf *first, *last;
+    struct st_ring *first, *last;
 
     if (!__atomic_load_n(&buf_new, __ATOMIC_RELAXED))
         return;
@@ -199,39 +199,39 @@ static void buf_adopt_new(void)
     first = __atomic_exchange_n(&buf_new, NULL, __ATOMIC_ACQUIRE);
     for (last = first; last->next; last = last->next)
         ;
-    last->next = st__bufs;
-    st__bufs = first;
+    last->next = st__rings;
+    st__rings = first;
 }
 
 /* A first event publishes its buffer without a lock (it may run in a signal handler). */
-static void buf_push(struct st_buf *b)
+static void buf_push(struct st_ring *b)
 {
-    struct st_buf *top = __atomic_load_n(&buf_new, __ATOMIC_RELAXED);
+    struct st_ring *top = __atomic_load_n(&buf_new, __ATOMIC_RELAXED);
 
     do
         b->next = top;
     while (!__atomic_compare_exchange_n(&buf_new, &top, b, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-/* Every walker of st__bufs comes through here, so it sees every buffer created so far. */
-void st__buf_lock(void)
+/* Every walker of st__rings comes through here, so it sees every buffer created so far. */
+void st__ring_lock(void)
 {
-    pthread_mutex_lock(&buf_lock);
+    pthread_mutex_lock(&ring_lock);
     buf_adopt_new();
 }
 
-void st__buf_unlock(void)
+void st__ring_unlock(void)
 {
-    pthread_mutex_unlock(&buf_lock);
+    pthread_mutex_unlock(&ring_lock);
 }
 
-void st__buf_set_size(size_t size)
+void st__ring_set_size(size_t size)
 {
     __atomic_store_n(&buf_size, size, __ATOMIC_RELAXED);
 }
 
 /*
- * With buf_lock held: true when no buffer exists or is being created, and
+ * With ring_lock held: true when no buffer exists or is being created, and
  * then no first event creates one until mode_unlock(): a creator that
  * stored buf_ever before our load is seen here; one that stores it after
  * sees mode_changing and drops its event (buf_first_event).
@@ -248,11 +248,11 @@ static void mode_unlock(void)
     __atomic_store_n(&mode_changing, 0, __ATOMIC_SEQ_CST);
 }
 
-int st__buf_set_flight(size_t size)
+int st__ring_set_flight(size_t size)
 {
     int ret = 0;
 
-    pthread_mutex_lock(&buf_lock);
+    pthread_mutex_lock(&ring_lock);
     if (!mode_lock_unused() && !flight_on)
         ret = -EBUSY;
     else {
@@ -260,32 +260,32 @@ int st__buf_set_flight(size_t size)
         __atomic_store_n(&flight_on, true, __ATOMIC_RELAXED);
     }
     mode_unlock();
-    pthread_mutex_unlock(&buf_lock);
+    pthread_mutex_unlock(&ring_lock);
     return ret;
 }
 
-bool st__buf_flight(void)
+bool st__ring_flight(void)
 {
     return __atomic_load_n(&flight_on, __ATOMIC_RELAXED);
 }
 
-uint64_t st__buf_orphan_drops(void)
+uint64_t st__ring_orphan_drops(void)
 {
-    return __atomic_load_n(&st__buf_lost.nested_dropped, __ATOMIC_RELAXED);
+    return __atomic_load_n(&st__ring_lost.nested_dropped, __ATOMIC_RELAXED);
 }
 
-void st__buf_thread_notrace(void)
+void st__ring_thread_notrace(void)
 {
     tls_buf = &notrace_buf;
 }
 
-int st__buf_select_clock(bool tsc)
+int st__ring_select_clock(bool tsc)
 {
     int ret = 0;
 
     if (tsc && !st__ts_tsc_available())
         return -ENOTSUP;
-    pthread_mutex_lock(&buf_lock);
+    pthread_mutex_lock(&ring_lock);
     if (tsc != st__ts_is_tsc()) {
         if (!mode_lock_unused())
             ret = -EBUSY;
@@ -293,11 +293,11 @@ int st__buf_select_clock(bool tsc)
             st__ts_set_tsc(tsc);
         mode_unlock();
     }
-    pthread_mutex_unlock(&buf_lock);
+    pthread_mutex_unlock(&ring_lock);
     return ret;
 }
 
-static void flight_exit(struct st_buf *b);
+static void flight_exit(struct st_ring *b);
 
 /*
  * Thread exit: hand the buffer to the writer, which drains and frees it.
@@ -308,10 +308,10 @@ static void flight_exit(struct st_buf *b);
  */
 static void buf_thread_exit(void *arg)
 {
-    struct st_buf *b = arg;
+    struct st_ring *b = arg;
 
-    tls_buf = &st__buf_lost;
-    /* A handler on this thread that traces from here on sees st__buf_lost. */
+    tls_buf = &st__ring_lost;
+    /* A handler on this thread that traces from here on sees st__ring_lost. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (b->flight) {
         flight_exit(b);
@@ -321,26 +321,26 @@ static void buf_thread_exit(void *arg)
     st__writer_kick();
 }
 
-void st__buf_init(void)
+void st__ring_init(void)
 {
     pthread_key_create(&exit_key, buf_thread_exit);
 }
 
-/* Bytes of the mapping that holds a struct st_buf (not the ring's: buf_map). */
-#define BUF_STRUCT_MAP ((sizeof(struct st_buf) + 4095) & ~(size_t)4095)
+/* Bytes of the mapping that holds a struct st_ring (not the ring's: buf_map). */
+#define BUF_STRUCT_MAP ((sizeof(struct st_ring) + 4095) & ~(size_t)4095)
 
 /* Frees b; its ring file (crash=DIR) is removed only when remove is set. */
-static void buf_release(struct st_buf *b, bool remove)
+static void buf_release(struct st_ring *b, bool remove)
 {
     if (b->crash_hdr) {
-        st__crash_buf_release(b, remove);
+        st__ring_file_release(b, remove);
         return;
     }
     munmap(b->ring, b->size);
     munmap(b, BUF_STRUCT_MAP);
 }
 
-void st__buf_free(struct st_buf *b)
+void st__ring_free(struct st_ring *b)
 {
     /* Drained (every record written or counted): its ring file goes too. */
     buf_release(b, true);
@@ -387,10 +387,10 @@ static inline uint64_t len_pid_add(uint64_t payload_len)
  * first lap pays ~1.2 us per 4 KiB page. No heap fallback when mmap fails
  * (vm.max_map_count): the thread's events then count as lost drops.
  */
-static struct st_buf *buf_map(size_t size)
+static struct st_ring *buf_map(size_t size)
 {
     void *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
-    struct st_buf *b;
+    struct st_ring *b;
 
     if (ring == MAP_FAILED)
         return NULL;
@@ -399,13 +399,13 @@ static struct st_buf *buf_map(size_t size)
         munmap(ring, size);
         return NULL;
     }
-    b = p; /* zeroed, page-aligned (ST_BUF_ALIGN holds) */
+    b = p; /* zeroed, page-aligned (ST_RING_ALIGN holds) */
     b->ring = ring;
     return b;
 }
 
 /* Recomputes limit and lap_base for the record that starts at next_head. */
-static inline void buf_set_limit(struct st_buf *b)
+static inline void buf_set_limit(struct st_ring *b)
 {
     uint64_t lap = b->next_head & ~b->mask;
     uint64_t room_end = b->tail_cache + b->size, lap_end = lap + b->size;
@@ -414,15 +414,15 @@ static inline void buf_set_limit(struct st_buf *b)
     b->limit = room_end < lap_end ? room_end : lap_end;
 }
 
-static struct st_buf *buf_create(void)
+static struct st_ring *buf_create(void)
 {
     size_t size = __atomic_load_n(&buf_size, __ATOMIC_RELAXED);
     uint32_t tid = (uint32_t)gettid();
-    struct st_buf *b = NULL;
+    struct st_ring *b = NULL;
 
     /* crash=DIR: the struct and the ring live in a file (crash.c); zeroed already. */
-    if (st__crash_on())
-        b = st__crash_buf_create(size, tid);
+    if (st__ring_file_on())
+        b = st__ring_file_create(size, tid);
     if (!b && !(b = buf_map(size)))
         return NULL;
     b->size = size;
@@ -444,7 +444,7 @@ static struct st_buf *buf_create(void)
 /* Slow paths stay out of line so the fast path needs no saved registers. */
 #define COLD __attribute__((noinline, cold))
 
-static int buf_drop_nested(struct st_buf *b);
+static int buf_drop_nested(struct st_ring *b);
 static void buf_drop_lost(void);
 
 /*
@@ -457,10 +457,10 @@ static void buf_drop_lost(void);
  * dropped too (waiting could be waiting for the code we interrupted); the
  * next event tries again.
  */
-static COLD struct st_buf *buf_first_event(void)
+static COLD struct st_ring *buf_first_event(void)
 {
     int saved = errno;
-    struct st_buf *b = NULL;
+    struct st_ring *b = NULL;
 
     if (__atomic_load_n(&tls_creating, __ATOMIC_RELAXED)) {
         buf_drop_lost();
@@ -485,53 +485,53 @@ static COLD struct st_buf *buf_first_event(void)
     return b;
 }
 
-void st__buf_fork_child(void)
+void st__ring_fork_child(void)
 {
-    struct st_buf *b, *next;
+    struct st_ring *b, *next;
 
-    /* Also what first events pushed after fork_prepare took buf_lock. */
+    /* Also what first events pushed after fork_prepare took ring_lock. */
     buf_adopt_new();
     /* The parent writes these records; the child starts empty. */
-    for (b = st__bufs; b; b = next) {
+    for (b = st__rings; b; b = next) {
         next = b->next;
-        if (b != &st__buf_lost)
+        if (b != &st__ring_lost)
             buf_release(b, false); /* a ring file is the parent's: keep it */
     }
-    st__crash_fork_child();
+    st__ring_file_fork_child();
     /* The parent reports its own lost drops. */
-    st__buf_lost.nested_dropped = st__buf_lost.pending_drop = 0;
-    st__buf_lost.gate.any = 0;
-    st__buf_lost.tail = st__buf_lost.consumed = st__buf_lost.last_ns = 0;
-    st__buf_lost.fl_evicted = st__buf_lost.fl_next = 0;
+    st__ring_lost.nested_dropped = st__ring_lost.pending_drop = 0;
+    st__ring_lost.gate.any = 0;
+    st__ring_lost.tail = st__ring_lost.consumed = st__ring_lost.last_ns = 0;
+    st__ring_lost.fl_evicted = st__ring_lost.fl_next = 0;
     fl_exits = 0;
     fl_hold = false;
-    st__buf_lost.next = NULL;
-    st__bufs = &st__buf_lost;
-    memset(&st__buf_retired, 0, sizeof st__buf_retired);
+    st__ring_lost.next = NULL;
+    st__rings = &st__ring_lost;
+    memset(&st__ring_retired, 0, sizeof st__ring_retired);
     tls_buf = &nobuf;
     pthread_setspecific(exit_key, NULL);
-    pthread_mutex_init(&buf_lock, NULL);
+    pthread_mutex_init(&ring_lock, NULL);
 }
 
-static inline void gate_set(struct st_buf *b, int which, uint8_t v)
+static inline void gate_set(struct st_ring *b, int which, uint8_t v)
 {
     __atomic_store_n(&b->gate.flag[which], v, __ATOMIC_RELAXED);
 }
 
-static inline void busy_enter(struct st_buf *b)
+static inline void busy_enter(struct st_ring *b)
 {
     __atomic_store_n(&b->busy, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static inline void busy_leave(struct st_buf *b)
+static inline void busy_leave(struct st_ring *b)
 {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELAXED);
 }
 
 /* Marks a drop as pending: the thread's next event reports it. */
-static inline void drop_pending(struct st_buf *b)
+static inline void drop_pending(struct st_ring *b)
 {
     __atomic_fetch_add(&b->pending_drop, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -540,9 +540,9 @@ static inline void drop_pending(struct st_buf *b)
 
 /*
  * An event while this thread is inside a record (signal handler), after
- * its exit hook (b is st__buf_lost), or in a thread that must not trace.
+ * its exit hook (b is st__ring_lost), or in a thread that must not trace.
  */
-static COLD int buf_drop_nested(struct st_buf *b)
+static COLD int buf_drop_nested(struct st_ring *b)
 {
     if (b != &notrace_buf) {
         __atomic_fetch_add(&b->nested_dropped, 1, __ATOMIC_RELAXED);
@@ -554,13 +554,13 @@ static COLD int buf_drop_nested(struct st_buf *b)
 /* An event of a thread without a buffer: a lost drop (flight snapshots count it as lost). */
 static COLD void buf_drop_lost(void)
 {
-    buf_drop_nested(&st__buf_lost);
+    buf_drop_nested(&st__ring_lost);
     if (__atomic_load_n(&flight_on, __ATOMIC_RELAXED))
-        __atomic_fetch_add(&st__buf_lost.fl_evicted, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&st__ring_lost.fl_evicted, 1, __ATOMIC_RELEASE);
 }
 
 /* With busy held: the ring is full (or the record impossible): drop and count the event. */
-static COLD int buf_drop(struct st_buf *b)
+static COLD int buf_drop(struct st_ring *b)
 {
     /* Only the busy holder counts here, so a plain increment cannot race. */
     __atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
@@ -572,7 +572,7 @@ static COLD int buf_drop(struct st_buf *b)
 /*
  * A release fence, out of line and not instrumented: TSan does not model
  * fences (GCC warns about them under -fsanitize=thread), and the reader
- * it pairs with, st__buf_peek, is not instrumented either.
+ * it pairs with, st__ring_peek, is not instrumented either.
  */
 static __attribute__((noinline, no_sanitize("thread"))) void flight_fence(void)
 {
@@ -584,7 +584,7 @@ static __attribute__((noinline, no_sanitize("thread"))) void flight_fence(void)
  * records: its length, ID, and the events it stands for (returned: a
  * dropped record stands for its count).
  */
-static uint64_t ring_record(const struct st_buf *b, uint64_t pos, uint64_t end, uint64_t *len, uint64_t *id)
+static uint64_t ring_record(const struct st_ring *b, uint64_t pos, uint64_t end, uint64_t *len, uint64_t *id)
 {
     uint8_t hdr[ST_EVENT_FIXED_SIZE + 8];
     uint64_t off = pos & b->mask, first = b->size - off, n = sizeof hdr;
@@ -597,10 +597,10 @@ static uint64_t ring_record(const struct st_buf *b, uint64_t pos, uint64_t end, 
     memcpy(hdr + first, b->ring, n - first);
     *len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
     *id = st_fmt_get_u64(hdr + ST_EV_OFF_ID);
-    return st__buf_record_events(hdr, n);
+    return st__ring_record_events(hdr, n);
 }
 
-uint64_t st__buf_record_events(const uint8_t *rec, size_t len)
+uint64_t st__ring_record_events(const uint8_t *rec, size_t len)
 {
     if (len >= ST_EVENT_FIXED_SIZE + 8 && st_fmt_get_u64(rec + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
         return st_fmt_get_u64(rec + ST_EV_OFF_PAYLOAD);
@@ -619,7 +619,7 @@ struct evict_trig {
     uint32_t lo, hi;
 };
 
-static void evict_trig_begin(struct st_buf *b, struct evict_trig *tr)
+static void evict_trig_begin(struct st_ring *b, struct evict_trig *tr)
 {
     tr->t.on = __atomic_load_n(&st__flight_trig.on, __ATOMIC_ACQUIRE);
     tr->t.id = __atomic_load_n(&st__flight_trig.id, __ATOMIC_ACQUIRE);
@@ -649,7 +649,7 @@ static void evict_trig_note(struct evict_trig *tr, uint64_t pos, uint64_t id)
  * walked (buffer.h): each record is claimed once, so a trigger is reported
  * by exactly one of them.
  */
-bool st__buf_trig_claim(struct st_buf *b, uint64_t end, uint64_t last)
+bool st__ring_trig_claim(struct st_ring *b, uint64_t end, uint64_t last)
 {
     uint64_t cur = __atomic_load_n(&b->fl_scanned, __ATOMIC_RELAXED);
 
@@ -671,7 +671,7 @@ bool st__buf_trig_claim(struct st_buf *b, uint64_t end, uint64_t last)
  * flight-trigger= event requests the snapshot here (the scan would miss
  * it). Returns false when need can never fit (then the caller drops).
  */
-static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
+static bool flight_evict(struct st_ring *b, uint64_t head, uint64_t need)
 {
     uint64_t tail = b->tail, lost = 0, goal, seq = b->fl_seq;
     struct evict_trig tr;
@@ -702,19 +702,19 @@ static bool flight_evict(struct st_buf *b, uint64_t head, uint64_t need)
     __atomic_store_n(&b->fl_seq, seq + 2, __ATOMIC_RELEASE);
     /*
      * The record about to be written overwrites what lay below the new
-     * tail. A reader (st__buf_peek) copies bytes, then fences and re-reads
+     * tail. A reader (st__ring_peek) copies bytes, then fences and re-reads
      * tail: this fence pairs with that one, so a reader that copied any of
      * the new bytes also sees the tail that excludes them.
      */
     flight_fence();
     b->tail_cache = tail;
-    if (tr.last != UINT64_MAX && st__buf_trig_claim(b, tail, tr.last))
+    if (tr.last != UINT64_MAX && st__ring_trig_claim(b, tail, tr.last))
         st__flight_trigger_evicted(tr.t.id != UINT64_MAX, tr.lo, tr.hi);
     return true;
 }
 
 /* Copies n bytes to ring position pos, wrapping at the end. */
-static void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src, uint64_t n)
+static void ring_copy_in(struct st_ring *b, uint64_t pos, const uint8_t *src, uint64_t n)
 {
     uint64_t off = pos & b->mask, first = b->size - off;
 
@@ -725,7 +725,7 @@ static void ring_copy_in(struct st_buf *b, uint64_t pos, const uint8_t *src, uin
 }
 
 /* Writes a record header at p. */
-static inline __attribute__((always_inline)) void put_header(const struct st_buf *b, uint8_t *p,
+static inline __attribute__((always_inline)) void put_header(const struct st_ring *b, uint8_t *p,
                                                              const struct st_event *ev, uint64_t ts,
                                                              uint64_t payload_len)
 {
@@ -742,7 +742,7 @@ static inline __attribute__((always_inline)) void put_header(const struct st_buf
  */
 static COLD int begin_slow(struct st_record *rec, const struct st_event *ev, size_t payload_len)
 {
-    struct st_buf *b = tls_buf;
+    struct st_ring *b = tls_buf;
     uint64_t len, need, head, ts, count;
     bool drops;
     uint8_t *p;
@@ -802,7 +802,7 @@ static COLD int begin_slow(struct st_record *rec, const struct st_event *ev, siz
 
 ST_EXPORT int st__simple_begin(struct st_record *rec, const struct st_event *ev, size_t payload_len)
 {
-    struct st_buf *b = tls_buf;
+    struct st_ring *b = tls_buf;
     uint64_t head, end, ts;
     uint8_t *p;
 
@@ -832,7 +832,7 @@ ST_EXPORT int st__simple_begin(struct st_record *rec, const struct st_event *ev,
 }
 
 /* Commit of a record built in scratch, or one that crosses a wake-up point. */
-static COLD void commit_slow(struct st_buf *b)
+static COLD void commit_slow(struct st_ring *b)
 {
     uint64_t end = b->next_head;
     bool kick = false;
@@ -855,7 +855,7 @@ static COLD void commit_slow(struct st_buf *b)
 
 ST_EXPORT void st__simple_commit(struct st_record *rec)
 {
-    struct st_buf *b = rec->thread;
+    struct st_ring *b = rec->thread;
     uint64_t end = b->next_head;
 
     if (__builtin_expect(end >= b->kick_at, 0)) {
@@ -877,17 +877,17 @@ ST_EXPORT uint32_t st__strlen(const char *s)
  * records are often the interesting ones), but with thread churn keeping
  * them all grows without bound, so at most max(ST_FLIGHT_KEEP_EXITED,
  * threads still running) are kept and the oldest-exited beyond that are
- * freed. Everything here runs under buf_lock, which every reader of a ring
- * holds or revalidates under (snapshots, st__buf_peek's serial check, the
+ * freed. Everything here runs under ring_lock, which every reader of a ring
+ * holds or revalidates under (snapshots, st__ring_peek's serial check, the
  * trigger scan, fork_prepare): no lock is added to the tracing path. The
  * thread's own exit hook does the freeing, unless a snapshot holds
- * (st__buf_flight_hold): it copied rings but has not yet recorded in
+ * (st__ring_flight_hold): it copied rings but has not yet recorded in
  * fl_next what it holds, so freeing now would count those events lost
  * too; its release trims instead.
  */
 
 /* Events of b's thread so far: evicted, in the ring, and drops not yet written into it. */
-static uint64_t buf_events_total(const struct st_buf *b)
+static uint64_t buf_events_total(const struct st_ring *b)
 {
     uint64_t n = b->fl_evicted + __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED);
 
@@ -897,31 +897,31 @@ static uint64_t buf_events_total(const struct st_buf *b)
 }
 
 /*
- * With buf_lock held, *pp an exited flight ring: unlinks and frees it. Its
+ * With ring_lock held, *pp an exited flight ring: unlinks and frees it. Its
  * events no snapshot held or counted become lost drops (the thread is gone
  * and its id may already be another thread's), reported by the next one.
  */
-static void flight_retire(struct st_buf **pp)
+static void flight_retire(struct st_ring **pp)
 {
-    struct st_buf *b = *pp;
+    struct st_ring *b = *pp;
     uint64_t total = buf_events_total(b);
 
     if (total > b->fl_next)
-        __atomic_fetch_add(&st__buf_lost.fl_evicted, total - b->fl_next, __ATOMIC_RELAXED);
-    st__buf_retired.committed += __atomic_load_n(&b->committed, __ATOMIC_RELAXED);
-    st__buf_retired.dropped += st__buf_dropped(b);
+        __atomic_fetch_add(&st__ring_lost.fl_evicted, total - b->fl_next, __ATOMIC_RELAXED);
+    st__ring_retired.committed += __atomic_load_n(&b->committed, __ATOMIC_RELAXED);
+    st__ring_retired.dropped += st__ring_dropped(b);
     *pp = b->next;
     buf_release(b, true);
 }
 
-/* With buf_lock held: frees the oldest-exited flight rings beyond the bound. */
+/* With ring_lock held: frees the oldest-exited flight rings beyond the bound. */
 static void flight_trim(void)
 {
     for (;;) {
-        struct st_buf **oldest = NULL;
+        struct st_ring **oldest = NULL;
         uint64_t live = 0, exited = 0;
-        for (struct st_buf **pp = &st__bufs; *pp; pp = &(*pp)->next) {
-            if (*pp == &st__buf_lost)
+        for (struct st_ring **pp = &st__rings; *pp; pp = &(*pp)->next) {
+            if (*pp == &st__ring_lost)
                 continue;
             if (!(*pp)->fl_exit_seq) {
                 live++;
@@ -939,31 +939,31 @@ static void flight_trim(void)
 
 /*
  * A flight thread's exit hook (the thread no longer touches b: tls_buf is
- * st__buf_lost). buf_lock orders its last records before any reader here.
+ * st__ring_lost). ring_lock orders its last records before any reader here.
  */
-static void flight_exit(struct st_buf *b)
+static void flight_exit(struct st_ring *b)
 {
-    st__buf_lock();
+    st__ring_lock();
     b->fl_exit_seq = ++fl_exits;
     __atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
     if (!fl_hold)
         flight_trim();
-    st__buf_unlock();
+    st__ring_unlock();
 }
 
-void st__buf_flight_hold(void)
+void st__ring_flight_hold(void)
 {
-    st__buf_lock();
+    st__ring_lock();
     fl_hold = true;
-    st__buf_unlock();
+    st__ring_unlock();
 }
 
-void st__buf_flight_release(void)
+void st__ring_flight_release(void)
 {
-    st__buf_lock();
+    st__ring_lock();
     fl_hold = false;
     flight_trim();
-    st__buf_unlock();
+    st__ring_unlock();
 }
 
 /*
@@ -972,7 +972,7 @@ void st__buf_flight_release(void)
  * writer's ring, whose index is then meaningless). Retries while the owner
  * is inside it, which is a few stores unless it was preempted there.
  */
-__attribute__((no_sanitize("thread"))) static uint64_t buf_tail_index(const struct st_buf *b, uint64_t *index)
+__attribute__((no_sanitize("thread"))) static uint64_t buf_tail_index(const struct st_ring *b, uint64_t *index)
 {
     for (;;) {
         uint64_t s0 = __atomic_load_n(&b->fl_seq, __ATOMIC_ACQUIRE), t, e;
@@ -991,7 +991,7 @@ __attribute__((no_sanitize("thread"))) static uint64_t buf_tail_index(const stru
 
 /*
  * Read-only view for the monitor's `info trace` (seqlock-style, see
- * buffer.h). The list is walked under buf_lock, one chunk of one buffer at
+ * buffer.h). The list is walked under ring_lock, one chunk of one buffer at
  * a time, so a thread starting to trace never waits for more than a 64 KiB
  * copy and the writer may free a buffer between chunks (we then notice it
  * is gone and drop what we copied: those records were written; in flight
@@ -1000,9 +1000,9 @@ __attribute__((no_sanitize("thread"))) static uint64_t buf_tail_index(const stru
  * consumer's tail: that race is intended (the bytes are discarded), so the
  * loads are volatile and the function is not instrumented by TSan.
  */
-/* One buffer as st__buf_peek lists it. */
+/* One buffer as st__ring_peek lists it. */
 struct peek {
-    struct st_buf *b;
+    struct st_ring *b;
     const uint8_t *ring;
     uint64_t size, serial;
     uint32_t tid;
@@ -1014,18 +1014,18 @@ struct peek {
  * *lost. Fills *pi (off relative to out). Returns the bytes kept.
  */
 __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek *pk, uint8_t *out, size_t room,
-                                                              uint64_t *lost, struct st_buf_peeked *pi)
+                                                              uint64_t *lost, struct st_ring_peeked *pi)
 {
     enum { CHUNK = 64 << 10 };
     uint64_t t0 = 0, h0 = 0, t1 = 0, end = 0, pos = 0, keep, index = 0;
     bool first = true, alive = true;
 
-    *pi = (struct st_buf_peeked){.b = pk->b, .serial = pk->serial, .tid = pk->tid};
+    *pi = (struct st_ring_peeked){.b = pk->b, .serial = pk->serial, .tid = pk->tid};
     /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
     while (alive && (first || pos < end)) {
-        struct st_buf *b;
-        st__buf_lock();
-        for (b = st__bufs; b; b = b->next)
+        struct st_ring *b;
+        st__ring_lock();
+        for (b = st__rings; b; b = b->next)
             if (b == pk->b && b->serial == pk->serial) /* the same buffer, not a new one in its mapping */
                 break;
         alive = b != NULL;
@@ -1048,7 +1048,7 @@ __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek 
                 t1 = buf_tail_index(b, &index);
             }
         }
-        st__buf_unlock();
+        st__ring_unlock();
     }
     if (!alive || h0 <= t0)
         return 0; /* gone (the writer wrote all of it) or empty */
@@ -1079,19 +1079,19 @@ __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek 
     return keep - t1;
 }
 
-/* st__buf_peek, and the per-buffer account when info is not NULL. */
-static size_t buf_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_buf_peeked **info, size_t *ninfo)
+/* st__ring_peek, and the per-buffer account when info is not NULL. */
+static size_t buf_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_ring_peeked **info, size_t *ninfo)
 {
     struct peek *list = NULL;
-    struct st_buf_peeked *pi = NULL, one;
+    struct st_ring_peeked *pi = NULL, one;
     size_t n = 0, max = 0, used = 0;
     uint64_t lost = 0;
 
     /* Snapshot the list (plus room for threads that start meanwhile). */
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next)
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next)
         max++;
-    st__buf_unlock();
+    st__ring_unlock();
     max += 16;
     list = malloc(max * sizeof *list);
     if (info && list && !(pi = malloc(max * sizeof *pi))) {
@@ -1105,13 +1105,13 @@ static size_t buf_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_buf_p
             *info = NULL;
         return 0;
     }
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b && n < max; b = b->next)
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b && n < max; b = b->next)
         list[n++] = (struct peek){b, b->ring, b->size, b->serial, b->tid};
-    st__buf_unlock();
+    st__ring_unlock();
 
     for (size_t i = 0; i < n; i++) {
-        struct st_buf_peeked *p = pi ? &pi[i] : &one;
+        struct st_ring_peeked *p = pi ? &pi[i] : &one;
         size_t kept = peek_one(&list[i], dst + used, cap - used, &lost, p);
         p->off = used;
         used += kept;
@@ -1126,12 +1126,12 @@ static size_t buf_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_buf_p
     return used;
 }
 
-size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left)
+size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left)
 {
     return buf_peek(dst, cap, left, NULL, NULL);
 }
 
-size_t st__buf_peek_flight(uint8_t *dst, size_t cap, struct st_buf_peeked **info, size_t *ninfo)
+size_t st__ring_peek_flight(uint8_t *dst, size_t cap, struct st_ring_peeked **info, size_t *ninfo)
 {
     return buf_peek(dst, cap, NULL, info, ninfo);
 }

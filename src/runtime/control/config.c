@@ -45,9 +45,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
-#include "crash.h"
+#include "ring_file.h"
 #include "flight.h"
 #include "rt_internal.h"
 #include "monitor.h"
@@ -222,7 +222,7 @@ static int parse_size(const char *key, size_t *out, const char *v, char *err, si
 {
     uint64_t n;
 
-    if (!parse_bytes(v, &n) || n < ST_BUFSIZE_MIN || n > ST_BUFSIZE_MAX || (n & (n - 1))) {
+    if (!parse_bytes(v, &n) || n < ST_RING_SIZE_MIN || n > ST_RING_SIZE_MAX || (n & (n - 1))) {
         st__errmsg(err, errlen, "invalid %s '%s': want a power of two from 4K to 1G", key, v);
         return -EINVAL;
     }
@@ -338,7 +338,7 @@ static int parse_item(struct cfg *c, char *item, char *err, size_t errlen)
         return ret;
     }
     if (strcmp(key, "crash") == 0) {
-        int ret = st__crash_check_dir(v, err, errlen);
+        int ret = st__ring_file_check_dir(v, err, errlen);
         if (ret == 0)
             c->crash = v;
         return ret;
@@ -383,7 +383,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     struct st_file_prep prep = {.fd = -1};
     struct st_mon_prep mprep = {.fd = -1};
     bool old_tsc = st__ts_is_tsc();
-    bool flight = c->flight || st__buf_flight();
+    bool flight = c->flight || st__ring_flight();
     int ret;
 
     /*
@@ -395,7 +395,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
         const char *why = NULL;
         if (c->file_given)
             why = "flight= (flight recorder) and file= exclude each other";
-        else if ((c->crash && *c->crash) || st__crash_on())
+        else if ((c->crash && *c->crash) || st__ring_file_on())
             why = "flight= (flight recorder) and crash=DIR exclude each other";
         else if (c->bufsize)
             why = "bufsize= in flight mode: the ring size is flight=SIZE";
@@ -422,7 +422,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     if (ret < 0)
         goto fail;
     if (c->flight) {
-        ret = st__buf_set_flight(c->flight);
+        ret = st__ring_set_flight(c->flight);
         if (ret < 0) {
             st__errmsg(err, errlen, "flight=: cannot change to flight mode after tracing started");
             goto fail;
@@ -444,7 +444,7 @@ static int apply(struct cfg *c, char *err, size_t errlen)
         }
     }
     if (c->clock_tsc >= 0) {
-        ret = st__buf_select_clock(c->clock_tsc == 1);
+        ret = st__ring_select_clock(c->clock_tsc == 1);
         if (ret < 0) {
             st__errmsg(err, errlen, "clock=%s: %s", c->clock_tsc ? "tsc" : "monotonic",
                        ret == -EBUSY ? "cannot change the clock after tracing started"
@@ -455,13 +455,13 @@ static int apply(struct cfg *c, char *err, size_t errlen)
     ret = st__reg_add_rules(c->rules, c->nrules);
     if (ret < 0) {
         st__errmsg(err, errlen, "%s", st_strerror(ret));
-        st__buf_select_clock(old_tsc); /* no buffer can exist: it changed */
+        st__ring_select_clock(old_tsc); /* no buffer can exist: it changed */
         goto fail;
     }
     if (c->bufsize)
-        st__buf_set_size(c->bufsize);
+        st__ring_set_size(c->bufsize);
     if (c->crash)
-        st__crash_set_dir(c->crash);
+        st__ring_file_set_dir(c->crash);
     if (c->log_prefix >= 0)
         st__log_set_prefix(c->log_prefix == 1);
     st__file_set_rotation(c->rotate, c->rotate_keep);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
+#include "ring.h"
 #include "flight.h"
 #include "rt_internal.h"
 #include "monitor.h"
@@ -451,10 +451,10 @@ static void cmd_info_stats(struct cmd *c)
     st_stats_get(&s);
     st_trace_file_status(&fs);
     /* Ring sizes: fixed per buffer, read under the list lock only. */
-    st__buf_lock();
-    for (struct st_buf *b = st__bufs; b; b = b->next)
+    st__ring_lock();
+    for (struct st_ring *b = st__rings; b; b = b->next)
         capacity += b->size;
-    st__buf_unlock();
+    st__ring_unlock();
     if (c->json) {
         st__mon_printf(c->out,
                        "{\"produced\":%" PRIu64 ",\"written\":%" PRIu64 ",\"dropped\":%" PRIu64

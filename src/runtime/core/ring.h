@@ -3,8 +3,8 @@
  * path), the consumer side in writer.c. The design and its invariants are
  * described at the top of buffer.c.
  */
-#ifndef ST_RUNTIME_BUFFER_H
-#define ST_RUNTIME_BUFFER_H
+#ifndef ST_RUNTIME_CORE_RING_H
+#define ST_RUNTIME_CORE_RING_H
 
 #include <stdalign.h>
 #include <stdbool.h>
@@ -19,7 +19,7 @@ struct st_crash_hdr;
 #define ST_SCRATCH_SIZE (ST_MAX_EVENT_RECORD + ST_EVENT_FIXED_SIZE + 8)
 
 /*
- * Bytes of st_buf.gate. The fast path of st__simple_begin() loads them as
+ * Bytes of st_ring.gate. The fast path of st__simple_begin() loads them as
  * one word, with busy, and takes its slow path when anything is set. Each
  * byte is written with its own byte store, so a signal handler setting one
  * cannot undo a store of another. (busy is a word of its own: it is stored
@@ -33,13 +33,13 @@ enum {
 
 /* Keeps the producer's and the consumer's fields apart: the adjacent-line
  * prefetcher pulls cache lines in pairs, so 64 bytes is not enough. */
-#define ST_BUF_ALIGN 128
+#define ST_RING_ALIGN 128
 
-struct st_buf {
+struct st_ring {
     /* Producer's lines: written only by the owning thread (and by a signal
      * handler on it, which only sets gate bytes and adds to the atomics).
      * Everything the fast path touches is in the first 64 bytes. */
-    alignas(ST_BUF_ALIGN) uint32_t busy; /* a record is being written: the nesting guard */
+    alignas(ST_RING_ALIGN) uint32_t busy; /* a record is being written: the nesting guard */
     union {
         uint32_t any;              /* non-zero: st__simple_begin() takes its slow path */
         uint8_t flag[4];           /* ST_GATE_* bytes */
@@ -73,30 +73,30 @@ struct st_buf {
     uint64_t fl_seq;               /* flight: seqlock (odd while tail and fl_evicted change; flight_evict) */
 
     /* Consumer's line: written only by the writeout thread, 128 bytes from the producer's. */
-    alignas(ST_BUF_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
+    alignas(ST_RING_ALIGN) uint64_t tail; /* bytes consumed; release-stored */
     uint64_t consumed;             /* event records taken out (relaxed stores) */
     uint64_t last_ns;              /* last timestamp written: keeps them monotone */
     uint64_t staged_drop;          /* crash=DIR: drop count staged, not yet written (writer) */
-    struct st_buf *next;           /* list of all buffers, under buf_lock */
+    struct st_ring *next;           /* list of all buffers, under ring_lock */
     /* Flight mode has no writer: these belong to flight.c and the exit hook instead. */
-    uint64_t fl_next;              /* event index of the first event no snapshot held or counted (buf_lock);
-                                      st__buf_lost: its fl_evicted as of the last snapshot */
+    uint64_t fl_next;              /* event index of the first event no snapshot held or counted (ring_lock);
+                                      st__ring_lost: its fl_evicted as of the last snapshot */
     uint64_t fl_scanned;           /* flight-trigger=: records below were examined (CAS: flight thread, producer) */
-    uint64_t fl_exit_seq;          /* order of the owner's exit, 0 while it runs (buf_lock) */
+    uint64_t fl_exit_seq;          /* order of the owner's exit, 0 while it runs (ring_lock) */
 
-    alignas(ST_BUF_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
+    alignas(ST_RING_ALIGN) uint8_t scratch[ST_SCRATCH_SIZE]; /* records that straddle the ring's end */
 };
 
 /* Creates the thread-exit key. Called by st__init. */
-void st__buf_init(void);
+void st__ring_init(void);
 
 /*
- * Every buffer, newest first; walk and change it with st__buf_lock held
+ * Every buffer, newest first; walk and change it with st__ring_lock held
  * (taking it also links the buffers first events created meanwhile).
  */
-extern struct st_buf *st__bufs;
-void st__buf_lock(void);
-void st__buf_unlock(void);
+extern struct st_ring *st__rings;
+void st__ring_lock(void);
+void st__ring_unlock(void);
 
 /*
  * The pid field of dropped records that count lost drops: events traced
@@ -108,42 +108,42 @@ void st__buf_unlock(void);
 #define ST_LOST_TID UINT32_MAX
 
 /*
- * Where lost drops are counted: always on st__bufs, never exited, never
+ * Where lost drops are counted: always on st__rings, never exited, never
  * freed, no ring (size 0, head = tail = 0); its nested_dropped and
  * pending_drop count them, so the writer reports them like a thread's
  * pending drops. Not a thread: st_stats_get() does not count it as one.
  */
-extern struct st_buf st__buf_lost;
+extern struct st_ring st__ring_lost;
 
-/* Frees a buffer already unlinked from the list (writer, buf_lock not needed). */
-void st__buf_free(struct st_buf *b);
+/* Frees a buffer already unlinked from the list (writer, ring_lock not needed). */
+void st__ring_free(struct st_ring *b);
 
 /* Marks the calling thread as one that never traces (the writeout thread). */
-void st__buf_thread_notrace(void);
+void st__ring_thread_notrace(void);
 
 /*
  * Selects the clock mode; -EBUSY once any buffer was ever created (raw
  * values of two kinds would mix), -ENOTSUP for a TSC the machine lacks.
  */
-int st__buf_select_clock(bool tsc);
+int st__ring_select_clock(bool tsc);
 
 /* Fork child: forget every buffer (they hold the parent's records). */
-void st__buf_fork_child(void);
+void st__ring_fork_child(void);
 
-/* Lost drops so far (st__buf_lost's count). */
-uint64_t st__buf_orphan_drops(void);
+/* Lost drops so far (st__ring_lost's count). */
+uint64_t st__ring_orphan_drops(void);
 
 /* All drops of a buffer's thread. */
-static inline uint64_t st__buf_dropped(const struct st_buf *b)
+static inline uint64_t st__ring_dropped(const struct st_ring *b)
 {
     return __atomic_load_n(&b->dropped, __ATOMIC_RELAXED) + __atomic_load_n(&b->nested_dropped, __ATOMIC_RELAXED);
 }
 
-/* Counters of buffers already freed; under buf_lock. */
-struct st_buf_totals {
+/* Counters of buffers already freed; under ring_lock. */
+struct st_ring_totals {
     uint64_t committed, dropped, consumed;
 };
-extern struct st_buf_totals st__buf_retired;
+extern struct st_ring_totals st__ring_retired;
 
 /*
  * For the monitor's `info trace`: copies the records not yet written of
@@ -156,11 +156,11 @@ extern struct st_buf_totals st__buf_retired;
  * that did not fit in cap (0 when everything did; records written out
  * while we copied are not counted).
  */
-size_t st__buf_peek(uint8_t *dst, size_t cap, uint64_t *left);
+size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left);
 
-/* What st__buf_peek_flight kept of one buffer. */
-struct st_buf_peeked {
-    struct st_buf *b;
+/* What st__ring_peek_flight kept of one buffer. */
+struct st_ring_peeked {
+    struct st_ring *b;
     uint64_t serial;               /* b is still that buffer only while its serial matches */
     uint32_t tid;
     size_t off, len;               /* its whole records in dst (len may be 0) */
@@ -169,19 +169,19 @@ struct st_buf_peeked {
 };
 
 /*
- * st__buf_peek for snapshots: also returns (*info, malloc'd, *ninfo
+ * st__ring_peek for snapshots: also returns (*info, malloc'd, *ninfo
  * entries; NULL on ENOMEM) per buffer copied where its records are and the
  * event index of the first one, read with tail under the buffer's seqlock.
  */
-size_t st__buf_peek_flight(uint8_t *dst, size_t cap, struct st_buf_peeked **info, size_t *ninfo);
+size_t st__ring_peek_flight(uint8_t *dst, size_t cap, struct st_ring_peeked **info, size_t *ninfo);
 
 /*
  * Flight mode: while held (a snapshot between its copy and its accounting
  * in fl_next), exited rings are not freed; releasing frees those beyond
- * the bound. Both take buf_lock.
+ * the bound. Both take ring_lock.
  */
-void st__buf_flight_hold(void);
-void st__buf_flight_release(void);
+void st__ring_flight_hold(void);
+void st__ring_flight_release(void);
 
 /* Exited rings flight mode keeps at least (more while more threads run: see buffer.c). */
 #define ST_FLIGHT_KEEP_EXITED 8
@@ -192,17 +192,17 @@ void st__buf_flight_release(void);
  * eviction, so each record is claimed once). True when `last`, the
  * position of a trigger record the caller found, lies in what it claimed.
  */
-bool st__buf_trig_claim(struct st_buf *b, uint64_t end, uint64_t last);
+bool st__ring_trig_claim(struct st_ring *b, uint64_t end, uint64_t last);
 
 /* Events a dropped or event record stands for (a dropped record: its count). */
-uint64_t st__buf_record_events(const uint8_t *rec, size_t len);
+uint64_t st__ring_record_events(const uint8_t *rec, size_t len);
 
 /*
  * Flight mode (flight.c): buffers created from now on have `size` bytes and
  * overwrite their oldest records instead of dropping. -EBUSY once any
  * buffer exists (a ring made for a writer cannot change owners of tail).
  */
-int st__buf_set_flight(size_t size);
-bool st__buf_flight(void);
+int st__ring_set_flight(size_t size);
+bool st__ring_flight(void);
 
-#endif /* ST_RUNTIME_BUFFER_H */
+#endif /* ST_RUNTIME_CORE_RING_H */

@@ -5,8 +5,8 @@
  * process is gone, and `simpletrace recover` rebuilds a v4 trace from them.
  * The files' layout and the invariants recover relies on: crash_format.h.
  */
-#ifndef ST_RUNTIME_CRASH_H
-#define ST_RUNTIME_CRASH_H
+#ifndef ST_RUNTIME_CORE_RING_FILE_H
+#define ST_RUNTIME_CORE_RING_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,42 +14,42 @@
 
 #include "crash_format.h"
 
-struct st_buf;
+struct st_ring;
 
 /* True when crash=DIR is set (buffers created from now on are file-backed). */
-bool st__crash_on(void);
+bool st__ring_file_on(void);
 
 /* Validates DIR for crash=: 0, or -errno (message in err). */
-int st__crash_check_dir(const char *dir, char *err, size_t errlen);
+int st__ring_file_check_dir(const char *dir, char *err, size_t errlen);
 
 /* Sets DIR (already checked); "" turns crash mode off for new buffers. */
-void st__crash_set_dir(const char *dir);
+void st__ring_file_set_dir(const char *dir);
 
 /*
  * Creates the ring file of the calling thread and maps it: returns the
- * struct st_buf inside the mapping (zeroed, 128-aligned) with b->ring set,
+ * struct st_ring inside the mapping (zeroed, 128-aligned) with b->ring set,
  * or NULL (errno kept): the caller then uses an ordinary buffer.
  */
-struct st_buf *st__crash_buf_create(size_t ring_size, uint32_t tid);
+struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid);
 
 /* Unmaps a file-backed buffer; remove: also delete its file (it was drained). */
-void st__crash_buf_release(struct st_buf *b, bool remove);
+void st__ring_file_release(struct st_ring *b, bool remove);
 
 /* Appends mappings for IDs registered since the last call (slow paths, writer). */
-void st__crash_sync_names(void);
+void st__ring_file_sync_names(void);
 
 /* Writer: stores a fresh clock anchor in b's header. */
-void st__crash_note_anchor(struct st_buf *b, uint64_t raw, uint64_t ns);
+void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns);
 
 /* Writer: a write() of stage bytes [off, off + len) covering b's ring up to end starts / ended. */
-void st__crash_inflight_begin(struct st_buf *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
                               uint64_t dev, uint64_t ino);
-void st__crash_inflight_end(struct st_buf *b);
+void st__ring_file_inflight_end(struct st_ring *b);
 
 /* Fork child: forget the parent's names file (the child writes its own). */
-void st__crash_fork_child(void);
+void st__ring_file_fork_child(void);
 
 /* Exit: removes the names file when no ring file of ours is left (count of kept rings). */
-void st__crash_exit(unsigned rings_kept);
+void st__ring_file_exit(unsigned rings_kept);
 
-#endif /* ST_RUNTIME_CRASH_H */
+#endif /* ST_RUNTIME_CORE_RING_FILE_H */

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "buffer.h"
+#include "ring.h"
 #include "rt_internal.h"
 
 ST_EXPORT int st_stats_get(struct st_stats *s)
@@ -25,12 +25,12 @@ ST_EXPORT int st_stats_get(struct st_stats *s)
     if (!s)
         return -EINVAL;
     memset(s, 0, sizeof *s);
-    st__buf_lock();
-    committed = st__buf_retired.committed;
-    dropped = st__buf_retired.dropped;
-    consumed = st__buf_retired.consumed;
-    for (struct st_buf *b = st__bufs; b; b = b->next) {
-        if (b == &st__buf_lost)
+    st__ring_lock();
+    committed = st__ring_retired.committed;
+    dropped = st__ring_retired.dropped;
+    consumed = st__ring_retired.consumed;
+    for (struct st_ring *b = st__rings; b; b = b->next) {
+        if (b == &st__ring_lost)
             continue; /* not a thread: its drops are added below */
         /* tail first: head is later, so head - tail never goes negative */
         uint64_t tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
@@ -39,12 +39,12 @@ ST_EXPORT int st_stats_get(struct st_stats *s)
         uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
         committed += made;
         consumed += done;
-        dropped += st__buf_dropped(b);
+        dropped += st__ring_dropped(b);
         s->buffered += head - tail;
         s->threads++;
     }
-    st__buf_unlock();
-    dropped += st__buf_orphan_drops();
+    st__ring_unlock();
+    dropped += st__ring_orphan_drops();
     st__writer_stats(&w);
     s->produced = committed + dropped;
     s->written = w.written;

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "trace_format.h"
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
 #include "glob_match.h"
 #include "rt_internal.h"
@@ -101,7 +101,7 @@ static void apply_environment(void)
 static void do_init(void)
 {
     st__ts_init();
-    st__buf_init();
+    st__ring_init();
     st__writer_init();
     apply_environment();
 }

@@ -77,7 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buffer.h"
+#include "ring.h"
 #include "rt_internal.h"
 #include "monitor.h"
 
@@ -483,7 +483,7 @@ static void *monitor_main(void *arg)
 {
     struct server *s = arg;
 
-    st__buf_thread_notrace(); /* tracing from here would drop nothing and record nothing */
+    st__ring_thread_notrace(); /* tracing from here would drop nothing and record nothing */
     if (s->dir[0])
         remove_stale(s->dir);
     serve(s);

@@ -3,7 +3,7 @@
  *
  * QEMU's `info trace` dumps its one ring with simple formatting. Here the
  * monitor thread copies every thread's unwritten records without consuming
- * them (st__buf_peek, buffer.c), so the trace file later gets them all the
+ * them (st__ring_peek, buffer.c), so the trace file later gets them all the
  * same, and turns the copy into what the writer would have written: a
  * header, a mapping for each ID used, and the records merged into time
  * order with their raw timestamps converted to CLOCK_MONOTONIC ns. The
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "trace_format.h"
-#include "buffer.h"
+#include "ring.h"
 #include "timestamp.h"
 #include "rt_internal.h"
 #include "monitor.h"
@@ -60,7 +60,7 @@ static uint8_t *copy_buffers(size_t *len, uint64_t *left)
         copy = malloc(cap);
         if (!copy)
             return NULL;
-        *len = st__buf_peek(copy, cap, left);
+        *len = st__ring_peek(copy, cap, left);
         if (*left == 0 || cap == ST_MON_TRACE_MAX || attempt == 2)
             return copy;
         free(copy);
@@ -96,7 +96,7 @@ int st__mon_trace_snapshot(struct st_mon_buf *out, struct st_mon_snapshot *snap)
         uint64_t id = st_fmt_get_u64(copy + off + ST_EV_OFF_ID);
         size_t rlen = 8 + (size_t)st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH);
         if (rlen < ST_EVENT_FIXED_SIZE || rlen > len - off)
-            break; /* cannot happen: st__buf_peek keeps whole records */
+            break; /* cannot happen: st__ring_peek keeps whole records */
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 1024;
             struct rec_ref *r = realloc(refs, ncap * sizeof *r);

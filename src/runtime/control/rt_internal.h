@@ -7,13 +7,13 @@
  *               lazy one-time initialisation (st__init)
  *   config.c    st_configure(): parse and validate everything, then apply
  *   clock.c     raw timestamps, their conversion to ns           writer thread
- *   buffer.c    per-thread rings and the tracing hot path        buf_lock
+ *   buffer.c    per-thread rings and the tracing hot path        ring_lock
  *   writer.c    writeout thread, trace file, flush, exit, fork   ctl_lock, wr_lock
  *   log.c       log backend         stats.c  st_stats_get()      errors.c
  *
  * Lock order. A thread holding one of these never takes an earlier one:
  *
- *   ctl_lock  ->  reg_lock  ->  wr_lock  ->  buf_lock
+ *   ctl_lock  ->  reg_lock  ->  wr_lock  ->  ring_lock
  *
  * ctl_lock serialises control operations on the trace file (held while
  * waiting for the writeout thread to apply them); none of the locks is
@@ -45,9 +45,9 @@
  * ring is mapped, not touched, so a thread pays resident memory only for
  * what it fills (one lap of a busy thread: the whole 4 MiB).
  */
-#define ST_BUFSIZE_DEFAULT ((size_t)4 << 20)
-#define ST_BUFSIZE_MIN ((size_t)4 << 10)
-#define ST_BUFSIZE_MAX ((size_t)1 << 30)
+#define ST_RING_SIZE_DEFAULT ((size_t)4 << 20)
+#define ST_RING_SIZE_MIN ((size_t)4 << 10)
+#define ST_RING_SIZE_MAX ((size_t)1 << 30)
 
 /* --- registry.c -------------------------------------------------------- */
 
@@ -103,7 +103,7 @@ int st__configure(const char *config, char *err, size_t errlen);
 /* --- clock.c / buffer.c / writer.c / log.c settings --------------------- */
 
 /* Sets the size of buffers created from now on (already validated). */
-void st__buf_set_size(size_t size);
+void st__ring_set_size(size_t size);
 
 /* Prefix log lines with "TID@SEC.USEC:". */
 void st__log_set_prefix(bool on);
