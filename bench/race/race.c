@@ -88,7 +88,7 @@ int main(int argc, char **argv)
     printf("threads %u events %llu ns_per_event %.2f", threads, (unsigned long long)(events * threads),
            ns / threads);
 #ifdef RACE_SIMPLE
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     st_trace_file_flush();
     st_stats_get(&st);
     printf(" produced %llu written %llu dropped %llu", (unsigned long long)st.produced,

@@ -265,7 +265,7 @@ static void pool_stop(struct pool *p)
      * next measurement.
      */
     for (int tries = 0; tries < 2000; tries++) {
-        struct st_stats st;
+        struct st_stats st = {.struct_size = sizeof st};
         st_trace_file_flush();
         st_stats_get(&st);
         if (st.threads == 0)
@@ -339,7 +339,7 @@ static void sustained(int threads, double seconds, const char *path)
         printf("  (cannot open %s)\n", path);
         return;
     }
-    struct st_stats before, after;
+    struct st_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     st_stats_get(&before);
     struct pool p;
     pool_start(&p, threads);
@@ -373,7 +373,7 @@ static void bursty(int threads, uint64_t burst, unsigned work_us, double seconds
 {
     if (st_configure("file=/dev/null", NULL, 0) != 0)
         return;
-    struct st_stats before, after;
+    struct st_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
     st_stats_get(&before);
     struct pool p;
     pool_start(&p, threads);

@@ -221,7 +221,7 @@ static int configure(const struct opts *o, char *path, size_t pathlen)
 /* Prints the per-thread and runtime counters soak_check compares with the trace. */
 static void report(const struct opts *o, const struct worker *w, int flush_rc, double elapsed)
 {
-    struct st_stats s;
+    struct st_stats s = {.struct_size = sizeof s};
     struct rusage ru;
     st_stats_get(&s);
     getrusage(RUSAGE_SELF, &ru);

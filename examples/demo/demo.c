@@ -195,8 +195,8 @@ int main(int argc, char **argv)
 
     /* Write everything out before reading the counters. */
     st_trace_file_flush();
-    struct st_stats stats;
-    struct st_file_status file;
+    struct st_stats stats = {.struct_size = sizeof stats};
+    struct st_file_status file = {.struct_size = sizeof file};
     st_stats_get(&stats);
     st_trace_file_status(&file);
     printf("demo: %d workers ran %" PRIu64 " jobs, checksum %" PRId64 "\n", nworkers, done, checksum);

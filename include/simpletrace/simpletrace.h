@@ -1,9 +1,11 @@
 /*
- * simpletrace runtime: control of a traced program's events and trace file.
+ * simpletrace runtime (libsimpletrace, pkg-config `simpletrace`): control
+ * of a traced program's events and trace file.
  *
  * Every function is thread-safe and may be called before or after the
  * event groups register. Functions returning int give 0 (or a count) on
- * success and a negative errno value on failure; st_strerror() names it.
+ * success and a negative errno value on failure; st_strerror() (api.h)
+ * names it. Structures the program allocates begin with struct_size (api.h).
  */
 #ifndef SIMPLETRACE_SIMPLETRACE_H
 #define SIMPLETRACE_SIMPLETRACE_H
@@ -12,14 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <simpletrace/api.h>
 #include <simpletrace/trace.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Text for an error code returned by any st_ function (static storage). */
-const char *st_strerror(int err);
 
 /*
  * Applies a configuration in QEMU's -trace syntax: comma-separated items
@@ -46,7 +46,7 @@ const char *st_strerror(int err);
  * errbuf when errbuf is not NULL. The environment variable SIMPLETRACE is
  * applied this way at start-up (errors go to stderr).
  */
-int st_configure(const char *config, char *errbuf, size_t errlen);
+ST_API int st_configure(const char *config, char *errbuf, size_t errlen);
 
 /* --- events ------------------------------------------------------------ */
 
@@ -61,15 +61,16 @@ enum st_event_state {
  * (glob with * and ?; a leading '-' inverts `enable`), and events registered
  * later that match. Returns the number of events changed or already in that
  * state; -ENOENT when a pattern without wildcards names no event; -EPERM when
- * it names an event that is compiled out.
+ * it names an event that is compiled out; -EINVAL for a malformed pattern
+ * (letters, digits, '_', '*' and '?' only, at most 1024 bytes).
  */
-int st_event_set_enabled(const char *pattern, bool enable);
+ST_API int st_event_set_enabled(const char *pattern, bool enable);
 
 /* State of the event named exactly name; -ENOENT if there is none. */
-int st_event_get_state(const char *name);
+ST_API int st_event_get_state(const char *name);
 
-/* One registered event, as st_event_foreach() reports it. */
-struct st_event_info {
+/* One registered event, as st_event_foreach() reports it (the library's; it grows at its end). */
+struct st_registered_event {
     const char *name;            /* valid during the callback only */
     const char *group;           /* valid during the callback only */
     uint32_t id;                 /* ID in trace files */
@@ -77,18 +78,18 @@ struct st_event_info {
 };
 
 /* Callback for st_event_foreach(); return non-zero to stop. */
-typedef int (*st_event_visit_fn)(const struct st_event_info *info, void *opaque);
+typedef int (*st_event_visit_fn)(const struct st_registered_event *info, void *opaque);
 
 /*
  * Calls visit for each registered event matching pattern (NULL = all), in
  * registration order. No lock is held during visit, which may call any st_
  * function. Returns the number visited, or what visit returned if it
- * stopped the walk; -EINVAL without visit.
+ * stopped the walk; -EINVAL without visit or for a malformed pattern.
  */
-int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque);
+ST_API int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque);
 
 /* True when name is matched by the glob pattern (* and ?; whole name). */
-bool st_glob_match(const char *pattern, const char *name);
+ST_API bool st_glob_match(const char *pattern, const char *name);
 
 /* --- the trace file (simple backend) ------------------------------------ */
 
@@ -99,7 +100,7 @@ bool st_glob_match(const char *pattern, const char *name);
  * appends. Returns 0, the -errno of open(), or the error that stopped
  * writing while the file was drained.
  */
-int st_trace_file_set_enabled(bool enabled);
+ST_API int st_trace_file_set_enabled(bool enabled);
 
 /*
  * Switches to a new trace file path (NULL: the default "trace-<pid>"). If a
@@ -107,14 +108,14 @@ int st_trace_file_set_enabled(bool enabled);
  * one cannot be opened, returns its -errno and keeps the old file and name.
  * -EINVAL for "", -ENAMETOOLONG.
  */
-int st_trace_file_set_name(const char *path);
+ST_API int st_trace_file_set_name(const char *path);
 
 /*
  * Blocks until every record committed before the call is in the file (and
  * every drop so far is reported in it). 0; -EBADF when no file is enabled;
  * the -errno that stopped writing (e.g. -ENOSPC, -EFBIG).
  */
-int st_trace_file_flush(void);
+ST_API int st_trace_file_flush(void);
 
 /*
  * Flight-recorder mode (flight=SIZE): writes every thread's newest records
@@ -122,22 +123,24 @@ int st_trace_file_flush(void);
  * record counting what it lost to overwriting since the previous snapshot.
  * 0; -EINVAL when not in flight mode or path is ""; -errno of the file.
  */
-int st_trace_snapshot(const char *path);
+ST_API int st_trace_snapshot(const char *path);
 
 /* Trace file state, as st_trace_file_status() reports it. */
 struct st_file_status {
-    char path[4096]; /* current file name (default name if none was set) */
-    bool enabled;    /* file open and being written */
-    int error;       /* 0, or the -errno that stopped writing */
+    uint32_t struct_size; /* sizeof(struct st_file_status), set by the caller (api.h) */
+    char path[4096];      /* current file name (default name if none was set) */
+    bool enabled;         /* file open and being written */
+    int error;            /* 0, or the -errno that stopped writing */
 };
 
-/* Fills *status. Returns 0. */
-int st_trace_file_status(struct st_file_status *status);
+/* Fills the fields of *status that its struct_size covers. 0, or -EINVAL (NULL, struct_size too small). */
+ST_API int st_trace_file_status(struct st_file_status *status);
 
 /* --- statistics --------------------------------------------------------- */
 
 /* Counters since start-up, summed over all threads. */
 struct st_stats {
+    uint32_t struct_size;   /* sizeof(struct st_stats), set by the caller (api.h) */
     uint64_t produced;      /* records traced (committed or dropped) */
     uint64_t written;       /* event records written to trace files */
     uint64_t dropped;       /* records lost: buffer full or write failure */
@@ -148,14 +151,15 @@ struct st_stats {
     uint64_t pending;       /* event records waiting in thread buffers;
                                produced == written + dropped + pending once
                                no thread is tracing */
+    uint64_t buffer_bytes;  /* bytes of the thread buffers alive (their capacity) */
 };
 
 /*
- * Fills *stats with a consistent-enough snapshot (each counter exact, not
- * all taken at the same instant). A fork child counts its own records only.
- * Returns 0.
+ * Fills the fields of *stats that its struct_size covers, a consistent-enough
+ * snapshot (each counter exact, not all taken at the same instant). A fork
+ * child counts its own records only. 0, or -EINVAL (NULL, struct_size too small).
  */
-int st_stats_get(struct st_stats *stats);
+ST_API int st_stats_get(struct st_stats *stats);
 
 #ifdef __cplusplus
 }

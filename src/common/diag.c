@@ -37,3 +37,14 @@ void st__diag(const char *who, const char *fmt, ...)
     }
     errno = saved;
 }
+
+void st__errmsg(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}

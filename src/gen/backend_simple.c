@@ -3,7 +3,7 @@
  * calling thread's buffer (format/format.h; the runtime writes it out).
  *
  *   uint32_t st__len_s = st__strlen(s);                 per string argument
- *   struct st_record st__rec;
+ *   struct st__record st__rec;
  *   if (st__simple_begin(&st__rec, &st__event_NAME, PAYLOAD) == 0) {
  *       st__put_u64(&st__rec, (uint64_t)x);             integers, sign-extended
  *       st__put_u64(&st__rec, (uint64_t)(uintptr_t)p);  pointers
@@ -60,7 +60,7 @@ static void simple_h_event(struct st_out *out, const struct st_gen *gen, const s
         st_out_param(out, &ev->args[i]);
         st_out_printf(out, ");\n");
     }
-    st_out_printf(out, "        struct st_record st__rec;\n");
+    st_out_printf(out, "        struct st__record st__rec;\n");
     st_out_printf(out, "        if (st__simple_begin(&st__rec, &st__event_%s, ", ev->name);
     emit_payload(out, ev);
     st_out_printf(out, ") == 0) {\n");

@@ -37,7 +37,7 @@ static void emit_args_text(struct st_out *out, const struct st_event_decl *ev)
 static void emit_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
 {
     st_out_printf(out, "\nextern ST__HIDDEN struct st_event st__event_%s;\n", ev->name);
-    st_out_printf(out, "ST__HIDDEN struct st_event st__event_%s = {\n    0, 0, \"", ev->name);
+    st_out_printf(out, "ST__HIDDEN struct st_event st__event_%s = {\n    sizeof(struct st_event), 0, 0, \"", ev->name);
     st_out_c_escaped(out, ev->name);
     st_out_printf(out, "\", \"");
     emit_args_text(out, ev);
@@ -64,7 +64,7 @@ static void emit_group(struct st_out *out, const struct st_gen *gen)
             st_out_printf(out, "    &st__event_%s,\n", gen->events->events[i].name);
         st_out_printf(out, "};\n");
     }
-    st_out_printf(out, "\nstatic struct st_group st__%s_group = { \"", g);
+    st_out_printf(out, "\nstatic struct st_group st__%s_group = { sizeof(struct st_group), \"", g);
     st_out_c_escaped(out, g);
     if (n)
         st_out_printf(out, "\", st__%s_events, %zuu, 0 };\n", g, n);

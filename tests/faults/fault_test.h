@@ -166,7 +166,7 @@ static inline int ft_sum_prefix(struct ft_sum *s, const char *path)
 /* The closing checks: files decode, sequences increase, and everything adds up. */
 static inline void ft_check(const char *what, const struct ft_sum *s, uint64_t produced)
 {
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     uint64_t write_lost;
 
     st_stats_get(&st);

@@ -26,7 +26,7 @@ static void trace_n(uint64_t n)
 
 int main(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct ft_sum s;
     char cfg[1400], held[64], *text;
     int hold;

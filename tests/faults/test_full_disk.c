@@ -48,7 +48,7 @@ static int fill(const char *path, size_t n)
 
 static void run_tmpfs(const char *mnt)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct ft_sum s;
     char cfg[1400], trace[1200], filler[1200];
     long long size_at_fail;
@@ -83,7 +83,7 @@ static void run_tmpfs(const char *mnt)
 
 static void run_fallback(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct rlimit rl, old;
     struct ft_sum s;
     char cfg[1400];

@@ -61,7 +61,7 @@ static void *sig_thread(void *arg)
 int main(int argc, char **argv)
 {
     struct sigaction sa;
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     struct ft_sum s;
     uint64_t end;
     pthread_t th[DTOR_THREADS];

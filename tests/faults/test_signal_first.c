@@ -43,7 +43,7 @@ static void handler(int sig)
 /* Until the round ends: malloc/free, and now and then the list lock (st_stats_get). */
 static void quiet_loop(void)
 {
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     unsigned i = 0;
 
     while (!__atomic_load_n(&round_stop, __ATOMIC_RELAXED)) {

@@ -31,7 +31,7 @@ static void sleep_ms(long ms)
 int main(void)
 {
     pthread_t th[16];
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     struct ft_sum s;
     char cfg[1400];
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

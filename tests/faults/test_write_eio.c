@@ -60,7 +60,7 @@ static void trace_n(uint64_t n)
 
 int main(int argc, char **argv)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct ft_sum s;
     char cfg[1400];
     long long size;

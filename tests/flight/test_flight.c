@@ -102,7 +102,7 @@ TEST_GROUP(fl_grp, "fl", &fl_ev, &fl_trig)
 /* Registered by part_late only, at the last moment. */
 TEST_EVENT(late_trig, "late_trig", "", "", "", 0, 0);
 static struct st_event *const late_events[] = {&late_trig};
-static struct st_group late_grp = {"late", late_events, 1, 0};
+static struct st_group late_grp = {sizeof(struct st_group), "late", late_events, 1, 0};
 static struct st_group *const fl_groups[] = {&fl_grp, &late_grp, NULL};
 
 #define MAXT 8
@@ -693,7 +693,7 @@ static void part_churn(void)
 
     is_int(st_configure("flight=4K,fl_ev", err, sizeof err), 0, "flight=4K (%s)", err);
     for (int first = 0; first <= THREADS; first += BATCH) {
-        struct st_stats st;
+        struct st_stats st = {.struct_size = sizeof st};
         for (int i = first; i < first + BATCH && i < THREADS; i++) {
             w[i] = (struct worker){.idx = i, .n = EVENTS + (uint64_t)i};
             a[i] = (struct acct){.gaps_ok = 1};

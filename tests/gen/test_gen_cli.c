@@ -126,7 +126,7 @@ static void test_outputs(void)
 
     gen(&r, "--format=c", "--group=custom", "-ocustom.c", "--", "one.te", NULL);
     char *c = get("custom.c");
-    ok(r.status == 0 && contains(c, "{ \"custom\", st__custom_events, 1u, 0 }"), "--group, -oOUT and --");
+    ok(r.status == 0 && contains(c, "{ sizeof(struct st_group), \"custom\", st__custom_events, 1u, 0 }"), "--group, -oOUT and --");
     free(c);
     gu_result_free(&r);
 }

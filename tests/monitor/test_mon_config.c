@@ -56,7 +56,7 @@ static void test_errors(void)
     fails("cfg_a,monitor=on", -ENOTDIR, msg);
     is_int(st_event_get_state("cfg_a"), ST_EVENT_DISABLED, "all or nothing: cfg_a not enabled");
     {
-        struct st_file_status fs;
+        struct st_file_status fs = {.struct_size = sizeof fs};
         st_trace_file_status(&fs);
         ok(!fs.enabled, "all or nothing: no trace file");
     }
@@ -120,7 +120,7 @@ static void test_switching(void)
 {
     char path[800], cfg[900], mine[800], *a;
     struct stat st1, st2;
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     snprintf(mine, sizeof mine, "%s", mon_sock(getpid()));
     is_int(st_configure("monitor=on,monitor-timeout=200ms", err, sizeof err), 0, "monitor=on");

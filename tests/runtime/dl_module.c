@@ -10,7 +10,7 @@
 TEST_EVENT(ev_dl_one, "dl_one", "int x", "x %d", "i", 1, 0);
 TEST_EVENT(ev_dl_two, "dl_two", "int x, int y, const char *s", "x %d y %d s %s", "iis", 3, 0);
 static struct st_event *const dl_events[] = {&ev_dl_one, &ev_dl_two};
-static struct st_group dl_group = {"dlmod", dl_events, 2, 0};
+static struct st_group dl_group = {sizeof(struct st_group), "dlmod", dl_events, 2, 0};
 
 __attribute__((constructor)) static void dl_register(void)
 {

@@ -25,12 +25,12 @@
 
 /* An event as generated code defines it. */
 #define TEST_EVENT(var, name, args, fmt, kinds, nargs, flags)                                               \
-    static struct st_event var = {0, 0, name, args, fmt, kinds, nargs, flags}
+    static struct st_event var = {sizeof(struct st_event), 0, 0, name, args, fmt, kinds, nargs, flags}
 
 /* A group of events registered by a constructor, as generated code does. */
 #define TEST_GROUP(var, gname, ...)                                                                         \
     static struct st_event *const var##_events[] = {__VA_ARGS__};                                           \
-    static struct st_group var = {gname, var##_events,                                                      \
+    static struct st_group var = {sizeof(struct st_group), gname, var##_events,                             \
                                   (uint32_t)(sizeof(var##_events) / sizeof(var##_events[0])), 0};           \
     __attribute__((constructor)) static void var##_register(void)                                           \
     {                                                                                                       \
@@ -41,7 +41,7 @@
 static inline void test_trace_void(struct st_event *ev)
 {
     if (st_event_enabled(ev)) {
-        struct st_record rec;
+        struct st__record rec;
         if (st__simple_begin(&rec, ev, 0) == 0)
             st__simple_commit(&rec);
     }
@@ -50,7 +50,7 @@ static inline void test_trace_void(struct st_event *ev)
 static inline void test_trace_i(struct st_event *ev, uint64_t a)
 {
     if (st_event_enabled(ev)) {
-        struct st_record rec;
+        struct st__record rec;
         if (st__simple_begin(&rec, ev, 8) == 0) {
             st__put_u64(&rec, a);
             st__simple_commit(&rec);
@@ -61,7 +61,7 @@ static inline void test_trace_i(struct st_event *ev, uint64_t a)
 static inline void test_trace_ii(struct st_event *ev, uint64_t a, uint64_t b)
 {
     if (st_event_enabled(ev)) {
-        struct st_record rec;
+        struct st__record rec;
         if (st__simple_begin(&rec, ev, 16) == 0) {
             st__put_u64(&rec, a);
             st__put_u64(&rec, b);
@@ -73,7 +73,7 @@ static inline void test_trace_ii(struct st_event *ev, uint64_t a, uint64_t b)
 static inline void test_trace_iis(struct st_event *ev, uint64_t a, uint64_t b, const char *s)
 {
     if (st_event_enabled(ev)) {
-        struct st_record rec;
+        struct st__record rec;
         uint32_t sl = st__strlen(s);
         if (st__simple_begin(&rec, ev, 8 + 8 + 4 + (size_t)sl) == 0) {
             st__put_u64(&rec, a);

@@ -15,7 +15,7 @@ TEST_GROUP(grp_cfg, "cfg", &ev_a, &ev_b, &ev_c, &ev_other)
 TEST_EVENT(ev_late1, "late_one", "void", "", "", 0, 0);
 TEST_EVENT(ev_late2, "late_two", "void", "", "", 0, 0);
 static struct st_event *const late_events[] = {&ev_late1, &ev_late2};
-static struct st_group grp_late = {"late", late_events, 2, 0};
+static struct st_group grp_late = {sizeof(struct st_group), "late", late_events, 2, 0};
 
 static struct st_group *const groups[] = {&grp_cfg, &grp_late, NULL};
 
@@ -37,7 +37,7 @@ static int state(const char *name)
 static void test_errors(void)
 {
     char path[1200], msg[1400];
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     is_int(st_configure(NULL, err, sizeof err), -EINVAL, "NULL config -> -EINVAL");
     fails("bogus=1", -EINVAL, "unknown key 'bogus'");
@@ -110,7 +110,7 @@ static void test_events_files(void)
 
 static void test_file_option(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct test_trace t;
     char cfg[2000];
 
@@ -155,7 +155,7 @@ static void test_file_option(void)
 
 static void test_own_keys(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     const char *mode;
 
     is_int(st_configure("", err, sizeof err), 0, "empty config is fine");

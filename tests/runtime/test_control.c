@@ -15,20 +15,20 @@ TEST_GROUP(grp_ctl, "ctl", &ev_one, &ev_two, &ev_beta, &ev_off)
 TEST_EVENT(ev_late, "alpha_late", "int x", "x %d", "i", 1, 0);
 TEST_EVENT(ev_gamma, "gamma", "void", "", "", 0, 0);
 static struct st_event *const late_events[] = {&ev_late, &ev_gamma};
-static struct st_group grp_late = {"late", late_events, 2, 0};
+static struct st_group grp_late = {sizeof(struct st_group), "late", late_events, 2, 0};
 
 TEST_EVENT(ev_x, "alpha_x", "void", "", "", 0, 0);
 static struct st_event *const late2_events[] = {&ev_x};
-static struct st_group grp_late2 = {"late2", late2_events, 1, 0};
+static struct st_group grp_late2 = {sizeof(struct st_group), "late2", late2_events, 1, 0};
 
 TEST_EVENT(ev_y, "alpha_y", "void", "", "", 0, 0);
 TEST_EVENT(ev_delta, "delta", "void", "", "", 0, 0);
 static struct st_event *const late3_events[] = {&ev_y, &ev_delta};
-static struct st_group grp_late3 = {"late3", late3_events, 2, 0};
+static struct st_group grp_late3 = {sizeof(struct st_group), "late3", late3_events, 2, 0};
 
 TEST_EVENT(ev_z, "alpha_z", "void", "", "", 0, 0);
 static struct st_event *const late4_events[] = {&ev_z};
-static struct st_group grp_late4 = {"late4", late4_events, 1, 0};
+static struct st_group grp_late4 = {sizeof(struct st_group), "late4", late4_events, 1, 0};
 
 struct seen {
     char names[16][32];
@@ -38,7 +38,7 @@ struct seen {
     int n;
 };
 
-static int collect(const struct st_event_info *info, void *opaque)
+static int collect(const struct st_registered_event *info, void *opaque)
 {
     struct seen *s = opaque;
     if (s->n < 16) {
@@ -52,7 +52,7 @@ static int collect(const struct st_event_info *info, void *opaque)
     return st_event_get_state(info->name) == (int)info->state ? 0 : -100;
 }
 
-static int stop_at_two(const struct st_event_info *info, void *opaque)
+static int stop_at_two(const struct st_registered_event *info, void *opaque)
 {
     (void)info;
     return ++*(int *)opaque == 2 ? 42 : 0;
@@ -78,7 +78,7 @@ static void test_glob(void)
 static void test_initial_state(void)
 {
     struct seen s;
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     memset(&s, 0, sizeof s);
     is_int(st_event_foreach(NULL, collect, &s), 4, "foreach visits the 4 registered events");
@@ -176,10 +176,10 @@ static void test_late_groups(void)
 
 static void test_register_errors(void)
 {
-    static struct st_event bad = {0, 0, NULL, "void", "", "", 0, 0};
+    static struct st_event bad = {sizeof(struct st_event), 0, 0, NULL, "void", "", "", 0, 0};
     static struct st_event *const bad_events[] = {&bad};
-    static struct st_group bad_grp = {"bad", bad_events, 1, 0};
-    static struct st_group no_name = {NULL, NULL, 0, 0};
+    static struct st_group bad_grp = {sizeof(struct st_group), "bad", bad_events, 1, 0};
+    static struct st_group no_name = {sizeof(struct st_group), NULL, NULL, 0, 0};
 
     is_int(st_group_register(NULL), -EINVAL, "register NULL -> -EINVAL");
     is_int(st_group_register(&bad_grp), -EINVAL, "event without a name -> -EINVAL");

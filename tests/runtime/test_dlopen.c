@@ -16,7 +16,7 @@ TEST_GROUP(grp_main, "main", &ev_main, &ev_other)
 TEST_EVENT(desc_one, "dl_one", "int x", "x %d", "i", 1, 0);
 TEST_EVENT(desc_two, "dl_two", "int x, int y, const char *s", "", "iis", 3, 0);
 static struct st_event *const desc_events[] = {&desc_one, &desc_two};
-static struct st_group desc_grp = {"dlmod", desc_events, 2, 0};
+static struct st_group desc_grp = {sizeof(struct st_group), "dlmod", desc_events, 2, 0};
 
 static struct st_group *const groups[] = {&grp_main, &desc_grp, NULL};
 

@@ -24,7 +24,7 @@ static struct st_group *const groups[] = {&grp_env, NULL};
 /* The child: argv[2] says what it expects; it traces, then returns. */
 static int child(const char *mode)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     st_trace_file_status(&fs);
     if (!strcmp(mode, "none") || !strcmp(mode, "bad")) {

@@ -34,9 +34,9 @@ static int is_range(const uint64_t *v, size_t n, uint64_t from)
 
 int main(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct test_trace t;
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     uint64_t v[64];
     char def[64], cwd[600];
     size_t n;

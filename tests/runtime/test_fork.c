@@ -30,7 +30,7 @@ static int fork_run(int (*fn)(void *), void *arg, pid_t *pid)
 
 static int child_traces(void *arg)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     char want[700];
 
     st_trace_file_status(&fs);

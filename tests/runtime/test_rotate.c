@@ -14,9 +14,9 @@ TEST_EVENT(ev_s, "r_s", "int a, int seq, const char *s", "a %d seq %d s %s", "ii
 TEST_GROUP(grp_rot, "rotate", &ev_a, &ev_s)
 
 /* Registered by hand mid-test, as a dlopen'ed module would. */
-static struct st_event ev_late = {0, 0, "r_late", "int seq", "seq %d", "i", 1, 0};
+static struct st_event ev_late = {sizeof(struct st_event), 0, 0, "r_late", "int seq", "seq %d", "i", 1, 0};
 static struct st_event *const late_events[] = {&ev_late};
-static struct st_group grp_late = {"late", late_events, 1, 0};
+static struct st_group grp_late = {sizeof(struct st_group), "late", late_events, 1, 0};
 
 static struct st_group *const groups[] = {&grp_rot, &grp_late, NULL};
 
@@ -130,7 +130,7 @@ static void trace_range(uint64_t from, uint64_t to)
 static void config_errors(void)
 {
     char err[256];
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     is_int(st_configure("rotate=1K", err, sizeof err), -EINVAL, "rotate below 64K refused");
     ok(strstr(err, "rotate '1K'") && strstr(err, "64K"), "message names the value and the minimum");
@@ -147,8 +147,8 @@ static void config_errors(void)
 /* Pieces hold everything once, in order, each <= SIZE; stats agree. */
 static void basic(void)
 {
-    struct st_file_status fs;
-    struct st_stats st;
+    struct st_file_status fs = {.struct_size = sizeof fs};
+    struct st_stats st = {.struct_size = sizeof st};
     struct pieces p;
     char last[400];
 
@@ -256,7 +256,7 @@ static void stale(void)
 /* A piece that cannot be created: writing stops with the error; on again resumes. */
 static void cannot_create(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct pieces p;
     char path[400];
     uint64_t seq = 0;

@@ -42,8 +42,8 @@ static void *worker(void *arg)
 int main(void)
 {
     struct sigaction sa;
-    struct st_record rec;
-    struct st_stats st0, st1;
+    struct st__record rec;
+    struct st_stats st0 = {.struct_size = sizeof st0}, st1 = {.struct_size = sizeof st1};
     struct test_trace t;
     pthread_t w;
     char cfg[1200];

@@ -94,7 +94,7 @@ int main(void)
     pthread_t t[THREADS];
     struct v4_decoder d;
     struct check c;
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     char cfg[1200];
     int r;
 

@@ -42,7 +42,7 @@ int main(void)
 {
     pthread_t t[16];
     struct test_trace tr;
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     char cfg[1200];
 
     test_tmpdir();

@@ -37,9 +37,9 @@ static void *producer(void *arg)
 
 int main(void)
 {
-    struct st_record rec;
+    struct st__record rec;
     struct test_trace t;
-    struct st_stats st, st2;
+    struct st_stats st = {.struct_size = sizeof st}, st2 = {.struct_size = sizeof st2};
     pthread_t th;
     char cfg[1200], want[600];
     uint64_t next = 0, drops = 0, badstr = 0;

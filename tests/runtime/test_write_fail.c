@@ -25,7 +25,7 @@ static size_t count_lines(const char *text, const char *line)
 
 static void stats_add_up(const char *what)
 {
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     st_stats_get(&st);
     if (!ok(st.produced == st.written + st.dropped + st.pending, "%s: produced = written + dropped + pending", what))
         diag("produced %llu written %llu dropped %llu pending %llu", (unsigned long long)st.produced,
@@ -34,9 +34,9 @@ static void stats_add_up(const char *what)
 
 int main(void)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
     struct test_trace t;
-    struct st_stats st;
+    struct st_stats st = {.struct_size = sizeof st};
     struct rlimit rl, old;
     char cfg[1200], line[1400], *text;
     const char *errpath;

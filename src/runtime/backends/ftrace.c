@@ -29,11 +29,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include <simpletrace/trace.h>
+
+#include "diag.h"
 
 #define CUT_MARK "...\n"
 
-ST_EXPORT uint32_t st__ftrace_on = 1;
+uint32_t st__ftrace_on = 1;
 
 static pthread_once_t ftrace_once = PTHREAD_ONCE_INIT;
 static int marker_fd = -1; /* written once under ftrace_once */
@@ -72,17 +74,10 @@ static int find_marker(char *path, size_t len)
 /* Writes the one start-up message saying why ftrace lines are off. */
 static void say_off(const char *what, const char *path, int err)
 {
-    char msg[4200];
-    int n;
-
     if (path)
-        n = snprintf(msg, sizeof msg, "simpletrace: ftrace backend off: %s %s: %s\n", what, path,
-                     strerror(err));
+        st__diag("simpletrace", "ftrace backend off: %s %s: %s", what, path, strerror(err));
     else
-        n = snprintf(msg, sizeof msg, "simpletrace: ftrace backend off: %s\n", what);
-    if (n > 0 && write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0) {
-        /* stderr is gone: nothing sensible to do */
-    }
+        st__diag("simpletrace", "ftrace backend off: %s", what);
 }
 
 static void ftrace_open(void)
@@ -109,12 +104,12 @@ off:
     errno = saved;
 }
 
-ST_EXPORT void st__ftrace_init(void)
+void st__ftrace_init(void)
 {
     pthread_once(&ftrace_once, ftrace_open);
 }
 
-ST_EXPORT void st__ftrace(const char *fmt, ...)
+void st__ftrace(const char *fmt, ...)
 {
     char buf[ST__FTRACE_LINE_MAX];
     int saved = errno, r;

@@ -20,17 +20,57 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include <simpletrace/trace.h>
+
+#include "backends.h"
+#include "diag.h"
 
 #define LOG_LINE_MAX PIPE_BUF
 #define CUT_MARK "...\n"
 
 static int log_prefix; /* atomic */
 
-void st__log_set_prefix(bool on)
+/* log-prefix=: -1 unchanged, 0 off, 1 on (the configuration's pending state). */
+static int parse_prefix(void *state, const char *v, char *err, size_t errlen)
 {
-    __atomic_store_n(&log_prefix, on ? 1 : 0, __ATOMIC_RELAXED);
+    int *on = state;
+
+    if (strcmp(v, "on") == 0)
+        *on = 1;
+    else if (strcmp(v, "off") == 0)
+        *on = 0;
+    else {
+        st__errmsg(err, errlen, "invalid log-prefix '%s': want on or off", v);
+        return -EINVAL;
+    }
+    return 0;
 }
+
+static void prefix_init(void *state)
+{
+    *(int *)state = -1;
+}
+
+static void prefix_commit(void *state, const struct st__cfg_view *view)
+{
+    int on = *(int *)state;
+
+    (void)view;
+    if (on >= 0)
+        __atomic_store_n(&log_prefix, on, __ATOMIC_RELAXED);
+}
+
+static const struct st__cfg_key keys[] = {{"log-prefix", false, parse_prefix}};
+
+const struct st__cfg_part st__backends_cfg_part = {
+    .name = "log",
+    .layer = ST_CFG_BACKENDS,
+    .keys = keys,
+    .nkeys = 1,
+    .state_size = sizeof(int),
+    .init = prefix_init,
+    .commit = prefix_commit,
+};
 
 /* Writes "TID@SEC.USEC:" at buf; returns its length. */
 static size_t put_prefix(char *buf, size_t len)
@@ -43,7 +83,7 @@ static size_t put_prefix(char *buf, size_t len)
     return n > 0 ? (size_t)n : 0;
 }
 
-ST_EXPORT void st__log(const char *fmt, ...)
+void st__log(const char *fmt, ...)
 {
     char buf[LOG_LINE_MAX];
     int saved = errno, r;

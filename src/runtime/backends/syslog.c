@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <syslog.h>
 
-#include "rt_internal.h"
+#include <simpletrace/trace.h>
 
 static pthread_once_t syslog_once = PTHREAD_ONCE_INIT;
 
@@ -21,7 +21,7 @@ static void syslog_open(void)
     openlog(NULL, LOG_PID, LOG_DAEMON);
 }
 
-ST_EXPORT void st__syslog(const char *fmt, ...)
+void st__syslog(const char *fmt, ...)
 {
     int saved = errno;
     va_list ap;

@@ -1,10 +1,9 @@
 /*
- * The event registry: groups, event IDs and states, enable rules, and the
- * runtime's lazy one-time initialisation.
+ * The event registry: groups, event IDs and states, enable rules.
  *
  * Groups register from generated constructors in an order nobody controls
- * (and later from dlopen'ed modules), so every entry point first runs
- * st__init() through pthread_once; it also applies SIMPLETRACE.
+ * (and later from dlopen'ed modules); the public entry points (control/)
+ * initialise the runtime before they come here.
  *
  * IDs: one slot per event ever registered, in registration order; the slot
  * index is the event's ID. IDs are never reused: a group unregistered at
@@ -17,32 +16,31 @@
  *   slots:  [0 grpA.ev0][1 grpA.ev1][2 grpB.ev0 (unloaded)][3 grpB.ev0]...
  *           nslots is published with a release store (reg_count) before any
  *           of the new events can be enabled, so a record of an event
- *           always finds its mapping (writer.c reads heads, then the count).
+ *           always finds its mapping (the drain reads heads, then the count).
  *
  * Enable rules: the ordered list of (pattern, on/off) applied so far; a new
  * rule replaces an earlier identical pattern (which it would override anyway,
  * so the list stays as short as the set of distinct patterns). A newly
  * registered group replays the list, so configuration given at start-up
- * applies to groups registered later.
+ * applies to groups registered later. A configuration adds its rules in
+ * two steps (st__reg_rules_reserve, then st__reg_rules_add, which cannot
+ * fail), so that it can fail elsewhere and change nothing.
  *
  * st_event.enabled is written with release stores under reg_lock and read
  * with relaxed loads on the hot path (acquire in st__simple_begin, which
  * reads the ID). Events flagged ST_EVENT_COMPILED_OUT are never enabled.
  * reg_lock guards everything here and is never taken on the hot path.
  */
+#include "registry.h"
+
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "trace_format.h"
-#include "ring.h"
-#include "timestamp.h"
 #include "glob_match.h"
-#include "rt_internal.h"
+#include "growbuf.h"
+#include "trace_format.h"
 
 struct slot {
     char *name;                /* copy of the event's name, never freed */
@@ -63,64 +61,14 @@ static uint32_t reg_count; /* nslots, published with release */
 static struct rule *rules;
 static size_t nrules, cap_rules;
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static bool in_init;
-
-void st__errmsg(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Applies SIMPLETRACE; errors are one line on stderr and the program goes on. */
-static void apply_environment(void)
-{
-    const char *env = secure_getenv("SIMPLETRACE");
-    char msg[512], line[600];
-    int n;
-
-    if (!env)
-        return;
-    in_init = true;
-    if (st__configure(env, msg, sizeof msg) < 0) {
-        n = snprintf(line, sizeof line, "simpletrace: SIMPLETRACE: %s\n", msg);
-        if (n > (int)sizeof line - 1)
-            n = (int)sizeof line - 1;
-        if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-            /* nowhere else to report it */
-        }
-    }
-    in_init = false;
-}
-
-static void do_init(void)
-{
-    st__ts_init();
-    st__ring_init();
-    st__writer_init();
-    apply_environment();
-}
-
-void st__init(void)
-{
-    pthread_once(&init_once, do_init);
-}
-
-bool st__in_init(void)
-{
-    return in_init;
-}
+static size_t reserved; /* rules room promised to st__reg_rules_reserve() callers */
 
 /* --- patterns -------------------------------------------------------- */
 
-ST_EXPORT bool st_glob_match(const char *pattern, const char *name)
+/* Whole-name glob match. */
+static bool glob(const char *pattern, const char *name)
 {
-    return pattern && name && st__glob_match_n(pattern, strlen(pattern), name);
+    return st__glob_match_n(pattern, strlen(pattern), name);
 }
 
 bool st__pattern_valid(const char *p)
@@ -161,6 +109,7 @@ static int reserve_rules(size_t extra)
     struct rule *r;
     size_t cap;
 
+    extra += reserved;
     if (nrules + extra <= cap_rules)
         return 0;
     cap = cap_rules ? cap_rules : 16;
@@ -199,7 +148,7 @@ static int apply_pattern(const char *pattern, bool enable, int *found)
     *found = 0;
     for (uint32_t i = 0; i < nslots; i++) {
         struct slot *s = &slots[i];
-        if (!s->ev || !(wild ? st_glob_match(pattern, s->name) : strcmp(pattern, s->name) == 0))
+        if (!s->ev || !(wild ? glob(pattern, s->name) : strcmp(pattern, s->name) == 0))
             continue;
         ++*found;
         if (s->ev->flags & ST_EVENT_COMPILED_OUT)
@@ -210,40 +159,44 @@ static int apply_pattern(const char *pattern, bool enable, int *found)
     return avail;
 }
 
-int st__reg_add_rules(const struct st_rule_in *in, size_t n)
+int st__reg_rules_reserve(size_t n)
 {
-    char **copies = calloc(n ? n : 1, sizeof *copies);
-    int ret = -ENOMEM, found;
-    size_t i;
+    int ret;
 
-    if (!copies)
-        return -ENOMEM;
-    for (i = 0; i < n; i++)
-        if (!(copies[i] = strdup(in[i].pattern)))
-            goto out;
     pthread_mutex_lock(&reg_lock);
     ret = reserve_rules(n);
-    if (ret == 0) {
-        for (i = 0; i < n; i++) {
-            apply_pattern(copies[i], in[i].enable, &found);
-            push_rule(copies[i], in[i].enable);
-            copies[i] = NULL;
-        }
-    }
+    if (ret == 0)
+        reserved += n;
     pthread_mutex_unlock(&reg_lock);
-out:
-    for (i = 0; i < n; i++)
-        free(copies[i]);
-    free(copies);
     return ret;
 }
 
-ST_EXPORT int st_event_set_enabled(const char *pattern, bool enable)
+void st__reg_rules_release(size_t n)
+{
+    pthread_mutex_lock(&reg_lock);
+    reserved -= n;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void st__reg_rules_add(char **patterns, const bool *enable, size_t n)
+{
+    int found;
+
+    pthread_mutex_lock(&reg_lock);
+    reserved -= n;
+    for (size_t i = 0; i < n; i++) {
+        apply_pattern(patterns[i], enable[i], &found);
+        push_rule(patterns[i], enable[i]);
+        patterns[i] = NULL;
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+int st__reg_set_enabled(const char *pattern, bool enable)
 {
     char *copy;
     int found, avail;
 
-    st__init();
     if (!pattern)
         return -EINVAL;
     if (*pattern == '-') {
@@ -285,11 +238,10 @@ fail:
     return avail;
 }
 
-ST_EXPORT int st_event_get_state(const char *name)
+int st__reg_get_state(const char *name)
 {
     int state = -ENOENT;
 
-    st__init();
     if (!name)
         return -EINVAL;
     pthread_mutex_lock(&reg_lock);
@@ -303,15 +255,14 @@ ST_EXPORT int st_event_get_state(const char *name)
     return state;
 }
 
-/* Finds the next live slot at or after *i matching pattern; fills info. */
-static bool next_match(uint32_t *i, const char *pattern, struct st_event_info *info)
+bool st__reg_next(uint32_t *i, const char *pattern, struct st_registered_event *info)
 {
     bool ok = false;
 
     pthread_mutex_lock(&reg_lock);
     for (; *i < nslots; ++*i) {
         struct slot *s = &slots[*i];
-        if (!s->ev || (pattern && !st_glob_match(pattern, s->name)))
+        if (!s->ev || (pattern && !glob(pattern, s->name)))
             continue;
         info->name = s->name;
         info->group = s->group;
@@ -322,26 +273,6 @@ static bool next_match(uint32_t *i, const char *pattern, struct st_event_info *i
     }
     pthread_mutex_unlock(&reg_lock);
     return ok;
-}
-
-ST_EXPORT int st_event_foreach(const char *pattern, st_event_visit_fn visit, void *opaque)
-{
-    struct st_event_info info;
-    uint32_t i = 0;
-    int n = 0, r;
-
-    st__init();
-    if (!visit)
-        return -EINVAL;
-    /* The lock is not held during visit: it may call any st_ function. */
-    while (next_match(&i, pattern, &info)) {
-        i++;
-        n++;
-        r = visit(&info, opaque);
-        if (r)
-            return r;
-    }
-    return n;
 }
 
 /* --- groups ------------------------------------------------------------ */
@@ -384,18 +315,17 @@ static void apply_rules_to(struct st_event *ev)
     bool on = false;
 
     for (size_t i = 0; i < nrules; i++)
-        if (st_glob_match(rules[i].pattern, ev->name))
+        if (glob(rules[i].pattern, ev->name))
             on = rules[i].enable;
     set_event(ev, on);
 }
 
-ST_EXPORT int st_group_register(struct st_group *group)
+int st__reg_register(struct st_group *group)
 {
     char *gname = NULL;
     uint32_t i, base;
     int ret;
 
-    st__init();
     ret = group_valid(group);
     if (ret < 0)
         return ret;
@@ -436,9 +366,8 @@ out:
     return ret;
 }
 
-ST_EXPORT void st_group_unregister(struct st_group *group)
+void st__reg_unregister(struct st_group *group)
 {
-    st__init();
     if (!group)
         return;
     pthread_mutex_lock(&reg_lock);
@@ -470,44 +399,35 @@ uint32_t st__reg_names(uint32_t first, const char **names, uint32_t max)
 }
 
 /* Appends s to out as the body of a C string literal. */
-static void quote_into(FILE *out, const char *s)
+static void quote_into(struct st__growbuf *out, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
+            st__growbuf_printf(out, "\\%c", c);
         else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\x%02x", c);
+            st__growbuf_printf(out, "\\x%02x", c);
         else
-            fputc(c, out);
+            st__growbuf_put(out, s, 1);
     }
 }
 
-char *st__reg_decls(size_t *len)
+int st__reg_decls(struct st__growbuf *out)
 {
-    char *text = NULL;
-    FILE *out = open_memstream(&text, len);
-
-    if (!out)
-        return NULL;
     pthread_mutex_lock(&reg_lock);
     for (uint32_t i = 0; i < nslots; i++) {
         const struct st_event *ev = slots[i].ev;
         if (!ev) { /* unloaded group: the name is all that is left */
-            fprintf(out, "%s(void)\n", slots[i].name);
+            st__growbuf_printf(out, "%s(void)\n", slots[i].name);
             continue;
         }
-        fprintf(out, "%s%s(%s) \"", ev->flags & ST_EVENT_COMPILED_OUT ? "disable " : "", ev->name,
-                ev->args && *ev->args ? ev->args : "void");
+        st__growbuf_printf(out, "%s%s(%s) \"", ev->flags & ST_EVENT_COMPILED_OUT ? "disable " : "", ev->name,
+                           ev->args && *ev->args ? ev->args : "void");
         quote_into(out, ev->fmt ? ev->fmt : "");
-        fputs("\"\n", out);
+        st__growbuf_puts(out, "\"\n");
     }
     pthread_mutex_unlock(&reg_lock);
-    if (fclose(out) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    return out->failed ? -ENOMEM : 0;
 }
 
 void st__reg_lock(void)

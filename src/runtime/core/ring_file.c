@@ -1,6 +1,6 @@
 /*
  * crash=DIR: file-backed thread rings and the names file (layout and
- * invariants in crash.h). Nothing here runs on the tracing fast path: a
+ * invariants in crash_format.h). Nothing here runs on the tracing fast path: a
  * ring file is created on a thread's first event (a slow path that already
  * allocates), names are appended there and by the writer, and the writer
  * alone touches the anchors and the in-flight notes.
@@ -22,9 +22,10 @@
 #include <unistd.h>
 
 #include "trace_format.h"
-#include "ring.h"
+#include "ring_internal.h"
 #include "timestamp.h"
-#include "rt_internal.h"
+#include "diag.h"
+#include "registry.h"
 
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
@@ -92,7 +93,7 @@ void st__ring_file_sync_names(void)
         pthread_mutex_lock(&crash_lock);
         if (names_fd < 0 && crash_dir[0]) {
             char path[PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s/st-%ld.names", crash_dir, (long)getpid());
+            snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
             names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
         }
         if (names_fd < 0 || names_done != first) {
@@ -136,7 +137,7 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
         pthread_mutex_unlock(&crash_lock);
         return NULL;
     }
-    snprintf(path, sizeof path, "%s/st-%ld-%lu.ring", crash_dir, (long)getpid(), (unsigned long)tid);
+    snprintf(path, sizeof path, ST_CRASH_RING_FMT, crash_dir, (long)getpid(), (unsigned long)tid);
     pthread_mutex_unlock(&crash_lock);
     st__ring_file_sync_names();
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -155,15 +156,15 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
         return NULL;
     }
     b = (struct st_ring *)(base + ST_CRASH_HDR_SIZE);
-    b->crash_path = strdup(path);
-    if (!b->crash_path) {
+    b->file_path = strdup(path);
+    if (!b->file_path) {
         munmap(base, len);
         unlink(path);
         return NULL;
     }
     h = (struct st_crash_hdr *)base;
-    b->crash_hdr = h;
-    b->crash_len = len;
+    b->file_hdr = h;
+    b->file_len = len;
     b->ring = base + ST_CRASH_HDR_SIZE + buf_bytes;
     h->version = ST_CRASH_VERSION;
     h->hdr_size = ST_CRASH_HDR_SIZE;
@@ -188,17 +189,17 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
 
 void st__ring_file_release(struct st_ring *b, bool remove)
 {
-    char *path = b->crash_path;
+    char *path = b->file_path;
 
     if (remove && path)
         unlink(path);
-    munmap(b->crash_hdr, b->crash_len);
+    munmap(b->file_hdr, b->file_len);
     free(path);
 }
 
 void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns)
 {
-    struct st_crash_hdr *h = b->crash_hdr;
+    struct st_crash_hdr *h = b->file_hdr;
     uint64_t seq = h->anchor_seq;
 
     __atomic_store_n(&h->anchor_seq, seq + 1, __ATOMIC_RELAXED);
@@ -211,7 +212,7 @@ void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns)
 void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
                               uint64_t dev, uint64_t ino)
 {
-    struct st_crash_hdr *h = b->crash_hdr;
+    struct st_crash_hdr *h = b->file_hdr;
     uint64_t seq = h->inflight_seq;
 
     h->inflight_end = end;
@@ -225,7 +226,7 @@ void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop
 
 void st__ring_file_inflight_end(struct st_ring *b)
 {
-    struct st_crash_hdr *h = b->crash_hdr;
+    struct st_crash_hdr *h = b->file_hdr;
 
     __atomic_store_n(&h->inflight_seq, (h->inflight_seq | 1) + 1, __ATOMIC_RELEASE);
 }
@@ -239,15 +240,29 @@ void st__ring_file_fork_child(void)
     pthread_mutex_init(&crash_lock, NULL);
 }
 
-void st__ring_file_exit(unsigned rings_kept)
+void st__ring_file_exit(void)
 {
     char path[PATH_MAX + 64];
+    unsigned kept = 0;
 
-    if (!st__ring_file_on() || rings_kept)
+    if (!st__ring_file_on())
+        return;
+    st__ring_lock();
+    for (struct st_ring *r = st__rings; r; r = r->next) {
+        if (!r->file_hdr)
+            continue;
+        if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) &&
+            !__atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED) && r->file_path)
+            unlink(r->file_path);
+        else
+            kept++;
+    }
+    st__ring_unlock();
+    if (kept)
         return;
     pthread_mutex_lock(&crash_lock);
     if (names_fd >= 0) {
-        snprintf(path, sizeof path, "%s/st-%ld.names", crash_dir, (long)getpid());
+        snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
         unlink(path);
     }
     pthread_mutex_unlock(&crash_lock);

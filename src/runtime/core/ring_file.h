@@ -16,40 +16,43 @@
 
 struct st_ring;
 
-/* True when crash=DIR is set (buffers created from now on are file-backed). */
+/* True when crash=DIR is set (rings created from now on are file-backed). */
 bool st__ring_file_on(void);
 
 /* Validates DIR for crash=: 0, or -errno (message in err). */
 int st__ring_file_check_dir(const char *dir, char *err, size_t errlen);
 
-/* Sets DIR (already checked); "" turns crash mode off for new buffers. */
+/* Sets DIR (already checked); "" turns crash mode off for new rings. */
 void st__ring_file_set_dir(const char *dir);
 
 /*
  * Creates the ring file of the calling thread and maps it: returns the
- * struct st_ring inside the mapping (zeroed, 128-aligned) with b->ring set,
- * or NULL (errno kept): the caller then uses an ordinary buffer.
+ * struct st_ring inside the mapping (zeroed, 128-aligned) with r->ring set,
+ * or NULL (errno kept): the caller then uses anonymous memory.
  */
 struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid);
 
-/* Unmaps a file-backed buffer; remove: also delete its file (it was drained). */
-void st__ring_file_release(struct st_ring *b, bool remove);
+/* Unmaps a file-backed ring; remove: also delete its file (it was drained). */
+void st__ring_file_release(struct st_ring *r, bool remove);
 
-/* Appends mappings for IDs registered since the last call (slow paths, writer). */
+/* Appends mappings for IDs registered since the last call (slow paths, the consumer). */
 void st__ring_file_sync_names(void);
 
-/* Writer: stores a fresh clock anchor in b's header. */
-void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns);
+/* Consumer: stores a fresh clock anchor in r's header. */
+void st__ring_file_note_anchor(struct st_ring *r, uint64_t raw, uint64_t ns);
 
-/* Writer: a write() of stage bytes [off, off + len) covering b's ring up to end starts / ended. */
-void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
-                              uint64_t dev, uint64_t ino);
-void st__ring_file_inflight_end(struct st_ring *b);
+/* Consumer: a write() of trace-file bytes [off, off + len) covering r's ring up to end starts / ended. */
+void st__ring_file_inflight_begin(struct st_ring *r, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+                                  uint64_t dev, uint64_t ino);
+void st__ring_file_inflight_end(struct st_ring *r);
 
 /* Fork child: forget the parent's names file (the child writes its own). */
 void st__ring_file_fork_child(void);
 
-/* Exit: removes the names file when no ring file of ours is left (count of kept rings). */
-void st__ring_file_exit(unsigned rings_kept);
+/*
+ * Clean exit, after the last consumer pass: removes the ring files that
+ * hold nothing unwritten, and the names file when none is left.
+ */
+void st__ring_file_exit(void);
 
 #endif /* ST_RUNTIME_CORE_RING_FILE_H */

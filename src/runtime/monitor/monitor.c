@@ -11,19 +11,8 @@
  * SO_PEERCRED: only our effective uid and root are answered, anyone else
  * gets one "error: permission denied" line and is disconnected.
  *
- * Protocol (text, one command per line, UTF-8 allowed, no control bytes):
- *
- *   request := ["json" SP] command LF        at most 4096 bytes with the LF
- *   answer  := body* final
- *   final   := "ok" LF | "error: " message LF
- *   body    := text lines (none is "ok" or starts with "error: ")
- *            | one line of JSON (json prefix)
- *            | for `info trace`: "events" SP N LF, N bytes of trace-events text (the
- *              program's declarations), ["truncated" SP N LF] "data" SP N LF, N bytes of v4 trace
- *
- * Commands are run one at a time per connection, in order; a connection
- * may send several. An empty line is answered "ok" (a ping). The commands
- * and their answers are in monitor_cmd.c.
+ * The protocol is in monitor_proto.h; the commands and their answers in
+ * monitor_cmd.c.
  *
  * Bounds, so no client can hurt the program: a line longer than 4096
  * bytes or holding control bytes (binary) is answered with an error and
@@ -33,24 +22,25 @@
  * at most 32 clients are served at once, more are refused with a message;
  * writes never raise SIGPIPE; `info trace` is at most 64 MiB.
  *
- * The thread: one per monitor, created with every signal blocked, marked
- * so the runtime never traces it (like the writeout thread), detached. It
- * polls the listening socket, its clients and a wake pipe; it touches the
- * runtime only through the public control API and read-only internal
- * views (registry names, buffer peeks, stats), so it never blocks a
- * tracing thread. Control commands it runs (trace-file on, flush) may wait
- * for the writeout thread; other clients wait meanwhile.
+ * The thread: one per monitor, created with every signal blocked,
+ * detached. It polls the listening socket, its clients and a wake pipe;
+ * it touches the runtime only through the public API and the drain's view
+ * (monitor.h), so it never blocks a tracing thread. Control commands it
+ * runs (trace-file on, flush) may wait for the writeout thread; other
+ * clients wait meanwhile.
  *
- * Life cycle, under mon_lock (taken after ctl_lock: configuration runs
- * under ctl_lock): st__mon_prepare binds the new socket (errors first, as
- * config.c wants), st__mon_commit stops the old server and starts the new
- * one. Stopping a server = removing its socket file (if it is still the
- * one we bound) and writing one byte to its wake pipe, the only write it
- * ever gets; the thread then closes its clients and frees itself. At
- * exit an atexit handler does the same, so the socket file disappears
- * with the program. A program killed by a signal leaves its socket
- * behind: `ctl list` and every monitor starting in the same directory
- * remove sockets whose process is gone or that refuse connections.
+ * Life cycle, as a configuration part (config_part.h): prepare binds the
+ * new socket and starts its thread, which waits for one byte on its wake
+ * pipe; commit stops the old server and says 'g' to the new one; abort
+ * says 'q' (the thread frees it without serving) and removes the socket.
+ * Stopping a server = removing its socket file (if it is still the one we
+ * bound) and writing 's' to its wake pipe, the only write it gets while
+ * serving; the thread then closes its clients and frees itself. At exit
+ * an atexit handler does the same, so the socket file disappears with the
+ * program. A program killed by a signal leaves its socket behind: `ctl
+ * list` and every monitor starting in the same directory remove sockets
+ * whose process is gone or that refuse connections. mon_lock guards `cur`
+ * (configuration runs under the control lock, taken first).
  *
  * fork(): the child has no monitor thread and must not keep the parent's
  * sockets (a client could hang on a listening socket nobody serves after
@@ -77,8 +67,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ring.h"
-#include "rt_internal.h"
+#include <simpletrace/api.h>
+
+#include "config_part.h"
+#include "control.h"
+#include "diag.h"
 #include "monitor.h"
 
 #define SUN_PATH_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -89,7 +82,7 @@ struct client {
     int slot;                  /* its fd_slots entry, or -1 */
     size_t in_len;             /* bytes of in[] holding input not yet run */
     char in[ST_MON_LINE_MAX];  /* the command line being received */
-    struct st_mon_buf out;     /* answer being sent */
+    struct st__growbuf out;     /* answer being sent */
     size_t out_off;            /* bytes of out already sent */
     uint64_t deadline;         /* ms: a command must arrive (or the answer move) by then */
     bool closing;              /* close once out is sent */
@@ -240,7 +233,7 @@ static void client_close(struct client *c)
 {
     shutdown(c->fd, SHUT_RDWR); /* the peer sees the end even if a fork child holds a copy */
     fd_close(c->slot, c->fd);
-    st__mon_buf_free(&c->out);
+    st__growbuf_free(&c->out);
     c->fd = -1;
     c->slot = -1;
     c->in_len = 0;
@@ -251,8 +244,8 @@ static void client_close(struct client *c)
 /* Queues an error line and closes the connection once it is sent. */
 static void client_fail(struct client *c, const char *line)
 {
-    st__mon_buf_free(&c->out);
-    st__mon_put(&c->out, line, strlen(line));
+    st__growbuf_free(&c->out);
+    st__growbuf_put(&c->out, line, strlen(line));
     c->out_off = 0;
     c->in_len = 0;
     c->closing = true;
@@ -263,7 +256,7 @@ static void client_fail(struct client *c, const char *line)
 static bool client_flush(struct client *c)
 {
     while (c->out_off < c->out.len) {
-        ssize_t n = send_some(c->fd, c->out.data + c->out_off, c->out.len - c->out_off);
+        ssize_t n = send_some(c->fd, (const char *)c->out.data + c->out_off, c->out.len - c->out_off);
         if (n < 0) {
             client_close(c); /* disconnected before reading its answer */
             return false;
@@ -273,7 +266,7 @@ static bool client_flush(struct client *c)
         c->out_off += (size_t)n;
         c->deadline = now_ms() + (uint64_t)get_timeout();
     }
-    st__mon_buf_free(&c->out);
+    st__growbuf_free(&c->out);
     c->out_off = 0;
     if (c->closing) {
         client_close(c);
@@ -479,26 +472,45 @@ static void server_free(struct server *s)
     free(s);
 }
 
+/* Waits for the word of the configuration that started the thread: 'g' serves, anything else ends it. */
+static bool wait_go(struct server *s)
+{
+    struct pollfd p = {.fd = s->wake[0], .events = POLLIN};
+    char word = 0;
+    ssize_t r;
+
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    while ((r = read(s->wake[0], &word, 1)) < 0 && errno == EINTR)
+        ;
+    return r == 1 && word == 'g';
+}
+
 static void *monitor_main(void *arg)
 {
     struct server *s = arg;
 
-    st__ring_thread_notrace(); /* tracing from here would drop nothing and record nothing */
-    if (s->dir[0])
-        remove_stale(s->dir);
-    serve(s);
+    if (wait_go(s)) {
+        if (s->dir[0])
+            remove_stale(s->dir);
+        serve(s);
+    }
     server_free(s);
     return NULL;
+}
+
+/* One byte to s's thread: 'g' go, 'q' quit before serving, 's' stop serving (the only writes it gets). */
+static void server_say(struct server *s, char word)
+{
+    while (write(s->wake[1], &word, 1) < 0 && errno == EINTR)
+        ;
 }
 
 /* Asks s's thread to stop; mon_lock held, s no longer current. */
 static void server_stop(struct server *s)
 {
-    char one = 1;
-
     unlink_ours(s->path, s->dev, s->ino);
-    while (write(s->wake[1], &one, 1) < 0 && errno == EINTR)
-        ;
+    server_say(s, 's');
 }
 
 static void mon_atexit(void)
@@ -510,9 +522,21 @@ static void mon_atexit(void)
     pthread_mutex_unlock(&mon_lock);
 }
 
-/* --- configuration ---------------------------------------------------------------------- */
+/* --- configuration: monitor=on|off|PATH, monitor-timeout=N[s|ms] ------------------------- */
 
-int st__mon_parse(const char *value, char *err, size_t errlen)
+/* What a configuration asks of the monitor, and what its prepare made. */
+struct mon_cfg {
+    const char *monitor;         /* NULL unchanged, "on", "off", or a socket path */
+    long timeout_ms;             /* -1 unchanged */
+    int fd;                      /* bound and listening, not served yet, or -1 */
+    struct server *fresh;        /* the server made for fd, its thread waiting for the word */
+    bool stop;                   /* on commit: stop the running monitor */
+    bool keep;                   /* on commit: the running monitor already serves this path */
+    char path[SUN_PATH_MAX];     /* socket path */
+    char dir[SUN_PATH_MAX];      /* per-user directory it lives in, "" for an explicit path */
+};
+
+static int parse_monitor(void *state, const char *value, char *err, size_t errlen)
 {
     if (!*value) {
         st__errmsg(err, errlen, "monitor=: want on, off or a socket path");
@@ -522,10 +546,11 @@ int st__mon_parse(const char *value, char *err, size_t errlen)
         st__errmsg(err, errlen, "monitor=%.64s...: socket path longer than %d bytes", value, SUN_PATH_MAX - 1);
         return -ENAMETOOLONG;
     }
+    ((struct mon_cfg *)state)->monitor = value;
     return 0;
 }
 
-int st__mon_parse_timeout(const char *value, long *ms, char *err, size_t errlen)
+static int parse_timeout(void *state, const char *value, char *err, size_t errlen)
 {
     char *end;
     double v;
@@ -542,24 +567,26 @@ int st__mon_parse_timeout(const char *value, long *ms, char *err, size_t errlen)
         goto bad;
     if (v < 1 || v > 86400000)
         goto bad;
-    *ms = (long)v;
+    ((struct mon_cfg *)state)->timeout_ms = (long)v;
     return 0;
 bad:
     st__errmsg(err, errlen, "invalid monitor-timeout '%s': want N, Ns or Nms, from 1ms to 1 day", value);
     return -EINVAL;
 }
 
+static void mon_init(void *state)
+{
+    struct mon_cfg *c = state;
+
+    c->timeout_ms = -1;
+    c->fd = -1;
+}
+
 /* Creates or checks the per-user directory; 0 or -errno with a message. */
 static int user_dir(char *dir, size_t len, char *err, size_t errlen)
 {
-    const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
     struct stat st;
-    int n;
-
-    if (xdg && xdg[0] == '/')
-        n = snprintf(dir, len, "%s/simpletrace", xdg);
-    else
-        n = snprintf(dir, len, "/tmp/simpletrace-%ld", (long)geteuid());
+    int n = st_mon_socket_dir(dir, len, secure_getenv("XDG_RUNTIME_DIR"), (long)geteuid());
     /* Room for "/<pid>.sock" too. */
     if (n < 0 || (size_t)n + 20 >= len) {
         st__errmsg(err, errlen, "monitor: directory name too long for a socket: %s", dir);
@@ -594,7 +621,7 @@ static int user_dir(char *dir, size_t len, char *err, size_t errlen)
 }
 
 /* Binds and listens at p->path, replacing a stale socket; 0 or -errno with a message. */
-static int bind_at(struct st_mon_prep *p, char *err, size_t errlen)
+static int bind_at(struct mon_cfg *p, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     struct stat st;
@@ -642,86 +669,51 @@ static int bind_at(struct st_mon_prep *p, char *err, size_t errlen)
     return 0;
 }
 
-int st__mon_prepare(const struct st_mon_cfg *cfg, struct st_mon_prep *p, char *err, size_t errlen)
+/* The socket path monitor=on|PATH names; 0 or -errno with a message. */
+static int socket_path(struct mon_cfg *c, char *err, size_t errlen)
 {
     int r;
 
-    p->fd = -1;
-    p->stop = p->keep = false;
-    p->path[0] = p->dir[0] = '\0';
-    if (!cfg->monitor)
-        return 0;
-    if (strcmp(cfg->monitor, "off") == 0) {
-        p->stop = true;
-        return 0;
-    }
-    if (strcmp(cfg->monitor, "on") == 0) {
-        r = user_dir(p->dir, sizeof p->dir, err, errlen);
-        if (r < 0)
+    if (strcmp(c->monitor, "on") == 0) {
+        if ((r = user_dir(c->dir, sizeof c->dir, err, errlen)) < 0)
             return r;
-        if (snprintf(p->path, sizeof p->path, "%s/%ld.sock", p->dir, (long)getpid()) >= (int)sizeof p->path) {
-            st__errmsg(err, errlen, "monitor: directory name too long for a socket: %s", p->dir);
+        if (snprintf(c->path, sizeof c->path, "%s/%ld" ST_MON_SOCKET_SUFFIX, c->dir, (long)getpid()) >=
+            (int)sizeof c->path) {
+            st__errmsg(err, errlen, "monitor: directory name too long for a socket: %s", c->dir);
             return -ENAMETOOLONG;
         }
-    } else if (cfg->monitor[0] == '/') {
-        snprintf(p->path, sizeof p->path, "%s", cfg->monitor);
+    } else if (c->monitor[0] == '/') {
+        snprintf(c->path, sizeof c->path, "%s", c->monitor);
     } else {
         /* Absolute, so the socket is found (and removed at exit) after a chdir. */
         char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd) ||
-            snprintf(p->path, sizeof p->path, "%s/%s", cwd, cfg->monitor) >= (int)sizeof p->path) {
-            st__errmsg(err, errlen, "monitor=%s: socket path too long once made absolute", cfg->monitor);
+        if (!getcwd(cwd, sizeof cwd) || snprintf(c->path, sizeof c->path, "%s/%s", cwd, c->monitor) >= (int)sizeof c->path) {
+            st__errmsg(err, errlen, "monitor=%s: socket path too long once made absolute", c->monitor);
             return -ENAMETOOLONG;
         }
     }
-    pthread_mutex_lock(&mon_lock);
-    p->keep = cur && strcmp(cur->path, p->path) == 0;
-    pthread_mutex_unlock(&mon_lock);
-    if (p->keep)
-        return 0;
-    return bind_at(p, err, errlen);
+    return 0;
 }
 
-void st__mon_abort(struct st_mon_prep *p)
+/* A server for the bound socket c->fd, its thread started and waiting for the word. 0 or -errno. */
+static int server_new(struct mon_cfg *c, char *err, size_t errlen)
 {
-    if (p->fd < 0)
-        return;
-    unlink(p->path);
-    close(p->fd);
-    p->fd = -1;
-}
-
-int st__mon_commit(const struct st_mon_cfg *cfg, struct st_mon_prep *p)
-{
-    struct server *s, *old;
+    struct server *s = calloc(1, sizeof *s);
     struct stat st;
     sigset_t all, saved;
     pthread_attr_t attr;
     pthread_t thread;
     int r;
 
-    if (cfg->timeout_ms > 0)
-        __atomic_store_n(&timeout_ms, cfg->timeout_ms, __ATOMIC_RELAXED);
-    if (!cfg->monitor || p->keep)
-        return 0;
-    pthread_mutex_lock(&mon_lock);
-    old = cur;
-    cur = NULL;
-    if (old)
-        server_stop(old);
-    if (p->stop) {
-        pthread_mutex_unlock(&mon_lock);
-        return 0;
+    if (!s) {
+        st__errmsg(err, errlen, "monitor: %s", st_strerror(-ENOMEM));
+        return -ENOMEM;
     }
-    r = -ENOMEM;
-    s = calloc(1, sizeof *s);
-    if (!s)
-        goto fail;
-    s->lfd = p->fd;
+    s->lfd = c->fd;
     s->lslot = s->wslot[0] = s->wslot[1] = -1;
     s->wake[0] = s->wake[1] = -1;
-    snprintf(s->path, sizeof s->path, "%s", p->path);
-    snprintf(s->dir, sizeof s->dir, "%s", p->dir);
+    snprintf(s->path, sizeof s->path, "%s", c->path);
+    snprintf(s->dir, sizeof s->dir, "%s", c->dir);
     if (lstat(s->path, &st) == 0) {
         s->dev = st.st_dev;
         s->ino = st.st_ino;
@@ -732,16 +724,13 @@ int st__mon_commit(const struct st_mon_cfg *cfg, struct st_mon_prep *p)
     }
     if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
         r = -errno;
-        goto fail;
+        st__errmsg(err, errlen, "monitor: cannot make its wake-up pipe: %s", st_strerror(r));
+        free(s);
+        return r;
     }
     s->lslot = fd_track(s->lfd);
     s->wslot[0] = fd_track(s->wake[0]);
     s->wslot[1] = fd_track(s->wake[1]);
-    if (!hooks_done) {
-        atexit(mon_atexit);
-        pthread_atfork(NULL, NULL, mon_fork_child);
-        hooks_done = true;
-    }
     /* Signals are the program's business: the thread takes none. */
     sigfillset(&all);
     pthread_attr_init(&attr);
@@ -750,22 +739,109 @@ int st__mon_commit(const struct st_mon_cfg *cfg, struct st_mon_prep *p)
     r = -pthread_create(&thread, &attr, monitor_main, s);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     pthread_attr_destroy(&attr);
-    if (r < 0)
-        goto fail;
-    pthread_setname_np(thread, "st-monitor");
-    cur = s;
-    p->fd = -1;
-    pthread_mutex_unlock(&mon_lock);
-    return 0;
-fail:
-    if (s) {
+    if (r < 0) {
+        st__errmsg(err, errlen, "cannot start the monitor thread: %s", st_strerror(r));
         fd_close(s->wslot[0], s->wake[0]);
         fd_close(s->wslot[1], s->wake[1]);
         if (s->lslot >= 0)
-            __atomic_store_n(&fd_slots[s->lslot], 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&fd_slots[s->lslot], 0, __ATOMIC_RELEASE); /* c->fd stays the caller's */
         free(s);
+        return r;
+    }
+    pthread_setname_np(thread, "st-monitor");
+    c->fresh = s;
+    c->fd = -1; /* the server's now */
+    return 0;
+}
+
+/* Binds the socket and starts its thread, changing nothing else: a failure is reported before anything is applied. */
+static int mon_prepare(void *state, const struct st__cfg_view *view, char *err, size_t errlen)
+{
+    struct mon_cfg *c = state;
+    int r;
+
+    (void)view;
+    if (!c->monitor)
+        return 0;
+    if (strcmp(c->monitor, "off") == 0) {
+        c->stop = true;
+        return 0;
+    }
+    if ((r = socket_path(c, err, errlen)) < 0)
+        return r;
+    pthread_mutex_lock(&mon_lock);
+    c->keep = cur && strcmp(cur->path, c->path) == 0;
+    if (!hooks_done) {
+        atexit(mon_atexit);
+        pthread_atfork(NULL, NULL, mon_fork_child);
+        hooks_done = true;
     }
     pthread_mutex_unlock(&mon_lock);
-    st__mon_abort(p);
-    return r;
+    if (c->keep)
+        return 0;
+    if ((r = bind_at(c, err, errlen)) < 0)
+        return r;
+    return server_new(c, err, errlen);
+}
+
+/* Stops a monitor serving another socket and starts the prepared one (or just stops: monitor=off). */
+static void mon_commit(void *state, const struct st__cfg_view *view)
+{
+    struct mon_cfg *c = state;
+
+    (void)view;
+    if (c->timeout_ms > 0)
+        __atomic_store_n(&timeout_ms, c->timeout_ms, __ATOMIC_RELAXED);
+    if (!c->monitor || c->keep)
+        return;
+    pthread_mutex_lock(&mon_lock);
+    if (cur)
+        server_stop(cur);
+    cur = c->fresh;
+    if (cur)
+        server_say(cur, 'g');
+    c->fresh = NULL;
+    pthread_mutex_unlock(&mon_lock);
+}
+
+static void mon_abort(void *state)
+{
+    struct mon_cfg *c = state;
+
+    if (c->fresh) {
+        unlink(c->path);
+        server_say(c->fresh, 'q'); /* its thread closes the socket and frees it */
+        c->fresh = NULL;
+    } else if (c->fd >= 0) {
+        unlink(c->path);
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+static const struct st__cfg_key mon_keys[] = {
+    {"monitor", false, parse_monitor},
+    {"monitor-timeout", false, parse_timeout},
+};
+
+static const struct st__cfg_part mon_part = {
+    .name = "monitor",
+    .layer = ST_CFG_MONITOR,
+    .keys = mon_keys,
+    .nkeys = sizeof mon_keys / sizeof mon_keys[0],
+    .state_size = sizeof(struct mon_cfg),
+    .init = mon_init,
+    .prepare = mon_prepare,
+    .commit = mon_commit,
+    .abort = mon_abort,
+};
+
+/*
+ * The monitor's keys join the configuration when the library loads: before
+ * any group registers (default-priority constructors) and so before
+ * SIMPLETRACE is read.
+ */
+__attribute__((constructor(101))) static void mon_register(void)
+{
+    st__cfg_register(&mon_part);
 }

@@ -1,8 +1,8 @@
 /*
  * The monitor's commands (QEMU's HMP names), run on the monitor thread with
- * the public control API only, so a command can never do what a program
- * calling st_ functions could not. The grammar and the answers are
- * described at the top of monitor.c; the differences from QEMU in README
+ * the public control API only (and the drain's view for `info trace`), so
+ * a command can never do what a program calling st_ functions could not.
+ * The grammar is in monitor_proto.h; the differences from QEMU in README
  * ("Steering a running program").
  */
 #include <errno.h>
@@ -11,98 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring.h"
-#include "flight.h"
-#include "rt_internal.h"
+#include <simpletrace/simpletrace.h>
+
+#include "drain.h"
+#include "json_escape.h"
 #include "monitor.h"
-
-/* --- answer buffer -------------------------------------------------------- */
-
-void st__mon_put(struct st_mon_buf *b, const void *p, size_t n)
-{
-    if (b->failed || n == 0)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *d;
-        while (cap < b->len + n)
-            cap *= 2;
-        d = realloc(b->data, cap);
-        if (!d) {
-            b->failed = true;
-            return;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
-void st__mon_printf(struct st_mon_buf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        st__mon_put(b, small, (size_t)n);
-        return;
-    }
-    {
-        char *big = malloc((size_t)n + 1);
-        if (!big) {
-            b->failed = true;
-            return;
-        }
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        st__mon_put(b, big, (size_t)n);
-        free(big);
-    }
-}
-
-void st__mon_json_str(struct st_mon_buf *b, const char *s)
-{
-    st__mon_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            st__mon_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            st__mon_printf(b, "\\u%04x", c);
-        else
-            st__mon_put(b, s, 1);
-    }
-    st__mon_put(b, "\"", 1);
-}
-
-void st__mon_buf_free(struct st_mon_buf *b)
-{
-    free(b->data);
-    *b = (struct st_mon_buf){0};
-}
+#include "monitor_parse.h"
 
 /* --- helpers ------------------------------------------------------------------ */
 
 /* One command being run: its words and where the answer goes. */
 struct cmd {
-    char *argv[4];          /* words; the last one of trace-file set is the rest of the line */
+    char *const *argv;      /* words; the last one of trace-file set is the rest of the line */
     int argc;
     bool json;              /* answer body as one JSON line */
-    struct st_mon_buf *out;
+    struct st__growbuf *out;
 };
 
 /* The final line of a successful answer. */
 static void answer_ok(struct cmd *c)
 {
-    st__mon_put(c->out, "ok\n", 3);
+    st__growbuf_puts(c->out, ST_MON_OK "\n");
 }
 
 /* The final line of a failed answer; the message is one line. */
@@ -118,7 +47,7 @@ static void answer_error(struct cmd *c, const char *fmt, ...)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    st__mon_printf(c->out, "error: %s\n", msg);
+    st__growbuf_printf(c->out, ST_MON_ERROR "%s\n", msg);
 }
 
 static const char *state_word(enum st_event_state s)
@@ -135,14 +64,10 @@ static bool has_wildcard(const char *p)
     return strpbrk(p, "*?") != NULL;
 }
 
-/* A pattern the monitor accepts: a name glob (no leading '-': use `off`). */
-static bool check_pattern(struct cmd *c, const char *p)
+/* The answer for a pattern the API refused (-EINVAL); a leading '-' is refused here: use `off`. */
+static void bad_pattern(struct cmd *c, const char *p)
 {
-    if (*p == '-' || !st__pattern_valid(p)) {
-        answer_error(c, "invalid event pattern \"%.200s\": want a name with * and ? wildcards", p);
-        return false;
-    }
-    return true;
+    answer_error(c, "invalid event pattern \"%.200s\": want a name with * and ? wildcards", p);
 }
 
 /* --- help ---------------------------------------------------------------------- */
@@ -172,18 +97,18 @@ static void cmd_help(struct cmd *c)
         return;
     }
     if (c->json) {
-        st__mon_put(c->out, "{\"commands\":[", 13);
+        st__growbuf_put(c->out, "{\"commands\":[", 13);
         for (size_t i = 0; i < n; i++) {
-            st__mon_put(c->out, i ? ",{\"usage\":" : "{\"usage\":", i ? 10 : 9);
-            st__mon_json_str(c->out, help_lines[i].usage);
-            st__mon_put(c->out, ",\"help\":", 8);
-            st__mon_json_str(c->out, help_lines[i].what);
-            st__mon_put(c->out, "}", 1);
+            st__growbuf_put(c->out, i ? ",{\"usage\":" : "{\"usage\":", i ? 10 : 9);
+            st__growbuf_json(c->out, help_lines[i].usage);
+            st__growbuf_put(c->out, ",\"help\":", 8);
+            st__growbuf_json(c->out, help_lines[i].what);
+            st__growbuf_put(c->out, "}", 1);
         }
-        st__mon_put(c->out, "]}\n", 3);
+        st__growbuf_put(c->out, "]}\n", 3);
     } else {
         for (size_t i = 0; i < n; i++)
-            st__mon_printf(c->out, "%-28s %s\n", help_lines[i].usage, help_lines[i].what);
+            st__growbuf_printf(c->out, "%-28s %s\n", help_lines[i].usage, help_lines[i].what);
     }
     answer_ok(c);
 }
@@ -195,20 +120,20 @@ struct list_ctx {
     int n;
 };
 
-static int list_one(const struct st_event_info *info, void *opaque)
+static int list_one(const struct st_registered_event *info, void *opaque)
 {
     struct list_ctx *lc = opaque;
-    struct st_mon_buf *out = lc->c->out;
+    struct st__growbuf *out = lc->c->out;
 
     if (lc->c->json) {
-        st__mon_put(out, lc->n ? ",{\"name\":" : "{\"name\":", lc->n ? 9 : 8);
-        st__mon_json_str(out, info->name);
-        st__mon_put(out, ",\"group\":", 9);
-        st__mon_json_str(out, info->group);
-        st__mon_printf(out, ",\"id\":%" PRIu32 ",\"state\":\"%s\"}", info->id, state_word(info->state));
+        st__growbuf_put(out, lc->n ? ",{\"name\":" : "{\"name\":", lc->n ? 9 : 8);
+        st__growbuf_json(out, info->name);
+        st__growbuf_put(out, ",\"group\":", 9);
+        st__growbuf_json(out, info->group);
+        st__growbuf_printf(out, ",\"id\":%" PRIu32 ",\"state\":\"%s\"}", info->id, state_word(info->state));
     } else {
         /* QEMU's "NAME : state 0|1", and why a 0 can never become 1. */
-        st__mon_printf(out, "%s : state %d%s\n", info->name, info->state == ST_EVENT_ENABLED,
+        st__growbuf_printf(out, "%s : state %d%s\n", info->name, info->state == ST_EVENT_ENABLED,
                        info->state == ST_EVENT_UNAVAILABLE ? " (unavailable)" : "");
     }
     lc->n++;
@@ -225,18 +150,24 @@ static void cmd_info_events(struct cmd *c)
         answer_error(c, "unexpected argument \"%.200s\"", c->argv[3]);
         return;
     }
-    if (!check_pattern(c, pattern))
+    if (*pattern == '-') {
+        bad_pattern(c, pattern);
         return;
+    }
     if (c->json)
-        st__mon_put(c->out, "{\"events\":[", 11);
-    st_event_foreach(pattern, list_one, &lc);
+        st__growbuf_put(c->out, "{\"events\":[", 11);
+    if (st_event_foreach(pattern, list_one, &lc) == -EINVAL) {
+        c->out->len = mark;
+        bad_pattern(c, pattern);
+        return;
+    }
     if (lc.n == 0 && !has_wildcard(pattern)) {
         c->out->len = mark; /* drop the partial JSON */
         answer_error(c, "unknown event \"%s\"", pattern);
         return;
     }
     if (c->json)
-        st__mon_put(c->out, "]}\n", 3);
+        st__growbuf_put(c->out, "]}\n", 3);
     answer_ok(c);
 }
 
@@ -246,10 +177,10 @@ static void cmd_info_events(struct cmd *c)
 struct match_ctx {
     struct cmd *c;
     int matched, unavailable;
-    struct st_mon_buf names; /* JSON array items or text lines */
+    struct st__growbuf names; /* JSON array items or text lines */
 };
 
-static int match_one(const struct st_event_info *info, void *opaque)
+static int match_one(const struct st_registered_event *info, void *opaque)
 {
     struct match_ctx *m = opaque;
 
@@ -258,10 +189,10 @@ static int match_one(const struct st_event_info *info, void *opaque)
         return 0;
     if (m->c->json) {
         if (m->unavailable)
-            st__mon_put(&m->names, ",", 1);
-        st__mon_json_str(&m->names, info->name);
+            st__growbuf_put(&m->names, ",", 1);
+        st__growbuf_json(&m->names, info->name);
     } else {
-        st__mon_printf(&m->names, "event \"%s\" is unavailable (compiled out)\n", info->name);
+        st__growbuf_printf(&m->names, "event \"%s\" is unavailable (compiled out)\n", info->name);
     }
     m->unavailable++;
     return 0;
@@ -284,8 +215,11 @@ static void cmd_trace_event(struct cmd *c)
     }
     pattern = c->argv[1];
     onoff = c->argv[2];
-    if (!check_pattern(c, pattern))
+    if (*pattern == '-' || st_event_foreach(pattern, match_one, &m) == -EINVAL) {
+        bad_pattern(c, pattern);
+        st__growbuf_free(&m.names);
         return;
+    }
     if (strcmp(onoff, "on") == 0)
         on = true;
     else if (strcmp(onoff, "off") == 0)
@@ -294,7 +228,6 @@ static void cmd_trace_event(struct cmd *c)
         answer_error(c, "unexpected argument \"%.200s\": want on or off", onoff);
         return;
     }
-    st_event_foreach(pattern, match_one, &m);
     /*
      * Unlike QEMU's all-or-nothing set-state, a glob enables what it can:
      * a compiled-out event matching it changes nothing and is reported.
@@ -314,50 +247,50 @@ static void cmd_trace_event(struct cmd *c)
     }
     if (r >= 0) {
         if (c->json) {
-            st__mon_put(c->out, "{\"pattern\":", 11);
-            st__mon_json_str(c->out, pattern);
-            st__mon_printf(c->out, ",\"enable\":%s,\"matched\":%d,\"unavailable\":[", on ? "true" : "false",
+            st__growbuf_put(c->out, "{\"pattern\":", 11);
+            st__growbuf_json(c->out, pattern);
+            st__growbuf_printf(c->out, ",\"enable\":%s,\"matched\":%d,\"unavailable\":[", on ? "true" : "false",
                            m.matched);
             if (m.names.len)
-                st__mon_put(c->out, m.names.data, m.names.len);
-            st__mon_put(c->out, "]}\n", 3);
+                st__growbuf_put(c->out, m.names.data, m.names.len);
+            st__growbuf_put(c->out, "]}\n", 3);
         } else {
             if (m.names.len)
-                st__mon_put(c->out, m.names.data, m.names.len);
+                st__growbuf_put(c->out, m.names.data, m.names.len);
             if (m.matched == 0)
-                st__mon_printf(c->out, "no event matches \"%s\"\n", pattern);
+                st__growbuf_printf(c->out, "no event matches \"%s\"\n", pattern);
         }
         answer_ok(c);
     }
-    st__mon_buf_free(&m.names);
+    st__growbuf_free(&m.names);
 }
 
 /* --- trace-file ------------------------------------------------------------------------ */
 
 static void put_file_status(struct cmd *c)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     st_trace_file_status(&fs);
     if (c->json) {
-        st__mon_put(c->out, "{\"path\":", 8);
-        st__mon_json_str(c->out, fs.path);
-        st__mon_printf(c->out, ",\"enabled\":%s,\"error\":", fs.enabled ? "true" : "false");
+        st__growbuf_put(c->out, "{\"path\":", 8);
+        st__growbuf_json(c->out, fs.path);
+        st__growbuf_printf(c->out, ",\"enabled\":%s,\"error\":", fs.enabled ? "true" : "false");
         if (fs.error)
-            st__mon_json_str(c->out, st_strerror(fs.error));
+            st__growbuf_json(c->out, st_strerror(fs.error));
         else
-            st__mon_put(c->out, "null", 4);
-        st__mon_put(c->out, "}\n", 2);
+            st__growbuf_put(c->out, "null", 4);
+        st__growbuf_put(c->out, "}\n", 2);
     } else {
-        st__mon_printf(c->out, "Trace file \"%s\" %s.\n", fs.path, fs.enabled ? "on" : "off");
+        st__growbuf_printf(c->out, "Trace file \"%s\" %s.\n", fs.path, fs.enabled ? "on" : "off");
         if (fs.error)
-            st__mon_printf(c->out, "Writing stopped after an error: %s.\n", st_strerror(fs.error));
+            st__growbuf_printf(c->out, "Writing stopped after an error: %s.\n", st_strerror(fs.error));
     }
 }
 
 static void file_error(struct cmd *c, const char *what, int r)
 {
-    struct st_file_status fs;
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     st_trace_file_status(&fs);
     answer_error(c, "%s trace file \"%s\": %s", what, fs.path, st_strerror(r));
@@ -388,14 +321,18 @@ static void cmd_trace_file(struct cmd *c)
         return;
     }
     if (strcmp(arg, "snapshot") == 0) {
-        char err[512];
-        r = st__flight_snapshot(c->argc > 2 ? c->argv[2] : NULL, err, sizeof err);
+        const char *path = c->argc > 2 ? c->argv[2] : NULL;
+        r = st_trace_snapshot(path);
+        if (r == -EINVAL) {
+            answer_error(c, "snapshot: not in flight mode (flight=SIZE)");
+            return;
+        }
         if (r < 0) {
-            answer_error(c, "snapshot: %s", err[0] ? err : st_strerror(r));
+            answer_error(c, "snapshot: %s%s%s", path ? path : "", path ? ": " : "", st_strerror(r));
             return;
         }
         if (c->json)
-            st__mon_put(c->out, "{}\n", 3);
+            st__growbuf_put(c->out, "{}\n", 3);
         answer_ok(c);
         return;
     }
@@ -428,7 +365,7 @@ static void cmd_trace_file(struct cmd *c)
             return;
         }
         if (c->json)
-            st__mon_put(c->out, "{}\n", 3);
+            st__growbuf_put(c->out, "{}\n", 3);
     } else {
         answer_error(c, "unexpected argument \"%.200s\" (usage: trace-file [on|off|flush|set PATH])", arg);
         return;
@@ -440,9 +377,8 @@ static void cmd_trace_file(struct cmd *c)
 
 static void cmd_info_stats(struct cmd *c)
 {
-    struct st_stats s;
-    struct st_file_status fs;
-    uint64_t capacity = 0;
+    struct st_stats s = {.struct_size = sizeof s};
+    struct st_file_status fs = {.struct_size = sizeof fs};
 
     if (c->argc > 2) {
         answer_error(c, "unexpected argument \"%.200s\"", c->argv[2]);
@@ -450,31 +386,26 @@ static void cmd_info_stats(struct cmd *c)
     }
     st_stats_get(&s);
     st_trace_file_status(&fs);
-    /* Ring sizes: fixed per buffer, read under the list lock only. */
-    st__ring_lock();
-    for (struct st_ring *b = st__rings; b; b = b->next)
-        capacity += b->size;
-    st__ring_unlock();
     if (c->json) {
-        st__mon_printf(c->out,
+        st__growbuf_printf(c->out,
                        "{\"produced\":%" PRIu64 ",\"written\":%" PRIu64 ",\"dropped\":%" PRIu64
                        ",\"dropped_reported\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"buffered_bytes\":%" PRIu64
                        ",\"buffer_bytes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"threads\":%" PRIu32
                        ",\"file\":",
-                       s.produced, s.written, s.dropped, s.dropped_reported, s.pending, s.buffered, capacity,
+                       s.produced, s.written, s.dropped, s.dropped_reported, s.pending, s.buffered, s.buffer_bytes,
                        s.bytes_written, s.threads);
-        st__mon_json_str(c->out, fs.path);
-        st__mon_printf(c->out, ",\"file_enabled\":%s}\n", fs.enabled ? "true" : "false");
+        st__growbuf_json(c->out, fs.path);
+        st__growbuf_printf(c->out, ",\"file_enabled\":%s}\n", fs.enabled ? "true" : "false");
     } else {
-        st__mon_printf(c->out, "records produced: %" PRIu64 "\n", s.produced);
-        st__mon_printf(c->out, "records written: %" PRIu64 "\n", s.written);
-        st__mon_printf(c->out, "records dropped: %" PRIu64 " (%" PRIu64 " reported in the trace file)\n",
+        st__growbuf_printf(c->out, "records produced: %" PRIu64 "\n", s.produced);
+        st__growbuf_printf(c->out, "records written: %" PRIu64 "\n", s.written);
+        st__growbuf_printf(c->out, "records dropped: %" PRIu64 " (%" PRIu64 " reported in the trace file)\n",
                        s.dropped, s.dropped_reported);
-        st__mon_printf(c->out, "records in buffers: %" PRIu64 "\n", s.pending);
-        st__mon_printf(c->out, "buffer use: %" PRIu64 " of %" PRIu64 " bytes\n", s.buffered, capacity);
-        st__mon_printf(c->out, "threads tracing: %" PRIu32 "\n", s.threads);
-        st__mon_printf(c->out, "bytes written: %" PRIu64 "\n", s.bytes_written);
-        st__mon_printf(c->out, "trace file: \"%s\" %s\n", fs.path, fs.enabled ? "on" : "off");
+        st__growbuf_printf(c->out, "records in buffers: %" PRIu64 "\n", s.pending);
+        st__growbuf_printf(c->out, "buffer use: %" PRIu64 " of %" PRIu64 " bytes\n", s.buffered, s.buffer_bytes);
+        st__growbuf_printf(c->out, "threads tracing: %" PRIu32 "\n", s.threads);
+        st__growbuf_printf(c->out, "bytes written: %" PRIu64 "\n", s.bytes_written);
+        st__growbuf_printf(c->out, "trace file: \"%s\" %s\n", fs.path, fs.enabled ? "on" : "off");
     }
     answer_ok(c);
 }
@@ -489,76 +420,48 @@ static void cmd_info_stats(struct cmd *c)
  */
 static void cmd_info_trace(struct cmd *c)
 {
-    struct st_mon_snapshot snap;
+    struct st__growbuf decls = {0}, data = {0};
+    uint64_t truncated = 0;
 
     if (c->argc > 2) {
         answer_error(c, "unexpected argument \"%.200s\"", c->argv[2]);
         return;
     }
-    if (st__mon_trace_snapshot(c->out, &snap) < 0) {
-        st__mon_buf_free(c->out);
+    if (st__view_take(&decls, &data, &truncated) < 0) {
         answer_error(c, "info trace: %s", st_strerror(-ENOMEM));
-        return;
+    } else {
+        st__growbuf_printf(c->out, ST_MON_EVENTS " %zu\n", decls.len);
+        st__growbuf_put(c->out, decls.data, decls.len);
+        if (truncated)
+            st__growbuf_printf(c->out, ST_MON_TRUNCATED " %" PRIu64 "\n", truncated);
+        st__growbuf_printf(c->out, ST_MON_DATA " %zu\n", data.len);
+        st__growbuf_put(c->out, data.data, data.len);
+        answer_ok(c);
     }
-    answer_ok(c);
+    st__growbuf_free(&decls);
+    st__growbuf_free(&data);
 }
 
 /* --- dispatch ---------------------------------------------------------------------------------- */
 
-/* Splits line into at most 3 words plus, for `trace-file set`, the rest as PATH. */
-static int split(char *line, char **argv)
+void st__mon_execute(const char *line, struct st__growbuf *out)
 {
-    int argc = 0;
-    char *p = line;
-
-    while (argc < 4) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        if (argc == 2 && strcmp(argv[0], "trace-file") == 0 && strcmp(argv[1], "set") == 0) {
-            /* PATH may hold blanks: take the rest, trailing blanks cut. */
-            char *e = p + strlen(p);
-            while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
-                *--e = '\0';
-            argv[argc++] = p;
-            break;
-        }
-        argv[argc++] = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        if (*p)
-            *p++ = '\0';
-    }
-    /* A fifth word: report the fourth as unexpected (argc 4 is never valid). */
-    return argc;
-}
-
-void st__mon_execute(const char *line, struct st_mon_buf *out)
-{
+    struct st__mon_request req;
     struct cmd c = {.out = out};
-    char *copy = strdup(line), *p;
-    size_t n;
+    char *copy = strdup(line);
 
     if (!copy) {
-        st__mon_printf(out, "error: %s\n", st_strerror(-ENOMEM));
+        st__growbuf_printf(out, "error: %s\n", st_strerror(-ENOMEM));
         return;
     }
-    n = strlen(copy);
-    if (n && copy[n - 1] == '\r') /* telnet and friends */
-        copy[--n] = '\0';
-    p = copy;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (strncmp(p, "json", 4) == 0 && (p[4] == ' ' || p[4] == '\t' || p[4] == '\0')) {
-        c.json = true;
-        p += 4;
-    }
-    c.argc = split(p, c.argv);
+    st__mon_parse_line(copy, &req);
+    c.argv = req.argv;
+    c.argc = req.argc;
+    c.json = req.json;
     if (c.argc == 0) {
         /* An empty line is a no-op: a way to check the connection. */
         if (c.json)
-            st__mon_put(out, "{}\n", 3);
+            st__growbuf_put(out, "{}\n", 3);
         answer_ok(&c);
     } else if (strcmp(c.argv[0], "help") == 0) {
         cmd_help(&c);
@@ -583,8 +486,8 @@ void st__mon_execute(const char *line, struct st_mon_buf *out)
     }
     if (out->failed) {
         /* Out of memory mid-answer: whatever was built is unusable. */
-        st__mon_buf_free(out);
-        st__mon_printf(out, "error: %s\n", st_strerror(-ENOMEM));
+        st__growbuf_free(out);
+        st__growbuf_printf(out, "error: %s\n", st_strerror(-ENOMEM));
     }
     free(copy);
 }

@@ -7,7 +7,7 @@
 extern "C" {
 #endif
 
-static struct st_group st__empty_group = { "empty", NULL, 0u, 0 };
+static struct st_group st__empty_group = { sizeof(struct st_group), "empty", NULL, 0u, 0 };
 
 static void st__empty_register(void) __attribute__((constructor));
 static void st__empty_register(void)

@@ -22,7 +22,7 @@ static inline int trace_no_args_enabled(void)
 static inline void trace_no_args(void)
 {
     if (trace_no_args_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_no_args, 0) == 0) {
             st__simple_commit(&st__rec);
         }
@@ -40,7 +40,7 @@ static inline int trace_no_format_enabled(void)
 static inline void trace_no_format(int value)
 {
     if (trace_no_format_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_no_format, 8) == 0) {
             st__put_u64(&st__rec, (uint64_t)value);
             st__simple_commit(&st__rec);
@@ -59,7 +59,7 @@ static inline int trace_integers_enabled(void)
 static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
 {
     if (trace_integers_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_integers, 64) == 0) {
             st__put_u64(&st__rec, (uint64_t)i8);
             st__put_u64(&st__rec, (uint64_t)u8);
@@ -85,7 +85,7 @@ static inline int trace_c_types_enabled(void)
 static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
 {
     if (trace_c_types_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_c_types, 80) == 0) {
             st__put_u64(&st__rec, (uint64_t)c);
             st__put_u64(&st__rec, (uint64_t)s);
@@ -116,7 +116,7 @@ static inline void trace_strings(const char *name, char *buf, const char *tight)
         uint32_t st__len_name = st__strlen(name);
         uint32_t st__len_buf = st__strlen(buf);
         uint32_t st__len_tight = st__strlen(tight);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_strings, 12 + (size_t)st__len_name + (size_t)st__len_buf + (size_t)st__len_tight) == 0) {
             st__put_str(&st__rec, name, st__len_name);
             st__put_str(&st__rec, buf, st__len_buf);
@@ -137,7 +137,7 @@ static inline int trace_pointers_enabled(void)
 static inline void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
 {
     if (trace_pointers_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_pointers, 40) == 0) {
             st__put_u64(&st__rec, (uint64_t)(uintptr_t)opaque);
             st__put_u64(&st__rec, (uint64_t)(uintptr_t)cv);
@@ -161,7 +161,7 @@ static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 {
     if (trace_mixed_enabled()) {
         uint32_t st__len_dev = st__strlen(dev);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_mixed, 28 + (size_t)st__len_dev) == 0) {
             st__put_str(&st__rec, dev, st__len_dev);
             st__put_u64(&st__rec, (uint64_t)addr);
@@ -183,7 +183,7 @@ static inline int trace_ten_enabled(void)
 static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
 {
     if (trace_ten_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_ten, 80) == 0) {
             st__put_u64(&st__rec, (uint64_t)a1);
             st__put_u64(&st__rec, (uint64_t)a2);
@@ -226,7 +226,7 @@ static inline void trace_cxx_names(int st__new, const char *st__class, void *st_
 {
     if (trace_cxx_names_enabled()) {
         uint32_t st__len_class = st__strlen(st__class);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_cxx_names, 20 + (size_t)st__len_class) == 0) {
             st__put_u64(&st__rec, (uint64_t)st__new);
             st__put_str(&st__rec, st__class, st__len_class);
@@ -247,7 +247,7 @@ static inline int trace_escapes_enabled(void)
 static inline void trace_escapes(int n)
 {
     if (trace_escapes_enabled()) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_escapes, 8) == 0) {
             st__put_u64(&st__rec, (uint64_t)n);
             st__simple_commit(&st__rec);

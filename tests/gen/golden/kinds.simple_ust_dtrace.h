@@ -40,7 +40,7 @@ static inline void trace_no_args(void)
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_no_args)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_no_args, 0) == 0) {
             st__simple_commit(&st__rec);
         }
@@ -68,7 +68,7 @@ static inline void trace_no_format(int value)
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_no_format)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_no_format, 8) == 0) {
             st__put_u64(&st__rec, (uint64_t)value);
             st__simple_commit(&st__rec);
@@ -97,7 +97,7 @@ static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_integers)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_integers, 64) == 0) {
             st__put_u64(&st__rec, (uint64_t)i8);
             st__put_u64(&st__rec, (uint64_t)u8);
@@ -133,7 +133,7 @@ static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned l
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_c_types)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_c_types, 80) == 0) {
             st__put_u64(&st__rec, (uint64_t)c);
             st__put_u64(&st__rec, (uint64_t)s);
@@ -174,7 +174,7 @@ static inline void trace_strings(const char *name, char *buf, const char *tight)
         uint32_t st__len_name = st__strlen(name);
         uint32_t st__len_buf = st__strlen(buf);
         uint32_t st__len_tight = st__strlen(tight);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_strings, 12 + (size_t)st__len_name + (size_t)st__len_buf + (size_t)st__len_tight) == 0) {
             st__put_str(&st__rec, name, st__len_name);
             st__put_str(&st__rec, buf, st__len_buf);
@@ -205,7 +205,7 @@ static inline void trace_pointers(void *opaque, const void *cv, char **argv, uns
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_pointers)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_pointers, 40) == 0) {
             st__put_u64(&st__rec, (uint64_t)(uintptr_t)opaque);
             st__put_u64(&st__rec, (uint64_t)(uintptr_t)cv);
@@ -239,7 +239,7 @@ static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
     }
     if (st_event_enabled(&st__event_mixed)) {
         uint32_t st__len_dev = st__strlen(dev);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_mixed, 28 + (size_t)st__len_dev) == 0) {
             st__put_str(&st__rec, dev, st__len_dev);
             st__put_u64(&st__rec, (uint64_t)addr);
@@ -271,7 +271,7 @@ static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_ten)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_ten, 80) == 0) {
             st__put_u64(&st__rec, (uint64_t)a1);
             st__put_u64(&st__rec, (uint64_t)a2);
@@ -324,7 +324,7 @@ static inline void trace_cxx_names(int st__new, const char *st__class, void *st_
     }
     if (st_event_enabled(&st__event_cxx_names)) {
         uint32_t st__len_class = st__strlen(st__class);
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_cxx_names, 20 + (size_t)st__len_class) == 0) {
             st__put_u64(&st__rec, (uint64_t)st__new);
             st__put_str(&st__rec, st__class, st__len_class);
@@ -355,7 +355,7 @@ static inline void trace_escapes(int n)
         ST__SYSMACRO_END
     }
     if (st_event_enabled(&st__event_escapes)) {
-        struct st_record st__rec;
+        struct st__record st__rec;
         if (st__simple_begin(&st__rec, &st__event_escapes, 8) == 0) {
             st__put_u64(&st__rec, (uint64_t)n);
             st__simple_commit(&st__rec);

@@ -1,0 +1,44 @@
+/*
+ * The control layer: start-up, SIMPLETRACE, the exit and fork handlers,
+ * the control lock, every public entry point (api.c) and the configuration
+ * transaction (config.c). It sits on the drain, the core and the
+ * backends; the monitor sits on it.
+ *
+ * Lock order. A thread holding one of these never takes an earlier one:
+ *
+ *   ctl_lock  ->  (drain) file_lock -> snap_lock -> wr_lock  ->  (core) reg_lock -> ring lock
+ *
+ * ctl_lock serialises configuration transactions; none of the locks is
+ * taken on the tracing path, a thread's first event included (except a
+ * fork child's, which opens its own file).
+ *
+ * Every public entry point calls st__init() first. Internal functions never
+ * do, so st__init()'s own work (applying SIMPLETRACE) cannot recurse into
+ * pthread_once, and the writeout thread never waits for initialisation.
+ */
+#ifndef ST_RUNTIME_CONTROL_H
+#define ST_RUNTIME_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config_part.h"
+
+/* One-time initialisation; safe from constructors and any thread. */
+void st__init(void);
+
+/*
+ * Registers a configuration part of a layer above control (the monitor),
+ * from a constructor, before st__init() runs. 0, or -ENOSPC when the
+ * table is full.
+ */
+int st__cfg_register(const struct st__cfg_part *part);
+
+/* Applies a configuration as one transaction (config_part.h); in_init: SIMPLETRACE at start-up. */
+int st__cfg_apply(const char *config, bool in_init, char *err, size_t errlen);
+
+/* Serialises configuration transactions and fork. */
+void st__ctl_lock(void);
+void st__ctl_unlock(void);
+
+#endif /* ST_RUNTIME_CONTROL_H */

@@ -1,0 +1,92 @@
+/*
+ * Start-up, exit and fork: the one place that knows every layer below and
+ * drives them in order.
+ *
+ * Groups register from generated constructors in an order nobody controls
+ * (and later from dlopen'ed modules), so every public entry point first
+ * runs st__init() through pthread_once: the clock, the rings, the drain,
+ * the exit and fork handlers, then SIMPLETRACE.
+ *
+ * Exit: the atexit handler, registered here (normally before main, so it
+ * runs after the handlers the program registers), has the drain write
+ * everything still buffered. fork(): the prepare handler takes every
+ * runtime lock in order (control.h), so the child never inherits one
+ * mid-update; each layer's child handler then starts it afresh.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "control.h"
+#include "diag.h"
+#include "drain.h"
+#include "registry.h"
+#include "ring.h"
+#include "timestamp.h"
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+void st__ctl_lock(void)
+{
+    pthread_mutex_lock(&ctl_lock);
+}
+
+void st__ctl_unlock(void)
+{
+    pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&ctl_lock);
+    st__drain_fork_prepare();
+    st__reg_lock();
+    st__ring_lock();
+}
+
+static void fork_parent(void)
+{
+    st__ring_unlock();
+    st__reg_unlock();
+    st__drain_fork_parent();
+    pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_child(void)
+{
+    st__ring_fork_child();
+    st__reg_fork_child();
+    st__drain_fork_child();
+    pthread_mutex_init(&ctl_lock, NULL);
+}
+
+static void at_exit(void)
+{
+    st__drain_exit();
+}
+
+/* Applies SIMPLETRACE; an error is one line on stderr and the program goes on. */
+static void apply_environment(void)
+{
+    const char *env = secure_getenv("SIMPLETRACE");
+    char msg[512];
+
+    if (env && st__cfg_apply(env, true, msg, sizeof msg) < 0)
+        st__diag("simpletrace", "SIMPLETRACE: %s", msg);
+}
+
+static void do_init(void)
+{
+    st__ts_init();
+    st__ring_init();
+    st__drain_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+    apply_environment();
+}
+
+void st__init(void)
+{
+    pthread_once(&init_once, do_init);
+}

@@ -1,0 +1,196 @@
+/*
+ * The drain's configuration keys (the contract: config_part.h).
+ *
+ *   file=PATH            the trace file (last one wins; a later option
+ *                        without file= keeps it, where QEMU resets it)
+ *   rotate=N[K|M|G]|off  the file in pieces of at most N bytes (N >= 64K; writer.c)
+ *   rotate-keep=N        keep only the newest N pieces; 0 all
+ *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
+ *   flight-trigger=EVENT flight mode: tracing this event takes one
+ *
+ * Any QEMU item (a pattern, events=, file=) turns the trace file on and
+ * opens it in prepare, without truncating it; an unwritable file= is an
+ * error (QEMU ignores it silently). Flight mode has no trace file: there
+ * patterns only enable events.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_core.h"
+#include "diag.h"
+#include "drain.h"
+#include "drain_internal.h"
+#include "size_parse.h"
+
+/* Smallest rotate=SIZE: a piece must hold its header, mappings and some records. */
+#define ROTATE_MIN ((uint64_t)64 << 10)
+
+struct drain_cfg {
+    const char *file;       /* file=, or NULL */
+    int64_t rotate;         /* rotate=: -1 unchanged, 0 off, or the piece size */
+    long rotate_keep;       /* rotate-keep=: -1 unchanged */
+    struct st__file_prep prep;
+    bool locked;            /* prepare holds the file lock */
+    bool opened;            /* prepare opened the file that commit makes the trace file */
+    struct st__flight_prep flight;
+};
+
+static int parse_file(void *state, const char *v, char *err, size_t errlen)
+{
+    if (!*v) {
+        st__errmsg(err, errlen, "file=: empty path");
+        return -EINVAL;
+    }
+    ((struct drain_cfg *)state)->file = v;
+    return 0;
+}
+
+static int parse_rotate(void *state, const char *v, char *err, size_t errlen)
+{
+    struct drain_cfg *c = state;
+    uint64_t n;
+
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        c->rotate = 0;
+        return 0;
+    }
+    if (st__parse_size(v, (uint64_t)1 << 50, &n) < 0 || n < ROTATE_MIN) {
+        st__errmsg(err, errlen, "invalid rotate '%s': want a size of at least 64K (N, NK, NM or NG) or off", v);
+        return -EINVAL;
+    }
+    c->rotate = (int64_t)n;
+    return 0;
+}
+
+static int parse_keep(void *state, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    unsigned long n = 0;
+
+    errno = 0;
+    if (isdigit((unsigned char)*v))
+        n = strtoul(v, &end, 10);
+    if (!isdigit((unsigned char)*v) || *end || errno || n > 1000000) {
+        st__errmsg(err, errlen, "invalid rotate-keep '%s': want a number of pieces from 0 (all) to 1000000", v);
+        return -EINVAL;
+    }
+    ((struct drain_cfg *)state)->rotate_keep = (long)n;
+    return 0;
+}
+
+static int parse_signal(void *state, const char *v, char *err, size_t errlen)
+{
+    if (st__flight_parse_signal(v, &((struct drain_cfg *)state)->flight.sig) < 0) {
+        st__errmsg(err, errlen, "invalid flight-signal '%s': want USR1, USR2, HUP, QUIT, PWR, WINCH, URG or RTMIN+N", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int parse_trigger(void *state, const char *v, char *err, size_t errlen)
+{
+    if (!*v || strlen(v) > 255 || strpbrk(v, "*?")) {
+        st__errmsg(err, errlen, "invalid flight-trigger '%s': want an event name", v);
+        return -EINVAL;
+    }
+    ((struct drain_cfg *)state)->flight.trigger = v;
+    return 0;
+}
+
+static void drain_init(void *state)
+{
+    struct drain_cfg *c = state;
+
+    c->rotate = -1;
+    c->rotate_keep = -1;
+    c->prep.fd = -1;
+}
+
+/* Flight mode: the producers move their rings' tails (ring.h), so no writer may run over them. */
+static int check_flight(const struct drain_cfg *c, const struct st__cfg_view *view, char *err, size_t errlen)
+{
+    const struct st__ring_cfg *rc = st__cfg_state(view, &st__ring_cfg_part);
+    const char *why = NULL;
+
+    if (!st__ring_cfg_flight(view)) {
+        if (c->flight.sig || c->flight.trigger) {
+            st__errmsg(err, errlen, "%s= needs flight=SIZE", c->flight.sig ? "flight-signal" : "flight-trigger");
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (c->file)
+        why = "flight= (flight recorder) and file= exclude each other";
+    else if (c->rotate > 0 || c->rotate_keep > 0)
+        why = "rotate= in flight mode: there is no trace file to rotate";
+    else if (rc && rc->flight && st__file_in_use())
+        why = "flight=: a trace file is or was in use (flight mode must be chosen before any trace file)";
+    if (why)
+        st__errmsg(err, errlen, "%s", why);
+    return why ? -EINVAL : 0;
+}
+
+static int drain_prepare(void *state, const struct st__cfg_view *view, char *err, size_t errlen)
+{
+    struct drain_cfg *c = state;
+    int ret;
+
+    st__file_lock();
+    c->locked = true;
+    if ((ret = check_flight(c, view, err, errlen)) < 0)
+        return ret;
+    if (view->opens_file && !st__ring_cfg_flight(view)) {
+        if ((ret = st__file_prepare(c->file, &c->prep, err, errlen)) < 0)
+            return ret;
+        c->opened = true;
+    }
+    return st__flight_prepare(&c->flight, err, errlen);
+}
+
+static void drain_commit(void *state, const struct st__cfg_view *view)
+{
+    struct drain_cfg *c = state;
+
+    st__file_set_rotation(c->rotate, c->rotate_keep);
+    if (c->opened)
+        st__file_commit(&c->prep, !view->in_init);
+    st__flight_commit(&c->flight);
+    c->opened = false;
+    st__file_unlock();
+    c->locked = false;
+}
+
+static void drain_abort(void *state)
+{
+    struct drain_cfg *c = state;
+
+    st__flight_abort(&c->flight);
+    if (c->opened)
+        st__file_abort(&c->prep);
+    c->opened = false;
+    if (c->locked)
+        st__file_unlock();
+    c->locked = false;
+}
+
+static const struct st__cfg_key drain_keys[] = {
+    {"file", true, parse_file},
+    {"rotate", false, parse_rotate},
+    {"rotate-keep", false, parse_keep},
+    {"flight-signal", false, parse_signal},
+    {"flight-trigger", false, parse_trigger},
+};
+
+const struct st__cfg_part st__drain_cfg_part = {
+    .name = "trace file",
+    .layer = ST_CFG_DRAIN,
+    .keys = drain_keys,
+    .nkeys = sizeof drain_keys / sizeof drain_keys[0],
+    .state_size = sizeof(struct drain_cfg),
+    .init = drain_init,
+    .prepare = drain_prepare,
+    .commit = drain_commit,
+    .abort = drain_abort,
+};

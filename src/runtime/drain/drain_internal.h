@@ -1,0 +1,165 @@
+/*
+ * What the drain's files share: the state the program's threads (trace
+ * file control, tracefile.c) and the writeout thread (writer.c) exchange
+ * under wr_lock. Nothing outside drain/ includes this.
+ */
+#ifndef ST_RUNTIME_DRAIN_INTERNAL_H
+#define ST_RUNTIME_DRAIN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A file change the writer applies in its next pass. */
+struct st__op {
+    bool close;         /* drain, then close the current file */
+    int fd;             /* -1, or adopt this file */
+    bool append;        /* fd continues the file closed last */
+    uint32_t mapped;    /* when appending: mappings it already has */
+    size_t base_len;    /* path is the first base_len bytes + ".piece" (rotate=) */
+    uint64_t piece;
+    uint64_t name_gen;  /* st__ws.name_gen when the op was posted */
+    char path[4096];    /* fd's name, for messages */
+};
+
+/* The file this process closed last: reopening it appends. */
+struct st__closed_file {
+    bool valid;
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;
+    uint32_t mapped;
+    char path[4096];
+};
+
+/* Shared by the program's threads and the writer; under st__wr_lock. */
+struct st__wshared {
+    char name[4096];   /* explicit name, "" for the default */
+    uint64_t piece;    /* rotate=: the file is name.piece (name itself for 0) */
+    uint64_t name_gen; /* bumped when control changes name or piece */
+    uint64_t rotate;   /* rotate=SIZE, or 0 */
+    unsigned keep;     /* rotate-keep=N, or 0 for all */
+    bool enabled;      /* the file is on */
+    bool lazy_open;    /* fork child: open its own file at its first event */
+    int error;         /* what stopped writing, or 0 */
+    uint64_t req_seq;  /* passes asked for */
+    uint64_t done_seq; /* req_seq as of the last finished pass */
+    bool have_op;
+    struct st__op op;
+    bool running;      /* the thread was started ... */
+    bool exited;       /* ... and has ended (after the exit flush) */
+    bool final;        /* the exit flush is asked for */
+    bool stop;         /* a configuration that started the thread failed: end it, writing nothing */
+    pthread_t thread;
+    struct st__closed_file last;
+};
+
+extern struct st__wshared st__ws;
+extern pthread_mutex_t st__wr_lock;
+extern pthread_cond_t st__wr_cond;
+
+/* Mirror of st__ws.lazy_open, for the first-event check without the lock (relaxed). */
+extern int st__lazy_flag;
+
+/* Starts the writeout thread unless it runs; wr_lock held. 1 started, 0 already running, -EAGAIN, -ECANCELED after exit. */
+int st__writer_start(void);
+
+/* Ends a thread st__writer_start() started that was never given a file; wr_lock held (released while joining). */
+void st__writer_stop(void);
+
+/* True while the writer thread runs; wr_lock held. */
+bool st__writer_alive(void);
+
+/* Asks for a pass and (with wait) waits for it; wr_lock held. */
+void st__writer_request(bool wait);
+
+/* Writes the name of piece k of base (its first base_len bytes): the base itself for 0, else base.k. */
+void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k);
+
+/* The current file name (the current piece's) into buf; wr_lock held. Returns the base's length. */
+size_t st__current_name(char *buf, size_t len);
+
+/* The default name, trace-<pid>. */
+void st__default_name(char *buf, size_t len);
+
+/* --- trace-file control (tracefile.c), with file_lock held ------------------ */
+
+void st__file_lock(void);
+void st__file_unlock(void);
+
+/* A trace file opened but not yet handed to the writeout thread. */
+struct st__file_prep {
+    int fd;            /* -1 when nothing was opened */
+    bool created;      /* we created the file: remove it if we abort */
+    bool append;       /* same file this process closed last: append */
+    bool started;      /* this prepare started the writeout thread: abort ends it */
+    uint32_t mapped;   /* when appending: IDs whose mappings the file has */
+    int set_name;      /* on commit: 0 keep the name, 1 path becomes it, 2 the default */
+    size_t base_len;   /* path is a piece of the file named by its first base_len bytes */
+    uint64_t piece;    /* rotate=: which piece (0: the name itself) */
+    char path[4096];
+};
+
+/*
+ * Opens the file that would become the trace file (path, or the current
+ * name when NULL) without truncating it, and starts the writeout thread,
+ * changing nothing else, so that a failure is reported before anything is
+ * applied. 0 with prep->fd == -1 when that file is already the open trace
+ * file. -errno and a message naming the file, or the thread.
+ */
+int st__file_prepare(const char *path, struct st__file_prep *prep, char *err, size_t errlen);
+
+/* Forgets a prepared file (removes it if we created it; ends a thread the prepare started). */
+void st__file_abort(struct st__file_prep *prep);
+
+/*
+ * Makes the prepared file the trace file and enables writing (a previous
+ * file is drained and closed first); with wait, returns once the writeout
+ * thread has done so. Cannot fail.
+ */
+void st__file_commit(struct st__file_prep *prep, bool wait);
+
+/* The rings' first_event hook: a fork child's first event opens its own file now. */
+void st__file_first_event(void);
+
+/* Fork child: the file lock starts unlocked (the prepare handler held it). */
+void st__file_fork_child(void);
+
+/* rotate=SIZE (0: off) and rotate-keep=N (0: keep all); negative: unchanged. From the writer's next pass. */
+void st__file_set_rotation(int64_t size, long keep);
+
+/* --- the flight thread (flight.c) --------------------------------------------- */
+
+/* flight-signal=NAME: SIGUSR1, USR2, HUP, QUIT, PWR, WINCH, URG, RTMIN+N ("SIG" optional). 0 or -EINVAL. */
+int st__flight_parse_signal(const char *v, int *sig);
+
+/*
+ * Configuration of the flight thread, in a transaction's phases. Prepare
+ * checks and starts the thread (-EBUSY for a second, different signal or
+ * trigger name, or a trigger after the thread started without one; -errno
+ * when it cannot start); commit installs the signal's handler and arms
+ * the trigger; abort ends a thread this prepare started.
+ */
+struct st__flight_prep {
+    int sig;            /* flight-signal=, or 0 */
+    const char *trigger; /* flight-trigger=, or NULL */
+    bool started;       /* the thread was started by this prepare */
+};
+int st__flight_prepare(struct st__flight_prep *p, char *err, size_t errlen);
+void st__flight_commit(struct st__flight_prep *p);
+void st__flight_abort(struct st__flight_prep *p);
+
+/* Fork child: the writer's own state starts afresh (the thread is not in the child). */
+void st__writer_fork_child(void);
+
+/* Snapshots' lock (snapshot.c), for fork; the child's starts unlocked. */
+void st__snapshot_lock(void);
+void st__snapshot_unlock(void);
+void st__snapshot_fork_child(void);
+
+/* The rings' trigger_evicted hook (flight.c): wakes the flight thread. */
+void st__flight_trigger_evicted(bool sure, uint32_t lo, uint32_t hi);
+
+#endif /* ST_RUNTIME_DRAIN_INTERNAL_H */
