@@ -2,15 +2,12 @@
  * simpletrace ctl list [--json]
  * simpletrace ctl [OPTIONS] PID|SOCKET COMMAND...
  *
- * The client of the runtime's monitor (src/runtime/monitor.c describes the
- * socket and the protocol): lists the traced processes whose monitor this
- * user can reach, or sends one command to one of them and prints the
- * answer. `info trace` arrives as v4 trace bytes, decoded here with the
- * reader library, so it prints what `simpletrace print` prints.
- *
- * The CLI depends only on public headers, so the socket directory rule is
- * repeated here: $XDG_RUNTIME_DIR/simpletrace, else /tmp/simpletrace-<uid>
- * (keep both in step; README "Steering a running program").
+ * The client of the runtime's monitor (the socket and the protocol are in
+ * src/format/monitor_proto.h, which the server uses too): lists the traced
+ * processes whose monitor this user can reach, or sends one command to one
+ * of them and prints the answer. `info trace` arrives as v4 trace bytes,
+ * decoded here with the reader library, so it prints what `simpletrace
+ * print` prints.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,9 +27,10 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "json_escape.h"
+#include "monitor_proto.h"
 
 #define PROG "simpletrace ctl"
-#define LINE_MAX_BYTES 4096 /* the monitor's limit, newline included */
 
 static const char usage_text[] =
     "usage: simpletrace ctl list [--json]\n"
@@ -92,12 +90,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 static void socket_dir(char *dir, size_t len)
 {
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-    if (xdg && xdg[0] == '/')
-        snprintf(dir, len, "%s/simpletrace", xdg);
-    else
-        snprintf(dir, len, "/tmp/simpletrace-%ld", (long)geteuid());
+    st_mon_socket_dir(dir, len, getenv("XDG_RUNTIME_DIR"), (long)geteuid());
 }
 
 /* Connects to path; the fd, or -errno. A full backlog waits up to timeout. */
@@ -169,21 +162,6 @@ static void program_name(long pid, char *name, size_t len)
     snprintf(name, len, "?");
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 static int cmd_list(bool json)
 {
     char dir[256];
@@ -200,7 +178,7 @@ static int cmd_list(bool json)
         struct proc *p;
         struct stat st;
         int fd;
-        if (end == e->d_name || strcmp(end, ".sock") != 0 || pid <= 0)
+        if (end == e->d_name || strcmp(end, ST_MON_SOCKET_SUFFIX) != 0 || pid <= 0)
             continue;
         if (n == cap) {
             struct proc *np = realloc(procs, (cap = cap ? cap * 2 : 16) * sizeof *np);
@@ -239,13 +217,13 @@ static int cmd_list(bool json)
         qsort(procs, n, sizeof *procs, proc_cmp);
     if (json) {
         printf("{\"dir\":");
-        json_string(stdout, dir);
+        st__json_fputs(stdout, dir);
         printf(",\"processes\":[");
         for (size_t i = 0; i < n; i++) {
             printf("%s{\"pid\":%ld,\"program\":", i ? "," : "", procs[i].pid);
-            json_string(stdout, procs[i].name);
+            st__json_fputs(stdout, procs[i].name);
             printf(",\"socket\":");
-            json_string(stdout, procs[i].path);
+            st__json_fputs(stdout, procs[i].path);
             printf(",\"alive\":%s,\"removed\":%s}", strcmp(procs[i].state, "alive") ? "false" : "true",
                    strcmp(procs[i].state, "stale (removed)") ? "false" : "true");
         }
@@ -451,7 +429,7 @@ static int command_failed(const struct ctl_opts *o, const char *msg)
 {
     if (o->json) {
         printf("{\"error\":");
-        json_string(stdout, msg);
+        st__json_fputs(stdout, msg);
         printf("}\n");
         fflush(stdout);
     }
@@ -499,16 +477,31 @@ static int send_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* The byte count of a framing line "WORD N" (monitor_proto.h), or SIZE_MAX when l is not one. */
+static size_t framing(const char *l, const char *word)
+{
+    size_t w = strlen(word);
+    char *end;
+    unsigned long long n;
+
+    if (strncmp(l, word, w) != 0 || l[w] != ' ' || l[w + 1] < '0' || l[w + 1] > '9')
+        return SIZE_MAX;
+    errno = 0;
+    n = strtoull(l + w + 1, &end, 10);
+    return *end || errno || n >= SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
 static int run_command(const char *target, char **words, int nwords, const struct ctl_opts *o)
 {
     static struct conn c;
-    char line[LINE_MAX_BYTES], path[256], msg[600];
+    char line[ST_MON_LINE_MAX], path[256], msg[600];
     bool info_trace = nwords == 2 && !strcmp(words[0], "info") && !strcmp(words[1], "trace");
     uint64_t truncated = 0;
     uint8_t *decls = NULL; /* the program's event declarations, sent with info trace */
     size_t decls_len = 0;
     int r, status = 1, decoded = 0;
     bool done = false;
+    size_t n;
     char *l;
 
     r = build_line(words, nwords, line, sizeof line - 6);
@@ -522,7 +515,7 @@ static int run_command(const char *target, char **words, int nwords, const struc
         if (end == target || *end || pid <= 0)
             return usage_error("'%s' is neither a pid nor a socket path", target);
         socket_dir(dir, sizeof dir);
-        snprintf(path, sizeof path, "%s/%ld.sock", dir, pid);
+        snprintf(path, sizeof path, "%s/%ld" ST_MON_SOCKET_SUFFIX, dir, pid);
     }
     c.fd = connect_to(path, o->timeout_s);
     if (c.fd < 0) {
@@ -538,33 +531,32 @@ static int run_command(const char *target, char **words, int nwords, const struc
         c.end.tv_nsec -= 1000000000L;
     }
     {
-        char req[LINE_MAX_BYTES + 8];
-        int n = snprintf(req, sizeof req, "%s%s\n", o->json && !info_trace ? "json " : "", line);
-        r = send_all(c.fd, req, (size_t)n);
+        char req[ST_MON_LINE_MAX + 8];
+        int len = snprintf(req, sizeof req, "%s%s\n", o->json && !info_trace ? ST_MON_JSON " " : "", line);
+        r = send_all(c.fd, req, (size_t)len);
     }
     while (r == 0 && !done) {
         r = next_line(&c, &l);
         if (r != 1)
             break;
         r = 0;
-        if (!strcmp(l, "ok")) {
+        if (!strcmp(l, ST_MON_OK)) {
             status = 0;
             done = true;
-        } else if (!strncmp(l, "error: ", 7)) {
-            status = command_failed(o, l + 7);
+        } else if (!strncmp(l, ST_MON_ERROR, strlen(ST_MON_ERROR))) {
+            status = command_failed(o, l + strlen(ST_MON_ERROR));
             done = true;
-        } else if (info_trace && !strncmp(l, "truncated ", 10)) {
-            truncated = strtoull(l + 10, NULL, 10);
-        } else if (info_trace && !strncmp(l, "events ", 7)) {
+        } else if (info_trace && (n = framing(l, ST_MON_TRUNCATED)) != SIZE_MAX) {
+            truncated = n;
+        } else if (info_trace && (n = framing(l, ST_MON_EVENTS)) != SIZE_MAX) {
             free(decls);
             decls = NULL;
-            decls_len = (size_t)strtoull(l + 7, NULL, 10);
+            decls_len = n;
             r = read_bytes(&c, decls_len, &decls);
             if (r < 0)
                 break;
-        } else if (info_trace && !strncmp(l, "data ", 5)) {
+        } else if (info_trace && (n = framing(l, ST_MON_DATA)) != SIZE_MAX) {
             uint8_t *data = NULL;
-            size_t n = (size_t)strtoull(l + 5, NULL, 10);
             r = read_bytes(&c, n, &data);
             if (r < 0)
                 break;
