@@ -243,15 +243,16 @@ void st_gen_emit_log_stp(struct st_out *out, const struct st_gen *gen)
         struct stap_fmt sf;
         stap_format(ev->fmt, &sf);
         st_out_printf(out, "\nprobe %s.log.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
-        st_out_printf(out, "    printf(\"%%d@%%d %s%s%s\\n\", pid(), gettimeofday_ns()", ev->name,
-                      ev->fmt ? " " : "", sf.text.buf ? sf.text.buf : "");
+        st_out_printf(out, "    printf(\"%%d@%%d %s%s%.*s\\n\", pid(), gettimeofday_ns()", ev->name,
+                      ev->fmt ? " " : "", (int)sf.text.text.len,
+                      sf.text.text.data ? (const char *)sf.text.text.data : "");
         for (unsigned a = 0; a < sf.nconv && a < ev->nargs; a++) {
             st_out_printf(out, ", ");
             emit_log_value(out, &ev->args[a], sf.conv[a]);
         }
         st_out_printf(out, ")\n}\n");
-        if (sf.text.failed)
-            out->failed = true;
+        if (sf.text.text.failed)
+            out->text.failed = true;
         st_out_free(&sf.text);
     }
 }

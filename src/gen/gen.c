@@ -147,7 +147,7 @@ static int write_file_atomic(const char *path, const struct st_out *out)
     }
     int rc = set_default_mode(fd);
     if (rc == 0)
-        rc = st__write_all(fd, out->buf ? out->buf : "", out->len);
+        rc = st__write_all(fd, out->text.data ? out->text.data : (const uint8_t *)"", out->text.len);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && rename(tmp, path) != 0)
@@ -165,7 +165,7 @@ static int publish(const struct st_gen_options *opt, const struct st_out *out, c
     if (opt->output) {
         rc = write_file_atomic(opt->output, out);
     } else {
-        rc = st__write_all(STDOUT_FILENO, out->buf ? out->buf : "", out->len);
+        rc = st__write_all(STDOUT_FILENO, out->text.data ? out->text.data : (const uint8_t *)"", out->text.len);
     }
     if (rc)
         snprintf(errbuf, errlen, "%s: %s", opt->output ? opt->output : "<stdout>", strerror(-rc));
@@ -276,7 +276,7 @@ int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t nin
     for (size_t i = 0; formats[i].name; i++)
         if (formats[i].format == opt->format)
             formats[i].emit(&out, &gen);
-    if (out.failed) {
+    if (out.text.failed) {
         rc = -ENOMEM;
         snprintf(errbuf, errlen, "out of memory");
         goto done;

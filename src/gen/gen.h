@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "events.h"
+#include "growbuf.h"
 
 #define ST_GEN_MAX_BACKENDS 8u
 
@@ -135,11 +136,8 @@ bool st_gen_event_compiled_in(const struct st_gen *gen, const struct st_event_de
 
 /* Text being generated, in memory; counts lines for #line directives. */
 struct st_out {
-    char *buf;      /* the text, NUL-terminated when len > 0 */
-    size_t len;
-    size_t cap;
-    unsigned line;  /* 1-based number of the line being written */
-    bool failed;    /* an allocation failed; the text is incomplete */
+    struct st__growbuf text; /* the text; text.failed: an allocation failed, it is incomplete */
+    unsigned line;           /* 1-based number of the line being written */
 };
 
 /* Initialises an empty buffer. */

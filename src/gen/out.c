@@ -1,7 +1,8 @@
 /*
- * The in-memory output of a generation run. Emitters append to it without
- * checking for errors; an allocation failure is remembered and the driver
- * discards the whole text, so nothing partial is ever written.
+ * The in-memory output of a generation run (a growable buffer that counts
+ * lines for #line). Emitters append to it without checking for errors; an
+ * allocation failure is remembered and the driver discards the whole
+ * text, so nothing partial is ever written.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,60 +19,37 @@ void st_out_init(struct st_out *out)
 
 void st_out_free(struct st_out *out)
 {
-    free(out->buf);
+    st__growbuf_free(&out->text);
     st_out_init(out);
-}
-
-/* Makes room for n more bytes plus a NUL; false when out of memory. */
-static bool reserve(struct st_out *out, size_t n)
-{
-    if (out->failed)
-        return false;
-    if (out->len + n + 1 <= out->cap)
-        return true;
-    size_t cap = out->cap ? out->cap : 4096;
-    while (cap < out->len + n + 1)
-        cap *= 2;
-    char *p = realloc(out->buf, cap);
-    if (!p) {
-        out->failed = true;
-        return false;
-    }
-    out->buf = p;
-    out->cap = cap;
-    return true;
 }
 
 /* Appends n bytes, counting the newlines in them. */
 static void append(struct st_out *out, const char *s, size_t n)
 {
-    if (!reserve(out, n))
-        return;
-    memcpy(out->buf + out->len, s, n);
-    out->len += n;
-    out->buf[out->len] = '\0';
+    st__growbuf_put(&out->text, s, n);
     for (size_t i = 0; i < n; i++)
         out->line += s[i] == '\n';
 }
 
 void st_out_printf(struct st_out *out, const char *fmt, ...)
 {
-    char small[512];
+    char small[512], *big;
     va_list ap;
+    int n;
+
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) {
-        out->failed = true;
+        out->text.failed = true;
         return;
     }
     if ((size_t)n < sizeof small) {
         append(out, small, (size_t)n);
         return;
     }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        out->failed = true;
+    if (!(big = malloc((size_t)n + 1))) {
+        out->text.failed = true;
         return;
     }
     va_start(ap, fmt);

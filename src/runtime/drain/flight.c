@@ -91,6 +91,14 @@ static bool trig_resolve(void)
     return false;
 }
 
+/* No trigger after all (its configuration failed). */
+static void trig_forget(void)
+{
+    trig_name[0] = '\0';
+    __atomic_store_n(&st__ring_trigger.id, UINT64_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&st__ring_trigger.known, 0, __ATOMIC_RELAXED);
+}
+
 void st__flight_trigger_evicted(bool sure, uint32_t lo, uint32_t hi)
 {
     int saved = errno;
@@ -253,10 +261,12 @@ int st__flight_prepare(struct st__flight_prep *p, char *err, size_t errlen)
     }
     if ((!p->sig && !p->trigger) || thread_up)
         return 0;
-    if (p->trigger)
+    if (p->trigger) {
         snprintf(trig_name, sizeof trig_name, "%s", p->trigger); /* read by the thread from its start */
+        trig_resolve(); /* usually registered already: producers can then tell the trigger from the start */
+    }
     if ((ret = thread_start()) < 0) {
-        trig_name[0] = '\0';
+        trig_forget();
         st__errmsg(err, errlen, "cannot start the flight thread: %s", st_strerror(ret));
         return ret;
     }
@@ -268,10 +278,8 @@ void st__flight_commit(struct st__flight_prep *p)
 {
     struct sigaction sa;
 
-    if (p->trigger && !__atomic_load_n(&st__ring_trigger.on, __ATOMIC_RELAXED)) {
-        trig_resolve(); /* usually registered already: producers can then tell the trigger from the start */
+    if (p->trigger) /* resolved by prepare before the thread started, then by the thread only */
         __atomic_store_n(&st__ring_trigger.on, 1, __ATOMIC_RELEASE); /* after sem_init: producers may post */
-    }
     if (p->sig && !sig_no) {
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
@@ -297,7 +305,7 @@ void st__flight_abort(struct st__flight_prep *p)
     sem_destroy(&sig_sem);
     __atomic_store_n(&thread_stop, 0, __ATOMIC_RELAXED);
     thread_up = false;
-    trig_name[0] = '\0';
+    trig_forget();
     p->started = false;
 }
 
