@@ -312,6 +312,7 @@ int st_cmd_stats(int argc, char **argv)
 {
     struct stats_opts o;
     memset(&o, 0, sizeof o);
+    o.rd.struct_size = sizeof o.rd;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
@@ -322,7 +323,7 @@ int st_cmd_stats(int argc, char **argv)
     struct totals t;
     memset(&t, 0, sizeof t);
     char msg[2048];
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     status = 1;
     if (st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
@@ -347,8 +348,8 @@ int st_cmd_stats(int argc, char **argv)
     for (size_t i = 0; i < nev; i++)
         es[i].ev = st_catalog_event(cat, i);
     ret = collect(r, es, &t);
-    struct st_reader_counters c;
-    st_reader_get_counters(r, &c);
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    st_reader_get_counters(r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
     if (o.json)
         print_json(o.in.trace, es, n, &t, &c);

@@ -19,8 +19,6 @@
 #include "reader_internal.h"
 #include "textfmt.h"
 
-#define ST_API __attribute__((visibility("default")))
-
 #define OUT_BUFFER (256u << 10) /* written out when full; small enough to stay in cache */
 #define SLACK 64 /* scratch bytes the field writers may store past a line */
 
@@ -120,10 +118,14 @@ static int build_tmpl(struct arena *a, struct tmpl *t, const struct st_event_inf
 }
 
 ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
-                            const struct st_formatter_options *opts)
+                            const struct st_formatter_options *caller)
 {
+    struct st_formatter_options opts;
     *out = NULL;
-    if (!opts || opts->format > ST_OUTPUT_JSON || opts->timestamps > ST_TIMESTAMP_ABSOLUTE)
+    if (!caller || st__struct_size(caller) < ST__FORMATTER_OPTIONS_V1)
+        return -EINVAL;
+    st__struct_in(&opts, sizeof opts, caller, st__struct_size(caller));
+    if (opts.format > ST_OUTPUT_JSON || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
     struct arena a = {0};
@@ -131,9 +133,9 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     if (!f)
         goto fail;
     f->cat = cat;
-    f->format = opts->format;
-    f->timestamps = opts->timestamps;
-    f->out = opts->out;
+    f->format = opts.format;
+    f->timestamps = opts.timestamps;
+    f->out = opts.out;
     f->cap = OUT_BUFFER;
     f->buf = malloc(f->cap);
     f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
