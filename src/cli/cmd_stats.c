@@ -17,6 +17,7 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "json_escape.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace stats"
@@ -228,15 +229,9 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
 static void print_json(const char *trace, const struct event_stats *es, size_t n, const struct totals *t,
                        const struct st_reader_counters *c)
 {
-    printf("{\"trace\":\"");
-    for (const char *s = trace; *s; s++) /* a path: escape what JSON needs */
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    printf("\",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
+    printf("{\"trace\":");
+    st__json_fputs(stdout, trace); /* a path: any bytes */
+    printf(",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
            "\"dropped_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,\"threads\":%zu,"
            "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu,\"per_event\":[",
            (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
