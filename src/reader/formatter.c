@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growbuf.h"
 #include "reader_internal.h"
 #include "textfmt.h"
 
@@ -48,33 +49,23 @@ struct st_formatter {
     uint8_t json_plain[256]; /* bytes JSON strings hold as they are (st__json_plain_init) */
 };
 
-/* --- templates ----------------------------------------------------------- */
-
-struct arena {
-    char *text;
-    size_t len, cap;
-};
+/* --- templates -----------------------------------------------------------
+ *
+ * The template text of every event goes, back to back, into one growable
+ * buffer (the arena); templates refer to it by offset, since it moves as
+ * it grows.
+ */
 
 /* Appends n bytes to the arena; returns their offset, or -1 on ENOMEM. */
-static long arena_add(struct arena *a, const char *s, size_t n)
+static long arena_add(struct st__growbuf *a, const char *s, size_t n)
 {
-    if (a->len + n > a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 4096;
-        while (cap < a->len + n)
-            cap *= 2;
-        char *t = realloc(a->text, cap);
-        if (!t)
-            return -1;
-        a->text = t;
-        a->cap = cap;
-    }
-    memcpy(a->text + a->len, s, n);
-    a->len += n;
-    return (long)(a->len - n);
+    size_t off = a->len;
+    st__growbuf_put(a, s, n);
+    return a->failed ? -1 : (long)off;
 }
 
 /* Adds the concatenation of up to three strings; offset or -1. */
-static long arena_add3(struct arena *a, const char *x, const char *y, const char *z)
+static long arena_add3(struct st__growbuf *a, const char *x, const char *y, const char *z)
 {
     long off = arena_add(a, x, strlen(x));
     if (off < 0 || arena_add(a, y, strlen(y)) < 0 || arena_add(a, z, strlen(z)) < 0)
@@ -83,7 +74,7 @@ static long arena_add3(struct arena *a, const char *x, const char *y, const char
 }
 
 /* Builds the templates of one event. 0 or -ENOMEM. */
-static int build_tmpl(struct arena *a, struct tmpl *t, const struct st_event_info *ev, bool json)
+static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_event_info *ev, bool json)
 {
     long off;
     size_t bound;
@@ -129,7 +120,7 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     if (opts.format > ST_OUTPUT_JSON || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
-    struct arena a = {0};
+    struct st__growbuf a = {0};
     int ret = -ENOMEM;
     if (!f)
         goto fail;
@@ -149,11 +140,11 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     static const char pad[SLACK]; /* st__put_short() reads whole blocks past a piece */
     if (arena_add(&a, pad, sizeof pad) < 0)
         goto fail;
-    f->arena = a.text;
+    f->arena = (char *)a.data;
     *out = f;
     return 0;
 fail:
-    free(a.text);
+    st__growbuf_free(&a);
     st_formatter_free(f);
     return ret;
 }
