@@ -1,18 +1,24 @@
 /*
- * Reader benchmark: how fast `simpletrace print` turns a trace into text.
+ * Reader benchmark: how fast `simpletrace print` turns a trace into text
+ * (or JSON lines).
  *
  *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
- *                [--records N] [--dir DIR] [--runs R]
+ *                [--records N] [--dir DIR] [--runs R] [--format text|json]
+ *                [--compare EXE2]
  *
  * 1. Writes a trace of N records (default 10 million) with the simpletrace
  *    runtime (this program is traced with bench/reader/trace-events), into
  *    DIR (default $TMPDIR or /tmp), flushing often enough that nothing is
  *    dropped.
- * 2. Times `simpletrace print TRACE-EVENTS FILE > /dev/null` R times (best
- *    run reported) on it and on DIR/fixtures/qemu/bench_small_drops.bin:
- *    records/s, MB/s of input, max RSS of the child.
- * 3. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
- *    same files and prints the speed ratio.
+ * 2. Times `simpletrace print --format=F TRACE-EVENTS FILE > /dev/null` R
+ *    times (best run reported) on it and on
+ *    DIR/fixtures/qemu/bench_small_drops.bin: records/s, MB/s of input, max
+ *    RSS of the child.
+ * 3. With --compare, times a second `simpletrace` (another build, e.g. the
+ *    tree before a change) the same way, its runs alternating with the
+ *    first's so that both see the same machine load, and prints the ratio.
+ * 4. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
+ *    same files and prints the speed ratio (text only).
  * Prints figures; never fails on speed.
  */
 #include <errno.h>
@@ -20,6 +26,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +44,8 @@ extern char **environ;
 
 struct opts {
     const char *exe, *events, *shared, *dir;
+    const char *format;  /* print --format: text or json */
+    const char *compare; /* a second simpletrace to time side by side, or NULL */
     uint64_t records;
     int runs;
 };
@@ -133,32 +142,55 @@ static uint64_t count_records(const char *exe, const char *events, const char *f
     return (e ? strtoull(e + 9, NULL, 10) : 0) + (d ? strtoull(d + 18, NULL, 10) : 0);
 }
 
-/* Times one reader on one file; returns records/s (0 on failure). */
-static double measure(const char *label, char *const argv[], uint64_t records, off_t bytes, int runs)
+/* One reader being timed: its command and the best of its runs so far. */
+struct contender {
+    const char *label;
+    char *const *argv;
+    double best, best_cpu; /* seconds; 0 before the first run */
+    long rss;              /* KiB, the largest seen */
+    bool failed;
+};
+
+/* One run of c, kept if it is its best. */
+static void run_once(struct contender *c)
 {
-    double best = 0, best_cpu = 0;
-    long rss = 0;
-    for (int i = 0; i < runs; i++) {
-        double s, cpu;
-        long kb;
-        int status = timed_run(argv, &s, &cpu, &kb);
-        if (status != 0) {
-            printf("  %-16s failed (exit status %d)\n", label, status);
-            return 0;
-        }
-        if (best == 0 || s < best)
-            best = s;
-        if (best_cpu == 0 || cpu < best_cpu)
-            best_cpu = cpu;
-        if (kb > rss)
-            rss = kb;
+    double s, cpu;
+    long kb;
+    int status = timed_run(c->argv, &s, &cpu, &kb);
+    if (status != 0) {
+        printf("  %-16s failed (exit status %d)\n", c->label, status);
+        c->failed = true;
+        return;
     }
-    double rate = (double)records / best;
-    /* CPU time too: on a shared machine the wall clock also counts waiting for a core. */
-    printf("  %-16s %8.3f s  %7.2f M records/s  %8.1f MB/s  max RSS %6.1f MB  (CPU %.3f s: %.2f M records/s)\n",
-           label, best, rate / 1e6, (double)bytes / best / 1e6, (double)rss / 1024.0, best_cpu,
-           best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
-    return rate;
+    if (c->best == 0 || s < c->best)
+        c->best = s;
+    if (c->best_cpu == 0 || cpu < c->best_cpu)
+        c->best_cpu = cpu;
+    if (kb > c->rss)
+        c->rss = kb;
+}
+
+/*
+ * Times n readers on one file, runs rounds of one run each (in turn, so a
+ * change in the machine's load touches all alike), and prints each one's
+ * best. Fills rates[i] with records/s (0 on failure).
+ */
+static void measure(struct contender *c, size_t n, uint64_t records, off_t bytes, int runs, double *rates)
+{
+    for (int r = 0; r < runs; r++)
+        for (size_t i = 0; i < n; i++)
+            if (!c[i].failed)
+                run_once(&c[i]);
+    for (size_t i = 0; i < n; i++) {
+        rates[i] = 0;
+        if (c[i].failed)
+            continue;
+        rates[i] = (double)records / c[i].best;
+        /* CPU time too: on a shared machine the wall clock also counts waiting for a core. */
+        printf("  %-16s %8.3f s  %7.2f M records/s  %8.1f MB/s  max RSS %6.1f MB  (CPU %.3f s: %.2f M records/s)\n",
+               c[i].label, c[i].best, rates[i] / 1e6, (double)bytes / c[i].best / 1e6, (double)c[i].rss / 1024.0,
+               c[i].best_cpu, c[i].best_cpu > 0 ? (double)records / c[i].best_cpu / 1e6 : 0.0);
+    }
 }
 
 static void bench_file(const struct opts *o, const char *events, const char *file)
@@ -169,16 +201,27 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
         return;
     }
     uint64_t records = count_records(o->exe, events, file);
-    printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
-    char *argv[] = {(char *)o->exe, "print", (char *)events, (char *)file, NULL};
-    double ours = measure("simpletrace", argv, records, st.st_size, o->runs);
+    printf("%s: %" PRIu64 " records, %.1f MB, print --format=%s\n", file, records, (double)st.st_size / 1e6,
+           o->format);
+    char format[32];
+    snprintf(format, sizeof format, "--format=%s", o->format);
+    char *argv[] = {(char *)o->exe, "print", format, (char *)events, (char *)file, NULL};
+    char *cargv[] = {(char *)o->compare, "print", format, (char *)events, (char *)file, NULL};
+    struct contender c[2] = {{.label = "simpletrace", .argv = argv}, {.label = "compared", .argv = cargv}};
+    double rates[2];
+    measure(c, o->compare ? 2 : 1, records, st.st_size, o->runs, rates);
+    if (o->compare && rates[0] > 0 && rates[1] > 0)
+        printf("  ratio: simpletrace runs at %.3fx the compared one's speed (wall), %.3fx (CPU)\n", rates[0] / rates[1],
+               c[1].best_cpu / c[0].best_cpu);
     const char *py = getenv("SIMPLETRACE_PY");
-    if (!py || !*py)
+    if (!py || !*py || strcmp(o->format, "text") != 0)
         return;
     char *pargv[] = {"/usr/bin/env", "python3", (char *)py, (char *)events, (char *)file, NULL};
-    double theirs = measure("simpletrace.py", pargv, records, st.st_size, 1);
-    if (ours > 0 && theirs > 0)
-        printf("  ratio: simpletrace print is %.0fx simpletrace.py\n", ours / theirs);
+    struct contender p = {.label = "simpletrace.py", .argv = pargv};
+    double theirs;
+    measure(&p, 1, records, st.st_size, 1, &theirs);
+    if (rates[0] > 0 && theirs > 0)
+        printf("  ratio: simpletrace print is %.0fx simpletrace.py\n", rates[0] / theirs);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -187,6 +230,7 @@ static int parse(int argc, char **argv, struct opts *o)
         {"simpletrace", required_argument, NULL, 'x'}, {"events", required_argument, NULL, 'e'},
         {"shared", required_argument, NULL, 's'},      {"records", required_argument, NULL, 'n'},
         {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'f'},      {"compare", required_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -198,19 +242,22 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'n': o->records = strtoull(optarg, NULL, 10); break;
         case 'd': o->dir = optarg; break;
         case 'r': o->runs = atoi(optarg); break;
+        case 'f': o->format = optarg; break;
+        case 'c': o->compare = optarg; break;
         default: return -1;
         }
     }
-    return o->exe && o->events && o->records && o->runs > 0 ? 0 : -1;
+    bool format_ok = !strcmp(o->format, "text") || !strcmp(o->format, "json");
+    return o->exe && o->events && o->records && o->runs > 0 && format_ok ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     const char *tmp = getenv("TMPDIR");
-    struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp"};
+    struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp", .format = "text"};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
-                        "[--records N] [--dir DIR] [--runs R]\n");
+                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2]\n");
         return 2;
     }
     char trace[4200];

@@ -176,17 +176,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "lock_analyzer: the trace-events files lack qemu_mutex_lock/locked/unlock(void *mutex, ...)\n");
         goto out;
     }
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     if (st_reader_open(&r, argv[argc - 1], cat, NULL, &err) < 0) {
         fprintf(stderr, "lock_analyzer: %s: %s\n", argv[argc - 1], err.message);
         goto out;
     }
+    /* struct_size in every structure the library reads: it may grow in later releases. */
     static const struct st_analyzer_handler handlers[] = {
-        {"qemu_mutex_lock", on_lock},
-        {"qemu_mutex_locked", on_locked},
-        {"qemu_mutex_unlock", on_unlock},
+        {.struct_size = sizeof handlers[0], .event = "qemu_mutex_lock", .fn = on_lock},
+        {.struct_size = sizeof handlers[0], .event = "qemu_mutex_locked", .fn = on_locked},
+        {.struct_size = sizeof handlers[0], .event = "qemu_mutex_unlock", .fn = on_unlock},
     };
-    struct st_analyzer an = {.opaque = &a, .handlers = handlers, .nhandlers = 3};
+    struct st_analyzer an = {.struct_size = sizeof an, .opaque = &a, .handlers = handlers,
+                             .nhandlers = sizeof handlers / sizeof handlers[0]};
     int ret = st_analyzer_run(&an, r);
     if (ret < 0) {
         st_reader_format_error(r, msg, sizeof msg);

@@ -13,9 +13,31 @@
  * whatever the size of the trace; it never seeks, so pipes work.
  *
  * Errors: functions return 0 (or 1 for "a record is ready") or a negative
- * errno value. Errors in a trace file also fill a struct st_reader_error
- * with the byte offset and record number of what is wrong. The library
- * never prints, exits or aborts.
+ * errno value (st_strerror() gives its text). Errors in a trace file also
+ * fill a struct st_reader_error with the byte offset and record number of
+ * what is wrong. The library never prints, exits or aborts.
+ *
+ * Growing structures (api.h): every structure the caller allocates or fills
+ * in (st_reader_options, st_reader_error, st_reader_counters,
+ * st_reader_piece, st_formatter_options, st_analyzer, st_analyzer_handler)
+ * starts with `uint32_t struct_size`, which the caller sets to sizeof the
+ * structure it was compiled with:
+ *
+ *     struct st_reader_options o = {.struct_size = sizeof o, .events = "job_*"};
+ *
+ *   - a struct_size smaller than this release's layout (the first one with
+ *     struct_size) is -EINVAL, with a message where the function has an
+ *     error channel (st_reader_error);
+ *   - the library reads and writes only fields that lie within struct_size:
+ *     fields a newer library adds are zero/absent for an older program;
+ *     fields a newer program knows and this library does not are ignored
+ *     when read, and zeroed when the library fills the structure in;
+ *   - arrays (st_reader_piece, st_analyzer_handler) are walked with the
+ *     first element's struct_size as the stride;
+ *   - a NULL options pointer means defaults, where it did before.
+ * Structures the library allocates and hands out by pointer (st_record,
+ * st_event_info) grow at their end and have no size field. st_arg_info and
+ * st_value are arrays programs index: they are frozen and never change.
  *
  * Record numbers: the header is record 0; mapping, event and dropped
  * records are numbered 1, 2, ... in file order.
@@ -47,14 +69,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <simpletrace/api.h>
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define ST_READER_API __attribute__((visibility("default")))
-#else
-#define ST_READER_API
 #endif
 
 /* Most arguments an event may declare (QEMU's limit). */
@@ -74,7 +92,7 @@ enum st_value_kind {
     ST_VALUE_STRING,  /* bytes + length (not NUL-terminated) */
 };
 
-/* One declared argument. */
+/* One declared argument. Frozen: records index arrays of it (ev->args[i]). */
 struct st_arg_info {
     const char *name;        /* as declared */
     const char *type;        /* C type as declared, e.g. "const char *" */
@@ -83,7 +101,7 @@ struct st_arg_info {
     unsigned size;           /* integer size in bytes (LP64); 8 for pointers */
 };
 
-/* One declared event. Owned by its catalog. */
+/* One declared event. Owned by its catalog; grows at its end. */
 struct st_event_info {
     const char *name;              /* NUL-terminated */
     size_t name_len;
@@ -100,27 +118,27 @@ struct st_event_info {
  * Returns 0, -EINVAL (syntax or duplicate name; errbuf says FILE:LINE:
  * what) or another -errno (I/O, memory). Free with st_catalog_free().
  */
-ST_READER_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths,
-                                  char *errbuf, size_t errlen);
+ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths, char *errbuf,
+                           size_t errlen);
 
 /* Same as st_catalog_load() for one trace-events text in memory (name is for messages). */
-ST_READER_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, const char *text,
-                                         size_t len, char *errbuf, size_t errlen);
+ST_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, const char *text, size_t len,
+                                  char *errbuf, size_t errlen);
 
 /* Frees a catalog (NULL is fine). Readers using it must be closed first. */
-ST_READER_API void st_catalog_free(struct st_catalog *cat);
+ST_API void st_catalog_free(struct st_catalog *cat);
 
 /* Number of declared events. */
-ST_READER_API size_t st_catalog_count(const struct st_catalog *cat);
+ST_API size_t st_catalog_count(const struct st_catalog *cat);
 
 /* Event number index (0..count-1), or Dropped_Event for index == count; NULL beyond. */
-ST_READER_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index);
+ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index);
 
 /* The event named name (NUL-terminated; "Dropped_Event" included), or NULL. */
-ST_READER_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
+ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
 
 /* Index of the argument called name in ev, or -ENOENT. */
-ST_READER_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
+ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
 
 /* --- reading a trace ----------------------------------------------------- */
 
@@ -134,8 +152,9 @@ enum st_reader_flags {
                                       pieces (rotate=), read as one (see "traces in pieces") */
 };
 
-/* Opening options; a zeroed struct (or NULL) means defaults and no filter. */
+/* Opening options: NULL, or 0 in a field, means its default (no filter). */
 struct st_reader_options {
+    uint32_t struct_size;   /* sizeof(struct st_reader_options) as the caller was compiled */
     unsigned flags;         /* enum st_reader_flags */
     size_t buffer_size;     /* read buffer bytes, 0 = 1 MiB; also the largest record accepted */
     const char *events;     /* event filter: comma-separated globs (* ?), "-glob" excludes;
@@ -148,7 +167,7 @@ struct st_reader_options {
     int64_t to_ns;
 };
 
-/* One argument value of a record. */
+/* One argument value of a record. Frozen: records hold an array of them. */
 struct st_value {
     enum st_value_kind kind; /* as stored in this record (v0: never STRING) */
     uint64_t u64;            /* integer or pointer value; the length for strings */
@@ -156,7 +175,7 @@ struct st_value {
     uint32_t len;            /* string length in bytes */
 };
 
-/* A decoded event or dropped record. Owned by the reader, valid until its next call. */
+/* A decoded event or dropped record. Owned by the reader, valid until its next call; grows at its end. */
 struct st_record {
     const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event) */
     const char *name;                  /* event->name */
@@ -172,16 +191,22 @@ struct st_record {
     struct st_value args[ST_READER_MAX_ARGS];
 };
 
-/* What went wrong, and where. */
+/*
+ * What went wrong, and where: filled in by the open functions (the caller's,
+ * struct_size set by the caller), and the reader's own from st_reader_error()
+ * (struct_size the library's).
+ */
 struct st_reader_error {
-    int code;           /* negative errno, 0 if no error */
-    uint64_t offset;    /* byte offset of the record (or header) at fault */
-    uint64_t record;    /* its record number */
-    char message[384];  /* what is wrong, without the location */
+    uint32_t struct_size; /* sizeof(struct st_reader_error) as its owner was compiled */
+    int code;             /* negative errno, 0 if no error */
+    uint64_t offset;      /* byte offset of the record (or header) at fault */
+    uint64_t record;      /* its record number */
+    char message[384];    /* what is wrong, without the location */
 };
 
 /* Counters over everything read so far, filtered-out records included. */
 struct st_reader_counters {
+    uint32_t struct_size;    /* sizeof(struct st_reader_counters) as the caller was compiled */
     uint64_t records;        /* records after the header (mappings included) */
     uint64_t mappings;       /* mapping records */
     uint64_t events;         /* event records (dropped records excluded) */
@@ -194,30 +219,31 @@ struct st_reader_counters {
 /*
  * Opens the trace file at path ("-" = standard input) for reading with the
  * events of cat, which must outlive the reader. opts may be NULL. Nothing
- * is read yet. Returns 0 with *out set, -EINVAL (bad options: err says
- * which), -ENOMEM or -errno of open(); err (may be NULL) gets the message.
+ * is read yet. Returns 0 with *out set, -EINVAL (bad options, a struct_size
+ * too small: err says which), -ENOMEM or -errno of open(); err (may be
+ * NULL; its struct_size set by the caller) gets the message. An err whose
+ * struct_size is too small is -EINVAL with nothing written to it.
  * With ST_READER_ROTATED, path's pieces (st_rotated_find()) are read as one
  * trace: -ENOENT when there is none, -EINVAL for "-".
  */
-ST_READER_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
-                                 const struct st_reader_options *opts, struct st_reader_error *err);
+ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                          const struct st_reader_options *opts, struct st_reader_error *err);
 
 /*
  * Same as st_reader_open() on an open stream (a pipe is fine; never seeks).
  * name is used in messages. The reader reads f with fread() and does not
  * close it. ST_READER_ROTATED is -EINVAL here and in st_reader_open_memory().
  */
-ST_READER_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name,
-                                        const struct st_catalog *cat, const struct st_reader_options *opts,
-                                        struct st_reader_error *err);
+ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name, const struct st_catalog *cat,
+                                 const struct st_reader_options *opts, struct st_reader_error *err);
 
 /*
  * Same as st_reader_open() on size bytes at data, which must stay valid
  * and unchanged until st_reader_close(). No copy is made.
  */
-ST_READER_API int st_reader_open_memory(struct st_reader **out, const void *data, size_t size, const char *name,
-                                        const struct st_catalog *cat, const struct st_reader_options *opts,
-                                        struct st_reader_error *err);
+ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_t size, const char *name,
+                                 const struct st_catalog *cat, const struct st_reader_options *opts,
+                                 struct st_reader_error *err);
 
 /*
  * Reads the next event or dropped record that passes the filter (reading
@@ -232,37 +258,40 @@ ST_READER_API int st_reader_open_memory(struct st_reader **out, const void *data
  *   -errno            read error, -ENOMEM
  * Errors are sticky: later calls return the same code.
  */
-ST_READER_API int st_reader_next(struct st_reader *r, const struct st_record **rec);
+ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec);
 
 /* The last error (code 0 when there was none). Valid until st_reader_close(). */
-ST_READER_API const struct st_reader_error *st_reader_error(const struct st_reader *r);
+ST_API const struct st_reader_error *st_reader_error(const struct st_reader *r);
 
 /* Writes "NAME: byte offset N, record M: message" for the last error into buf; returns strlen. */
-ST_READER_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_t len);
+ST_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_t len);
 
 /* Format version of the file (0, 2, 3, 4), or -EAGAIN before the header was read. */
-ST_READER_API int st_reader_version(const struct st_reader *r);
+ST_API int st_reader_version(const struct st_reader *r);
 
 /* True when the file was written in the other byte order (and is decoded by swapping). */
-ST_READER_API bool st_reader_byte_swapped(const struct st_reader *r);
+ST_API bool st_reader_byte_swapped(const struct st_reader *r);
 
 /* Timestamp of the first event or dropped record into *ts: 0, or -ENODATA if none was read yet. */
-ST_READER_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
+ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
 
-/* Copies the counters into *c. */
-ST_READER_API void st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
+/*
+ * Copies the counters into *c, whose struct_size the caller sets: 0, or
+ * -EINVAL (struct_size too small; *c untouched).
+ */
+ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
 
 /* The catalog the reader decodes with. */
-ST_READER_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
+ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
 
 /*
  * The name given at open (the path, or "-"); for a trace in pieces, the
  * piece being read.
  */
-ST_READER_API const char *st_reader_name(const struct st_reader *r);
+ST_API const char *st_reader_name(const struct st_reader *r);
 
 /* Closes the file (if the reader opened it) and frees the reader (NULL is fine). */
-ST_READER_API void st_reader_close(struct st_reader *r);
+ST_API void st_reader_close(struct st_reader *r);
 
 /* --- traces in pieces ----------------------------------------------------
  *
@@ -291,6 +320,7 @@ ST_READER_API void st_reader_close(struct st_reader *r);
 
 /* One piece of a trace in pieces: a file, or bytes in memory. */
 struct st_reader_piece {
+    uint32_t struct_size; /* sizeof(struct st_reader_piece) as the caller was compiled (every element) */
     const char *name;  /* the file to read ("-" = standard input); with data, the name for messages */
     const void *data;  /* NULL: read the file name; else size bytes, valid and unchanged until close */
     size_t size;
@@ -298,13 +328,15 @@ struct st_reader_piece {
 
 /*
  * Opens pieces[0..npieces-1] as one trace, read in that order; otherwise as
- * st_reader_open(). The array and names are copied, memory pieces are
- * borrowed. The first piece is opened now (a file's open() error is
- * returned), later ones when reached. -EINVAL for no pieces or ST_READER_ROTATED.
+ * st_reader_open(). The array is walked with pieces[0].struct_size as its
+ * stride. The array and names are copied, memory pieces are borrowed. The
+ * first piece is opened now (a file's open() error is returned), later ones
+ * when reached. -EINVAL for no pieces, a struct_size too small or
+ * ST_READER_ROTATED.
  */
-ST_READER_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_piece *pieces,
-                                        size_t npieces, const struct st_catalog *cat,
-                                        const struct st_reader_options *opts, struct st_reader_error *err);
+ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_piece *pieces, size_t npieces,
+                                 const struct st_catalog *cat, const struct st_reader_options *opts,
+                                 struct st_reader_error *err);
 
 /*
  * Finds the pieces of the rotated trace path (what st_reader_open() with
@@ -313,10 +345,10 @@ ST_READER_API int st_reader_open_pieces(struct st_reader **out, const struct st_
  * pieces first, first + 1, ... before the first missing number. 0, -ENOENT
  * (no piece), -EINVAL ("-") or -errno.
  */
-ST_READER_API int st_rotated_find(const char *path, uint64_t *first, uint64_t *count);
+ST_API int st_rotated_find(const char *path, uint64_t *first, uint64_t *count);
 
 /* Parses a duration "N", "Nns", "Nus", "Nms" or "Ns" (N may have a fraction) into *ns: 0 or -EINVAL. */
-ST_READER_API int st_parse_duration_ns(const char *text, int64_t *ns);
+ST_API int st_parse_duration_ns(const char *text, int64_t *ns);
 
 /* --- printing ------------------------------------------------------------ */
 
@@ -332,7 +364,9 @@ enum st_timestamp_mode {
     ST_TIMESTAMP_ABSOLUTE, /* the record's timestamp */
 };
 
+/* How a formatter writes; the caller owns it. */
 struct st_formatter_options {
+    uint32_t struct_size;              /* sizeof(struct st_formatter_options) as the caller was compiled */
     enum st_output_format format;
     enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns */
     FILE *out;                         /* where st_formatter_flush() writes; NULL discards */
@@ -342,29 +376,30 @@ struct st_formatter;
 
 /*
  * Creates a formatter for records decoded with cat (which must outlive it)
- * into *out. Returns 0, -EINVAL (bad options) or -ENOMEM.
+ * into *out. Returns 0, -EINVAL (opts NULL, bad values, a struct_size too
+ * small) or -ENOMEM.
  */
-ST_READER_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
-                                   const struct st_formatter_options *opts);
+ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
+                            const struct st_formatter_options *opts);
 
 /* Sets the origin of ST_TIMESTAMP_RELATIVE. */
-ST_READER_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_ns);
+ST_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_ns);
 
 /*
  * Appends rec as one line to the formatter's buffer, writing the buffer out
  * when it is full. Returns 0, -EINVAL (rec not from this catalog), -ENOMEM,
  * or the -errno of a failed write (e.g. -EPIPE).
  */
-ST_READER_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec);
+ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec);
 
 /* Writes out and fflush()es what is buffered. Returns 0 or -errno. */
-ST_READER_API int st_formatter_flush(struct st_formatter *f);
+ST_API int st_formatter_flush(struct st_formatter *f);
 
 /* The lines buffered and not yet written (for an out of NULL: read, then discard with flush). */
-ST_READER_API const char *st_formatter_buffered(const struct st_formatter *f, size_t *len);
+ST_API const char *st_formatter_buffered(const struct st_formatter *f, size_t *len);
 
 /* Frees the formatter without flushing (NULL is fine). */
-ST_READER_API void st_formatter_free(struct st_formatter *f);
+ST_API void st_formatter_free(struct st_formatter *f);
 
 /* --- analyzers (like simpletrace.py's Analyzer2) ------------------------- */
 
@@ -373,16 +408,18 @@ typedef int (*st_record_fn)(const struct st_record *rec, void *opaque);
 
 /* A callback for the records of one event, by name ("Dropped_Event" for dropped records). */
 struct st_analyzer_handler {
+    uint32_t struct_size; /* sizeof(struct st_analyzer_handler) as the caller was compiled (every element) */
     const char *event;
     st_record_fn fn;
 };
 
-/* What to call; every member may be NULL/0. The caller owns it. */
+/* What to call; every member but struct_size may be NULL/0. The caller owns it. */
 struct st_analyzer {
+    uint32_t struct_size;                        /* sizeof(struct st_analyzer) as the caller was compiled */
     void *opaque;                                /* passed to every callback */
     int (*begin)(void *opaque);                  /* before the first record; non-zero stops */
     void (*end)(int status, void *opaque);       /* after the run, with what run returns */
-    const struct st_analyzer_handler *handlers;  /* per-event callbacks */
+    const struct st_analyzer_handler *handlers;  /* per-event callbacks, stride handlers[0].struct_size */
     size_t nhandlers;
     st_record_fn catchall;                       /* records of events without a handler */
 };
@@ -391,10 +428,11 @@ struct st_analyzer {
  * Runs the analyzer over every remaining record of r. Handlers naming no
  * event of the catalog are never called (as in simpletrace.py). Returns 0
  * at the end of the trace, the non-zero value of the callback that stopped
- * the run, -ENOMEM, or the reader's error (see st_reader_error()); end()
- * is called in every case once begin() was.
+ * the run, -ENOMEM, -EINVAL (a struct_size of a or of the handlers too
+ * small: nothing is called), or the reader's error (see st_reader_error());
+ * end() is called in every case once begin() was.
  */
-ST_READER_API int st_analyzer_run(const struct st_analyzer *a, struct st_reader *r);
+ST_API int st_analyzer_run(const struct st_analyzer *a, struct st_reader *r);
 
 #ifdef __cplusplus
 }

@@ -385,6 +385,7 @@ int st_cmd_export(int argc, char **argv)
 {
     struct export_cli o;
     memset(&o, 0, sizeof o);
+    o.rd.struct_size = sizeof o.rd;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
@@ -392,7 +393,7 @@ int st_cmd_export(int argc, char **argv)
     struct st_catalog *cat = NULL;
     struct st_reader *r = NULL;
     char msg[2048];
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
     status = 1;

@@ -207,6 +207,8 @@ int st_cmd_print(int argc, char **argv)
 {
     struct print_opts o;
     memset(&o, 0, sizeof o);
+    o.rd.struct_size = sizeof o.rd;
+    o.fmt.struct_size = sizeof o.fmt;
     o.fmt.out = stdout;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
@@ -216,7 +218,7 @@ int st_cmd_print(int argc, char **argv)
     struct st_reader *r = NULL;
     struct st_formatter *f = NULL;
     char msg[2048];
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     status = 1;
     int ret = st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg);
     if (ret < 0) {

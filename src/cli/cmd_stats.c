@@ -17,6 +17,7 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "json_escape.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace stats"
@@ -228,15 +229,9 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
 static void print_json(const char *trace, const struct event_stats *es, size_t n, const struct totals *t,
                        const struct st_reader_counters *c)
 {
-    printf("{\"trace\":\"");
-    for (const char *s = trace; *s; s++) /* a path: escape what JSON needs */
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    printf("\",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
+    printf("{\"trace\":");
+    st__json_fputs(stdout, trace); /* a path: any bytes */
+    printf(",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
            "\"dropped_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,\"threads\":%zu,"
            "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu,\"per_event\":[",
            (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
@@ -312,6 +307,7 @@ int st_cmd_stats(int argc, char **argv)
 {
     struct stats_opts o;
     memset(&o, 0, sizeof o);
+    o.rd.struct_size = sizeof o.rd;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
@@ -322,7 +318,7 @@ int st_cmd_stats(int argc, char **argv)
     struct totals t;
     memset(&t, 0, sizeof t);
     char msg[2048];
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     status = 1;
     if (st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
@@ -347,8 +343,8 @@ int st_cmd_stats(int argc, char **argv)
     for (size_t i = 0; i < nev; i++)
         es[i].ev = st_catalog_event(cat, i);
     ret = collect(r, es, &t);
-    struct st_reader_counters c;
-    st_reader_get_counters(r, &c);
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    st_reader_get_counters(r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
     if (o.json)
         print_json(o.in.trace, es, n, &t, &c);

@@ -25,15 +25,17 @@
  *     JSON reader), and decimal strings beyond ("18446744073709551615"),
  *     signed or unsigned as declared; bool arguments are true/false;
  *   - pointers are strings "0x..." (lowercase hex, as `simpletrace print`).
- * Strings are escaped (", \, control characters); valid UTF-8 is kept and
- * each byte of an invalid sequence becomes \u00XX (its Latin-1 reading),
- * so the file is always valid UTF-8 and valid JSON.
+ * Strings are escaped by the shared JSON escaper (json_escape.h: ", \,
+ * control characters; valid UTF-8 kept, each byte of an invalid sequence
+ * as \u00XX, its Latin-1 reading), so the file is always valid UTF-8 and
+ * valid JSON.
  *
  * Output goes through one buffer (1 MiB, grown only for a record longer
  * than that) written with write(); a file is written under a temporary
  * name next to it and renamed at the end.
  */
 #include "export_internal.h"
+#include "json_escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,80 +145,15 @@ static char *put_ts(char *p, uint64_t ns)
     return p + 4;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* no overlong forms */
-        if (c == 0xed)
-            hi = 0x9f; /* no surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f; /* nothing above U+10FFFF */
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
-/* The JSON string body of s[0..n) (at most 6 bytes out per byte in). */
-static char *put_escaped(char *p, const char *str, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)str;
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *p++ = (char)c;
-            i++;
-            continue;
-        }
-        size_t u = c >= 0x80 ? utf8_len(s + i, n - i) : 0;
-        if (u) {
-            p = put_mem(p, (const char *)s + i, u);
-            i += u;
-            continue;
-        }
-        *p++ = '\\';
-        switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\t': *p++ = 't'; break;
-        case '\r': *p++ = 'r'; break;
-        default:
-            p = PUT_LIT(p, "u00");
-            *p++ = hex[c >> 4];
-            *p++ = hex[c & 15];
-        }
-        i++;
-    }
-    return p;
-}
-
 /* A malloc'ed "PREFIX" + escaped(s) + "SUFFIX" string. */
 static char *make_str(const char *prefix, const char *s, const char *suffix, size_t *len)
 {
     size_t n = strlen(s), pl = strlen(prefix), sl = strlen(suffix);
-    char *out = malloc(pl + 6 * n + sl + 1);
+    char *out = malloc(pl + ST__JSON_ESCAPED_MAX(n) + sl + 1);
     if (!out)
         return NULL;
     char *p = put_mem(out, prefix, pl);
-    p = put_escaped(p, s, n);
+    p = st__json_escape(p, (const uint8_t *)s, n);
     p = put_mem(p, suffix, sl);
     *p = '\0';
     *len = (size_t)(p - out);
@@ -269,7 +206,7 @@ static size_t args_bound(const struct ev_fmt *f, const struct st_record *rec)
 {
     size_t n = 32;
     for (unsigned i = 0; i < rec->nargs; i++)
-        n += f->key_len[i] + 4 + (rec->args[i].kind == ST_VALUE_STRING ? 6 * (size_t)rec->args[i].len : 24);
+        n += f->key_len[i] + 4 + (rec->args[i].kind == ST_VALUE_STRING ? ST__JSON_ESCAPED_MAX(rec->args[i].len) : 24);
     return n;
 }
 
@@ -282,9 +219,7 @@ static char *put_args(char *p, const struct ev_fmt *f, const struct st_record *r
             *p++ = ',';
         p = put_mem(p, f->key[i], f->key_len[i]);
         if (v->kind == ST_VALUE_STRING) {
-            *p++ = '"';
-            p = put_escaped(p, v->str, v->len);
-            *p++ = '"';
+            p = st__json_string(p, (const uint8_t *)v->str, v->len);
         } else if (v->kind == ST_VALUE_POINTER) {
             p = put_hex(p, v->u64);
         } else {
@@ -403,7 +338,7 @@ static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, 
 {
     int ret = 0;
     size_t n = strlen(name);
-    char *p = room(ctx, c, 160 + strlen(prefix) + 6 * n, &ret);
+    char *p = room(ctx, c, 160 + strlen(prefix) + ST__JSON_ESCAPED_MAX(n), &ret);
     if (!p)
         return ret;
     p = put_sep(p, c);
@@ -413,7 +348,7 @@ static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, 
     p = put_pid_tid(p, ctx, tid);
     p = PUT_LIT(p, ",\"args\":{\"name\":\"");
     p = put_mem(p, prefix, strlen(prefix));
-    p = put_escaped(p, name, n);
+    p = st__json_escape(p, (const uint8_t *)name, n);
     p = PUT_LIT(p, "\"}}");
     c->len = (size_t)(p - c->buf);
     return 0;
@@ -501,12 +436,12 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 {
     const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
     int ret = 0;
-    char *p = room(ctx, c, 200 + 6 * strlen(name), &ret);
+    char *p = room(ctx, c, 200 + ST__JSON_ESCAPED_MAX(strlen(name)), &ret);
     if (!p)
         return ret;
     p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " ST_VERSION
                    "\",\"trace\":\"");
-    p = put_escaped(p, name, strlen(name));
+    p = st__json_escape(p, (const uint8_t *)name, strlen(name));
     p = PUT_LIT(p, "\"}}\n");
     c->len = (size_t)(p - c->buf);
     c->finished = true;

@@ -244,8 +244,9 @@ static int progress(struct st__ex_ctx *ctx, struct st_reader *r)
 {
     if (!ctx->opts->progress)
         return 0;
-    struct st_reader_counters c;
-    st_reader_get_counters(r, &c);
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    if (st_reader_get_counters(r, &c) < 0)
+        return 0; /* cannot happen with our own sizeof; progress is only a display */
     struct st_export_progress p = {.records = c.records, .bytes = c.bytes};
     return ctx->opts->progress(&p, ctx->opts->progress_opaque) ? -EINTR : 0;
 }

@@ -9,16 +9,18 @@
 
 #include "reader_internal.h"
 
-#define ST_API __attribute__((visibility("default")))
-
-/* Fills table (count + 1 entries) from the handlers; later handlers for a name win. */
-static void resolve(const struct st_analyzer *a, const struct st_catalog *cat, st_record_fn *table)
+/*
+ * Fills table (count + 1 entries) from the handlers, stepping through them
+ * by the first one's struct_size; later handlers for a name win.
+ */
+static void resolve(const struct st_analyzer *a, size_t stride, const struct st_catalog *cat, st_record_fn *table)
 {
     for (size_t i = 0; i < a->nhandlers; i++) {
-        const struct st_analyzer_handler *h = &a->handlers[i];
-        const struct st_event_info *ev = h->event ? st_catalog_find(cat, h->event) : NULL;
+        struct st_analyzer_handler h;
+        st__struct_in(&h, sizeof h, (const char *)a->handlers + i * stride, stride);
+        const struct st_event_info *ev = h.event ? st_catalog_find(cat, h.event) : NULL;
         if (ev)
-            table[ev->index] = h->fn;
+            table[ev->index] = h.fn;
     }
 }
 
@@ -37,18 +39,25 @@ static int dispatch(const struct st_analyzer *a, struct st_reader *r, st_record_
     return ret;
 }
 
-ST_API int st_analyzer_run(const struct st_analyzer *a, struct st_reader *r)
+ST_API int st_analyzer_run(const struct st_analyzer *caller, struct st_reader *r)
 {
+    struct st_analyzer a;
+    size_t stride = 0;
+    if (st__struct_size(caller) < ST__ANALYZER_V1)
+        return -EINVAL;
+    st__struct_in(&a, sizeof a, caller, st__struct_size(caller));
+    if (a.nhandlers && (stride = st__struct_size(a.handlers)) < ST__ANALYZER_HANDLER_V1)
+        return -EINVAL;
     const struct st_catalog *cat = st_reader_catalog(r);
     st_record_fn *table = calloc(cat->count + 1, sizeof *table);
     if (!table)
         return -ENOMEM;
-    resolve(a, cat, table);
-    int status = a->begin ? a->begin(a->opaque) : 0;
+    resolve(&a, stride, cat, table);
+    int status = a.begin ? a.begin(a.opaque) : 0;
     if (status == 0)
-        status = dispatch(a, r, table);
-    if (a->end)
-        a->end(status, a->opaque);
+        status = dispatch(&a, r, table);
+    if (a.end)
+        a.end(status, a.opaque);
     free(table);
     return status;
 }

@@ -11,8 +11,6 @@
 
 #include "reader_internal.h"
 
-#define ST_API __attribute__((visibility("default")))
-
 static const struct st_arg_info dropped_arg = {
     .name = "num_events_dropped",
     .type = "uint64_t",

@@ -15,8 +15,6 @@
 
 #include "reader_internal.h"
 
-#define ST_API __attribute__((visibility("default")))
-
 /* Applies one glob (without its '-') to every event. */
 static void apply_glob(const struct st_catalog *cat, uint8_t *sel, const char *glob, size_t len, uint8_t value)
 {

@@ -16,10 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growbuf.h"
 #include "reader_internal.h"
 #include "textfmt.h"
-
-#define ST_API __attribute__((visibility("default")))
 
 #define OUT_BUFFER (256u << 10) /* written out when full; small enough to stay in cache */
 #define SLACK 64 /* scratch bytes the field writers may store past a line */
@@ -47,35 +46,26 @@ struct st_formatter {
     uint32_t pid;            /* the pid whose " pid=N " text is cached */
     uint32_t pid_len;        /* 0: nothing cached */
     char pid_text[32];
+    uint8_t json_plain[256]; /* bytes JSON strings hold as they are (st__json_plain_init) */
 };
 
-/* --- templates ----------------------------------------------------------- */
-
-struct arena {
-    char *text;
-    size_t len, cap;
-};
+/* --- templates -----------------------------------------------------------
+ *
+ * The template text of every event goes, back to back, into one growable
+ * buffer (the arena); templates refer to it by offset, since it moves as
+ * it grows.
+ */
 
 /* Appends n bytes to the arena; returns their offset, or -1 on ENOMEM. */
-static long arena_add(struct arena *a, const char *s, size_t n)
+static long arena_add(struct st__growbuf *a, const char *s, size_t n)
 {
-    if (a->len + n > a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 4096;
-        while (cap < a->len + n)
-            cap *= 2;
-        char *t = realloc(a->text, cap);
-        if (!t)
-            return -1;
-        a->text = t;
-        a->cap = cap;
-    }
-    memcpy(a->text + a->len, s, n);
-    a->len += n;
-    return (long)(a->len - n);
+    size_t off = a->len;
+    st__growbuf_put(a, s, n);
+    return a->failed ? -1 : (long)off;
 }
 
 /* Adds the concatenation of up to three strings; offset or -1. */
-static long arena_add3(struct arena *a, const char *x, const char *y, const char *z)
+static long arena_add3(struct st__growbuf *a, const char *x, const char *y, const char *z)
 {
     long off = arena_add(a, x, strlen(x));
     if (off < 0 || arena_add(a, y, strlen(y)) < 0 || arena_add(a, z, strlen(z)) < 0)
@@ -84,7 +74,7 @@ static long arena_add3(struct arena *a, const char *x, const char *y, const char
 }
 
 /* Builds the templates of one event. 0 or -ENOMEM. */
-static int build_tmpl(struct arena *a, struct tmpl *t, const struct st_event_info *ev, bool json)
+static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_event_info *ev, bool json)
 {
     long off;
     size_t bound;
@@ -120,20 +110,25 @@ static int build_tmpl(struct arena *a, struct tmpl *t, const struct st_event_inf
 }
 
 ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
-                            const struct st_formatter_options *opts)
+                            const struct st_formatter_options *caller)
 {
+    struct st_formatter_options opts;
     *out = NULL;
-    if (!opts || opts->format > ST_OUTPUT_JSON || opts->timestamps > ST_TIMESTAMP_ABSOLUTE)
+    if (!caller || st__struct_size(caller) < ST__FORMATTER_OPTIONS_V1)
+        return -EINVAL;
+    st__struct_in(&opts, sizeof opts, caller, st__struct_size(caller));
+    if (opts.format > ST_OUTPUT_JSON || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
-    struct arena a = {0};
+    struct st__growbuf a = {0};
     int ret = -ENOMEM;
     if (!f)
         goto fail;
     f->cat = cat;
-    f->format = opts->format;
-    f->timestamps = opts->timestamps;
-    f->out = opts->out;
+    f->format = opts.format;
+    f->timestamps = opts.timestamps;
+    f->out = opts.out;
+    st__json_plain_init(f->json_plain);
     f->cap = OUT_BUFFER;
     f->buf = malloc(f->cap);
     f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
@@ -145,11 +140,11 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     static const char pad[SLACK]; /* st__put_short() reads whole blocks past a piece */
     if (arena_add(&a, pad, sizeof pad) < 0)
         goto fail;
-    f->arena = a.text;
+    f->arena = (char *)a.data;
     *out = f;
     return 0;
 fail:
-    free(a.text);
+    st__growbuf_free(&a);
     st_formatter_free(f);
     return ret;
 }
@@ -287,7 +282,7 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
         const struct st_value *v = &rec->args[i];
         p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
         if (v->kind == ST_VALUE_STRING)
-            p = st__put_json_string(p, (const uint8_t *)v->str, v->len);
+            p = st__put_json_quoted(p, f->json_plain, (const uint8_t *)v->str, v->len);
         else
             p = st__put_u64(p, v->u64);
     }
@@ -303,10 +298,10 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
     const struct tmpl *t = &f->tmpl[ev->index];
     size_t need = t->bound + SLACK;
     if (t->has_strings) {
-        size_t per_byte = f->format == ST_OUTPUT_JSON ? 6 : 4;
+        bool json = f->format == ST_OUTPUT_JSON;
         for (unsigned i = 0; i < rec->nargs; i++)
-            if (rec->args[i].kind == ST_VALUE_STRING)
-                need += per_byte * rec->args[i].len;
+            if (rec->args[i].kind == ST_VALUE_STRING) /* quotes and prefix are in the bound */
+                need += json ? ST__JSON_ESCAPED_MAX(rec->args[i].len) : 4 * (size_t)rec->args[i].len;
     }
     int ret = reserve(f, need);
     if (ret < 0)

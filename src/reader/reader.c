@@ -31,7 +31,6 @@
 #include "trace_format.h"
 #include "reader_internal.h"
 
-#define ST_API __attribute__((visibility("default")))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -59,9 +58,16 @@ struct idmap {
 
 enum source { SRC_FD, SRC_STREAM, SRC_MEMORY };
 
+/* One piece: a file (data NULL), or size bytes at data; name owned. */
+struct piece {
+    char *name;
+    const void *data;
+    size_t size;
+};
+
 /* The pieces of a trace read as one (st_reader_open_pieces(), ST_READER_ROTATED). */
 struct piece_seq {
-    struct st_reader_piece *items; /* names owned; n == 0 for a one-file reader */
+    struct piece *items;           /* n == 0 for a one-file reader */
     size_t n, cap;
     size_t cur;                    /* the piece being read */
     uint64_t done_bytes;           /* bytes of the pieces before cur */
@@ -750,7 +756,7 @@ static int seq_push(struct piece_seq *s, char *name, const void *data, size_t si
         return -ENOMEM;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 8;
-        struct st_reader_piece *items = realloc(s->items, cap * sizeof *items);
+        struct piece *items = realloc(s->items, cap * sizeof *items);
         if (!items) {
             free(name);
             return -ENOMEM;
@@ -758,14 +764,14 @@ static int seq_push(struct piece_seq *s, char *name, const void *data, size_t si
         s->items = items;
         s->cap = cap;
     }
-    s->items[s->n++] = (struct st_reader_piece){name, data, size};
+    s->items[s->n++] = (struct piece){name, data, size};
     return 0;
 }
 
 static void seq_free(struct piece_seq *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        free((char *)s->items[i].name);
+        free(s->items[i].name);
     free(s->items);
     free(s->base);
     memset(s, 0, sizeof *s);
@@ -774,7 +780,7 @@ static void seq_free(struct piece_seq *s)
 /* Makes piece i the input. 0 or -errno of open(). */
 static int attach_piece(struct st_reader *r, size_t i)
 {
-    const struct st_reader_piece *p = &r->seq.items[i];
+    const struct piece *p = &r->seq.items[i];
     r->seq.cur = i;
     if (p->data) {
         attach_memory(r, p->data, p->size);
@@ -828,35 +834,65 @@ static int next_piece(struct st_reader *r)
 
 /* --- opening and closing ---------------------------------------------------- */
 
-static void set_open_error(struct st_reader_error *err, int code, const char *fmt, const char *arg)
+/* The advice in a struct_size message. */
+#define SET_SIZE "set it to sizeof the structure"
+
+/* Fills the caller's err (NULL is fine; its struct_size was checked by open_args()). */
+__attribute__((format(printf, 3, 4)))
+static void set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
 {
+    struct st_reader_error e = {.struct_size = sizeof e, .code = code};
+    va_list ap;
     if (!err)
         return;
-    memset(err, 0, sizeof *err);
-    err->code = code;
-    snprintf(err->message, sizeof err->message, fmt, arg);
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    st__struct_out(err, &e, sizeof e, ST__READER_ERROR_V1);
+}
+
+/*
+ * What every open function does first: *out = NULL, err's struct_size
+ * checked (too small: -EINVAL, nothing written), the caller's options read
+ * into *o (defaults for NULL; too small a struct_size: -EINVAL in err).
+ */
+static int open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
+                     struct st_reader_options *o)
+{
+    *out = NULL;
+    if (err && st__struct_size(err) < ST__READER_ERROR_V1)
+        return -EINVAL;
+    if (!opts) {
+        memset(o, 0, sizeof *o);
+        o->struct_size = sizeof *o;
+        return 0;
+    }
+    if (st__struct_size(opts) < ST__READER_OPTIONS_V1) {
+        set_open_error(err, -EINVAL, "struct st_reader_options: struct_size %u is less than %zu (%s)",
+                       (unsigned)st__struct_size(opts), (size_t)ST__READER_OPTIONS_V1, SET_SIZE);
+        return -EINVAL;
+    }
+    st__struct_in(o, sizeof *o, opts, st__struct_size(opts));
+    return 0;
 }
 
 /* -EINVAL with the message when opts ask for a rotated trace from what is not a path. */
 static int refuse_rotated(const struct st_reader_options *opts, struct st_reader_error *err)
 {
-    if (!opts || !(opts->flags & ST_READER_ROTATED))
+    if (!(opts->flags & ST_READER_ROTATED))
         return 0;
     set_open_error(err, -EINVAL, "%s", "ST_READER_ROTATED needs st_reader_open() and a path");
     return -EINVAL;
 }
 
-/* Allocates a reader with opts applied; the source is set by the caller. */
+/* Allocates a reader with opts (read by open_args()) applied; the source is set by the caller. */
 static int reader_new(struct st_reader **out, const char *name, const struct st_catalog *cat,
                       const struct st_reader_options *opts, bool buffered, struct st_reader_error *err)
 {
-    static const struct st_reader_options defaults;
-    if (!opts)
-        opts = &defaults;
     *out = NULL;
     size_t cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER;
     if (cap < MIN_BUFFER) {
-        set_open_error(err, -EINVAL, "read buffer smaller than %s bytes", "4096");
+        set_open_error(err, -EINVAL, "read buffer smaller than %u bytes", MIN_BUFFER);
         return -EINVAL;
     }
     struct st_reader *r = calloc(1, sizeof *r);
@@ -865,6 +901,7 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
         set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
+    r->err.struct_size = sizeof r->err;
     r->cat = cat;
     r->flags = opts->flags;
     r->cap = cap;
@@ -900,26 +937,42 @@ static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_r
     return ret;
 }
 
+/* Piece i of the caller's array, whose elements are stride bytes apart (pieces[0].struct_size). */
+static struct st_reader_piece piece_at(const struct st_reader_piece *pieces, size_t stride, size_t i)
+{
+    struct st_reader_piece p;
+    st__struct_in(&p, sizeof p, (const char *)pieces + i * stride, stride);
+    return p;
+}
+
 ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_piece *pieces, size_t npieces,
                                  const struct st_catalog *cat, const struct st_reader_options *opts,
                                  struct st_reader_error *err)
 {
-    *out = NULL;
-    int ret = refuse_rotated(opts, err);
-    if (ret < 0)
+    struct st_reader_options o;
+    int ret = open_args(out, opts, err, &o);
+    if (ret < 0 || (ret = refuse_rotated(&o, err)) < 0)
         return ret;
     if (npieces == 0) {
         set_open_error(err, -EINVAL, "%s", "no pieces to read");
         return -EINVAL;
     }
+    size_t stride = st__struct_size(pieces);
+    if (stride < ST__READER_PIECE_V1) {
+        set_open_error(err, -EINVAL, "struct st_reader_piece: struct_size %zu is less than %zu (%s)", stride,
+                       (size_t)ST__READER_PIECE_V1, SET_SIZE);
+        return -EINVAL;
+    }
     bool files = false; /* memory pieces need no buffer */
     for (size_t i = 0; i < npieces; i++)
-        files |= !pieces[i].data;
+        files |= !piece_at(pieces, stride, i).data;
     struct st_reader *r;
-    if ((ret = reader_new(&r, pieces[0].name, cat, opts, files, err)) < 0)
+    if ((ret = reader_new(&r, piece_at(pieces, stride, 0).name, cat, &o, files, err)) < 0)
         return ret;
-    for (size_t i = 0; i < npieces && ret == 0; i++)
-        ret = seq_push(&r->seq, strdup(pieces[i].name), pieces[i].data, pieces[i].size);
+    for (size_t i = 0; i < npieces && ret == 0; i++) {
+        struct st_reader_piece p = piece_at(pieces, stride, i);
+        ret = seq_push(&r->seq, strdup(p.name), p.data, p.size);
+    }
     if (ret < 0) {
         st_reader_close(r);
         set_open_error(err, ret, "%s", "out of memory");
@@ -960,12 +1013,14 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
 ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
                           const struct st_reader_options *opts, struct st_reader_error *err)
 {
-    *out = NULL;
-    if (opts && (opts->flags & ST_READER_ROTATED))
-        return open_rotated(out, path, cat, opts, err);
-    struct st_reader *r;
-    int ret = reader_new(&r, path, cat, opts, true, err);
+    struct st_reader_options o;
+    int ret = open_args(out, opts, err, &o);
     if (ret < 0)
+        return ret;
+    if (o.flags & ST_READER_ROTATED)
+        return open_rotated(out, path, cat, &o, err);
+    struct st_reader *r;
+    if ((ret = reader_new(&r, path, cat, &o, true, err)) < 0)
         return ret;
     if ((ret = attach_file(r, path)) < 0) {
         set_open_error(err, ret, "%s", strerror(-ret));
@@ -979,9 +1034,9 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
 ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name, const struct st_catalog *cat,
                                  const struct st_reader_options *opts, struct st_reader_error *err)
 {
-    *out = NULL;
-    int ret = refuse_rotated(opts, err);
-    if (ret == 0 && (ret = reader_new(out, name, cat, opts, true, err)) == 0) {
+    struct st_reader_options o;
+    int ret = open_args(out, opts, err, &o);
+    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, true, err)) == 0) {
         (*out)->src = SRC_STREAM;
         (*out)->stream = f;
     }
@@ -992,9 +1047,9 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
                                  const struct st_catalog *cat, const struct st_reader_options *opts,
                                  struct st_reader_error *err)
 {
-    *out = NULL;
-    int ret = refuse_rotated(opts, err);
-    if (ret == 0 && (ret = reader_new(out, name, cat, opts, false, err)) == 0)
+    struct st_reader_options o;
+    int ret = open_args(out, opts, err, &o);
+    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, false, err)) == 0)
         attach_memory(*out, data, size);
     return ret;
 }
@@ -1056,10 +1111,11 @@ ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts)
     return 0;
 }
 
-ST_API void st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c)
+ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c)
 {
-    *c = r->counters;
-    c->bytes = r->seq.done_bytes + r->pos_offset;
+    struct st_reader_counters now = r->counters;
+    now.bytes = r->seq.done_bytes + r->pos_offset;
+    return st__struct_out(c, &now, sizeof now, ST__READER_COUNTERS_V1);
 }
 
 ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)

@@ -5,10 +5,72 @@
 #ifndef ST_READER_INTERNAL_H
 #define ST_READER_INTERNAL_H
 
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 #include <simpletrace/reader.h>
 
 #include "glob_match.h"
 #include "events.h"
+
+/* --- growing structures (reader.h, "Growing structures") -------------------- */
+
+/* Bytes of type up to the end of field: its size in a release whose last field was field. */
+#define ST__SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/*
+ * The first layouts with struct_size: a caller's struct_size below these is
+ * -EINVAL. Fixed for good: fields are only ever added after these.
+ */
+#define ST__READER_OPTIONS_V1 ST__SIZE_THROUGH(struct st_reader_options, to_ns)
+#define ST__READER_ERROR_V1 ST__SIZE_THROUGH(struct st_reader_error, message)
+#define ST__READER_COUNTERS_V1 ST__SIZE_THROUGH(struct st_reader_counters, bytes)
+#define ST__READER_PIECE_V1 ST__SIZE_THROUGH(struct st_reader_piece, size)
+#define ST__FORMATTER_OPTIONS_V1 ST__SIZE_THROUGH(struct st_formatter_options, out)
+#define ST__ANALYZER_V1 ST__SIZE_THROUGH(struct st_analyzer, catchall)
+#define ST__ANALYZER_HANDLER_V1 ST__SIZE_THROUGH(struct st_analyzer_handler, fn)
+
+/* The struct_size a caller put first in the structure at p. */
+static inline uint32_t st__struct_size(const void *p)
+{
+    uint32_t size;
+    memcpy(&size, p, sizeof size);
+    return size;
+}
+
+/*
+ * Reads a caller's structure of size bytes at src into dst (ours, dst_size
+ * bytes): the fields both know are copied, ours beyond size are zeroed,
+ * theirs beyond dst_size ignored. dst's struct_size becomes dst_size.
+ */
+static inline void st__struct_in(void *dst, size_t dst_size, const void *src, size_t size)
+{
+    uint32_t own = (uint32_t)dst_size;
+
+    memset(dst, 0, dst_size);
+    memcpy(dst, src, size < dst_size ? size : dst_size);
+    memcpy(dst, &own, sizeof own);
+}
+
+/*
+ * Writes src (ours, src_size bytes) into the caller's structure dst, whose
+ * struct_size it keeps: the fields both know are copied, theirs beyond
+ * src_size zeroed (this library does not fill them in). 0, or -EINVAL when
+ * dst's struct_size is below min (dst untouched).
+ */
+static inline int st__struct_out(void *dst, const void *src, size_t src_size, size_t min)
+{
+    size_t size = st__struct_size(dst), n = size < src_size ? size : src_size;
+
+    if (size < min)
+        return -EINVAL;
+    memcpy((char *)dst + sizeof(uint32_t), (const char *)src + sizeof(uint32_t), n - sizeof(uint32_t));
+    if (size > src_size)
+        memset((char *)dst + src_size, 0, size - src_size);
+    return 0;
+}
 
 /* The catalog: the parsed list plus the public views of its events. */
 struct st_catalog {

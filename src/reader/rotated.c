@@ -13,8 +13,6 @@
 
 #include "reader_internal.h"
 
-#define ST_API __attribute__((visibility("default")))
-
 char *st__piece_name(const char *base, uint64_t k)
 {
     size_t len = strlen(base) + 22; /* '.', 20 digits, NUL */

@@ -1,6 +1,6 @@
 /*
  * The out-of-line parts of textfmt.h: Python-compatible delta rounding for
- * huge deltas, bytes repr and JSON strings.
+ * huge deltas, bytes repr, and the plain-byte table of JSON strings.
  */
 #include "textfmt.h"
 
@@ -157,78 +157,11 @@ char *st__put_bytes_repr(char *p, const uint8_t *s, size_t len)
     return p;
 }
 
-/* Length of the valid UTF-8 sequence starting at s[0] (of n bytes), 0 if invalid. */
-static size_t utf8_seq(const uint8_t *s, size_t n)
+void st__json_plain_init(uint8_t plain[256])
 {
-    uint8_t c = s[0];
-    size_t len;
-    uint32_t min, cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2, min = 0x80, cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3, min = 0x800, cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4, min = 0x10000, cp = c & 0x07;
-    } else {
-        return 0;
+    for (unsigned c = 0; c < 256; c++) {
+        uint8_t b = (uint8_t)c;
+        char out[ST__JSON_ESCAPED_MAX(1)];
+        plain[c] = st__json_escape(out, &b, 1) == out + 1 && (uint8_t)out[0] == b;
     }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0; /* overlong, beyond Unicode, or a surrogate */
-    return len;
-}
-
-/* \u00XX for byte c. */
-static char *json_u00(char *p, uint8_t c)
-{
-    memcpy(p, "\\u00", 4);
-    p[4] = hexdig[c >> 4];
-    p[5] = hexdig[c & 15];
-    return p + 6;
-}
-
-char *st__put_json_string(char *p, const uint8_t *s, size_t len)
-{
-    *p++ = '"';
-    size_t i = 0;
-    while (i < len) {
-        uint8_t c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *p++ = (char)c;
-            i++;
-            continue;
-        }
-        switch (c) {
-        case '"': *p++ = '\\'; *p++ = '"'; i++; continue;
-        case '\\': *p++ = '\\'; *p++ = '\\'; i++; continue;
-        case '\n': *p++ = '\\'; *p++ = 'n'; i++; continue;
-        case '\r': *p++ = '\\'; *p++ = 'r'; i++; continue;
-        case '\t': *p++ = '\\'; *p++ = 't'; i++; continue;
-        default: break;
-        }
-        if (c < 0x20) {
-            p = json_u00(p, c);
-            i++;
-            continue;
-        }
-        size_t n = utf8_seq(s + i, len - i);
-        if (n == 0) {
-            p = json_u00(p, c);
-            i++;
-        } else {
-            memcpy(p, s + i, n);
-            p += n;
-            i += n;
-        }
-    }
-    *p++ = '"';
-    return p;
 }

@@ -55,14 +55,13 @@ static void check_end(struct st_reader *r, int ret)
 static void drain(struct st_reader *r, size_t size)
 {
     const struct st_record *rec;
-    struct st_reader_counters c;
+    struct st_reader_counters c = {.struct_size = sizeof c};
     int ret;
     while ((ret = st_reader_next(r, &rec)) == 1)
         if (rec->offset >= size)
             abort(); /* an offset is within its piece */
     check_end(r, ret);
-    st_reader_get_counters(r, &c);
-    if (c.bytes > size)
+    if (st_reader_get_counters(r, &c) != 0 || c.bytes > size)
         abort(); /* bytes consumed sum over the pieces */
     st_reader_close(r);
 }
@@ -107,15 +106,17 @@ static void run_pieces(const uint8_t *data, size_t size)
     size_t n = 0, start = 0;
     for (size_t i = 1; i + 16 <= size && n + 1 < MAX_PIECES; i++) {
         if (header_at(data + i)) {
-            pieces[n] = (struct st_reader_piece){names[n], data + start, i - start};
+            pieces[n] = (struct st_reader_piece){sizeof pieces[0], names[n], data + start, i - start};
             n++;
             start = i;
         }
     }
-    pieces[n] = (struct st_reader_piece){names[n], size ? data + start : (const uint8_t *)"", size - start};
+    pieces[n] = (struct st_reader_piece){sizeof pieces[0], names[n], size ? data + start : (const uint8_t *)"",
+                                         size - start};
     n++;
     struct st_reader_options ro;
     memset(&ro, 0, sizeof ro);
+    ro.struct_size = sizeof ro;
     ro.buffer_size = 4096;
     ro.filter_from = true; /* the origin runs across pieces */
     ro.from_ns = 1;
@@ -131,6 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct st_formatter_options fo;
     memset(&ro, 0, sizeof ro);
     memset(&fo, 0, sizeof fo);
+    ro.struct_size = sizeof ro;
+    fo.struct_size = sizeof fo;
     ro.buffer_size = 4096; /* small limit: exercises the record-too-long path */
     run(data, size, &ro, &fo);
 

@@ -5,8 +5,9 @@
 
 int main(void)
 {
-    struct st_reader_options o = {0};
+    struct st_reader_options o = {.struct_size = sizeof o};
     struct st_record rec;
-    ok(sizeof rec.args / sizeof rec.args[0] == ST_READER_MAX_ARGS && o.flags == 0, "reader.h stands alone");
+    ok(sizeof rec.args / sizeof rec.args[0] == ST_READER_MAX_ARGS && o.flags == 0 && o.struct_size == sizeof o,
+       "reader.h stands alone");
     return done_testing();
 }

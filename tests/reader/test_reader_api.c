@@ -32,7 +32,7 @@ static struct st_catalog *load_catalog(const char *dir, const char *name)
 
 static struct st_reader *open_edge(struct st_catalog *cat, const char *name, unsigned flags)
 {
-    struct st_reader_options o = {.flags = flags};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = flags};
     struct st_reader *r = NULL;
     int ret = st_reader_open(&r, fixture("edge", name), cat, &o, NULL);
     ok(ret == 0, "open %s", name);
@@ -169,8 +169,8 @@ static void test_mappings_and_drops(struct st_catalog *cat)
             count += rec->dropped_count;
         }
     ok(flagged && count == 1234, "dropped record flagged with its count 1234");
-    struct st_reader_counters c;
-    st_reader_get_counters(r, &c);
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    is_int(st_reader_get_counters(r, &c), 0, "counters read");
     ok(c.dropped_records == 1 && c.dropped_events == 1234 && c.events == 2, "counters: 2 events, 1 drop of 1234");
     st_reader_close(r);
 
@@ -230,7 +230,7 @@ static char *format_all(struct st_catalog *cat, struct st_reader *r, enum st_out
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    struct st_formatter_options fo = {.format = fmt, .out = mem};
+    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = fmt, .out = mem};
     struct st_formatter *f = NULL;
     st_formatter_new(&f, cat, &fo);
     const struct st_record *rec;
@@ -315,7 +315,7 @@ static void test_follow(struct st_catalog *cat)
     size_t first = size - 10; /* the last record is incomplete at first */
     fwrite(data, 1, first, w);
     fflush(w);
-    struct st_reader_options o = {.flags = ST_READER_FOLLOW};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_FOLLOW};
     struct st_reader *r = NULL;
     st_reader_open(&r, tmp, cat, &o, NULL);
     const struct st_record *rec;
@@ -357,7 +357,7 @@ static int count_filtered(struct st_catalog *cat, const char *file, const struct
 static void test_filters(struct st_catalog *cat)
 {
     char names[4096];
-    struct st_reader_options o = {.events = "ev_str"};
+    struct st_reader_options o = {.struct_size = sizeof o, .events = "ev_str"};
     is_int(count_filtered(cat, "arg_kinds.bin", &o, names, sizeof names), 7, "--events=ev_str: 7 records");
     o.events = "ev_*,-ev_str";
     is_int(count_filtered(cat, "arg_kinds.bin", &o, names, sizeof names), 5, "ev_*,-ev_str: 5 records");
@@ -369,15 +369,15 @@ static void test_filters(struct st_catalog *cat)
     is_int(count_filtered(cat, "dropped.bin", &o, names, sizeof names), 1, "Dropped_Event by name");
     o.events = "ev_x,";
     struct st_reader *r = NULL;
-    struct st_reader_error e;
+    struct st_reader_error e = {.struct_size = sizeof e};
     ok(st_reader_open(&r, fixture("edge", "dropped.bin"), cat, &o, &e) == -EINVAL && !r, "empty glob rejected: %s",
        e.message);
 
-    struct st_reader_options p = {.filter_pid = true, .pid = 4243};
+    struct st_reader_options p = {.struct_size = sizeof p, .filter_pid = true, .pid = 4243};
     is_int(count_filtered(cat, "non_monotonic.bin", &p, names, sizeof names), 1, "--pid=4243: 1 record");
-    struct st_reader_options t = {.filter_from = true, .from_ns = 1000};
+    struct st_reader_options t = {.struct_size = sizeof t, .filter_from = true, .from_ns = 1000};
     is_int(count_filtered(cat, "non_monotonic.bin", &t, names, sizeof names), 1, "--from=1us: the record at +1000 ns");
-    struct st_reader_options t2 = {.filter_to = true, .to_ns = 0};
+    struct st_reader_options t2 = {.struct_size = sizeof t2, .filter_to = true, .to_ns = 0};
     is_int(count_filtered(cat, "non_monotonic.bin", &t2, names, sizeof names), 2, "--to=0: the first and the earlier one");
 
     int64_t ns;
@@ -470,10 +470,11 @@ static void test_analyzer(void)
         want_lock += !strcmp(l.name, "qemu_mutex_lock");
         want_unlock += !strcmp(l.name, "qemu_mutex_unlock");
     }
-    const struct st_analyzer_handler h[] = {
-        {"qemu_mutex_lock", lock_cb}, {"qemu_mutex_unlock", unlock_cb}, {"no_such_event", stop_cb}};
+    const struct st_analyzer_handler h[] = {{sizeof h[0], "qemu_mutex_lock", lock_cb},
+                                            {sizeof h[0], "qemu_mutex_unlock", unlock_cb},
+                                            {sizeof h[0], "no_such_event", stop_cb}};
     struct counts c = {0};
-    struct st_analyzer a = {&c, begin_cb, end_cb, h, 3, other_cb};
+    struct st_analyzer a = {sizeof a, &c, begin_cb, end_cb, h, 3, other_cb};
     struct st_reader *r = NULL;
     st_reader_open(&r, fixture("qemu", "bench_small_drops.bin"), cat, NULL, NULL);
     int ret = st_analyzer_run(&a, r);
@@ -486,7 +487,7 @@ static void test_analyzer(void)
     st_reader_close(r);
 
     struct counts c2 = {0};
-    struct st_analyzer stop = {&c2, NULL, end_cb, NULL, 0, stop_cb};
+    struct st_analyzer stop = {sizeof stop, &c2, NULL, end_cb, NULL, 0, stop_cb};
     st_reader_open(&r, fixture("qemu", "bench_small_drops.bin"), cat, NULL, NULL);
     ret = st_analyzer_run(&stop, r);
     ok(ret == 42 && c2.total == 10 && c2.end_status == 42, "a callback stops the run with its value");
@@ -559,7 +560,7 @@ static void test_memory(struct st_catalog *cat)
     struct st_reader *r = NULL;
     st_reader_open_stream(&r, f, "pipe", cat, NULL, NULL);
     struct st_formatter *fmt = NULL;
-    struct st_formatter_options fo = {.format = ST_OUTPUT_TEXT, .out = NULL};
+    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = ST_OUTPUT_TEXT, .out = NULL};
     st_formatter_new(&fmt, cat, &fo);
     const struct st_record *rec;
     long n = 0, before = 0;

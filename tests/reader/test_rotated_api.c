@@ -64,6 +64,7 @@ static void drain(struct st_reader *r, struct run *out)
     while (out->n < 64 && (ret = st_reader_next(r, &rec)) == 1)
         keep(out, r, rec);
     out->ret = ret;
+    out->c.struct_size = sizeof out->c;
     st_reader_get_counters(r, &out->c);
     st_reader_origin(r, &out->origin);
     st_reader_format_error(r, out->msg, sizeof out->msg);
@@ -78,7 +79,7 @@ static void run_free(struct run *x)
 
 static int open_path(struct st_reader **r, const char *path, unsigned flags)
 {
-    struct st_reader_options o = {.flags = flags};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = flags};
     return st_reader_open(r, path, cat, &o, NULL);
 }
 
@@ -151,8 +152,8 @@ static void test_rotated_equals_one_file(const struct tbuf *p)
     run_free(&ref);
 
     /* Filters run from the origin of the whole trace: --from in the second piece. */
-    struct st_reader_options o = {.flags = ST_READER_ROTATED, .filter_from = true, .from_ns = 15 * 1500,
-                                  .events = "ev_a"};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_ROTATED, .filter_from = true,
+                                  .from_ns = 15 * 1500, .events = "ev_a"};
     is_int(st_reader_open(&r, base, cat, &o, NULL), 0, "open with filters");
     drain(r, &rot);
     bool from_ok = rot.ret == 0 && rot.n > 0;
@@ -211,8 +212,8 @@ static void test_find(void)
        "find: the smallest number by value, not by name (f.10 < f.3 as text) (%llu, %llu)",
        (unsigned long long)first, (unsigned long long)count);
     struct st_reader *r;
-    struct st_reader_error err;
-    struct st_reader_options o = {.flags = ST_READER_ROTATED};
+    struct st_reader_error err = {.struct_size = sizeof err};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_ROTATED};
     path_of(p, sizeof p, "find/nothing");
     ok(st_reader_open(&r, p, cat, &o, &err) == -ENOENT && r == NULL && strstr(err.message, "nothing.N"),
        "open a rotated trace with no piece: -ENOENT: %s", err.message);
@@ -230,7 +231,8 @@ static void test_memory_pieces(const struct tbuf *p)
     struct st_reader_piece pieces[ROT_N];
     static const char *const names[] = {"m0", "m1", "m2", "m3"};
     for (unsigned k = 0; k < ROT_N; k++)
-        pieces[k] = (struct st_reader_piece){names[k], k == 1 ? swapped.d : p[k].d, k == 1 ? swapped.n : p[k].n};
+        pieces[k] = (struct st_reader_piece){sizeof pieces[k], names[k], k == 1 ? swapped.d : p[k].d,
+                                             k == 1 ? swapped.n : p[k].n};
     struct st_reader *r;
     is_int(st_reader_open_pieces(&r, pieces, ROT_N, cat, NULL, NULL), 0, "open_pieces: memory pieces");
     const struct st_record *rec;
@@ -251,7 +253,7 @@ static void test_memory_pieces(const struct tbuf *p)
     char base[4096];
     path_of(base, sizeof base, "mixed");
     rot_write_file(base, p[0].d, p[0].n);
-    struct st_reader_piece mixed[2] = {{base, NULL, 0}, {"mem", p[1].d, p[1].n}};
+    struct st_reader_piece mixed[2] = {{sizeof mixed[0], base, NULL, 0}, {sizeof mixed[1], "mem", p[1].d, p[1].n}};
     struct run x;
     is_int(st_reader_open_pieces(&r, mixed, 2, cat, NULL, NULL), 0, "open_pieces: a file and memory");
     drain(r, &x);
@@ -260,8 +262,8 @@ static void test_memory_pieces(const struct tbuf *p)
     run_free(&x);
     unlink(base);
 
-    struct st_reader_error err;
-    struct st_reader_options rot = {.flags = ST_READER_ROTATED};
+    struct st_reader_error err = {.struct_size = sizeof err};
+    struct st_reader_options rot = {.struct_size = sizeof rot, .flags = ST_READER_ROTATED};
     ok(st_reader_open_pieces(&r, pieces, 0, cat, NULL, &err) == -EINVAL && r == NULL, "no pieces: -EINVAL");
     ok(st_reader_open_pieces(&r, pieces, 1, cat, &rot, &err) == -EINVAL && r == NULL,
        "open_pieces with ST_READER_ROTATED: -EINVAL");
@@ -269,7 +271,7 @@ static void test_memory_pieces(const struct tbuf *p)
        "open_memory with ST_READER_ROTATED: -EINVAL: %s", err.message);
     ok(st_reader_open_stream(&r, stdin, "s", cat, &rot, &err) == -EINVAL && r == NULL,
        "open_stream with ST_READER_ROTATED: -EINVAL");
-    struct st_reader_piece missing = {"/nonexistent/piece", NULL, 0};
+    struct st_reader_piece missing = {sizeof missing, "/nonexistent/piece", NULL, 0};
     ok(st_reader_open_pieces(&r, &missing, 1, cat, NULL, &err) == -ENOENT && r == NULL,
        "open_pieces: the first file's open() error at open");
     free(swapped.d);
