@@ -92,7 +92,7 @@ static int generate(const struct opts *o, const char *path)
         pthread_join(th[i], NULL);
     st_trace_file_flush();
     st_trace_file_set_enabled(false);
-    struct st_stats s;
+    struct st_stats s = {.struct_size = sizeof s};
     st_stats_get(&s);
     printf("generated %s: %" PRIu64 " records written, %" PRIu64 " dropped, %.1f MB, %d threads, %.2f s\n", path,
            s.written, s.dropped, (double)s.bytes_written / 1e6, o->threads, (double)(now_ns() - t0) / 1e9);

@@ -97,7 +97,7 @@ static int generate(const char *path, uint64_t n)
     emit(n);
     st_trace_file_flush();
     st_trace_file_set_enabled(false);
-    struct st_stats s;
+    struct st_stats s = {.struct_size = sizeof s};
     st_stats_get(&s);
     printf("generated %s: %" PRIu64 " records written, %" PRIu64 " dropped, %.1f MB, %.2f s (runtime writer)\n",
            path, s.written, s.dropped, (double)s.bytes_written / 1e6, (double)(now_ns() - t0) / 1e9);

@@ -364,7 +364,7 @@ static void check_piece(struct run *r, uint64_t i)
     char path[4200];
     struct stat st;
     struct st_reader *rd;
-    struct st_reader_error err;
+    struct st_reader_error err = {.struct_size = sizeof err};
     const struct st_record *rec;
     int rc;
 
@@ -391,7 +391,7 @@ static void check_piece(struct run *r, uint64_t i)
         else
             on_event(r, rec, path);
     }
-    struct st_reader_counters c;
+    struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(rd, &c);
     if (rc < 0) {
         char msg[512];

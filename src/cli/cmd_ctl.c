@@ -378,8 +378,9 @@ static int print_trace(const uint8_t *data, size_t len, const char *decls, size_
     struct st_catalog *cat = NULL;
     struct st_reader *r = NULL;
     struct st_formatter *f = NULL;
-    struct st_formatter_options fo = {o->json ? ST_OUTPUT_JSON : ST_OUTPUT_TEXT, ST_TIMESTAMP_DELTA, stdout};
-    struct st_reader_error rerr;
+    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = o->json ? ST_OUTPUT_JSON : ST_OUTPUT_TEXT,
+                                      .timestamps = ST_TIMESTAMP_DELTA, .out = stdout};
+    struct st_reader_error rerr = {.struct_size = sizeof rerr};
     const struct st_record *rec;
     char err[1024] = "";
     int ret, status = 1;

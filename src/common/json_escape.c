@@ -33,25 +33,17 @@ static size_t utf8_seq(const uint8_t *s, size_t n)
     return len;
 }
 
-/* True for a byte copied as it is: printable ASCII but the quote and the backslash. */
-static inline int plain(uint8_t c)
-{
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
-
 char *st__json_escape(char *p, const uint8_t *s, size_t n)
 {
     size_t i = 0;
 
     while (i < n) {
-        size_t run = i, u;
+        size_t u;
         uint8_t c;
 
-        while (run < n && plain(s[run]))
-            run++;
-        memcpy(p, s + i, run - i); /* the common case: a run of plain ASCII */
-        p += run - i;
-        if ((i = run) == n)
+        while (i < n && st__json_plain(s[i])) /* byte by byte: runs are short, a memcpy call costs more */
+            *p++ = (char)s[i++];
+        if (i == n)
             break;
         c = s[i];
         if (c >= 0x80 && (u = utf8_seq(s + i, n - i)) != 0) {
@@ -75,14 +67,6 @@ char *st__json_escape(char *p, const uint8_t *s, size_t n)
         }
         i++;
     }
-    return p;
-}
-
-char *st__json_string(char *p, const uint8_t *s, size_t n)
-{
-    *p++ = '"';
-    p = st__json_escape(p, s, n);
-    *p++ = '"';
     return p;
 }
 

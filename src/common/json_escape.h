@@ -24,8 +24,32 @@
 /* Writes the escaped body of s[0..n) (no quotes) at p, which has room for ST__JSON_ESCAPED_MAX(n); returns the end. */
 char *st__json_escape(char *p, const uint8_t *s, size_t n);
 
-/* Writes s[0..n) as a quoted JSON string at p (room: ST__JSON_ESCAPED_MAX(n) + 2); returns the end. */
-char *st__json_string(char *p, const uint8_t *s, size_t n);
+/* True for a byte written as it is: printable ASCII but the quote and the backslash. */
+static inline int st__json_plain(uint8_t c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/*
+ * Writes s[0..n) as a quoted JSON string at p (room: ST__JSON_ESCAPED_MAX(n)
+ * + 2); returns the end. Inline: readers write one per string argument, and
+ * most strings have nothing to escape.
+ */
+static inline char *st__json_string(char *p, const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+
+    *p++ = '"';
+    while (i < n && st__json_plain(s[i])) {
+        p[i] = (char)s[i];
+        i++;
+    }
+    p += i;
+    if (i < n)
+        p = st__json_escape(p, s + i, n - i);
+    *p++ = '"';
+    return p;
+}
 
 /* Appends the NUL-terminated s as a quoted JSON string. */
 void st__growbuf_json(struct st__growbuf *b, const char *s);

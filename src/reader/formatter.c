@@ -46,7 +46,6 @@ struct st_formatter {
     uint32_t pid;            /* the pid whose " pid=N " text is cached */
     uint32_t pid_len;        /* 0: nothing cached */
     char pid_text[32];
-    uint8_t json_plain[256]; /* bytes JSON strings hold as they are (st__json_plain_init) */
 };
 
 /* --- templates -----------------------------------------------------------
@@ -128,7 +127,6 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     f->format = opts.format;
     f->timestamps = opts.timestamps;
     f->out = opts.out;
-    st__json_plain_init(f->json_plain);
     f->cap = OUT_BUFFER;
     f->buf = malloc(f->cap);
     f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
@@ -282,7 +280,7 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
         const struct st_value *v = &rec->args[i];
         p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
         if (v->kind == ST_VALUE_STRING)
-            p = st__put_json_quoted(p, f->json_plain, (const uint8_t *)v->str, v->len);
+            p = st__json_string(p, (const uint8_t *)v->str, v->len);
         else
             p = st__put_u64(p, v->u64);
     }

@@ -156,12 +156,3 @@ char *st__put_bytes_repr(char *p, const uint8_t *s, size_t len)
     *p++ = q;
     return p;
 }
-
-void st__json_plain_init(uint8_t plain[256])
-{
-    for (unsigned c = 0; c < 256; c++) {
-        uint8_t b = (uint8_t)c;
-        char out[ST__JSON_ESCAPED_MAX(1)];
-        plain[c] = st__json_escape(out, &b, 1) == out + 1 && (uint8_t)out[0] == b;
-    }
-}

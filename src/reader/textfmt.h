@@ -168,35 +168,4 @@ static inline char *st__put_delta_us(char *p, bool negative, uint64_t ns)
  */
 char *st__put_bytes_repr(char *p, const uint8_t *s, size_t len);
 
-/*
- * JSON strings. The shared escaper (json_escape.h) is the one definition
- * of what is escaped; this only spares it the common case, a string with
- * nothing to escape, which it copies through a libc memcpy per run.
- * plain[c] says whether the escaper writes byte c as it is, and is asked
- * of the escaper itself (st__json_plain_init), so no rule is restated.
- */
-void st__json_plain_init(uint8_t plain[256]);
-
-/*
- * s[0..len) as a quoted JSON string, exactly as st__json_string() writes
- * it: the leading bytes the escaper copies as they are are copied here,
- * and the escaper takes the rest from the first byte that needs it (it
- * never looks back: those bytes are ASCII, so no UTF-8 sequence spans the
- * cut). Needs ST__JSON_ESCAPED_MAX(len) + 2 bytes.
- */
-static inline char *st__put_json_quoted(char *p, const uint8_t plain[256], const uint8_t *s, size_t len)
-{
-    size_t i = 0;
-    *p++ = '"';
-    while (i < len && plain[s[i]]) {
-        p[i] = (char)s[i];
-        i++;
-    }
-    p += i;
-    if (i < len)
-        p = st__json_escape(p, s + i, len - i);
-    *p++ = '"';
-    return p;
-}
-
 #endif /* ST_READER_TEXTFMT_H */

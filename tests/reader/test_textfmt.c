@@ -108,42 +108,11 @@ static void test_json(void)
     is_str(json("\xf4\x8f\xbf\xbf", 4), "\"\xf4\x8f\xbf\xbf\"", "json U+10FFFF kept");
 }
 
-/* The formatter's fast front (st__put_json_quoted) writes what the shared escaper writes, byte for byte. */
-static void test_json_quoted(void)
-{
-    static const uint8_t pool[] = {0x00, 0x09, 0x0a, 0x1f, 0x20, '"', '\\', 'a', 0x7f, 0x80, 0xbf, 0xc0,
-                                   0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff};
-    static char want[512];
-    uint8_t plain[256], in[48];
-    int nplain = 0, bad = 0;
-    st__json_plain_init(plain);
-    for (int c = 0; c < 256; c++)
-        nplain += plain[c];
-    is_int(nplain, 94, "JSON plain bytes: printable ASCII and DEL but the quote and the backslash");
-    ok(plain['a'] && plain[0x7f] && !plain['"'] && !plain['\\'] && !plain['\n'] && !plain[0xc3],
-       "... a and DEL plain, quote, backslash, newline and lead bytes not");
-    uint64_t seed = 7;
-    for (int iter = 0; iter < 200000; iter++) {
-        seed = seed * 6364136223846793005u + 1442695040888963407u;
-        size_t n = (size_t)(seed >> 58) % sizeof in;
-        for (size_t i = 0; i < n; i++) {
-            seed = seed * 6364136223846793005u + 1442695040888963407u;
-            in[i] = (seed >> 40) & 1 ? pool[(seed >> 33) % sizeof pool] : (uint8_t)(seed >> 50);
-        }
-        size_t wn = (size_t)(st__json_string(want, in, n) - want);
-        size_t gn = (size_t)(st__put_json_quoted(buf, plain, in, n) - buf);
-        if ((gn != wn || memcmp(buf, want, wn)) && bad++ < 3)
-            diag("differs on a %zu-byte input at iteration %d", n, iter);
-    }
-    is_int(bad, 0, "st__put_json_quoted = st__json_string on 200000 random byte strings");
-}
-
 int main(void)
 {
     test_numbers();
     test_delta();
     test_repr();
     test_json();
-    test_json_quoted();
     return done_testing();
 }

@@ -123,6 +123,37 @@ static size_t heap_pop(struct heap *h)
 /* --- runs ------------------------------------------------------------------ */
 
 /*
+ * The newest segment of a conversion, where nearly every record falls: the
+ * per-record conversion needs only these (st__clock_conv for the others).
+ */
+struct newest {
+    bool fast;         /* raw values are ticks and a segment is known */
+    uint64_t raw, ns;  /* the segment's start knot */
+    uint64_t mult;
+};
+
+static struct newest newest_segment(const struct st_clock_conv *cv)
+{
+    struct newest n = {.fast = cv->tsc && cv->nknots >= 2};
+
+    if (n.fast) {
+        n.raw = cv->k[cv->nknots - 2].raw;
+        n.ns = cv->k[cv->nknots - 2].ns;
+        n.mult = cv->mult[cv->nknots - 2];
+    }
+    return n;
+}
+
+static inline uint64_t convert(const struct newest *n, const struct st_clock_conv *cv, uint64_t raw)
+{
+    __extension__ typedef unsigned __int128 u128;
+
+    if (__builtin_expect(n->fast && raw >= n->raw, 1))
+        return n->ns + (uint64_t)(((u128)(raw - n->raw) * n->mult) >> ST_CLOCK_SHIFT);
+    return st__clock_conv(cv, raw);
+}
+
+/*
  * Copies the records of s from s->pos that lie whole in [s->pos, stop) to
  * dst (stop - s->pos bytes of room are there; stop may cut a record, which
  * is then left for the next run) and hands them to the sink. The run is
@@ -142,7 +173,7 @@ static size_t heap_pop(struct heap *h)
 static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const struct st_clock_conv *conv,
                      const struct st__merge_sink *sink)
 {
-    const struct st_clock_conv cv = *conv; /* a local copy stays in registers */
+    const struct newest seg = newest_segment(conv); /* in registers: stores into dst may alias *conv */
     uint8_t tmp[ST_EVENT_FIXED_SIZE];
     uint64_t pos = s->pos, copied = s->pos, start = s->pos, last = s->last_ns, events = 0, drops = 0;
     bool bad = false;
@@ -166,7 +197,7 @@ static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const
         }
         if (__builtin_expect(size > stop - pos, 0))
             break; /* cut by stop: whole in the source, taken next time */
-        ns = st__clock_conv(&cv, st_fmt_get_u64(h + ST_EV_OFF_TIMESTAMP));
+        ns = convert(&seg, conv, st_fmt_get_u64(h + ST_EV_OFF_TIMESTAMP));
         if (ns < last)
             ns = last;
         last = ns;
