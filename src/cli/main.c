@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <simpletrace/version.h>
+
 #include "commands.h"
 
 struct command {
@@ -38,7 +40,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("simpletrace %s\n", ST_VERSION);
+        printf("simpletrace %s\n", SIMPLETRACE_VERSION_STRING);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -34,6 +34,8 @@
  * than that) written with write(); a file is written under a temporary
  * name next to it and renamed at the end.
  */
+#include <simpletrace/version.h>
+
 #include "export_internal.h"
 #include "json_escape.h"
 
@@ -46,9 +48,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef ST_VERSION
-#define ST_VERSION "unknown"
-#endif
 
 #define BUF_BYTES (1u << 20)
 #define JSON_EXACT_MAX (UINT64_C(1) << 53) /* integers up to this are exact as JSON numbers */
@@ -439,7 +438,7 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
     char *p = room(ctx, c, 200 + ST__JSON_ESCAPED_MAX(strlen(name)), &ret);
     if (!p)
         return ret;
-    p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " ST_VERSION
+    p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " SIMPLETRACE_VERSION_STRING
                    "\",\"trace\":\"");
     p = st__json_escape(p, (const uint8_t *)name, strlen(name));
     p = PUT_LIT(p, "\"}}\n");

@@ -31,6 +31,8 @@
  * data (checked before converting and again when swapping); the swap is
  * atomic where the file system can exchange names (renameat2).
  */
+#include <simpletrace/version.h>
+
 #include "export_internal.h"
 #include "uftrace_write.h"
 
@@ -46,9 +48,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef ST_VERSION
-#define ST_VERSION "unknown"
-#endif
 
 #define SLOT_BYTES (64u * 1024u)          /* buffer per open .dat file */
 #define PEND_BYTES 512u                   /* records a thread holds while it has no open file */
@@ -456,7 +455,7 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out)
         .ntids = ctx->nthreads,
         .record_date = date[0] ? date : NULL,
         .elapsed = elapsed,
-        .version = "simpletrace export " ST_VERSION,
+        .version = "simpletrace export " SIMPLETRACE_VERSION_STRING,
     };
     int ret = st__uft_info_write(out, &info);
     free(tids);

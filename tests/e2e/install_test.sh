@@ -21,6 +21,10 @@ pcdir=$(dirname "$(find "$prefix" -name simpletrace.pc | head -1)")
 check "simpletrace.pc is installed" '[ -f "$pcdir/simpletrace.pc" ]'
 libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir simpletrace)
 check "static and shared libraries are installed" '[ -f "$libdir/libsimpletrace.a" ] && [ -e "$libdir/libsimpletrace.so" ]'
+check "shared libraries carry their SONAME: lib*.so.0 is installed" \
+  '[ -e "$libdir/libsimpletrace.so.0" ] && [ -e "$libdir/libsimpletrace-read.so.0" ] && [ -e "$libdir/libsimpletrace-func.so.0" ]'
+check "api.h and version.h are installed with the other headers" \
+  '[ -f "$prefix/include/simpletrace/api.h" ] && [ -f "$prefix/include/simpletrace/version.h" ]'
 
 mkdir -p "$tmp/user"
 cat > "$tmp/user/trace-events" <<'EV'
