@@ -1,6 +1,6 @@
 /*
  * Finding the pieces of a trace written with rotate=SIZE: FILE, FILE.1,
- * FILE.2, ... as the runtime names them (src/runtime/writer.c). With
+ * FILE.2, ... as the runtime names them (src/runtime/drain/writer.c). With
  * rotate-keep=N the oldest are removed, FILE itself first, so the lowest
  * piece present is found by listing the directory.
  */

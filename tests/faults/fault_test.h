@@ -35,7 +35,7 @@ static struct st_group *const ft_groups[] = {&ft_grp, NULL};
 /* What a set of files holds. */
 struct ft_sum {
     uint64_t events, drops, sig_events, drop_records;
-    uint64_t lost_drops;               /* in dropped records of no thread (pid 0xffffffff, buffer.h) */
+    uint64_t lost_drops;               /* in dropped records of no thread (pid 0xffffffff, ring.h) */
     uint64_t last_seq[FT_MAX_THREADS]; /* last seq + 1 seen per thread index */
     uint64_t per_thread[FT_MAX_THREADS]; /* ft_ev records per thread index */
     int order;                         /* 1 while every thread's seqs increase */

@@ -1,7 +1,7 @@
 /*
  * The trace file deleted, renamed or replaced while the runtime has it open.
  *
- * What the runtime does (decided and documented in writer.c): it keeps
+ * What the runtime does (decided and documented in src/runtime/drain/tracefile.c): it keeps
  * writing to the file it opened, whatever its name is now. Deleted: the
  * records go to the unlinked inode, which disappears when the file is
  * closed (they count as written: they were). Renamed: the file under its

@@ -3,7 +3,7 @@
  * thread's buffer to the writer (which frees it once drained) from a
  * thread-specific-data destructor; what the thread traces after that may
  * not touch the buffer, and must still be counted: as a lost drop, in a
- * dropped record with pid 0xffffffff (buffer.h), and in st_stats_get().
+ * dropped record with pid 0xffffffff (ring.h), and in st_stats_get().
  *
  * Deterministic: each thread arms a destructor of its own that traces and
  * re-arms itself once, so its second call runs in a later destructor round

@@ -1,7 +1,7 @@
 /*
  * A thread's very first event traced from a signal handler. The buffer is
  * then created inside the handler, so creating it must be async-signal-
- * safe (buffer.c: one mmap, a lock-free push, no malloc, no lock).
+ * safe (src/runtime/core/ring.c: one mmap, a lock-free push, no malloc, no lock).
  *
  * Each round starts fresh threads that have never traced: two "quiet" ones
  * that only call malloc/free and st_stats_get() (which takes the buffer

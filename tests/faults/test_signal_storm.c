@@ -10,7 +10,7 @@
  * loop sequence stays ordered, and handled + looped = written + dropped.
  * Handlers that run after a thread's exit hook (ThreadSanitizer delivers
  * the signals it deferred at the thread's last libc calls) count as lost
- * drops, reported under pid 0xffffffff (buffer.h).
+ * drops, reported under pid 0xffffffff (ring.h).
  *
  * The main thread blocks both signals and never traces, so what it checks
  * is quiet. (A first event in a handler is tested in test_signal_first.c.)

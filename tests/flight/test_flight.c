@@ -473,7 +473,7 @@ static void part_busy(void)
  * events' first argument) the range held, and every dropped record.
  */
 #define MANY 256
-#define KEEP_EXITED 8 /* ST_FLIGHT_KEEP_EXITED (src/runtime/buffer.h): exited rings kept with few threads running */
+#define KEEP_EXITED 8 /* ST_RING_KEEP_EXITED (src/runtime/core/ring.h): exited rings kept with few threads running */
 struct many {
     uint64_t n[MANY], first[MANY], last[MANY];
     uint32_t pid[MANY];

@@ -260,7 +260,7 @@ static void hm_names(const char *dir)
 }
 
 /*
- * dir/st-HM_PID-tid.ring as crash.c makes it, holding ft_ev thread 0 seq
+ * dir/st-HM_PID-tid.ring as ring_file.c makes it, holding ft_ev thread 0 seq
  * 0..n-1 from ring position 0, with the given tail (head is after the
  * last); ring_size is the header's field (HM_RING_SIZE unless damaging it).
  */
