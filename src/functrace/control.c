@@ -100,6 +100,15 @@ ST__NI static unsigned long long env_number(const char *name, unsigned long long
     return v;
 }
 
+ST__NI bool st__ft_clock_choose(const char *force)
+{
+    if (force && strcmp(force, "tsc") == 0)
+        return ST_CLOCK_HAVE_TSC;
+    if (force && strcmp(force, "monotonic") == 0)
+        return false;
+    return st__clock_tsc_usable();
+}
+
 ST__NI static bool env_disabled(void)
 {
     const char *s = getenv("SIMPLETRACE_FUNC");
@@ -110,8 +119,8 @@ ST__NI static bool env_disabled(void)
 ST__NI static void make_sid(void)
 {
     /* Unique enough across the processes sharing a directory. */
-    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__ftclock_raw(false) ^
-                 (st__ftclock_raw(st__ft_g.use_tsc) << 17);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__clock_mono_ns() ^
+                 (st__ft_raw(st__ft_g.use_tsc) << 17);
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 27;
@@ -125,9 +134,7 @@ ST__NI static void start_session(void)
 {
     st__ft_g.pid = getpid();
     make_sid();
-    struct st__ftclock_knot now;
-    st__ftclock_sample(st__ft_g.use_tsc, &now);
-    st__ft_g.sess_raw = now.raw;
+    st__ft_g.sess_raw = st__ft_raw(st__ft_g.use_tsc);
     st__ft_tasks_reset();
 }
 
@@ -176,10 +183,8 @@ ST__NI static void init(void)
     long page = sysconf(_SC_PAGESIZE);
     st__ft_g.chunk_bytes = (size_t)((chunk + (unsigned long long)page - 1) & ~((unsigned long long)page - 1));
     st__ft_g.max_chunks = (unsigned)env_number("SIMPLETRACE_FUNC_BUFFERS", DEFAULT_MAX_CHUNKS, 1, 1024);
-    st__ft_g.use_tsc = st__ftclock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
-    struct st__ftclock_knot first;
-    st__ftclock_sample(st__ft_g.use_tsc, &first);
-    st__ftclock_map_init(&st__ft_g.clock, st__ft_g.use_tsc, first);
+    st__ft_g.use_tsc = st__ft_clock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
+    st__clock_conv_init(&st__ft_g.clock, st__ft_g.use_tsc, st__clock_sample(st__ft_g.use_tsc, NULL));
     if (!setup_dir())
         return;
     start_session();
@@ -253,9 +258,9 @@ ST__NI static void sync_with_hooks(void)
 /* Waits until t leaves the hook it is in; false after BUSY_WAIT_NS. */
 ST__NI static bool wait_not_busy(struct st__ft_thread *t)
 {
-    uint64_t start = st__ftclock_raw(false);
+    uint64_t start = st__clock_mono_ns();
     while (atomic_load_explicit(&t->busy, memory_order_acquire)) {
-        if (st__ftclock_raw(false) - start > BUSY_WAIT_NS)
+        if (st__clock_mono_ns() - start > BUSY_WAIT_NS)
             return false;
         sched_yield();
     }

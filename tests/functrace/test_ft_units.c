@@ -1,11 +1,11 @@
 /*
  * Unit tests of libsimpletrace-func's pure parts: the record encoding
- * (against the bytes of a real uftrace 0.13 recording), the tick -> ns
- * clock map, the filter's glob matching, and the .sym line format.
+ * (against the bytes of a real uftrace 0.13 recording), the choice of
+ * clock, the filter's glob matching, and the .sym line format.
  */
 #include "tap.h"
 
-#include "ft_clock.h"
+#include "clock.h"
 #include "elfsym.h"
 #include "ft.h"
 #include "uftrace_format.h"
@@ -40,50 +40,29 @@ static void test_record(void)
     is_int(ST_UFT_REC_SIZE, 16, "record: 16 bytes");
 }
 
+/* The tracer's use of the clock module (its conversion is tested in tests/common). */
 static void test_clock(void)
 {
-    struct st__ftclock_map m;
-    st__ftclock_map_init(&m, true, (struct st__ftclock_knot){.raw = 1000, .ns = 5000});
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3000, .ns = 6000}, 0), "clock: second knot added");
-    is_u64(st__ftclock_map_ns(&m, 1000), 5000, "clock: exact at the first knot");
-    is_u64(st__ftclock_map_ns(&m, 3000), 6000, "clock: exact at the second knot");
-    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: interpolated halfway");
-    is_u64(st__ftclock_map_ns(&m, 5000), 7000, "clock: extrapolated past the last knot");
-    is_u64(st__ftclock_map_ns(&m, 0), 4500, "clock: extrapolated before the first knot");
-    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3001, .ns = 6001}, 1000),
-       "clock: a knot closer than the minimum gap is ignored");
-    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 2999, .ns = 7000}, 0),
-       "clock: a knot that goes back in ticks is ignored");
-    /* A steeper third segment: values before its start keep the old slope. */
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 4000, .ns = 8000}, 0), "clock: third knot added");
-    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: older values use the older segment");
-    is_u64(st__ftclock_map_ns(&m, 3500), 7000, "clock: newer values use the newer segment");
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 5000, .ns = 8500}, 0), "clock: fourth knot added");
-    is_u64(st__ftclock_map_ns(&m, 4500), 8250, "clock: the map keeps the last two segments");
-    uint64_t prev = 0;
-    bool mono = true;
-    for (uint64_t r = 0; r < 7000; r += 7) {
-        uint64_t ns = st__ftclock_map_ns(&m, r);
-        mono &= ns >= prev;
-        prev = ns;
-    }
-    ok(mono, "clock: the mapping never goes back");
+    ok(!st__ft_clock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
+    ok(st__ft_clock_choose("tsc") == ST_CLOCK_HAVE_TSC, "clock: SIMPLETRACE_FUNC_CLOCK=tsc forces rdtsc where it exists");
+    ok(st__ft_clock_choose(NULL) == st__clock_tsc_usable() && st__ft_clock_choose("") == st__clock_tsc_usable() &&
+           st__ft_clock_choose("bogus") == st__clock_tsc_usable(),
+       "clock: unset, empty or unknown: the TSC exactly when usable");
 
-    /* Real clock: whatever source is chosen, a pass-like sequence works. */
-    bool tsc = st__ftclock_choose(NULL);
+    /* Real clock, as a pass does it: a raw time taken between two knots converts to CLOCK_MONOTONIC. */
+    bool tsc = st__ft_clock_choose(NULL);
     diag("clock source here: %s", tsc ? "TSC" : "CLOCK_MONOTONIC");
-    struct st__ftclock_knot a, b;
-    st__ftclock_sample(tsc, &a);
-    st__ftclock_map_init(&m, tsc, a);
-    uint64_t mid_raw = st__ftclock_raw(tsc), mid_ns = st__ftclock_raw(false);
+    struct st_clock_conv cv;
+    st__clock_conv_init(&cv, tsc, st__clock_sample(tsc, NULL));
+    uint64_t mid_raw = st__ft_raw(tsc), mid_ns = st__ft_mono_ns();
     struct timespec ts = {0, 3000000};
     nanosleep(&ts, NULL);
-    st__ftclock_sample(tsc, &b);
-    st__ftclock_map_add(&m, b, 1000000);
-    uint64_t conv = st__ftclock_map_ns(&m, mid_raw);
-    long long diff = (long long)conv - (long long)mid_ns;
+    st__clock_conv_update(&cv);
+    ok(!tsc || cv.nknots == 2, "clock: the first update adds a knot");
+    long long diff = (long long)st__clock_conv(&cv, mid_raw) - (long long)mid_ns;
     ok(diff > -20000 && diff < 20000, "clock: a raw time converts to CLOCK_MONOTONIC within 20 us (%lld ns)", diff);
-    ok(!st__ftclock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
+    uint64_t a = st__ft_mono_ns(), b = st__clock_mono_ns();
+    ok(b >= a && b - a < 1000000000u, "clock: the out-of-line read is CLOCK_MONOTONIC");
 }
 
 static void test_glob(void)
