@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,7 +440,7 @@ ST__NI static int api_state(void)
     return state;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_flush(void)
+ST_API ST__NI int st_functrace_flush(void)
 {
     int state = api_state();
     if (state < 0)
@@ -460,7 +461,7 @@ ST__FT_EXPORT ST__NI int st_functrace_flush(void)
     return err;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_set_enabled(bool enabled)
+ST_API ST__NI int st_functrace_set_enabled(bool enabled)
 {
     int state = api_state();
     if (state < 0)
@@ -473,7 +474,7 @@ ST__FT_EXPORT ST__NI int st_functrace_set_enabled(bool enabled)
     return 0;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_set_dir(const char *dir)
+ST_API ST__NI int st_functrace_set_dir(const char *dir)
 {
     int state = api_state();
     if (state < 0)
@@ -506,11 +507,24 @@ ST__FT_EXPORT ST__NI int st_functrace_set_dir(const char *dir)
     return err;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_get_stats(struct st_functrace_stats *stats)
+/* struct st_functrace_stats of the first release: the least struct_size accepted. */
+#define STATS_SIZE_0 \
+    (offsetof(struct st_functrace_stats, write_error) + sizeof(((struct st_functrace_stats *)0)->write_error))
+
+/* Stores value in the field of s if the caller's structure has it (api.h). */
+#define STATS_PUT(s, field, value)                                                              \
+    do {                                                                                        \
+        if (offsetof(struct st_functrace_stats, field) + sizeof (s)->field <= (s)->struct_size) \
+            (s)->field = (value);                                                               \
+    } while (0)
+
+ST_API ST__NI int st_functrace_get_stats(struct st_functrace_stats *stats)
 {
-    stats->written = atomic_load(&st__ft_g.written_total);
-    stats->lost = atomic_load(&st__ft_g.lost_total);
-    stats->threads = atomic_load(&st__ft_g.nthreads_seen);
-    stats->write_error = st__ft_g.write_error;
+    if (!stats || stats->struct_size < STATS_SIZE_0)
+        return -EINVAL;
+    STATS_PUT(stats, written, atomic_load(&st__ft_g.written_total));
+    STATS_PUT(stats, lost, atomic_load(&st__ft_g.lost_total));
+    STATS_PUT(stats, threads, atomic_load(&st__ft_g.nthreads_seen));
+    STATS_PUT(stats, write_error, st__ft_g.write_error);
     return 0;
 }

@@ -36,7 +36,6 @@
 #ifndef ST__NI
 #define ST__NI __attribute__((no_instrument_function))
 #endif
-#define ST__FT_EXPORT __attribute__((visibility("default")))
 #define ST__LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST__UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -30,6 +30,7 @@
  */
 #include "ft.h"
 #include "uftrace_format.h"
+#include <simpletrace/api.h>
 
 #include <errno.h>
 #include <string.h>
@@ -149,7 +150,7 @@ ST__NI __attribute__((noinline)) static void enter_limited(struct st__ft_thread 
     leave_guard(t);
 }
 
-ST__FT_EXPORT ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_site)
+ST_API ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
     struct st__ft_thread *t = st__ft_self;
     if (ST__UNLIKELY(!t)) {
@@ -175,7 +176,7 @@ ST__FT_EXPORT ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_sit
     emit_leave(t, ST_UFT_REC_ENTRY, d, fn);
 }
 
-ST__FT_EXPORT ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site)
+ST_API ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
     (void)this_fn;
     (void)call_site;

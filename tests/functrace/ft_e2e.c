@@ -592,7 +592,7 @@ static void scenario_api(const char *prog)
     ok(has(r.out, "set_dir 0\n") && has(r.out, "pause 0\n") && has(r.out, "resume 0\n") && has(r.out, "flush 0\n"),
        "api: set_dir, set_enabled and flush return 0");
     ok(has(r.out, "set_dir_again -16"), "api: set_dir after data was written gives -EBUSY");
-    ok(has(r.out, "threads 1"), "api: stats count the thread");
+    ok(has(r.out, "stats 0 written ") && has(r.out, "threads 1"), "api: stats returns 0 and counts the thread");
     out_free(&r);
     ok(access(dir, F_OK) != 0, "api: the unused SIMPLETRACE_FUNC_DIR we created is removed");
     struct dump *d = check_all("api", api_dir, true);

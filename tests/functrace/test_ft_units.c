@@ -1,7 +1,8 @@
 /*
  * Unit tests of libsimpletrace-func's pure parts: the record encoding
  * (against the bytes of a real uftrace 0.13 recording), the choice of
- * clock, the filter's glob matching, and the .sym line format.
+ * clock, st_functrace_get_stats()'s struct_size rule, the filter's glob
+ * matching, and the .sym line format.
  */
 #include "tap.h"
 
@@ -10,8 +11,11 @@
 #include "ft.h"
 #include "uftrace_format.h"
 #include "symfile.h"
+#include <simpletrace/functrace.h>
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 static void test_record(void)
 {
@@ -65,6 +69,41 @@ static void test_clock(void)
     ok(b >= a && b - a < 1000000000u, "clock: the out-of-line read is CLOCK_MONOTONIC");
 }
 
+/* struct_size (api.h): too small is refused, larger works, bytes beyond the known fields stay untouched. */
+static void test_stats_size(void)
+{
+    const size_t first = offsetof(struct st_functrace_stats, write_error) + sizeof(int);
+    struct {
+        struct st_functrace_stats s;
+        unsigned char later[24]; /* fields a later release might add */
+    } big;
+    struct st_functrace_stats s;
+    bool untouched = true;
+
+    is_int(st_functrace_get_stats(NULL), -EINVAL, "stats: NULL is -EINVAL");
+    memset(&s, 0xaa, sizeof s);
+    s.struct_size = 0;
+    is_int(st_functrace_get_stats(&s), -EINVAL, "stats: struct_size 0 is -EINVAL");
+    s.struct_size = (uint32_t)first - 1;
+    is_int(st_functrace_get_stats(&s), -EINVAL, "stats: struct_size one below the first release's is -EINVAL");
+    ok(s.written == UINT64_C(0xaaaaaaaaaaaaaaaa) && s.write_error == (int)0xaaaaaaaa,
+       "stats: a refused call writes nothing");
+
+    s.struct_size = (uint32_t)first;
+    is_int(st_functrace_get_stats(&s), 0, "stats: the first release's size works");
+    ok(s.written == 0 && s.lost == 0 && s.threads == 0 && s.write_error == 0,
+       "stats: every field written (tracing is off here: all zero)");
+
+    memset(&big, 0xaa, sizeof big);
+    big.s.struct_size = sizeof big;
+    is_int(st_functrace_get_stats(&big.s), 0, "stats: a larger struct_size than known works");
+    ok(big.s.written == 0 && big.s.write_error == 0, "stats: known fields written in the larger structure");
+    for (size_t i = 0; i < sizeof big.later; i++)
+        untouched &= big.later[i] == 0xaa;
+    ok(untouched, "stats: bytes beyond the known fields untouched");
+    is_int(big.s.struct_size, sizeof big, "stats: struct_size itself untouched");
+}
+
 static void test_glob(void)
 {
     ok(st__ft_glob_match("fib", "fib"), "glob: literal");
@@ -107,6 +146,7 @@ int main(void)
 {
     test_record();
     test_clock();
+    test_stats_size();
     test_glob();
     test_symfile();
     return done_testing();
