@@ -20,9 +20,12 @@
  *              fork time. The parent's unwritten records stay the parent's.
  *
  * Errors at start-up from the environment (bad directory, bad numbers) are
- * printed on stderr, once: the program cannot receive them otherwise.
+ * printed on stderr (st__diag), once: the program cannot receive them
+ * otherwise.
  */
+#include "diag.h"
 #include "ft.h"
+#include "size_parse.h"
 #include <simpletrace/functrace.h>
 
 #include <errno.h>
@@ -64,38 +67,16 @@ ST__NI pthread_key_t st__ft_key(void)
 
 /* --- configuration ------------------------------------------------------- */
 
-/* Parses N[K|M|G]; false when malformed. */
-ST__NI static bool parse_size(const char *s, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end || v > (ULLONG_MAX >> shift))
-        return false;
-    *out = v << shift;
-    return true;
-}
-
-/* A number from the environment in [lo, hi], else def (with a message). */
-ST__NI static unsigned long long env_number(const char *name, unsigned long long def, unsigned long long lo,
-                                            unsigned long long hi)
+/* A number from the environment (N[K|M|G]) in [lo, hi], else def (with a message). */
+ST__NI static uint64_t env_number(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
     const char *s = getenv(name);
-    unsigned long long v;
+    uint64_t v;
     if (!s || !*s)
         return def;
-    if (!parse_size(s, &v) || v < lo || v > hi) {
-        fprintf(stderr, "simpletrace-func: %s=%s is not a number in [%llu, %llu]; using %llu\n", name, s, lo,
-                hi, def);
+    if (st__parse_size(s, hi, &v) != 0 || v < lo) {
+        st__diag(ST__FT_DIAG, "%s=%s is not a number in [%llu, %llu]; using %llu", name, s, (unsigned long long)lo,
+                 (unsigned long long)hi, (unsigned long long)def);
         return def;
     }
     return v;
@@ -161,7 +142,7 @@ ST__NI static bool setup_dir(void)
     }
     int rc = st__ft_dir_prepare(dir, joining, &abs, &st__ft_g.dirfd, &st__ft_g.dir_created, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "simpletrace-func: not tracing: %s\n", err);
+        st__diag(ST__FT_DIAG, "not tracing: %s", err);
         return false;
     }
     st__ft_g.dir = abs;
@@ -179,10 +160,9 @@ ST__NI static void init(void)
     if (env_disabled())
         return;
     st__ft_g.max_depth = (uint32_t)env_number("SIMPLETRACE_FUNC_DEPTH", DEFAULT_DEPTH, 1, MAX_DEPTH);
-    unsigned long long chunk = env_number("SIMPLETRACE_FUNC_BUFSIZE", DEFAULT_CHUNK_BYTES, MIN_CHUNK_BYTES,
-                                          1ull << 34);
-    long page = sysconf(_SC_PAGESIZE);
-    st__ft_g.chunk_bytes = (size_t)((chunk + (unsigned long long)page - 1) & ~((unsigned long long)page - 1));
+    uint64_t chunk = env_number("SIMPLETRACE_FUNC_BUFSIZE", DEFAULT_CHUNK_BYTES, MIN_CHUNK_BYTES, UINT64_C(1) << 34);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    st__ft_g.chunk_bytes = (size_t)((chunk + page - 1) & ~(page - 1));
     st__ft_g.max_chunks = (unsigned)env_number("SIMPLETRACE_FUNC_BUFFERS", DEFAULT_MAX_CHUNKS, 1, 1024);
     st__ft_g.use_tsc = st__ft_clock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
     st__clock_conv_init(&st__ft_g.clock, st__ft_g.use_tsc, st__clock_sample(st__ft_g.use_tsc, NULL));
@@ -194,13 +174,13 @@ ST__NI static void init(void)
     const char *filter = getenv("SIMPLETRACE_FUNC_FILTER");
     if (filter && *filter) {
         if (st__ft_filter_build(filter, &st__ft_g.filter, &st__ft_g.filter_n) != 0) {
-            fprintf(stderr, "simpletrace-func: not tracing: out of memory resolving SIMPLETRACE_FUNC_FILTER\n");
+            st__diag(ST__FT_DIAG, "not tracing: out of memory resolving SIMPLETRACE_FUNC_FILTER");
             return;
         }
         st__ft_g.filter_on = true;
     }
     if (pthread_key_create(&thread_key, st__ft_thread_end) != 0) {
-        fprintf(stderr, "simpletrace-func: not tracing: no pthread key left\n");
+        st__diag(ST__FT_DIAG, "not tracing: no pthread key left");
         return;
     }
     have_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -315,11 +295,10 @@ ST__NI static void finish(bool exited, int status)
     pthread_mutex_unlock(&st__ft_g.pass_lock);
     unsigned long long lost = atomic_load(&st__ft_g.lost_total);
     if (lost)
-        fprintf(stderr, "simpletrace-func: %llu records lost (buffers full or write errors); "
-                "see SIMPLETRACE_FUNC_BUFSIZE and SIMPLETRACE_FUNC_BUFFERS\n", lost);
+        st__diag(ST__FT_DIAG, "%llu records lost (buffers full or write errors); "
+                 "see SIMPLETRACE_FUNC_BUFSIZE and SIMPLETRACE_FUNC_BUFFERS", lost);
     if (st__ft_g.write_error)
-        fprintf(stderr, "simpletrace-func: writing %s failed: %s\n", st__ft_g.dir,
-                strerror(-st__ft_g.write_error));
+        st__diag(ST__FT_DIAG, "writing %s failed: %s", st__ft_g.dir, st_strerror(st__ft_g.write_error));
 }
 
 ST__NI static void exit_handler(int status, void *arg)

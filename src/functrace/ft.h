@@ -36,6 +36,8 @@
 #ifndef ST__NI
 #define ST__NI __attribute__((no_instrument_function))
 #endif
+/* How the tracer's messages on stderr begin (st__diag, diag.h). */
+#define ST__FT_DIAG "simpletrace-func"
 #define ST__LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
