@@ -2,7 +2,7 @@
  * Unit tests of libsimpletrace-func's pure parts: the record encoding
  * (against the bytes of a real uftrace 0.13 recording), the choice of
  * clock, st_functrace_get_stats()'s struct_size rule, the filter's glob
- * matching, and the .sym line format.
+ * matching, the command line in info, and the .sym line format.
  */
 #include "tap.h"
 
@@ -11,6 +11,7 @@
 #include "ft.h"
 #include "uftrace_format.h"
 #include "symfile.h"
+#include "uftrace_write.h"
 #include <simpletrace/functrace.h>
 
 #include <errno.h>
@@ -116,6 +117,72 @@ static void test_glob(void)
        "glob: backtracking");
 }
 
+/* The cmdline line of info (uftrace_write.c, escaped by json_escape.h), after "cmdline:". */
+static char *info_cmdline(const char *cmdline)
+{
+    struct st__uft_info info = {.cmdline = cmdline};
+    char *buf = NULL, *line = NULL, *start, *end;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    if (!out)
+        return NULL;
+    st__uft_info_write(out, &info);
+    fclose(out);
+    start = len > ST_UFT_INFO_HEADER_SIZE ? strstr(buf + ST_UFT_INFO_HEADER_SIZE, "cmdline:") : NULL;
+    if (start && (end = strchr(start, '\n')) != NULL)
+        line = strndup(start + 8, (size_t)(end - start - 8));
+    free(buf);
+    return line;
+}
+
+/* True when s is whole escapes and whole UTF-8 characters (what a cut may leave). */
+static bool whole_units(const char *s)
+{
+    for (size_t i = 0, n = strlen(s); i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t u = c == '\\' ? (s[i + 1] == 'u' ? 6 : 2) : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        if (c >= 0x80 && c < 0xc0)
+            return false; /* a character cut in the middle */
+        if (i + u > n)
+            return false;
+        i += u;
+    }
+    return true;
+}
+
+static void test_cmdline(void)
+{
+    char *line, *big = malloc(5001);
+
+    line = info_cmdline("prog \"q\" a\\b\n\r\t\x01 caf\xc3\xa9 \xff\x7f");
+    is_str(line, "prog \\\"q\\\" a\\\\b\\n\\r\\t\\u0001 caf\xc3\xa9 \\u00ff\x7f",
+           "cmdline: JSON-escaped (json_escape.h rules), on one line");
+    free(line);
+    line = info_cmdline(NULL);
+    is_str(line, "", "cmdline: NULL writes an empty line");
+    free(line);
+
+    memset(big, 'a', 5000);
+    big[5000] = '\0';
+    line = info_cmdline(big);
+    is_int(line ? strlen(line) : 0, ST_UFT_CMDLINE_MAX - 1, "cmdline: plain text cut just below the cap");
+    free(line);
+    for (size_t i = 0; i + 2 <= 5000; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    line = info_cmdline(big);
+    ok(line && strlen(line) < ST_UFT_CMDLINE_MAX && strlen(line) >= ST_UFT_CMDLINE_MAX - 3 && whole_units(line),
+       "cmdline: UTF-8 text cut between characters, below the cap (%zu bytes)", line ? strlen(line) : 0);
+    free(line);
+    big[0] = 'x';
+    memset(big + 1, '\x01', 4999);
+    line = info_cmdline(big);
+    ok(line && strlen(line) == 1 + 6 * ((ST_UFT_CMDLINE_MAX - 2) / 6) && whole_units(line),
+       "cmdline: escapes never cut in the middle (%zu bytes)", line ? strlen(line) : 0);
+    free(line);
+    free(big);
+}
+
 static void test_symfile(void)
 {
     /* Two adjacent functions, a gap, a last one; base 0x400000 (non-PIE). */
@@ -148,6 +215,7 @@ int main(void)
     test_clock();
     test_stats_size();
     test_glob();
+    test_cmdline();
     test_symfile();
     return done_testing();
 }
