@@ -28,7 +28,7 @@ static void test_growth(void)
 
     ok(b.data == NULL && b.len == 0 && !b.failed, "empty: nothing allocated");
     for (int i = 0; i < 5000; i++) {
-        char piece[8];
+        char piece[12];
         snprintf(piece, sizeof piece, "%07d", i);
         st__growbuf_put(&b, piece, 7);
         if (b.cap != last_cap) {
@@ -40,7 +40,7 @@ static void test_growth(void)
     is_u64(b.len, 5000 * 7, "growth: 5000 appends of 7 bytes");
     ok(same && caps > 5, "growth: capacity doubles from 256 (%zu sizes), always holds the contents", caps);
     for (int i = 0; i < 5000 && same; i++) {
-        char piece[8];
+        char piece[12];
         snprintf(piece, sizeof piece, "%07d", i);
         same &= memcmp(b.data + 7 * (size_t)i, piece, 7) == 0;
     }

@@ -126,7 +126,7 @@ static void test_python(const char *python)
         "got = json.load(open(sys.argv[1], encoding='utf-8'))\n"
         "want = [bytes.fromhex(l.strip()).decode('utf-8', 'latin1each') for l in open(sys.argv[2])]\n"
         "bad = [i for i in range(len(want)) if i >= len(got) or got[i] != want[i]]\n"
-        "print(len(got), len(want), bad[:5])\n"
+        "if bad or len(got) != len(want): print('# %d strings back, %d written, first mismatches:' % (len(got), len(want)), bad[:5])\n"
         "sys.exit(1 if bad or len(got) != len(want) else 0)\n";
     char dir[] = "/tmp/st-json-XXXXXX", jpath[64], hpath[64];
     FILE *j, *h;
