@@ -14,7 +14,7 @@
  * SIMPLETRACE_FUNC_CLOCK: see src/functrace/README.md in the sources.
  *
  * Every function is thread-safe, not async-signal-safe, and returns 0 or a
- * negative errno value (strerror(-ret) describes it). Common codes:
+ * negative errno value (st_strerror(ret) describes it). Common codes:
  * -ENODEV when tracing is off for this process (SIMPLETRACE_FUNC=off, or
  * its directory was refused at start-up), -ESHUTDOWN once the exit-time
  * write-out has begun.
@@ -24,6 +24,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <simpletrace/api.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,14 +37,14 @@ extern "C" {
  * calls still open appear unfinished. Returns 0, or the -errno of the first
  * failed write of the process (-ENOSPC, -EIO, ...).
  */
-int st_functrace_flush(void);
+ST_API int st_functrace_flush(void);
 
 /*
  * Stops (false) or restarts (true) recording calls. While stopped, no new
  * call is recorded; calls entered before still record their exit, so every
  * recorded call is complete. Returns 0.
  */
-int st_functrace_set_enabled(bool enabled);
+ST_API int st_functrace_set_enabled(bool enabled);
 
 /*
  * Makes dir the output directory, prepared as SIMPLETRACE_FUNC_DIR would be
@@ -52,18 +54,32 @@ int st_functrace_set_enabled(bool enabled);
  * cannot be created. The previous directory is removed if we created it
  * and it is empty.
  */
-int st_functrace_set_dir(const char *dir);
+ST_API int st_functrace_set_dir(const char *dir);
 
-/* Counters since start-up (or since fork() in a child). */
+/*
+ * Counters since start-up (or since fork() in a child). Allocated by the
+ * caller, who sets struct_size (api.h): fields are only ever added at the
+ * end, and the library fills only those that fit in struct_size.
+ */
 struct st_functrace_stats {
-    uint64_t written;   /* entry and exit records written to .dat files */
-    uint64_t lost;      /* records dropped: buffers full, or a failed write */
-    uint32_t threads;   /* threads that made an instrumented call */
-    int write_error;    /* first -errno of a failed write, 0 if none */
+    uint32_t struct_size; /* set by the caller: sizeof(struct st_functrace_stats) */
+    uint64_t written;     /* entry and exit records written to .dat files */
+    uint64_t lost;        /* records dropped: buffers full, or a failed write */
+    uint32_t threads;     /* threads that made an instrumented call */
+    int write_error;      /* first -errno of a failed write, 0 if none */
 };
 
-/* Fills *stats. Returns 0. */
-int st_functrace_get_stats(struct st_functrace_stats *stats);
+/*
+ * Fills the fields of *stats that fit in stats->struct_size, leaving the
+ * bytes beyond untouched:
+ *
+ *     struct st_functrace_stats s = {.struct_size = sizeof s};
+ *     st_functrace_get_stats(&s);
+ *
+ * Returns 0, or -EINVAL when stats is NULL or struct_size is smaller than
+ * the first release's structure. Works with tracing off (all zero).
+ */
+ST_API int st_functrace_get_stats(struct st_functrace_stats *stats);
 
 #ifdef __cplusplus
 }

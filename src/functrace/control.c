@@ -20,15 +20,19 @@
  *              fork time. The parent's unwritten records stay the parent's.
  *
  * Errors at start-up from the environment (bad directory, bad numbers) are
- * printed on stderr, once: the program cannot receive them otherwise.
+ * printed on stderr (st__diag), once: the program cannot receive them
+ * otherwise.
  */
+#include "diag.h"
 #include "ft.h"
+#include "size_parse.h"
 #include <simpletrace/functrace.h>
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,41 +67,28 @@ ST__NI pthread_key_t st__ft_key(void)
 
 /* --- configuration ------------------------------------------------------- */
 
-/* Parses N[K|M|G]; false when malformed. */
-ST__NI static bool parse_size(const char *s, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end || v > (ULLONG_MAX >> shift))
-        return false;
-    *out = v << shift;
-    return true;
-}
-
-/* A number from the environment in [lo, hi], else def (with a message). */
-ST__NI static unsigned long long env_number(const char *name, unsigned long long def, unsigned long long lo,
-                                            unsigned long long hi)
+/* A number from the environment (N[K|M|G]) in [lo, hi], else def (with a message). */
+ST__NI static uint64_t env_number(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
     const char *s = getenv(name);
-    unsigned long long v;
+    uint64_t v;
     if (!s || !*s)
         return def;
-    if (!parse_size(s, &v) || v < lo || v > hi) {
-        fprintf(stderr, "simpletrace-func: %s=%s is not a number in [%llu, %llu]; using %llu\n", name, s, lo,
-                hi, def);
+    if (st__parse_size(s, hi, &v) != 0 || v < lo) {
+        st__diag(ST__FT_DIAG, "%s=%s is not a number in [%llu, %llu]; using %llu", name, s, (unsigned long long)lo,
+                 (unsigned long long)hi, (unsigned long long)def);
         return def;
     }
     return v;
+}
+
+ST__NI bool st__ft_clock_choose(const char *force)
+{
+    if (force && strcmp(force, "tsc") == 0)
+        return ST_CLOCK_HAVE_TSC;
+    if (force && strcmp(force, "monotonic") == 0)
+        return false;
+    return st__clock_tsc_usable();
 }
 
 ST__NI static bool env_disabled(void)
@@ -110,8 +101,8 @@ ST__NI static bool env_disabled(void)
 ST__NI static void make_sid(void)
 {
     /* Unique enough across the processes sharing a directory. */
-    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__ftclock_raw(false) ^
-                 (st__ftclock_raw(st__ft_g.use_tsc) << 17);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ st__clock_mono_ns() ^
+                 (st__ft_raw(st__ft_g.use_tsc) << 17);
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 27;
@@ -125,9 +116,7 @@ ST__NI static void start_session(void)
 {
     st__ft_g.pid = getpid();
     make_sid();
-    struct st__ftclock_knot now;
-    st__ftclock_sample(st__ft_g.use_tsc, &now);
-    st__ft_g.sess_raw = now.raw;
+    st__ft_g.sess_raw = st__ft_raw(st__ft_g.use_tsc);
     st__ft_tasks_reset();
 }
 
@@ -153,7 +142,7 @@ ST__NI static bool setup_dir(void)
     }
     int rc = st__ft_dir_prepare(dir, joining, &abs, &st__ft_g.dirfd, &st__ft_g.dir_created, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "simpletrace-func: not tracing: %s\n", err);
+        st__diag(ST__FT_DIAG, "not tracing: %s", err);
         return false;
     }
     st__ft_g.dir = abs;
@@ -171,15 +160,12 @@ ST__NI static void init(void)
     if (env_disabled())
         return;
     st__ft_g.max_depth = (uint32_t)env_number("SIMPLETRACE_FUNC_DEPTH", DEFAULT_DEPTH, 1, MAX_DEPTH);
-    unsigned long long chunk = env_number("SIMPLETRACE_FUNC_BUFSIZE", DEFAULT_CHUNK_BYTES, MIN_CHUNK_BYTES,
-                                          1ull << 34);
-    long page = sysconf(_SC_PAGESIZE);
-    st__ft_g.chunk_bytes = (size_t)((chunk + (unsigned long long)page - 1) & ~((unsigned long long)page - 1));
+    uint64_t chunk = env_number("SIMPLETRACE_FUNC_BUFSIZE", DEFAULT_CHUNK_BYTES, MIN_CHUNK_BYTES, UINT64_C(1) << 34);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    st__ft_g.chunk_bytes = (size_t)((chunk + page - 1) & ~(page - 1));
     st__ft_g.max_chunks = (unsigned)env_number("SIMPLETRACE_FUNC_BUFFERS", DEFAULT_MAX_CHUNKS, 1, 1024);
-    st__ft_g.use_tsc = st__ftclock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
-    struct st__ftclock_knot first;
-    st__ftclock_sample(st__ft_g.use_tsc, &first);
-    st__ftclock_map_init(&st__ft_g.clock, st__ft_g.use_tsc, first);
+    st__ft_g.use_tsc = st__ft_clock_choose(getenv("SIMPLETRACE_FUNC_CLOCK"));
+    st__clock_conv_init(&st__ft_g.clock, st__ft_g.use_tsc, st__clock_sample(st__ft_g.use_tsc, NULL));
     if (!setup_dir())
         return;
     start_session();
@@ -188,13 +174,13 @@ ST__NI static void init(void)
     const char *filter = getenv("SIMPLETRACE_FUNC_FILTER");
     if (filter && *filter) {
         if (st__ft_filter_build(filter, &st__ft_g.filter, &st__ft_g.filter_n) != 0) {
-            fprintf(stderr, "simpletrace-func: not tracing: out of memory resolving SIMPLETRACE_FUNC_FILTER\n");
+            st__diag(ST__FT_DIAG, "not tracing: out of memory resolving SIMPLETRACE_FUNC_FILTER");
             return;
         }
         st__ft_g.filter_on = true;
     }
     if (pthread_key_create(&thread_key, st__ft_thread_end) != 0) {
-        fprintf(stderr, "simpletrace-func: not tracing: no pthread key left\n");
+        st__diag(ST__FT_DIAG, "not tracing: no pthread key left");
         return;
     }
     have_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -253,9 +239,9 @@ ST__NI static void sync_with_hooks(void)
 /* Waits until t leaves the hook it is in; false after BUSY_WAIT_NS. */
 ST__NI static bool wait_not_busy(struct st__ft_thread *t)
 {
-    uint64_t start = st__ftclock_raw(false);
+    uint64_t start = st__clock_mono_ns();
     while (atomic_load_explicit(&t->busy, memory_order_acquire)) {
-        if (st__ftclock_raw(false) - start > BUSY_WAIT_NS)
+        if (st__clock_mono_ns() - start > BUSY_WAIT_NS)
             return false;
         sched_yield();
     }
@@ -309,11 +295,10 @@ ST__NI static void finish(bool exited, int status)
     pthread_mutex_unlock(&st__ft_g.pass_lock);
     unsigned long long lost = atomic_load(&st__ft_g.lost_total);
     if (lost)
-        fprintf(stderr, "simpletrace-func: %llu records lost (buffers full or write errors); "
-                "see SIMPLETRACE_FUNC_BUFSIZE and SIMPLETRACE_FUNC_BUFFERS\n", lost);
+        st__diag(ST__FT_DIAG, "%llu records lost (buffers full or write errors); "
+                 "see SIMPLETRACE_FUNC_BUFSIZE and SIMPLETRACE_FUNC_BUFFERS", lost);
     if (st__ft_g.write_error)
-        fprintf(stderr, "simpletrace-func: writing %s failed: %s\n", st__ft_g.dir,
-                strerror(-st__ft_g.write_error));
+        st__diag(ST__FT_DIAG, "writing %s failed: %s", st__ft_g.dir, st_strerror(st__ft_g.write_error));
 }
 
 ST__NI static void exit_handler(int status, void *arg)
@@ -434,7 +419,7 @@ ST__NI static int api_state(void)
     return state;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_flush(void)
+ST_API ST__NI int st_functrace_flush(void)
 {
     int state = api_state();
     if (state < 0)
@@ -455,7 +440,7 @@ ST__FT_EXPORT ST__NI int st_functrace_flush(void)
     return err;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_set_enabled(bool enabled)
+ST_API ST__NI int st_functrace_set_enabled(bool enabled)
 {
     int state = api_state();
     if (state < 0)
@@ -468,7 +453,7 @@ ST__FT_EXPORT ST__NI int st_functrace_set_enabled(bool enabled)
     return 0;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_set_dir(const char *dir)
+ST_API ST__NI int st_functrace_set_dir(const char *dir)
 {
     int state = api_state();
     if (state < 0)
@@ -501,11 +486,24 @@ ST__FT_EXPORT ST__NI int st_functrace_set_dir(const char *dir)
     return err;
 }
 
-ST__FT_EXPORT ST__NI int st_functrace_get_stats(struct st_functrace_stats *stats)
+/* struct st_functrace_stats of the first release: the least struct_size accepted. */
+#define STATS_SIZE_0 \
+    (offsetof(struct st_functrace_stats, write_error) + sizeof(((struct st_functrace_stats *)0)->write_error))
+
+/* Stores value in the field of s if the caller's structure has it (api.h). */
+#define STATS_PUT(s, field, value)                                                              \
+    do {                                                                                        \
+        if (offsetof(struct st_functrace_stats, field) + sizeof (s)->field <= (s)->struct_size) \
+            (s)->field = (value);                                                               \
+    } while (0)
+
+ST_API ST__NI int st_functrace_get_stats(struct st_functrace_stats *stats)
 {
-    stats->written = atomic_load(&st__ft_g.written_total);
-    stats->lost = atomic_load(&st__ft_g.lost_total);
-    stats->threads = atomic_load(&st__ft_g.nthreads_seen);
-    stats->write_error = st__ft_g.write_error;
+    if (!stats || stats->struct_size < STATS_SIZE_0)
+        return -EINVAL;
+    STATS_PUT(stats, written, atomic_load(&st__ft_g.written_total));
+    STATS_PUT(stats, lost, atomic_load(&st__ft_g.lost_total));
+    STATS_PUT(stats, threads, atomic_load(&st__ft_g.nthreads_seen));
+    STATS_PUT(stats, write_error, st__ft_g.write_error);
     return 0;
 }

@@ -8,9 +8,10 @@
  * __cyg_profile_func_enter. Address = load bias (dlpi_addr) + st_value.
  * Objects loaded later with dlopen() are not searched (README).
  */
-#include "glob_match.h"
+#include "diag.h"
 #include "elfsym.h"
 #include "ft.h"
+#include "glob_match.h"
 
 #include <errno.h>
 #include <link.h>
@@ -158,7 +159,7 @@ ST__NI int st__ft_filter_build(const char *patterns, uint64_t **addrs, size_t *c
     }
     for (size_t p = 0; p < npats && !err; p++)
         if (!used[p])
-            fprintf(stderr, "simpletrace-func: SIMPLETRACE_FUNC_FILTER: no function matches '%s'\n", pats[p]);
+            st__diag(ST__FT_DIAG, "SIMPLETRACE_FUNC_FILTER: no function matches '%s'", pats[p]);
 out:
     for (size_t p = 0; pats && pats[p]; p++)
         free(pats[p]);

@@ -13,7 +13,7 @@
  *   owner's own count).
  * - The writer (whoever holds st__ft_g.pass_lock: the writer thread, a
  *   flush, or the exit path) owns `written` of every chunk, the task
- *   table, the clock map and the output files.
+ *   table, the clock conversion and the output files.
  *
  * Lock order: pass_lock, then lock. Hooks take only `lock` (to swap
  * chunks); every thread that takes `lock` has busy = 1 (or is the sentinel)
@@ -31,11 +31,43 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ft_clock.h"
+#include "clock.h"
 
-#define ST__FT_EXPORT __attribute__((visibility("default")))
+#ifndef ST__NI
+#define ST__NI __attribute__((no_instrument_function))
+#endif
+/* How the tracer's messages on stderr begin (st__diag, diag.h). */
+#define ST__FT_DIAG "simpletrace-func"
 #define ST__LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Timestamps (the one clock module, clock.h): the hooks store raw values,
+ * TSC ticks when st__ft_g.use_tsc, else CLOCK_MONOTONIC ns; the writer
+ * converts them with st__ft_g.clock as it writes them out.
+ */
+
+/* CLOCK_MONOTONIC ns, out of line: inlined, clock_gettime would grow every hook that may read it. */
+uint64_t st__ft_mono_ns(void);
+
+/* A raw timestamp of the kind the hooks store. */
+static inline __attribute__((no_instrument_function, always_inline)) uint64_t st__ft_raw(bool use_tsc)
+{
+#if ST_CLOCK_HAVE_TSC
+    if (ST__LIKELY(use_tsc))
+        return st__clock_ticks();
+#else
+    (void)use_tsc;
+#endif
+    return st__ft_mono_ns();
+}
+
+/*
+ * True when the hooks are to read the TSC. force is SIMPLETRACE_FUNC_CLOCK:
+ * "monotonic" says no, "tsc" yes where rdtsc exists; anything else (NULL,
+ * "") leaves it to st__clock_tsc_usable().
+ */
+bool st__ft_clock_choose(const char *force);
 
 /* Process tracing state, read by every hook. */
 enum st__ft_state {
@@ -91,7 +123,7 @@ struct st__ft_thread {
 /* Process-wide state. Hot fields first; the rest is cold. */
 struct st__ft_global {
     _Atomic int state;           /* enum st__ft_state */
-    bool use_tsc;                /* raw clock is the TSC (clock.h) */
+    bool use_tsc;                /* raw times are TSC ticks (see st__ft_raw) */
     bool filter_on;              /* only addresses in filter[] are recorded */
     size_t filter_n;
     uint64_t *filter;            /* sorted runtime addresses of allowed functions */
@@ -109,7 +141,7 @@ struct st__ft_global {
     pid_t pid;
     char sid[17];                /* session id: 16 hex digits */
     uint64_t sess_raw;           /* raw clock when this process's session began */
-    struct st__ftclock_map clock;  /* writer only */
+    struct st_clock_conv clock;  /* raw -> ns; writer only */
     int dirfd;                   /* output directory */
     char *dir;                   /* its absolute path */
     bool dir_created;            /* we created it (set_dir may remove it when empty) */

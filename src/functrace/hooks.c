@@ -30,6 +30,7 @@
  */
 #include "ft.h"
 #include "uftrace_format.h"
+#include <simpletrace/api.h>
 
 #include <errno.h>
 #include <string.h>
@@ -42,6 +43,11 @@ void __cyg_profile_func_exit(void *this_fn, void *call_site);
 
 __thread struct st__ft_thread *st__ft_self __attribute__((tls_model("initial-exec")));
 struct st__ft_thread st__ft_sentinel = {.busy = 1};
+
+ST__NI __attribute__((noinline)) uint64_t st__ft_mono_ns(void)
+{
+    return st__clock_mono_ns();
+}
 
 /* Takes the thread for a hook; false when it must not trace now. */
 static inline __attribute__((no_instrument_function, always_inline)) bool
@@ -82,7 +88,7 @@ ST__NI static void emit_slow(struct st__ft_thread *t, unsigned type, uint32_t de
         atomic_fetch_add_explicit(&st__ft_g.lost_total, 1, memory_order_relaxed);
         return;
     }
-    put_record(t, p, st__ftclock_raw(st__ft_g.use_tsc), type, depth, addr);
+    put_record(t, p, st__ft_raw(st__ft_g.use_tsc), type, depth, addr);
 }
 
 /* emit() and leave_guard() for everything but the common case; a separate
@@ -103,9 +109,9 @@ static inline __attribute__((no_instrument_function, always_inline)) void
 emit_leave(struct st__ft_thread *t, unsigned type, uint32_t depth, uint64_t addr)
 {
     uint64_t *p = atomic_load_explicit(&t->cur, memory_order_relaxed);
-#if defined(__x86_64__)
+#if ST_CLOCK_HAVE_TSC
     if (ST__LIKELY(p != t->end && st__ft_g.use_tsc)) {
-        put_record(t, p, __rdtsc(), type, depth, addr);
+        put_record(t, p, st__clock_ticks(), type, depth, addr);
         leave_guard(t);
         return;
     }
@@ -144,7 +150,7 @@ ST__NI __attribute__((noinline)) static void enter_limited(struct st__ft_thread 
     leave_guard(t);
 }
 
-ST__FT_EXPORT ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_site)
+ST_API ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
     struct st__ft_thread *t = st__ft_self;
     if (ST__UNLIKELY(!t)) {
@@ -170,7 +176,7 @@ ST__FT_EXPORT ST__NI void __cyg_profile_func_enter(void *this_fn, void *call_sit
     emit_leave(t, ST_UFT_REC_ENTRY, d, fn);
 }
 
-ST__FT_EXPORT ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site)
+ST_API ST__NI void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
     (void)this_fn;
     (void)call_site;
@@ -204,7 +210,7 @@ ST__NI void st__ft_close_frames(struct st__ft_thread *t)
         if (p == t->end) {
             st__ft_rotate(t); /* a new chunk starts with the LOST record */
         } else {
-            p[0] = st__ftclock_raw(st__ft_g.use_tsc);
+            p[0] = st__ft_raw(st__ft_g.use_tsc);
             p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
             atomic_store_explicit(&t->cur, p + 2, memory_order_release);
             t->lost = 0;
@@ -260,7 +266,7 @@ ST__NI struct st__ft_thread *st__ft_thread_attach(void)
     t->nchunks = 1;
     t->tid = gettid();
     t->task = -1;
-    t->start_raw = st__ftclock_raw(st__ft_g.use_tsc);
+    t->start_raw = st__ft_raw(st__ft_g.use_tsc);
 
     pthread_mutex_lock(&st__ft_g.lock);
     state = atomic_load(&st__ft_g.state);

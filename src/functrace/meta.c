@@ -182,7 +182,7 @@ ST__NI void st__ft_meta_start(void)
     free(m.cmdline);
     m.cmdline = read_cmdline();
     m.start_wall = time(NULL);
-    m.start_mono = st__ftclock_raw(false);
+    m.start_mono = st__clock_mono_ns();
     m.sess_listed = false;
 }
 
@@ -282,7 +282,7 @@ ST__NI static int write_info(bool exited, int status)
     struct tm tm;
     localtime_r(&m.start_wall, &tm);
     strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
-    uint64_t ns = st__ftclock_raw(false) - m.start_mono;
+    uint64_t ns = st__clock_mono_ns() - m.start_mono;
     snprintf(elapsed, sizeof elapsed, "%" PRIu64 ".%09" PRIu64 " sec", ns / 1000000000u, ns % 1000000000u);
     struct st__uft_info info = {
         .feat = ST_UFT_FEAT_TASK_SESSION | ST_UFT_FEAT_SYM_REL_ADDR | ST_UFT_FEAT_MAX_STACK,

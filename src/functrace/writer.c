@@ -24,9 +24,11 @@
  * only) says how much of it is already in the file; the live chunk is
  * written up to the `cur` seen in the snapshot and finished later.
  *
- * Times: converted with the clock map after the pass's own knot is added;
- * per task the written time never decreases (clock.h), which also keeps a
- * reused tid's file in order.
+ * Times: converted with st__ft_g.clock (clock.h) after the pass's own knot
+ * is offered, so a pass's records lie before its newest knot (the first
+ * pass waits out the 1 ms the first segment needs, once); per task the
+ * written time never decreases, which also keeps a reused tid's file in
+ * order.
  */
 #include "write_all.h"
 #include "ft.h"
@@ -68,8 +70,6 @@ static struct st__ft_task *tasks;
 static size_t ntasks, tasks_cap;
 static uint64_t sess_ns;
 static bool sess_ns_valid;
-
-#define KNOT_MIN_GAP_NS 1000000u /* a shorter segment would give a noisy slope */
 
 ST__NI struct st__ft_chunk *st__ft_chunk_new(size_t bytes, bool huge)
 {
@@ -162,7 +162,7 @@ ST__NI uint64_t *st__ft_rotate(struct st__ft_thread *t)
         return NULL;
     uint64_t *p = c->recs;
     if (t->lost) {
-        p[0] = st__ftclock_raw(st__ft_g.use_tsc);
+        p[0] = st__ft_raw(st__ft_g.use_tsc);
         p[1] = st__uft_rec_data(ST_UFT_REC_LOST, t->rdepth, t->lost);
         p += 2;
         atomic_store_explicit(&t->cur, p, memory_order_release);
@@ -258,7 +258,7 @@ ST__NI void st__ft_tasks_reset(void)
 ST__NI uint64_t st__ft_sess_ns(void)
 {
     if (!sess_ns_valid) {
-        sess_ns = st__ftclock_map_ns(&st__ft_g.clock, st__ft_g.sess_raw);
+        sess_ns = st__clock_conv(&st__ft_g.clock, st__ft_g.sess_raw);
         sess_ns_valid = true;
     }
     return sess_ns;
@@ -281,7 +281,7 @@ ST__NI static long task_of(struct st__ft_thread *t)
         tasks = n;
         tasks_cap = cap;
     }
-    uint64_t start = st__ftclock_map_ns(&st__ft_g.clock, t->start_raw);
+    uint64_t start = st__clock_conv(&st__ft_g.clock, t->start_raw);
     if (start < st__ft_sess_ns())
         start = st__ft_sess_ns();
     tasks[ntasks] = (struct st__ft_task){.tid = t->tid, .start_ns = start, .last_ns = start};
@@ -314,7 +314,7 @@ ST__NI static void write_records(struct st__ft_task *task, int *fd, struct st__f
     }
     uint64_t *r = c->recs + 2 * from;
     for (size_t i = 0; i < n; i++) {
-        uint64_t ns = st__ftclock_map_ns(&st__ft_g.clock, r[2 * i]);
+        uint64_t ns = st__clock_conv(&st__ft_g.clock, r[2 * i]);
         if (ns < task->last_ns)
             ns = task->last_ns;
         task->last_ns = r[2 * i] = ns;
@@ -435,9 +435,7 @@ ST__NI static void free_thread(struct st__ft_thread *t)
 ST__NI int st__ft_pass_locked(bool live)
 {
     size_t n = snapshot(live);
-    struct st__ftclock_knot knot;
-    st__ftclock_sample(st__ft_g.use_tsc, &knot);
-    st__ftclock_map_add(&st__ft_g.clock, knot, KNOT_MIN_GAP_NS);
+    st__clock_conv_update(&st__ft_g.clock); /* after the snapshot: its records lie before the knot */
     for (size_t i = 0; i < n; i++)
         write_item(&items[i]);
     struct st__ft_thread *dead = NULL;

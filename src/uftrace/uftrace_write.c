@@ -1,6 +1,8 @@
 /* Writers of the uftrace.data metadata files (uftrace_write.h). */
 #include "uftrace_write.h"
 
+#include "json_escape.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,20 +34,38 @@ ST__UFT_NI static void put_header(FILE *out, const struct st__uft_info *info, ui
     fwrite(h, 1, sizeof h, out);
 }
 
-/* The command line, JSON-escaped (uftrace pastes it into its chrome JSON
- * verbatim), on one line, cut before ST_UFT_CMDLINE_MAX bytes. */
+/*
+ * Bytes of escaped text (json_escape.h) that stand together at p: an
+ * escape, a UTF-8 character (only valid ones are copied), or one byte.
+ */
+ST__UFT_NI static size_t escaped_unit(const char *p)
+{
+    unsigned char c = (unsigned char)*p;
+
+    if (c == '\\')
+        return p[1] == 'u' ? 6 : 2;
+    return c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+/*
+ * The command line JSON-escaped (uftrace pastes it into its chrome JSON
+ * verbatim; control bytes escaped, so on one line), cut before
+ * ST_UFT_CMDLINE_MAX bytes between two escapes or characters. Nothing
+ * when memory is short.
+ */
 ST__UFT_NI static void put_cmdline(FILE *out, const char *s)
 {
-    size_t len = 0;
-    for (; s && *s && len < ST_UFT_CMDLINE_MAX - 8; s++) { /* room for one escape */
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            len += (size_t)fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            len += (size_t)fprintf(out, "\\u%04x", c);
-        else
-            len += fputc(c, out) != EOF;
-    }
+    /* Each input byte gives at least one output byte: more could never fit. */
+    size_t n = s ? strnlen(s, ST_UFT_CMDLINE_MAX) : 0, len = 0, end, u;
+    char *esc = malloc(ST__JSON_ESCAPED_MAX(n) + 1);
+
+    if (!esc)
+        return;
+    end = (size_t)(st__json_escape(esc, (const uint8_t *)s, n) - esc);
+    while (len < end && len + (u = escaped_unit(esc + len)) < ST_UFT_CMDLINE_MAX)
+        len += u;
+    fwrite(esc, 1, len, out);
+    free(esc);
 }
 
 ST__UFT_NI static void put_host_before_tasks(FILE *out, const struct st__uft_host *h)

@@ -4,7 +4,8 @@
  * lines, and whole-file replacement in a data directory. Used by the
  * function tracer (at exit, from its own threads) and by the exporter.
  *
- * Depends on nothing but libc. Every function is no_instrument_function
+ * Depends on libc and src/common (the JSON escaper, built without
+ * instrumentation too). Every function is no_instrument_function
  * (the function tracer links it), allocates nothing unless said, and
  * writes through the stdio stream it is given: the caller owns streams,
  * descriptors and buffers. Errors are negative errno values.
@@ -47,8 +48,9 @@ struct st__uft_info {
     const unsigned char *build_id;   /* 20 bytes; NULL writes zeros */
     bool has_exit_status;            /* EXIT_STATUS ... */
     int exit_status;                 /* ... a wait status (exit code << 8) */
-    const char *cmdline;             /* CMDLINE, raw bytes (escaped here); NULL = "" but the
-                                        section is always written: uftrace's chrome JSON needs it */
+    const char *cmdline;             /* CMDLINE, raw bytes (JSON-escaped here, cut below
+                                        ST_UFT_CMDLINE_MAX); NULL = "" but the section is
+                                        always written: uftrace's chrome JSON needs it */
     const struct st__uft_host *host; /* CPUINFO, MEMINFO, OSINFO, USAGEINFO, LOADINFO */
     const int *tids;                 /* TASKINFO (always written): every thread with a TID.dat */
     size_t ntids;

@@ -587,15 +587,21 @@ static void scenario_api(const char *prog)
 {
     const char *dir = data_dir("api-env");
     const char *api_dir = data_dir("api-set");
-    const char *argv[] = {prog, "api", api_dir, NULL};
+    /* Arguments the program ignores, for the command line in info: quotes, a backslash,
+     * control bytes, UTF-8 and a byte that is not (check_all parses dump --chrome). */
+    const char *argv[] = {prog, "api", api_dir, "say \"hi\"", "a\\b", "two\nlines\t", "caf\xc3\xa9", "\xff", NULL};
     struct out r = traced("api", dir, argv, NULL, 0);
     ok(has(r.out, "set_dir 0\n") && has(r.out, "pause 0\n") && has(r.out, "resume 0\n") && has(r.out, "flush 0\n"),
        "api: set_dir, set_enabled and flush return 0");
     ok(has(r.out, "set_dir_again -16"), "api: set_dir after data was written gives -EBUSY");
-    ok(has(r.out, "threads 1"), "api: stats count the thread");
+    ok(has(r.out, "stats 0 written ") && has(r.out, "threads 1"), "api: stats returns 0 and counts the thread");
     out_free(&r);
     ok(access(dir, F_OK) != 0, "api: the unused SIMPLETRACE_FUNC_DIR we created is removed");
     struct dump *d = check_all("api", api_dir, true);
+    r = uft("info", api_dir, NULL);
+    ok(has(r.out, "say \\\"hi\\\" a\\\\b two\\nlines\\t caf\xc3\xa9 \\u00ff"),
+       "api: uftrace info shows the command line JSON-escaped on one line");
+    out_free(&r);
     is_int(calls(d, "hidden"), 0, "api: calls while disabled are not recorded");
     is_int(calls(d, "visible"), 7, "api: calls after re-enabling are recorded");
     is_int(calls(d, "after_flush"), 0, "api: after flush + _exit, only flushed records exist");

@@ -233,9 +233,9 @@ static int mode_api(const char *dir)
         visible();
     printf("flush %d\n", st_functrace_flush());
     printf("set_dir_again %d\n", st_functrace_set_dir(dir) == -EBUSY ? -EBUSY : 0);
-    struct st_functrace_stats stats;
-    st_functrace_get_stats(&stats);
-    printf("stats written %llu lost %llu threads %u\n", (unsigned long long)stats.written,
+    struct st_functrace_stats stats = {.struct_size = sizeof stats};
+    int ret = st_functrace_get_stats(&stats);
+    printf("stats %d written %llu lost %llu threads %u\n", ret, (unsigned long long)stats.written,
            (unsigned long long)stats.lost, stats.threads);
     after_flush();
     fflush(stdout);

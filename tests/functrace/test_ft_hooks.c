@@ -78,8 +78,9 @@ static int child(const char *name)
             X(A);
         }
         st_functrace_flush();
-        struct st_functrace_stats s;
-        st_functrace_get_stats(&s);
+        struct st_functrace_stats s = {.struct_size = sizeof s};
+        if (st_functrace_get_stats(&s) != 0)
+            return 3;
         printf("written %llu lost %llu\n", (unsigned long long)s.written, (unsigned long long)s.lost);
     } else if (strcmp(name, "thread_end") == 0) {
         pthread_t t;

@@ -1,17 +1,22 @@
 /*
  * Unit tests of libsimpletrace-func's pure parts: the record encoding
- * (against the bytes of a real uftrace 0.13 recording), the tick -> ns
- * clock map, the filter's glob matching, and the .sym line format.
+ * (against the bytes of a real uftrace 0.13 recording), the choice of
+ * clock, st_functrace_get_stats()'s struct_size rule, the filter's glob
+ * matching, the command line in info, and the .sym line format.
  */
 #include "tap.h"
 
-#include "ft_clock.h"
+#include "clock.h"
 #include "elfsym.h"
 #include "ft.h"
 #include "uftrace_format.h"
 #include "symfile.h"
+#include "uftrace_write.h"
+#include <simpletrace/functrace.h>
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 static void test_record(void)
 {
@@ -40,50 +45,64 @@ static void test_record(void)
     is_int(ST_UFT_REC_SIZE, 16, "record: 16 bytes");
 }
 
+/* The tracer's use of the clock module (its conversion is tested in tests/common). */
 static void test_clock(void)
 {
-    struct st__ftclock_map m;
-    st__ftclock_map_init(&m, true, (struct st__ftclock_knot){.raw = 1000, .ns = 5000});
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3000, .ns = 6000}, 0), "clock: second knot added");
-    is_u64(st__ftclock_map_ns(&m, 1000), 5000, "clock: exact at the first knot");
-    is_u64(st__ftclock_map_ns(&m, 3000), 6000, "clock: exact at the second knot");
-    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: interpolated halfway");
-    is_u64(st__ftclock_map_ns(&m, 5000), 7000, "clock: extrapolated past the last knot");
-    is_u64(st__ftclock_map_ns(&m, 0), 4500, "clock: extrapolated before the first knot");
-    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 3001, .ns = 6001}, 1000),
-       "clock: a knot closer than the minimum gap is ignored");
-    ok(!st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 2999, .ns = 7000}, 0),
-       "clock: a knot that goes back in ticks is ignored");
-    /* A steeper third segment: values before its start keep the old slope. */
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 4000, .ns = 8000}, 0), "clock: third knot added");
-    is_u64(st__ftclock_map_ns(&m, 2000), 5500, "clock: older values use the older segment");
-    is_u64(st__ftclock_map_ns(&m, 3500), 7000, "clock: newer values use the newer segment");
-    ok(st__ftclock_map_add(&m, (struct st__ftclock_knot){.raw = 5000, .ns = 8500}, 0), "clock: fourth knot added");
-    is_u64(st__ftclock_map_ns(&m, 4500), 8250, "clock: the map keeps the last two segments");
-    uint64_t prev = 0;
-    bool mono = true;
-    for (uint64_t r = 0; r < 7000; r += 7) {
-        uint64_t ns = st__ftclock_map_ns(&m, r);
-        mono &= ns >= prev;
-        prev = ns;
-    }
-    ok(mono, "clock: the mapping never goes back");
+    ok(!st__ft_clock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
+    ok(st__ft_clock_choose("tsc") == ST_CLOCK_HAVE_TSC, "clock: SIMPLETRACE_FUNC_CLOCK=tsc forces rdtsc where it exists");
+    ok(st__ft_clock_choose(NULL) == st__clock_tsc_usable() && st__ft_clock_choose("") == st__clock_tsc_usable() &&
+           st__ft_clock_choose("bogus") == st__clock_tsc_usable(),
+       "clock: unset, empty or unknown: the TSC exactly when usable");
 
-    /* Real clock: whatever source is chosen, a pass-like sequence works. */
-    bool tsc = st__ftclock_choose(NULL);
+    /* Real clock, as a pass does it: a raw time taken between two knots converts to CLOCK_MONOTONIC. */
+    bool tsc = st__ft_clock_choose(NULL);
     diag("clock source here: %s", tsc ? "TSC" : "CLOCK_MONOTONIC");
-    struct st__ftclock_knot a, b;
-    st__ftclock_sample(tsc, &a);
-    st__ftclock_map_init(&m, tsc, a);
-    uint64_t mid_raw = st__ftclock_raw(tsc), mid_ns = st__ftclock_raw(false);
+    struct st_clock_conv cv;
+    st__clock_conv_init(&cv, tsc, st__clock_sample(tsc, NULL));
+    uint64_t mid_raw = st__ft_raw(tsc), mid_ns = st__ft_mono_ns();
     struct timespec ts = {0, 3000000};
     nanosleep(&ts, NULL);
-    st__ftclock_sample(tsc, &b);
-    st__ftclock_map_add(&m, b, 1000000);
-    uint64_t conv = st__ftclock_map_ns(&m, mid_raw);
-    long long diff = (long long)conv - (long long)mid_ns;
+    st__clock_conv_update(&cv);
+    ok(!tsc || cv.nknots == 2, "clock: the first update adds a knot");
+    long long diff = (long long)st__clock_conv(&cv, mid_raw) - (long long)mid_ns;
     ok(diff > -20000 && diff < 20000, "clock: a raw time converts to CLOCK_MONOTONIC within 20 us (%lld ns)", diff);
-    ok(!st__ftclock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
+    uint64_t a = st__ft_mono_ns(), b = st__clock_mono_ns();
+    ok(b >= a && b - a < 1000000000u, "clock: the out-of-line read is CLOCK_MONOTONIC");
+}
+
+/* struct_size (api.h): too small is refused, larger works, bytes beyond the known fields stay untouched. */
+static void test_stats_size(void)
+{
+    const size_t first = offsetof(struct st_functrace_stats, write_error) + sizeof(int);
+    struct {
+        struct st_functrace_stats s;
+        unsigned char later[24]; /* fields a later release might add */
+    } big;
+    struct st_functrace_stats s;
+    bool untouched = true;
+
+    is_int(st_functrace_get_stats(NULL), -EINVAL, "stats: NULL is -EINVAL");
+    memset(&s, 0xaa, sizeof s);
+    s.struct_size = 0;
+    is_int(st_functrace_get_stats(&s), -EINVAL, "stats: struct_size 0 is -EINVAL");
+    s.struct_size = (uint32_t)first - 1;
+    is_int(st_functrace_get_stats(&s), -EINVAL, "stats: struct_size one below the first release's is -EINVAL");
+    ok(s.written == UINT64_C(0xaaaaaaaaaaaaaaaa) && s.write_error == (int)0xaaaaaaaa,
+       "stats: a refused call writes nothing");
+
+    s.struct_size = (uint32_t)first;
+    is_int(st_functrace_get_stats(&s), 0, "stats: the first release's size works");
+    ok(s.written == 0 && s.lost == 0 && s.threads == 0 && s.write_error == 0,
+       "stats: every field written (tracing is off here: all zero)");
+
+    memset(&big, 0xaa, sizeof big);
+    big.s.struct_size = sizeof big;
+    is_int(st_functrace_get_stats(&big.s), 0, "stats: a larger struct_size than known works");
+    ok(big.s.written == 0 && big.s.write_error == 0, "stats: known fields written in the larger structure");
+    for (size_t i = 0; i < sizeof big.later; i++)
+        untouched &= big.later[i] == 0xaa;
+    ok(untouched, "stats: bytes beyond the known fields untouched");
+    is_int(big.s.struct_size, sizeof big, "stats: struct_size itself untouched");
 }
 
 static void test_glob(void)
@@ -96,6 +115,72 @@ static void test_glob(void)
     ok(st__ft_glob_match("f?b", "fib") && !st__ft_glob_match("f?b", "fb"), "glob: question mark is one char");
     ok(st__ft_glob_match("*_leaves", "sum_leaves") && st__ft_glob_match("*a*a", "banana"),
        "glob: backtracking");
+}
+
+/* The cmdline line of info (uftrace_write.c, escaped by json_escape.h), after "cmdline:". */
+static char *info_cmdline(const char *cmdline)
+{
+    struct st__uft_info info = {.cmdline = cmdline};
+    char *buf = NULL, *line = NULL, *start, *end;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    if (!out)
+        return NULL;
+    st__uft_info_write(out, &info);
+    fclose(out);
+    start = len > ST_UFT_INFO_HEADER_SIZE ? strstr(buf + ST_UFT_INFO_HEADER_SIZE, "cmdline:") : NULL;
+    if (start && (end = strchr(start, '\n')) != NULL)
+        line = strndup(start + 8, (size_t)(end - start - 8));
+    free(buf);
+    return line;
+}
+
+/* True when s is whole escapes and whole UTF-8 characters (what a cut may leave). */
+static bool whole_units(const char *s)
+{
+    for (size_t i = 0, n = strlen(s); i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t u = c == '\\' ? (s[i + 1] == 'u' ? 6 : 2) : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        if (c >= 0x80 && c < 0xc0)
+            return false; /* a character cut in the middle */
+        if (i + u > n)
+            return false;
+        i += u;
+    }
+    return true;
+}
+
+static void test_cmdline(void)
+{
+    char *line, *big = malloc(5001);
+
+    line = info_cmdline("prog \"q\" a\\b\n\r\t\x01 caf\xc3\xa9 \xff\x7f");
+    is_str(line, "prog \\\"q\\\" a\\\\b\\n\\r\\t\\u0001 caf\xc3\xa9 \\u00ff\x7f",
+           "cmdline: JSON-escaped (json_escape.h rules), on one line");
+    free(line);
+    line = info_cmdline(NULL);
+    is_str(line, "", "cmdline: NULL writes an empty line");
+    free(line);
+
+    memset(big, 'a', 5000);
+    big[5000] = '\0';
+    line = info_cmdline(big);
+    is_int(line ? strlen(line) : 0, ST_UFT_CMDLINE_MAX - 1, "cmdline: plain text cut just below the cap");
+    free(line);
+    for (size_t i = 0; i + 2 <= 5000; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    line = info_cmdline(big);
+    ok(line && strlen(line) < ST_UFT_CMDLINE_MAX && strlen(line) >= ST_UFT_CMDLINE_MAX - 3 && whole_units(line),
+       "cmdline: UTF-8 text cut between characters, below the cap (%zu bytes)", line ? strlen(line) : 0);
+    free(line);
+    big[0] = 'x';
+    memset(big + 1, '\x01', 4999);
+    line = info_cmdline(big);
+    ok(line && strlen(line) == 1 + 6 * ((ST_UFT_CMDLINE_MAX - 2) / 6) && whole_units(line),
+       "cmdline: escapes never cut in the middle (%zu bytes)", line ? strlen(line) : 0);
+    free(line);
+    free(big);
 }
 
 static void test_symfile(void)
@@ -128,7 +213,9 @@ int main(void)
 {
     test_record();
     test_clock();
+    test_stats_size();
     test_glob();
+    test_cmdline();
     test_symfile();
     return done_testing();
 }
