@@ -5,6 +5,7 @@
  * locale-free, where strerror's buffer may be overwritten by another thread.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <simpletrace/api.h>
@@ -15,6 +16,8 @@ const char *st_strerror(int err)
 
     if (err == 0)
         return "Success";
+    if (err == INT_MIN)
+        return "Unknown error"; /* no errno, and its negation does not exist */
     s = strerrordesc_np(err < 0 ? -err : err);
     return s ? s : "Unknown error";
 }

@@ -13,7 +13,7 @@ uint8_t *st__growbuf_room(struct st__growbuf *b, size_t n)
 
     if (b->failed)
         return NULL;
-    if (b->cap - b->len >= n)
+    if (b->data && b->cap - b->len >= n)
         return b->data + b->len;
     cap = b->cap ? b->cap : 256;
     while (cap - b->len < n) {

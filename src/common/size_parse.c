@@ -15,10 +15,11 @@ int st__parse_size(const char *s, uint64_t max, uint64_t *out)
     if (*s < '0' || *s > '9')
         return -EINVAL;
     for (; *s >= '0' && *s <= '9'; s++) {
-        if (n > (UINT64_MAX - 9) / 10)
+        uint64_t d = (uint64_t)(*s - '0');
+        if (n > (UINT64_MAX - d) / 10)
             over = 1;
         else
-            n = n * 10 + (uint64_t)(*s - '0');
+            n = n * 10 + d;
     }
     switch (*s) {
     case 'k': case 'K': shift = 10; s++; break;

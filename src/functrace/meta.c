@@ -25,6 +25,8 @@
  * The file formats and their writers are shared with the exporter
  * (uftrace/uftrace_write.h); this file decides what goes in them.
  */
+#include <simpletrace/version.h>
+
 #include "elfsym.h"
 #include "ft.h"
 #include "symfile.h"
@@ -42,9 +44,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef ST_FT_VERSION
-#define ST_FT_VERSION "unknown"
-#endif
 
 /* What the process captured at start-up for the metadata. */
 static struct {
@@ -298,7 +297,7 @@ ST__NI static int write_info(bool exited, int status)
         .record_date = date,
         .elapsed = elapsed,
         .pattern_type = "glob",
-        .version = "simpletrace-func " ST_FT_VERSION,
+        .version = "simpletrace-func " SIMPLETRACE_VERSION_STRING,
     };
     char *buf = NULL;
     size_t len = 0;

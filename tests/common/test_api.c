@@ -9,6 +9,7 @@
 #include <simpletrace/api.h>
 
 #include <errno.h>
+#include <limits.h>
 
 int main(void)
 {
@@ -31,5 +32,6 @@ int main(void)
     ok(st_strerror(ERANGE) == st_strerror(-ERANGE), "a positive code reads as its negation");
     ok(st_strerror(-EBUSY) == st_strerror(-EBUSY), "static storage: the same text each time");
     is_str(st_strerror(-99999), "Unknown error", "an unknown code");
+    is_str(st_strerror(INT_MIN), "Unknown error", "INT_MIN, which has no negation");
     return done_testing();
 }

@@ -58,6 +58,11 @@ static void test_room_commit_printf(void)
     uint8_t *at;
 
     st__growbuf_puts(&b, "ab");
+    {
+        struct st__growbuf e = {0};
+        ok(st__growbuf_room(&e, 0) != NULL && !e.failed, "room for 0 bytes in an empty buffer is not a failure");
+        st__growbuf_free(&e);
+    }
     at = st__growbuf_room(&b, 600);
     ok(at == b.data + 2 && b.cap - b.len >= 600, "room: a pointer at the end with room for 600 bytes");
     memcpy(at, "cde", 3);

@@ -52,7 +52,9 @@ int main(void)
     check("0x10", UINT64_MAX, -EINVAL, 0);
     check("99999999999999999999999x", UINT64_MAX, -EINVAL, 0); /* the form is checked before the range */
 
-    /* Beyond 64 bits. */
+    /* Up to 2^64 - 1, and beyond 64 bits. */
+    check("18446744073709551615", UINT64_MAX, 0, UINT64_MAX);
+    check("18446744073709551610", UINT64_MAX, 0, UINT64_MAX - 5);
     check("18446744073709551616", UINT64_MAX, -ERANGE, 0);
     check("99999999999999999999999", UINT64_MAX, -ERANGE, 0);
     check("17179869184G", UINT64_MAX, -ERANGE, 0); /* 2^34 << 30 = 2^64 */

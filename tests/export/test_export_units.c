@@ -158,7 +158,7 @@ static void test_info(void)
     is_str(buf + 40,
            "exename:/x/prog\n"
            "build_id:0000000000000000000000000000000000000000\n"
-           "cmdline:run \\\"a\\\\b\\\"\\u000a\n"
+           "cmdline:run \\\"a\\\\b\\\"\\n\n"
            "taskinfo:lines=2\ntaskinfo:nr_tid=2\ntaskinfo:tids=4001,4002\n"
            "uftrace_version:v1\n",
            "info: sections in bit order; the command line JSON-escaped on one line");
