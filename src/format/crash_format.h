@@ -43,12 +43,15 @@
  *
  * Validity rules recover applies (each failure is reported by field and
  * byte offset, and the file left out): version and hdr_size as below;
- * ring_size a power of two >= 4096; the ring inside the file; the head,
- * tail and pending words between the header and the ring; 0 <= head -
- * tail <= ring_size. Within the ring a record is valid when its type is 1,
- * its length covers at least the fixed part and at most the largest record,
- * and it ends at or before head; recovery of a ring stops at the first one
- * that is not.
+ * clock_tsc 0 or 1; ring_size a power of two >= 4096; the ring inside the
+ * file; the head, tail and pending words between the header and the ring;
+ * 0 <= head - tail <= ring_size. An odd anchor_seq (the process died while
+ * storing the latest anchor) means only anchor a is used; an odd
+ * inflight_seq whose inflight_end lies outside [tail, head] is a note that
+ * cannot be right and is ignored. Within the ring a record is valid when
+ * its type is 1, its length covers at least the fixed part and at most
+ * ST_MAX_EVENT_RECORD (trace_format.h), and it ends at or before head;
+ * recovery of a ring stops at the first one that is not.
  */
 #ifndef ST_FORMAT_CRASH_FORMAT_H
 #define ST_FORMAT_CRASH_FORMAT_H

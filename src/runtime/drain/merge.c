@@ -15,9 +15,6 @@
 
 #include "trace_format.h"
 
-/* Largest record a source may hold: the largest event plus a dropped record's room. */
-#define MAX_RECORD (ST_MAX_EVENT_RECORD + ST_EVENT_FIXED_SIZE + 8)
-
 /* Copies bytes [pos, pos + n) of s to dst, wrapping at the ring's end. */
 static inline void src_copy(const struct st__merge_src *s, uint64_t pos, uint8_t *dst, size_t n)
 {
@@ -71,7 +68,7 @@ static uint64_t src_record_size(const struct st__merge_src *s)
     uint8_t tmp[ST_EVENT_FIXED_SIZE];
     uint64_t size = 8 + (uint64_t)st_fmt_get_u32(src_header(s, s->pos, tmp) + ST_EV_OFF_LENGTH);
 
-    return size < ST_EVENT_FIXED_SIZE || size > MAX_RECORD || size > s->end - s->pos ? 0 : size;
+    return size < ST_EVENT_FIXED_SIZE || size > ST_MAX_EVENT_RECORD || size > s->end - s->pos ? 0 : size;
 }
 
 /* --- the heap of sources, by key (index breaks ties) ------------------------ */
@@ -191,7 +188,7 @@ static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const
         h = src_header(s, pos, tmp);
         p = dst + (pos - start);
         size = 8 + (uint64_t)st_fmt_get_u32(h + ST_EV_OFF_LENGTH);
-        if (__builtin_expect(size < ST_EVENT_FIXED_SIZE || size > MAX_RECORD || size > s->end - pos, 0)) {
+        if (__builtin_expect(size < ST_EVENT_FIXED_SIZE || size > ST_MAX_EVENT_RECORD || size > s->end - pos, 0)) {
             bad = true;
             break;
         }

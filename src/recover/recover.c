@@ -1,0 +1,375 @@
+/*
+ * Recover (recover.h): one process's ring files into one v4 trace.
+ *
+ * Clock: raw timestamps of one process convert along the line through its
+ * start-up anchor a (the same in every ring file) and the latest anchor b
+ * of any of its files, as one st_clock_conv with those two knots. When b
+ * is under 1 ms after a (the process died young) that line is too short to
+ * trust, and the rate is this machine's, measured now (recover reads files
+ * of the machine that wrote them).
+ *
+ * Output: header; the names file's mappings by ID; an st_unknown_ID
+ * mapping for each ID a recovered record uses that the names file lacks
+ * (registered just before the death, or a full disk cut the names file);
+ * the records of every thread, [tail, end) of each ring, merged by time
+ * (merge.h: runs copied straight from the rings, timestamps converted and
+ * kept non-decreasing per thread); then one dropped record per thread with
+ * drops not yet reported, stamped with its last record's time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "merge.h"
+#include "recover_internal.h"
+#include "trace_format.h"
+
+/* Anchors closer than this give too coarse a rate. */
+#define MIN_ANCHOR_SPAN_NS UINT64_C(1000000)
+/* How long the default measurement of this machine's rate takes. */
+#define MEASURE_NS 20000000L
+/* Output is handed to the write hook in pieces of about this size. */
+#define OUT_CHUNK ((size_t)256 << 10)
+
+/* --- choosing the process ------------------------------------------------- */
+
+/* The pid to keep: asked for, else the first file with a header's, else the first file's. */
+static uint32_t choose_pid(const struct st__recover *r, long want)
+{
+    if (want >= 0)
+        return (uint32_t)want;
+    for (size_t i = 0; i < r->n; i++)
+        if (!r->rings[i].unborn)
+            return r->rings[i].h.pid;
+    return r->rings[0].h.pid;
+}
+
+/* Keeps the rings of r->pid, in order; says so when others were there. */
+static void keep_pid(struct st__recover *r, long want)
+{
+    size_t kept = 0, all = r->n;
+
+    if (want > (long)UINT32_MAX) {
+        r->n = 0; /* no process has it */
+        return;
+    }
+    r->pid = choose_pid(r, want);
+    for (size_t i = 0; i < r->n; i++)
+        if (r->rings[i].h.pid == r->pid)
+            r->rings[kept++] = r->rings[i];
+    r->n = kept;
+    if (kept && kept != all)
+        st__rv_say(&r->hooks, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
+                   "ring files of several processes: recovering pid %lu (choose with --pid)",
+                   (unsigned long)r->pid);
+}
+
+int st__recover_open(struct st__recover **out, const struct st__recover_image *rings, size_t n, long pid,
+                     const struct st__recover_hooks *hooks)
+{
+    struct st__recover *r = calloc(1, sizeof *r);
+
+    *out = NULL;
+    if (!r)
+        return -ENOMEM;
+    if (hooks)
+        r->hooks = *hooks;
+    r->rings = calloc(n ? n : 1, sizeof *r->rings);
+    if (!r->rings) {
+        free(r);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        r->n += st__rv_ring_check(&rings[i], &r->rings[r->n], &r->hooks);
+    if (r->n)
+        keep_pid(r, pid);
+    if (!r->n) {
+        st__recover_free(r);
+        return -ENOENT;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        st__rv_ring_scan(&r->rings[i], &r->hooks);
+    *out = r;
+    return 0;
+}
+
+uint32_t st__recover_pid(const struct st__recover *r)
+{
+    return r->pid;
+}
+
+const char *st__recover_first_name(const struct st__recover *r)
+{
+    return r->rings[0].img.name;
+}
+
+void st__recover_free(struct st__recover *r)
+{
+    if (!r)
+        return;
+    free(r->rings);
+    free(r);
+}
+
+/* --- the clock ---------------------------------------------------------------- */
+
+/* The default measurement: two samples MEASURE_NS apart. */
+static void measure_here(struct st_clock_anchor *from, struct st_clock_anchor *to)
+{
+    struct timespec d = {0, MEASURE_NS};
+
+    *from = st__clock_sample(true, NULL);
+    while (nanosleep(&d, &d) != 0 && errno == EINTR)
+        ;
+    *to = st__clock_sample(true, NULL);
+}
+
+/*
+ * The conversion of r's raw timestamps (see the top). A line that cannot
+ * be drawn (the anchors or the measurement go backwards: a damaged file)
+ * leaves one knot, which converts every value to a's ns.
+ */
+static void clock_build(const struct st__recover *r, struct st_clock_conv *cv)
+{
+    const struct st__rv_ring *first = NULL;
+    struct st_clock_anchor a, b = {0, 0}, from, to;
+
+    for (size_t i = 0; i < r->n && !first; i++)
+        if (!r->rings[i].unborn)
+            first = &r->rings[i];
+    if (!first) {
+        st__clock_conv_init(cv, false, b); /* no header: no record to convert */
+        return;
+    }
+    a = (struct st_clock_anchor){first->h.a_raw, first->h.a_ns};
+    st__clock_conv_init(cv, first->h.clock_tsc != 0, a);
+    if (!first->h.clock_tsc)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        if (!r->rings[i].unborn && r->rings[i].anchor_ok && r->rings[i].h.b_ns > b.ns)
+            b = (struct st_clock_anchor){r->rings[i].h.b_raw, r->rings[i].h.b_ns};
+    if (b.ns > a.ns && b.ns - a.ns > MIN_ANCHOR_SPAN_NS && b.raw > a.raw) {
+        st__clock_conv_add(cv, b, 0, true);
+        return;
+    }
+    if (r->hooks.measure)
+        r->hooks.measure(r->hooks.ctx, &from, &to);
+    else
+        measure_here(&from, &to);
+    if (to.raw > from.raw && to.ns >= from.ns)
+        st__clock_conv_add(cv, (struct st_clock_anchor){a.raw + (to.raw - from.raw), a.ns + (to.ns - from.ns)}, 0,
+                           true);
+}
+
+/* --- output --------------------------------------------------------------------- */
+
+/* The trace being written: a buffer handed to the write hook when full. */
+struct out {
+    const struct st__recover_hooks *hk;
+    uint8_t *buf;
+    size_t len, cap;
+    int err;                /* the first error; nothing is written after it */
+    uint64_t events, drops; /* what the records written hold */
+};
+
+static void out_flush(struct out *o)
+{
+    int e;
+
+    if (o->err || !o->len)
+        return;
+    e = o->hk->write ? o->hk->write(o->hk->ctx, o->buf, o->len) : 0;
+    if (e < 0)
+        o->err = e;
+    o->len = 0;
+}
+
+/* Room for n bytes at the end of the buffer (flushed or grown as needed); NULL after an error. */
+static uint8_t *out_room(struct out *o, size_t n)
+{
+    if (o->cap - o->len < n)
+        out_flush(o);
+    if (!o->err && o->cap - o->len < n) {
+        size_t cap = o->len + n > OUT_CHUNK ? o->len + n : OUT_CHUNK;
+        uint8_t *b = realloc(o->buf, cap);
+        if (!b)
+            o->err = -ENOMEM;
+        else
+            o->buf = b, o->cap = cap;
+    }
+    return o->err ? NULL : o->buf + o->len;
+}
+
+static void out_mapping(struct out *o, uint64_t id, const char *name, uint32_t len)
+{
+    uint8_t *p = out_room(o, st_fmt_mapping_size(len));
+
+    if (p)
+        o->len += st_fmt_put_mapping(p, id, name, len);
+}
+
+/* The merge's sink: runs go straight into the buffer. */
+static uint8_t *sink_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t *room)
+{
+    struct out *o = ctx;
+    uint8_t *p = out_room(o, (size_t)need);
+
+    (void)want;
+    *room = o->cap - o->len;
+    return p;
+}
+
+static void sink_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t events, uint64_t drops)
+{
+    struct out *o = ctx;
+
+    (void)s;
+    o->len += n;
+    o->events += events;
+    o->drops += drops;
+}
+
+/* --- IDs the names file lacks ---------------------------------------------------- */
+
+static int by_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+    return a < b ? -1 : a > b;
+}
+
+/* Appends id to the list (a repeat of the last one is left out: records of one ID come in runs); 0 or -ENOMEM. */
+static int ids_push(uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
+{
+    if (*n && (*ids)[*n - 1] == id)
+        return 0;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        uint64_t *v = realloc(*ids, c * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        *ids = v;
+        *cap = c;
+    }
+    (*ids)[(*n)++] = id;
+    return 0;
+}
+
+/* Writes a mapping st_unknown_ID for each ID in src's records that nm lacks, by ID. 0 or -ENOMEM. */
+static int put_unknown(struct out *o, const struct st__recover *r, const struct st__merge_src *src,
+                       const struct st__rv_names *nm)
+{
+    uint64_t *ids = NULL;
+    size_t n = 0, cap = 0, k = 0;
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct st__rv_ring *g = &r->rings[i];
+        uint64_t size;
+        for (uint64_t pos = src[i].pos; pos < src[i].end && (size = st__rv_record_size(g, pos, src[i].end, NULL));
+             pos += size) {
+            uint8_t idb[8];
+            uint64_t id;
+            st__rv_ring_copy(g, pos + ST_EV_OFF_ID, idb, sizeof idb);
+            id = st_fmt_get_u64(idb);
+            if (id != ST_DROPPED_EVENT_ID && !st__rv_names_find(nm, id) && ids_push(&ids, &n, &cap, id) < 0) {
+                free(ids);
+                return -ENOMEM;
+            }
+        }
+    }
+    if (n)
+        qsort(ids, n, sizeof *ids, by_u64);
+    for (size_t i = 0; i < n; i++) {
+        char name[40];
+        int len;
+        if (i && ids[i] == ids[k])
+            continue;
+        k = i;
+        len = snprintf(name, sizeof name, "st_unknown_%llu", (unsigned long long)ids[i]);
+        out_mapping(o, ids[i], name, (uint32_t)len);
+    }
+    free(ids);
+    return 0;
+}
+
+/* --- the trace ------------------------------------------------------------------- */
+
+/* Header, then the names file's mappings by ID. */
+static void put_head(struct out *o, const struct st__rv_names *nm)
+{
+    uint8_t *p = out_room(o, ST_HEADER_SIZE);
+
+    if (p)
+        o->len += st_fmt_put_header(p);
+    for (size_t i = 0; i < nm->n; i++)
+        out_mapping(o, nm->v[i].id, (const char *)nm->data + nm->v[i].off, nm->v[i].len);
+}
+
+/* One dropped record per thread with unreported drops, after its last record. */
+static void put_drops(struct out *o, const struct st__recover *r, const struct st__merge_src *src,
+                      const uint64_t *pending)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        uint8_t *p;
+        if (!pending[i] || !(p = out_room(o, ST_EVENT_FIXED_SIZE + 8)))
+            continue;
+        o->len += st_fmt_put_dropped(p, src[i].last_ns ? src[i].last_ns : r->rings[i].h.b_ns, r->rings[i].h.tid,
+                                     pending[i]);
+        o->drops += pending[i];
+    }
+}
+
+/* The merge's sources, one per ring (an unborn one is empty), after the cut write is settled. */
+static void sources(const struct st__recover *r, const struct st__recover_trace *trace, struct st__merge_src *src,
+                    uint64_t *pending)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct st__rv_ring *g = &r->rings[i];
+        uint64_t tail = g->tail;
+        pending[i] = g->pending;
+        st__rv_inflight(g, trace, &r->hooks, &tail, &pending[i]);
+        src[i] = (struct st__merge_src){.ring = g->ring, .mask = g->mask, .size = g->mask + 1, .pos = tail,
+                                        .end = g->end, .owner = (void *)g};
+    }
+}
+
+int st__recover_write(struct st__recover *r, const struct st__recover_image *names,
+                      const struct st__recover_trace *trace, struct st__recover_stats *stats)
+{
+    /* Every record in [pos, end) was checked: the merge never finds bytes that are not one (no bad hook). */
+    struct out o = {.hk = &r->hooks};
+    struct st__merge_sink sink = {sink_reserve, sink_commit, NULL, &o};
+    struct st__merge merge = {0};
+    struct st__rv_names nm;
+    struct st_clock_conv cv;
+    struct st__merge_src *src = calloc(r->n, sizeof *src);
+    uint64_t *pending = calloc(r->n, sizeof *pending);
+    int ret = -ENOMEM;
+
+    if (!src || !pending)
+        goto out_free;
+    sources(r, trace, src, pending);
+    if ((ret = st__rv_names_load(&nm, names, &r->hooks)) < 0)
+        goto out_free;
+    clock_build(r, &cv);
+    put_head(&o, &nm);
+    if ((ret = put_unknown(&o, r, src, &nm)) < 0)
+        goto out_names;
+    if (!o.err && st__merge_run(&merge, src, r->n, &cv, &sink) == -ENOMEM)
+        o.err = -ENOMEM;
+    put_drops(&o, r, src, pending);
+    out_flush(&o);
+    ret = o.err;
+    if (stats)
+        *stats = (struct st__recover_stats){r->pid, r->n, o.events, o.drops};
+out_names:
+    st__rv_names_free(&nm);
+out_free:
+    st__merge_free(&merge);
+    free(o.buf);
+    free(pending);
+    free(src);
+    return ret;
+}
