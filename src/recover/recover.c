@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "growbuf.h"
 #include "merge.h"
 #include "recover_internal.h"
 #include "trace_format.h"
@@ -168,8 +169,7 @@ static void clock_build(const struct st__recover *r, struct st_clock_conv *cv)
 /* The trace being written: a buffer handed to the write hook when full. */
 struct out {
     const struct st__recover_hooks *hk;
-    uint8_t *buf;
-    size_t len, cap;
+    struct st__growbuf b;   /* written out once OUT_CHUNK is filled */
     int err;                /* the first error; nothing is written after it */
     uint64_t events, drops; /* what the records written hold */
 };
@@ -178,28 +178,26 @@ static void out_flush(struct out *o)
 {
     int e;
 
-    if (o->err || !o->len)
+    if (o->err || !o->b.len)
         return;
-    e = o->hk->write ? o->hk->write(o->hk->ctx, o->buf, o->len) : 0;
+    e = o->hk->write ? o->hk->write(o->hk->ctx, o->b.data, o->b.len) : 0;
     if (e < 0)
         o->err = e;
-    o->len = 0;
+    o->b.len = 0;
 }
 
-/* Room for n bytes at the end of the buffer (flushed or grown as needed); NULL after an error. */
+/* Room for n bytes at the end of the buffer (written out first when a chunk is full); NULL after an error. */
 static uint8_t *out_room(struct out *o, size_t n)
 {
-    if (o->cap - o->len < n)
+    uint8_t *p;
+
+    if (o->b.len && o->b.len + n > OUT_CHUNK)
         out_flush(o);
-    if (!o->err && o->cap - o->len < n) {
-        size_t cap = o->len + n > OUT_CHUNK ? o->len + n : OUT_CHUNK;
-        uint8_t *b = realloc(o->buf, cap);
-        if (!b)
-            o->err = -ENOMEM;
-        else
-            o->buf = b, o->cap = cap;
-    }
-    return o->err ? NULL : o->buf + o->len;
+    if (o->err)
+        return NULL;
+    if (!(p = st__growbuf_room(&o->b, n)))
+        o->err = -ENOMEM;
+    return p;
 }
 
 static void out_mapping(struct out *o, uint64_t id, const char *name, uint32_t len)
@@ -207,7 +205,7 @@ static void out_mapping(struct out *o, uint64_t id, const char *name, uint32_t l
     uint8_t *p = out_room(o, st_fmt_mapping_size(len));
 
     if (p)
-        o->len += st_fmt_put_mapping(p, id, name, len);
+        st__growbuf_commit(&o->b, st_fmt_put_mapping(p, id, name, len));
 }
 
 /* The merge's sink: runs go straight into the buffer. */
@@ -217,7 +215,7 @@ static uint8_t *sink_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t *
     uint8_t *p = out_room(o, (size_t)need);
 
     (void)want;
-    *room = o->cap - o->len;
+    *room = o->b.cap - o->b.len;
     return p;
 }
 
@@ -226,7 +224,7 @@ static void sink_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t e
     struct out *o = ctx;
 
     (void)s;
-    o->len += n;
+    st__growbuf_commit(&o->b, n);
     o->events += events;
     o->drops += drops;
 }
@@ -302,7 +300,7 @@ static void put_head(struct out *o, const struct st__rv_names *nm)
     uint8_t *p = out_room(o, ST_HEADER_SIZE);
 
     if (p)
-        o->len += st_fmt_put_header(p);
+        st__growbuf_commit(&o->b, st_fmt_put_header(p));
     for (size_t i = 0; i < nm->n; i++)
         out_mapping(o, nm->v[i].id, (const char *)nm->data + nm->v[i].off, nm->v[i].len);
 }
@@ -315,8 +313,8 @@ static void put_drops(struct out *o, const struct st__recover *r, const struct s
         uint8_t *p;
         if (!pending[i] || !(p = out_room(o, ST_EVENT_FIXED_SIZE + 8)))
             continue;
-        o->len += st_fmt_put_dropped(p, src[i].last_ns ? src[i].last_ns : r->rings[i].h.b_ns, r->rings[i].h.tid,
-                                     pending[i]);
+        st__growbuf_commit(&o->b, st_fmt_put_dropped(p, src[i].last_ns ? src[i].last_ns : r->rings[i].h.b_ns,
+                                                      r->rings[i].h.tid, pending[i]));
         o->drops += pending[i];
     }
 }
@@ -368,7 +366,7 @@ out_names:
     st__rv_names_free(&nm);
 out_free:
     st__merge_free(&merge);
-    free(o.buf);
+    st__growbuf_free(&o.b);
     free(pending);
     free(src);
     return ret;
