@@ -48,31 +48,34 @@ void st__growbuf_puts(struct st__growbuf *b, const char *s)
     st__growbuf_put(b, s, strlen(s));
 }
 
-void st__growbuf_printf(struct st__growbuf *b, const char *fmt, ...)
+void st__growbuf_vprintf(struct st__growbuf *b, const char *fmt, va_list ap)
 {
     char small[256];
     uint8_t *at;
-    va_list ap;
+    va_list again;
     int n;
 
-    va_start(ap, fmt);
+    va_copy(again, ap);
     n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
     if (n < 0) {
         b->failed = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
+    } else if ((size_t)n < sizeof small) {
         st__growbuf_put(b, small, (size_t)n);
-        return;
+    } else if ((at = st__growbuf_room(b, (size_t)n + 1))) {
+        /* Longer than the stack buffer: format again straight into the buffer. */
+        vsnprintf((char *)at, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
     }
-    /* Longer than the stack buffer: format again straight into the buffer. */
-    if (!(at = st__growbuf_room(b, (size_t)n + 1)))
-        return;
+    va_end(again);
+}
+
+void st__growbuf_printf(struct st__growbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+
     va_start(ap, fmt);
-    vsnprintf((char *)at, (size_t)n + 1, fmt, ap);
+    st__growbuf_vprintf(b, fmt, ap);
     va_end(ap);
-    b->len += (size_t)n;
 }
 
 void st__growbuf_free(struct st__growbuf *b)

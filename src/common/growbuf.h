@@ -7,6 +7,7 @@
 #ifndef ST_COMMON_GROWBUF_H
 #define ST_COMMON_GROWBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,9 @@ void st__growbuf_puts(struct st__growbuf *b, const char *s);
 
 /* Appends printf-style text (without a NUL). */
 void st__growbuf_printf(struct st__growbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The same with a va_list (consumed). */
+void st__growbuf_vprintf(struct st__growbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Frees the memory and empties the buffer (failed cleared too). */
 void st__growbuf_free(struct st__growbuf *b);

@@ -6,7 +6,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
@@ -33,30 +32,14 @@ static void append(struct st_out *out, const char *s, size_t n)
 
 void st_out_printf(struct st_out *out, const char *fmt, ...)
 {
-    char small[512], *big;
+    size_t at = out->text.len;
     va_list ap;
-    int n;
 
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    st__growbuf_vprintf(&out->text, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        out->text.failed = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        append(out, small, (size_t)n);
-        return;
-    }
-    if (!(big = malloc((size_t)n + 1))) {
-        out->text.failed = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    append(out, big, (size_t)n);
-    free(big);
+    for (size_t i = at; i < out->text.len; i++)
+        out->line += out->text.data[i] == '\n';
 }
 
 void st_out_c_escaped(struct st_out *out, const char *s)

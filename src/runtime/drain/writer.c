@@ -87,12 +87,6 @@ int st__lazy_flag;
 static sem_t kick;
 static int writer_up; /* atomic: the thread runs, kicks are worth posting */
 
-/* A ring being merged in a pass: its merge source, and what the pass saw of its thread. */
-struct cursor {
-    struct st_ring *r;
-    bool exited; /* thread gone when the pass began */
-};
-
 /* Owned by the writer thread. */
 static struct {
     int fd;
@@ -110,8 +104,8 @@ static struct {
     uint64_t stage_events, stage_drops;
     struct st_clock_conv conv;
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
-    struct cursor *cur;   /* the rings of this pass ... */
-    struct st__merge_src *src; /* ... and their merge sources, index for index */
+    struct st__merge_src *src; /* the rings of this pass as merge sources (owner: the ring) ... */
+    bool *exited;         /* ... and whether its thread was gone when the pass began */
     size_t ncur, cap_cur;
     struct st__merge merge;
 } wt = {.fd = -1};
@@ -238,7 +232,7 @@ static bool crash_begin(void)
 
     for (size_t i = 0; i < wt.ncur; i++) {
         struct st__merge_src *c = &wt.src[i];
-        struct st_ring *b = wt.cur[i].r;
+        struct st_ring *b = c->owner;
         if (!b->file_hdr || (c->pos == b->tail && !b->cons_staged_drop))
             continue;
         st__ring_file_inflight_begin(b, c->pos, b->cons_staged_drop, wt.off, wt.len, wt.dev, wt.ino);
@@ -252,7 +246,7 @@ static void crash_publish(void)
 {
     for (size_t i = 0; i < wt.ncur; i++) {
         struct st__merge_src *c = &wt.src[i];
-        struct st_ring *b = wt.cur[i].r;
+        struct st_ring *b = c->owner;
         if (!b->file_hdr || (c->pos == b->tail && !b->cons_staged_drop))
             continue;
         __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
@@ -484,10 +478,10 @@ static int snapshot(void)
         n++;
     if (n > wt.cap_cur) {
         size_t cap = n * 2;
-        struct cursor *c = realloc(wt.cur, cap * sizeof *c);
-        struct st__merge_src *s = c ? realloc(wt.src, cap * sizeof *s) : NULL;
-        if (c)
-            wt.cur = c;
+        bool *e = realloc(wt.exited, cap * sizeof *e);
+        struct st__merge_src *s = e ? realloc(wt.src, cap * sizeof *s) : NULL;
+        if (e)
+            wt.exited = e;
         if (!s) {
             st__ring_unlock();
             return -ENOMEM; /* try again next pass */
@@ -498,7 +492,7 @@ static int snapshot(void)
     wt.ncur = 0;
     for (struct st_ring *r = st__rings; r; r = r->next) {
         size_t i = wt.ncur++;
-        wt.cur[i] = (struct cursor){r, __atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) != 0};
+        wt.exited[i] = __atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) != 0;
         /* The ring's pointer and geometry copied, so the merge reads none of the producer's lines. */
         wt.src[i] = (struct st__merge_src){.ring = r->ring, .mask = r->mask, .size = r->size, .pos = r->tail,
                                            .end = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
@@ -512,8 +506,8 @@ static int snapshot(void)
 static void reap(void)
 {
     for (size_t i = 0; i < wt.ncur; i++) {
-        struct st_ring *r = wt.cur[i].r, **pp;
-        if (!wt.cur[i].exited || r->tail != wt.src[i].end || __atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
+        struct st_ring *r = wt.src[i].owner, **pp;
+        if (!wt.exited[i] || r->tail != wt.src[i].end || __atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
             continue;
         st__ring_lock();
         for (pp = &st__rings; *pp && *pp != r; pp = &(*pp)->next)
@@ -536,18 +530,18 @@ static void pass(bool all_drops)
         struct st_clock_anchor now = st__ts_sample();
         st__ring_file_sync_names();
         for (size_t i = 0; i < wt.ncur; i++)
-            if (wt.cur[i].r->file_hdr)
-                st__ring_file_note_anchor(wt.cur[i].r, now.raw, now.ns);
+            if (((struct st_ring *)wt.src[i].owner)->file_hdr)
+                st__ring_file_note_anchor(wt.src[i].owner, now.raw, now.ns);
     }
     if (wt.fd >= 0) {
         st__ts_conv_update(&wt.conv);
         if (stage_mappings(st__reg_count()) < 0 || st__merge_run(&wt.merge, wt.src, wt.ncur, &wt.conv, &stage_sink) == -EIO)
             goto out;
         for (size_t i = 0; i < wt.ncur; i++) {
-            struct st_ring *r = wt.cur[i].r;
+            struct st_ring *r = wt.src[i].owner;
             uint64_t n;
             /* st__ring_lost: drops of threads that ended or had no ring (ring.h), reported like theirs */
-            if (!(all_drops || wt.cur[i].exited || r == &st__ring_lost) ||
+            if (!(all_drops || wt.exited[i] || r == &st__ring_lost) ||
                 !__atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
                 continue;
             n = __atomic_exchange_n(&r->pending_drop, 0, __ATOMIC_RELAXED);
