@@ -41,7 +41,7 @@
 
 static const char payload_string[] = "sixteen-chars-ok"; /* 16 characters */
 
-/* The runtime's default bufsize (README; ST_BUFSIZE_DEFAULT), restored after the
+/* The runtime's default bufsize (README; ST_RING_SIZE_DEFAULT), restored after the
  * 128M hot-path buffers, since a configuration cannot ask for "the default". */
 #define BENCH_DEFAULT_BUFSIZE "4M"
 
