@@ -1,6 +1,6 @@
 /*
  * The uftrace.data writer of the exporter, on the shared uftrace writers
- * (uftrace/uftrace_write.h; format in uftrace/uftrace_format.h).
+ * (uftrace/uftrace_write.h; format in format/uftrace_format.h).
  *
  * What it writes:
  *   TID.dat      per thread: ENTRY/EXIT of calls, EVENT for instant events

@@ -5,7 +5,7 @@
  * first and __cyg_profile_func_exit(this_fn, site) last. Per call, a hook
  * does: one TLS load, the nesting guard, one load of the process state,
  * the depth bookkeeping, a raw timestamp and a 16-byte store into the
- * thread's current chunk (uftrace/uftrace_format.h), published by a release store of
+ * thread's current chunk (format/uftrace_format.h), published by a release store of
  * `cur`. No lock, no allocation, no system call, except when the chunk
  * is full (st__ft_rotate, once per flush unit).
  *

@@ -2,7 +2,7 @@
  * The hooks and the writer, driven directly: a child process (this program
  * re-executed with a configuration) calls __cyg_profile_func_enter/exit
  * with made-up function addresses, and the parent decodes the <tid>.dat
- * files it leaves (uftrace/uftrace_format.h) and checks them record by record: types,
+ * files it leaves (format/uftrace_format.h) and checks them record by record: types,
  * depths, addresses, magic, times, pairing, LOST accounting, plus the
  * task.txt and info files.
  *
