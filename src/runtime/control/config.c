@@ -32,13 +32,14 @@
 #include "control.h"
 #include "diag.h"
 #include "drain.h"
+#include "nearest.h"
 
 /* Every part: the lower layers' fixed, those above registered; in layer order. */
 #define MAX_PARTS 8
 static const struct st__cfg_part *parts[MAX_PARTS] = {
-    &st__events_cfg_part, &st__ring_cfg_part, &st__backends_cfg_part, &st__drain_cfg_part,
+    &st__events_cfg_part, &st__ring_cfg_part, &st__backends_cfg_part, &st__drain_cfg_part, &st__control_cfg_part,
 };
-static size_t nparts = 4;
+static size_t nparts = 5;
 static pthread_mutex_t parts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int st__cfg_register(const struct st__cfg_part *part)
@@ -106,21 +107,56 @@ static const struct st__cfg_key *find_key(const struct txn *t, const char *key, 
     return NULL;
 }
 
-/* One item, already unescaped (it stays valid until the transaction ends). */
+/* "unknown key 'X'", with the nearest keys there are. */
+static int unknown_key(const struct txn *t, const char *key, char *err, size_t errlen)
+{
+    struct st__nearest near;
+    char list[256];
+
+    st__nearest_init(&near, key);
+    for (size_t i = 0; i < t->nparts; i++)
+        for (size_t k = 0; k < t->parts[i]->nkeys; k++)
+            if (t->parts[i]->keys[k].name)
+                st__nearest_offer(&near, t->parts[i]->keys[k].name);
+    if (st__nearest_list(&near, list, sizeof list))
+        st__errmsg(err, errlen, "unknown key '%s' (did you mean %s?)", key, list);
+    else
+        st__errmsg(err, errlen, "unknown key '%s'", key);
+    return -EINVAL;
+}
+
+/* s without the blanks (spaces, tabs, line breaks) around it, in place. */
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+/*
+ * One item, already unescaped (it stays valid until the transaction ends).
+ * Blanks around the item, its key and its value are not part of them:
+ * "enable=job_*, file=x" means what it says.
+ */
 static int parse_item(struct txn *t, char *item, char *err, size_t errlen)
 {
     char *eq = strchr(item, '=');
-    const char *value = eq ? eq + 1 : item;
+    const char *value = eq ? trim(eq + 1) : item;
     const struct st__cfg_key *key;
     size_t part;
 
-    if (eq)
+    if (eq) {
         *eq = '\0';
-    key = find_key(t, eq ? item : NULL, &part);
-    if (!key) {
-        st__errmsg(err, errlen, "unknown key '%s'", item);
-        return -EINVAL;
+        item = trim(item);
     }
+    key = find_key(t, eq ? item : NULL, &part);
+    if (!key)
+        return unknown_key(t, item, err, errlen);
     t->opens_file |= key->opens_file;
     return key->parse(t->states[part], value, err, errlen);
 }
@@ -143,6 +179,7 @@ static int parse_items(struct txn *t, char *err, size_t errlen)
         if (*s)
             s++;
         *o = '\0'; /* o <= s - 1 when a separator was taken: the next item is intact */
+        item = trim(item);
         if (*item && (ret = parse_item(t, item, err, errlen)) < 0)
             return ret;
     }

@@ -37,6 +37,12 @@ int st__cfg_register(const struct st__cfg_part *part);
 /* Applies a configuration as one transaction (config_part.h); in_init: SIMPLETRACE at start-up. */
 int st__cfg_apply(const char *config, bool in_init, char *err, size_t errlen);
 
+/* At exit, after the last records are written: what the run lost or never did (exit_report.c). */
+void st__exit_report(void);
+
+/* drop-report=on|off: the exit report's configuration part. */
+extern const struct st__cfg_part st__control_cfg_part;
+
 /* Serialises configuration transactions and fork. */
 void st__ctl_lock(void);
 void st__ctl_unlock(void);

@@ -64,6 +64,7 @@ static void fork_child(void)
 static void at_exit(void)
 {
     st__drain_exit();
+    st__exit_report();
 }
 
 /* Applies SIMPLETRACE; an error is one line on stderr and the program goes on. */

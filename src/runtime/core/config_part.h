@@ -40,7 +40,8 @@ enum st__cfg_layer {
     ST_CFG_CORE = 0,
     ST_CFG_BACKENDS = 1,
     ST_CFG_DRAIN = 2,
-    ST_CFG_MONITOR = 3,
+    ST_CFG_CONTROL = 3,
+    ST_CFG_MONITOR = 4,
 };
 
 /* A part's keys and phases. Every member but keys may be NULL. */

@@ -40,6 +40,7 @@
 
 #include "glob_match.h"
 #include "growbuf.h"
+#include "nearest.h"
 #include "trace_format.h"
 
 struct slot {
@@ -52,6 +53,8 @@ struct slot {
 struct rule {
     char *pattern; /* without the leading '-' */
     bool enable;
+    bool configured; /* from a configuration (SIMPLETRACE, st_configure), not st_event_set_enabled */
+    bool matched;    /* some event registered so far matched it */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,7 +127,7 @@ static int reserve_rules(size_t extra)
 }
 
 /* Appends a rule (room reserved, pattern owned), dropping an identical one. */
-static void push_rule(char *pattern, bool enable)
+static void push_rule(char *pattern, bool enable, bool configured, bool matched)
 {
     for (size_t i = 0; i < nrules; i++) {
         if (strcmp(rules[i].pattern, pattern) == 0) {
@@ -134,8 +137,7 @@ static void push_rule(char *pattern, bool enable)
             break;
         }
     }
-    rules[nrules].pattern = pattern;
-    rules[nrules].enable = enable;
+    rules[nrules] = (struct rule){pattern, enable, configured, matched};
     nrules++;
 }
 
@@ -186,7 +188,7 @@ void st__reg_rules_add(char **patterns, const bool *enable, size_t n)
     reserved -= n;
     for (size_t i = 0; i < n; i++) {
         apply_pattern(patterns[i], enable[i], &found);
-        push_rule(patterns[i], enable[i]);
+        push_rule(patterns[i], enable[i], true, found > 0);
         patterns[i] = NULL;
     }
     pthread_mutex_unlock(&reg_lock);
@@ -229,7 +231,7 @@ int st__reg_set_enabled(const char *pattern, bool enable)
         }
     }
     avail = apply_pattern(pattern, enable, &found);
-    push_rule(copy, enable);
+    push_rule(copy, enable, false, found > 0);
     pthread_mutex_unlock(&reg_lock);
     return avail;
 fail:
@@ -315,8 +317,10 @@ static void apply_rules_to(struct st_event *ev)
     bool on = false;
 
     for (size_t i = 0; i < nrules; i++)
-        if (glob(rules[i].pattern, ev->name))
+        if (glob(rules[i].pattern, ev->name)) {
             on = rules[i].enable;
+            rules[i].matched = true;
+        }
     set_event(ev, on);
 }
 
@@ -410,6 +414,34 @@ static void quote_into(struct st__growbuf *out, const char *s)
         else
             st__growbuf_put(out, s, 1);
     }
+}
+
+void st__reg_unmatched(void (*fn)(const char *pattern, bool enable, const char *nearest, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < nrules; i++) {
+        struct st__nearest near;
+        char list[256];
+        if (!rules[i].configured || rules[i].matched)
+            continue;
+        st__nearest_init(&near, rules[i].pattern);
+        for (uint32_t k = 0; k < nslots; k++)
+            st__nearest_offer(&near, slots[k].name);
+        st__nearest_list(&near, list, sizeof list);
+        fn(rules[i].pattern, rules[i].enable, list, ctx);
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+uint32_t st__reg_enabled_count(void)
+{
+    uint32_t n = 0;
+
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++)
+        n += slots[i].ev && __atomic_load_n(&slots[i].ev->enabled, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&reg_lock);
+    return n;
 }
 
 int st__reg_decls(struct st__growbuf *out)

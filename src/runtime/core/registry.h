@@ -45,6 +45,17 @@ int st__reg_rules_reserve(size_t n);
 void st__reg_rules_add(char **patterns, const bool *enable, size_t n);
 void st__reg_rules_release(size_t n);
 
+/*
+ * Calls fn for each rule a configuration added that no registered event has
+ * matched so far (pattern without '-', enable false for a '-' rule), with
+ * the nearest event names as "'a', 'b'" ("" when none is near), under the
+ * registry's lock: fn must not call back into the registry.
+ */
+void st__reg_unmatched(void (*fn)(const char *pattern, bool enable, const char *nearest, void *ctx), void *ctx);
+
+/* Events enabled now. */
+uint32_t st__reg_enabled_count(void);
+
 /* Number of event IDs assigned so far (acquire: mappings are readable). */
 uint32_t st__reg_count(void);
 

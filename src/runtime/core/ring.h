@@ -212,6 +212,9 @@ void st__ring_fork_child(void);
 /* Sets the size of rings created from now on (already validated). */
 void st__ring_set_size(size_t size);
 
+/* The size of rings created from now on. */
+size_t st__ring_size(void);
+
 /*
  * Settings that must be the same for every ring (clock kind, policy) change
  * only while no ring exists or is being created. st__ring_mode_lock()

@@ -99,6 +99,11 @@ void st__ring_set_size(size_t size)
     __atomic_store_n(&ring_size, size, __ATOMIC_RELAXED);
 }
 
+size_t st__ring_size(void)
+{
+    return __atomic_load_n(&ring_size, __ATOMIC_RELAXED);
+}
+
 int st__ring_mode_lock(void)
 {
     pthread_mutex_lock(&mode_mutex);

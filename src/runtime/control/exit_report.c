@@ -1,0 +1,122 @@
+/*
+ * What a run lost or never did, said once at exit on stderr (nothing is
+ * lost without a word):
+ *
+ *   - a configured pattern that matched no event, with the nearest names;
+ *   - a trace file that holds no events because none was enabled;
+ *   - events dropped because the thread buffers were full, how many of
+ *     how many, and what keeps them (drop-report=off silences this one).
+ *
+ * Only the process that applied the configuration reports the patterns (a
+ * fork child inherits them); every process reports its own file and drops.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simpletrace/api.h>
+
+#include "control.h"
+#include "diag.h"
+#include "drain.h"
+#include "registry.h"
+#include "ring.h"
+
+static int drop_report = 1;   /* drop-report=on|off (atomic) */
+static pid_t configured_by;   /* the process that applied a configuration (atomic) */
+
+static void say_unmatched(const char *pattern, bool enable, const char *nearest, void *ctx)
+{
+    (void)ctx;
+    if (*nearest)
+        st__diag("simpletrace", "pattern '%s%s' matched no event (did you mean %s?)", enable ? "" : "-", pattern,
+                 nearest);
+    else
+        st__diag("simpletrace", "pattern '%s%s' matched no event", enable ? "" : "-", pattern);
+}
+
+/* "4M" for a power of two of KiB or MiB, else bytes. */
+static void size_text(size_t n, char *buf, size_t len)
+{
+    if (n >= ((size_t)1 << 20) && !(n & (((size_t)1 << 20) - 1)))
+        snprintf(buf, len, "%zuM", n >> 20);
+    else if (n >= 1024 && !(n & 1023))
+        snprintf(buf, len, "%zuK", n >> 10);
+    else
+        snprintf(buf, len, "%zu", n);
+}
+
+void st__exit_report(void)
+{
+    struct st_ring_counters rc;
+    struct st_drain_counters dc;
+    char path[4096], size[32];
+    uint64_t produced, dropped;
+    bool file_on;
+    int error;
+
+    if (__atomic_load_n(&configured_by, __ATOMIC_RELAXED) == getpid())
+        st__reg_unmatched(say_unmatched, NULL);
+    if (!st__file_in_use())
+        return; /* no trace file (flight mode, monitor only, the log backend): nothing to say of one */
+    st__file_status(path, sizeof path, &file_on, &error);
+    st__ring_counters(&rc);
+    st__drain_counters(&dc);
+    produced = rc.committed + rc.dropped;
+    dropped = rc.dropped + dc.write_dropped;
+    if (produced == 0 && st__reg_enabled_count() == 0)
+        st__diag("simpletrace", "trace file '%s' holds no events: none was enabled (SIMPLETRACE='enable=PATTERN,...' "
+                 "or st_configure())", path);
+    if (dropped && __atomic_load_n(&drop_report, __ATOMIC_RELAXED)) {
+        size_text(st__ring_size(), size, sizeof size);
+        st__diag("simpletrace", "%" PRIu64 " of %" PRIu64 " events were dropped (thread buffers full%s); a larger "
+                 "bufsize= (now %s) or fewer enabled events keeps them; drop-report=off silences this",
+                 dropped, produced, dc.write_dropped ? ", or a failed write" : "", size);
+    }
+}
+
+/* --- configuration: drop-report=on|off ----------------------------------------------- */
+
+static int parse_drop_report(void *state, const char *v, char *err, size_t errlen)
+{
+    int *on = state;
+
+    if (strcmp(v, "on") == 0)
+        *on = 1;
+    else if (strcmp(v, "off") == 0)
+        *on = 0;
+    else {
+        st__errmsg(err, errlen, "invalid drop-report '%s': want on or off", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void report_init(void *state)
+{
+    *(int *)state = -1;
+}
+
+static void report_commit(void *state, const struct st__cfg_view *view)
+{
+    int on = *(int *)state;
+
+    (void)view;
+    __atomic_store_n(&configured_by, getpid(), __ATOMIC_RELAXED);
+    if (on >= 0)
+        __atomic_store_n(&drop_report, on, __ATOMIC_RELAXED);
+}
+
+static const struct st__cfg_key keys[] = {{"drop-report", false, parse_drop_report}};
+
+const struct st__cfg_part st__control_cfg_part = {
+    .name = "exit report",
+    .layer = ST_CFG_CONTROL,
+    .keys = keys,
+    .nkeys = 1,
+    .state_size = sizeof(int),
+    .init = report_init,
+    .commit = report_commit,
+};
