@@ -36,7 +36,7 @@ case ":$(pkg-config --variable pc_path pkg-config 2>/dev/null):" in
 esac
 # The loader finds libsimpletrace.so in a directory of /etc/ld.so.conf once
 # its cache knows it (ldconfig, as root); anywhere else only if told.
-if "$ldconfig" -v -N 2>/dev/null | grep -q "^$libdir:"; then
+if "$ldconfig" -v -N 2>/dev/null | awk -F: -v dir="$libdir" '$1 == dir {found = 1} END {exit !found}'; then
   if [ "$(id -u)" -eq 0 ]; then
     "$ldconfig" || die "ldconfig failed"
   else
