@@ -1,24 +1,28 @@
-# Thin front end over Meson/ninja. Every target installs the Debian packages
-# it needs first (scripts/deps.sh), so a fresh machine needs only `make X`.
+# Thin front end over Meson/ninja. `make` and `make install` never change the
+# system: a missing tool or library is named with its Debian package
+# (scripts/deps.sh --check). The set-up commands `make demo` and `make check`
+# (and `make bench`) install the Debian packages they need themselves.
 BUILD  ?= build
+# `make install` builds in a directory of its own, only what it installs.
+INSTALL_BUILD ?= build-install
 PREFIX ?= /usr/local
-MESON_SETUP = meson setup --reconfigure
 
 .PHONY: all deps check demo bench soak install clean fuzz
 
-all: deps $(BUILD)/build.ninja
+all:
+	@bash scripts/deps.sh --check build
+	test -f $(BUILD)/build.ninja || meson setup $(BUILD)
 	ninja -C $(BUILD)
 
+# Installs the Debian packages `make` needs.
 deps:
 	@bash scripts/deps.sh build
-
-$(BUILD)/build.ninja:
-	meson setup $(BUILD)
 
 check:
 	@bash scripts/check.sh
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh $(BUILD)
 
 bench: deps
@@ -28,12 +32,14 @@ bench: deps
 soak: deps
 	@bash scripts/bench.sh soak
 
-install: all
-	meson configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
-	meson install -C $(BUILD)
+# The command, headers, libraries, pkg-config files and CMake package under
+# PREFIX (libraries in PREFIX/lib); DESTDIR stages it. README "Installing".
+install:
+	@bash scripts/deps.sh --check install
+	@bash scripts/install.sh $(INSTALL_BUILD) $(abspath $(PREFIX))
 
 fuzz:
 	@bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf $(BUILD) build-plain build-asan build-tsan build-fuzz build-bench
+	rm -rf $(BUILD) $(INSTALL_BUILD) build-plain build-asan build-tsan build-fuzz build-bench

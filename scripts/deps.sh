@@ -1,20 +1,81 @@
 #!/usr/bin/env bash
-# Installs the Debian packages a make target needs, when they are missing.
-# Usage: deps.sh build|check|bench
-set -euo pipefail
-want=(meson ninja-build gcc g++ binutils pkg-config)
-case "${1:-build}" in
-  check) want+=(clang libclang-rt-14-dev g++ python3 uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap binutils util-linux) ;;
-  bench) want+=(hyperfine g++ liblttng-ust-dev lttng-tools babeltrace2 uftrace) ;;
+# The Debian packages a make target needs.
+# Usage: deps.sh [--check] build|install|check|bench
+#   build    `make`: the whole build, tests and benchmarks included
+#   install  `make install`: the libraries and the command only
+#   check    build + what the test suite runs (sanitizers, fuzzers, cmake, peers)
+#   bench    build + the peers the benchmarks compare against
+# Without --check, installs what is missing (apt-get, as root or through
+# sudo): the set-up commands, `make demo` and `make check` (and `make bench`).
+# With --check, installs nothing: names each missing tool or library with the
+# Debian package that provides it and fails, for `make` and `make install`,
+# which never change the system.
+set -uo pipefail
+mode=install
+if [ "${1:-}" = --check ]; then mode=check; shift; fi
+set_name=${1:-build}
+case "$set_name" in
+  install) want=(meson ninja-build gcc binutils libc6-dev) ;;
+  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config) ;;
+  check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3
+               uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap util-linux) ;;
+  bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
+               babeltrace2 uftrace) ;;
+  *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
 esac
+
+have() { # command... : all of them are on PATH
+  local c
+  for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done
+}
+# Whether a package's tools or headers are there. Checked by what it
+# provides rather than by asking dpkg, so a tool installed another way (pip's
+# meson, a hand-built ninja) counts; the others are asked of dpkg.
+present() { # package
+  case $1 in
+    meson) have meson ;;
+    ninja-build) have ninja ;;
+    gcc) have cc ;;
+    g++) have c++ ;;
+    binutils) have ld objcopy ar ;;
+    libc6-dev) have cc && printf '#include <stdio.h>\n#include <pthread.h>\n' | cc -E -x c - >/dev/null 2>&1 ;;
+    pkg-config) have pkg-config ;;
+    cmake) have cmake ;;
+    python3) have python3 ;;
+    *) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' ;;
+  esac
+}
+# What to call a missing package in a message: the tool the build looks for.
+what() { # package
+  case $1 in
+    ninja-build) echo ninja ;; gcc) echo "a C compiler (cc)" ;; g++) echo "a C++ compiler (c++)" ;;
+    binutils) echo "ld, objcopy, ar" ;; libc6-dev) echo "the C library headers" ;;
+    *) echo "$1" ;;
+  esac
+}
+
 missing=()
 for p in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  present "$p" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$mode" = check ]; then
+  for p in "${missing[@]}"; do
+    echo "deps: missing $(what "$p"): Debian package $p" >&2
+  done
+  sudo="sudo "
+  [ "$(id -u)" -eq 0 ] && sudo=""
+  echo "deps: install with: ${sudo}apt-get install ${missing[*]}" >&2
+  case "$set_name" in
+    build|install) echo "deps: (or run \`make demo\` or \`make check\`: they install what they need)" >&2 ;;
+  esac
+  exit 1
+fi
+
 echo "deps: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo apt-get update -qq || exit 1
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || exit 1
