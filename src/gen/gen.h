@@ -200,13 +200,6 @@ void st_gen_emit_printf_call(struct st_out *out, const struct st_gen *gen, const
 /* ---- formats (format_conv.c) -------------------------------------- */
 
 /*
- * Fills conv[i] with the printf conversion letter that consumes argument i of
- * the event's format ('*' for a width or precision argument); returns how
- * many arguments the format consumes (may exceed max; only max are stored).
- */
-unsigned st_gen_format_conversions(const char *fmt, char *conv, unsigned max);
-
-/*
  * Appends a validated format with its tokens (literals, PRI macros) separated
  * by one space: C++11 reads "x"PRIu64 as a user-defined literal suffix.
  */
