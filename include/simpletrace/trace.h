@@ -32,16 +32,25 @@
 extern "C" {
 #endif
 
+/*
+ * ST__NO_INSTRUMENT keeps a function out of -finstrument-functions: the
+ * inline functions below and every function of generated code carry it,
+ * so the function tracer (libsimpletrace-func) records the program's own
+ * calls, never trace_NAME() or its helpers (GCC instruments inline
+ * functions even where they are inlined).
+ */
 #if defined(__GNUC__)
 #define ST__LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ST__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define ST__HIDDEN __attribute__((visibility("hidden")))
+#define ST__NO_INSTRUMENT __attribute__((no_instrument_function))
 #else
 #define ST__LIKELY(x) (x)
 #define ST__UNLIKELY(x) (x)
 #define ST__PRINTF(a, b)
 #define ST__HIDDEN
+#define ST__NO_INSTRUMENT
 #endif
 
 /* Event flags (struct st_event.flags). */
@@ -85,7 +94,7 @@ ST_API int st_group_register(struct st_group *group);
 ST_API void st_group_unregister(struct st_group *group);
 
 /* True when ev is enabled; cheap enough to guard argument computation. */
-static inline int st_event_enabled(const struct st_event *ev)
+static inline ST__NO_INSTRUMENT int st_event_enabled(const struct st_event *ev)
 {
 #if defined(__GNUC__)
     return (int)ST__UNLIKELY(__atomic_load_n(&ev->enabled, __ATOMIC_RELAXED) != 0);
@@ -113,13 +122,13 @@ ST_API void st__simple_commit(struct st__record *rec);
 /* Length a string argument takes in a record: min(strlen(s), 512), 0 for NULL. */
 ST_API uint32_t st__strlen(const char *s);
 
-static inline void st__put_u64(struct st__record *rec, uint64_t v)
+static inline ST__NO_INSTRUMENT void st__put_u64(struct st__record *rec, uint64_t v)
 {
     memcpy(rec->pos, &v, 8);
     rec->pos += 8;
 }
 
-static inline void st__put_str(struct st__record *rec, const char *s, uint32_t len)
+static inline ST__NO_INSTRUMENT void st__put_str(struct st__record *rec, const char *s, uint32_t len)
 {
     memcpy(rec->pos, &len, 4);
     if (len)
@@ -156,7 +165,7 @@ ST_API void st__log(const char *fmt, ...) ST__PRINTF(1, 2);
 ST_API extern uint32_t st__ftrace_on;
 
 /* True while ftrace lines can be written: one load, so an unusable marker costs nothing. */
-static inline int st__ftrace_active(void)
+static inline ST__NO_INSTRUMENT int st__ftrace_active(void)
 {
 #if defined(__GNUC__)
     return (int)ST__LIKELY(__atomic_load_n(&st__ftrace_on, __ATOMIC_RELAXED) != 0);

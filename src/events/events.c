@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conversions.h"
+
 /* ---- small helpers ------------------------------------------------------ */
 
 /* Python's \s for ASCII: what tracetool strips and splits on. */
@@ -652,6 +654,9 @@ static int parse_event(const struct pctx *ctx, struct span line, struct st_event
         ev->fmt = dup_range(fmt.p, fmt.n);
         if (!ev->fmt)
             return fail_code(ctx, -ENOMEM, "out of memory");
+        char msg[sizeof ctx->err->message];
+        if (st__events_match_conversions(ev, msg, sizeof msg))
+            return fail(ctx, "%s", msg);
     }
     ev->name = dup_range(name.p, name.n);
     if (!ev->name)

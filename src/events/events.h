@@ -10,6 +10,10 @@
  *   args  := "void" | arg (',' arg)*        at most 10
  *   arg   := type name                      split at the last '*', else last blank
  *   format:= C string literals and PRI* macros, from the first '"' to the end of line
+ *
+ * A format's conversions must match the arguments as GCC's -Wformat
+ * matches them (conversions.c): one per argument, of a fitting kind and
+ * size, never %n.
  */
 #ifndef ST_EVENTS_H
 #define ST_EVENTS_H
@@ -34,6 +38,7 @@ struct st_arg {
     enum st_arg_kind kind; /* how it is recorded */
     bool is_signed;        /* integer type that is signed (int, int64_t, ssize_t, ...) */
     unsigned size;         /* integer size in bytes as on LP64 (bool 1, long 8); 8 for pointers */
+    char conv;             /* printf conversion letter that prints it ('*': a width or precision); 0 without a format */
 };
 
 /* One declared event. */
@@ -73,7 +78,7 @@ void st_events_free(struct st_event_list *list);
 
 /*
  * Parses one trace-events file and appends its events to list. Returns 0, or
- * -EINVAL (syntax; err says FILE:LINE: message) or -errno (I/O). On error
+ * -EINVAL (syntax, or a format that does not fit the arguments; err says FILE:LINE: message) or -errno (I/O). On error
  * the list is unchanged.
  */
 int st_events_parse_file(struct st_event_list *list, const char *path, struct st_events_error *err);

@@ -30,8 +30,9 @@ static void ftrace_h_event(struct st_out *out, const struct st_gen *gen, const s
 static void ftrace_c_epilogue(struct st_out *out, const struct st_gen *gen)
 {
     const char *g = gen->opt->group;
-    st_out_printf(out, "\nstatic void st__%s_ftrace_init(void) __attribute__((constructor));\n", g);
-    st_out_printf(out, "static void st__%s_ftrace_init(void)\n{\n    st__ftrace_init();\n}\n", g);
+    st_out_printf(out, "\nstatic ST__NO_INSTRUMENT void st__%s_ftrace_init(void) __attribute__((constructor));\n", g);
+    st_out_printf(out, "static ST__NO_INSTRUMENT void st__%s_ftrace_init(void)\n{\n    st__ftrace_init();\n}\n",
+                  g);
 }
 
 const struct st_gen_backend st_gen_backend_ftrace = {

@@ -70,11 +70,11 @@ static void emit_group(struct st_out *out, const struct st_gen *gen)
         st_out_printf(out, "\", st__%s_events, %zuu, 0 };\n", g, n);
     else
         st_out_printf(out, "\", NULL, 0u, 0 };\n");
-    st_out_printf(out, "\nstatic void st__%s_register(void) __attribute__((constructor));\n", g);
-    st_out_printf(out, "static void st__%s_register(void)\n{\n", g);
+    st_out_printf(out, "\nstatic ST__NO_INSTRUMENT void st__%s_register(void) __attribute__((constructor));\n", g);
+    st_out_printf(out, "static ST__NO_INSTRUMENT void st__%s_register(void)\n{\n", g);
     st_out_printf(out, "    (void)st_group_register(&st__%s_group);\n}\n", g);
-    st_out_printf(out, "\nstatic void st__%s_unregister(void) __attribute__((destructor));\n", g);
-    st_out_printf(out, "static void st__%s_unregister(void)\n{\n", g);
+    st_out_printf(out, "\nstatic ST__NO_INSTRUMENT void st__%s_unregister(void) __attribute__((destructor));\n", g);
+    st_out_printf(out, "static ST__NO_INSTRUMENT void st__%s_unregister(void)\n{\n", g);
     st_out_printf(out, "    st_group_unregister(&st__%s_group);\n}\n", g);
 }
 

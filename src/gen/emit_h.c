@@ -6,6 +6,10 @@
  *   static inline int trace_NAME_enabled(void)             guard for costly arguments
  *   static inline void trace_NAME(ARGS)                    the tracepoint
  *
+ * Both functions are ST__NO_INSTRUMENT (trace.h), as is every function
+ * generated code defines: -finstrument-functions must record the
+ * program's calls, not the tracing's.
+ *
  * A compiled-out event keeps its functions (callers still build) but they
  * reduce to nothing; an enabled one costs one load and one unlikely branch
  * until the event is switched on, then runs each backend's body in
@@ -158,10 +162,10 @@ static void emit_event(struct st_out *out, const struct st_gen *gen, const struc
         if (gen->opt->backends[i]->h_event_decl)
             gen->opt->backends[i]->h_event_decl(out, gen, ev);
     st_out_printf(out, "\n");
-    st_out_printf(out, "static inline int trace_%s_enabled(void)\n{\n", ev->name);
+    st_out_printf(out, "static inline ST__NO_INSTRUMENT int trace_%s_enabled(void)\n{\n", ev->name);
     emit_enabled_expr(out, gen, ev);
     st_out_printf(out, "}\n\n");
-    st_out_printf(out, "static inline void trace_%s(", ev->name);
+    st_out_printf(out, "static inline ST__NO_INSTRUMENT void trace_%s(", ev->name);
     emit_params(out, ev);
     st_out_printf(out, ")\n{\n");
     if (in)

@@ -136,11 +136,9 @@ static void flatten(const char *fmt, struct flat_fmt *f)
     f->text[f->len] = '\0';
 }
 
-/* A SystemTap format and which conversion consumes each argument. */
+/* A SystemTap format (which argument each conversion prints: the arguments' conv). */
 struct stap_fmt {
     struct st_out text; /* literal body */
-    char conv[ST_MAX_ARGS + 8];
-    unsigned nconv;
 };
 
 /* Converts one conversion spec at f->text[*i] (just after '%'). */
@@ -154,18 +152,10 @@ static void convert_spec(const struct flat_fmt *f, size_t *i, struct stap_fmt *s
         if (c == '\'' || strchr("hlLqjzt", c))
             continue; /* no grouping, no length: all integers are 64-bit */
         if (!strchr("-+ #0123456789.*", c)) {
-            if (c == '%') {
-                spec[n++] = '%';
-            } else {
-                spec[n++] = c == 'i' ? 'd' : c;
-                if (sf->nconv < sizeof sf->conv)
-                    sf->conv[sf->nconv++] = c;
-            }
+            spec[n++] = c == 'i' ? 'd' : c;
             (*i)++;
             break;
         }
-        if (c == '*' && sf->nconv < sizeof sf->conv)
-            sf->conv[sf->nconv++] = '*';
         if (n + 2 < sizeof spec)
             spec[n++] = c;
     }
@@ -177,7 +167,6 @@ static void stap_format(const char *fmt, struct stap_fmt *sf)
     struct flat_fmt f;
     flatten(fmt ? fmt : "", &f);
     st_out_init(&sf->text);
-    sf->nconv = 0;
     size_t i = 0, start = 0;
     while (i < f.len) {
         if (f.text[i] != '%') {
@@ -246,9 +235,9 @@ void st_gen_emit_log_stp(struct st_out *out, const struct st_gen *gen)
         st_out_printf(out, "    printf(\"%%d@%%d %s%s%.*s\\n\", pid(), gettimeofday_ns()", ev->name,
                       ev->fmt ? " " : "", (int)sf.text.text.len,
                       sf.text.text.data ? (const char *)sf.text.text.data : "");
-        for (unsigned a = 0; a < sf.nconv && a < ev->nargs; a++) {
+        for (unsigned a = 0; a < ev->nargs && ev->fmt; a++) {
             st_out_printf(out, ", ");
-            emit_log_value(out, &ev->args[a], sf.conv[a]);
+            emit_log_value(out, &ev->args[a], ev->args[a].conv);
         }
         st_out_printf(out, ")\n}\n");
         if (sf.text.text.failed)

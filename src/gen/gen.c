@@ -233,6 +233,44 @@ static int check_enabled_clashes(const struct st_event_list *list, char *errbuf,
     return 0;
 }
 
+/* ---- warnings ------------------------------------------------------------------ */
+
+/* Fields of a `simpletrace print` line written as NAME=VALUE: "ev 1.000 pid=14220 a=0x1". */
+static const char *const reader_fields[] = {"pid"};
+
+/* The reader field called name, or NULL. */
+static const char *reader_field(const char *name)
+{
+    for (size_t i = 0; i < sizeof reader_fields / sizeof reader_fields[0]; i++)
+        if (strcmp(name, reader_fields[i]) == 0)
+            return reader_fields[i];
+    return NULL;
+}
+
+/*
+ * An argument named like a reader field prints next to it: "pid=14220
+ * pid=0x378c", the record's pid and then the argument. Only a warning:
+ * the text must stay simpletrace.py's, which prints it so, and QEMU's own
+ * catalogue has such arguments (qio_channel_command_*(int pid)); the JSON
+ * output keeps the arguments apart under "args".
+ */
+static void warn_reader_fields(const struct st_gen_options *opt, const struct st_event_list *list)
+{
+    FILE *out = opt->warnings ? opt->warnings : stderr;
+    for (size_t i = 0; i < list->count; i++) {
+        const struct st_event_decl *ev = &list->events[i];
+        for (unsigned a = 0; a < ev->nargs; a++) {
+            const char *f = reader_field(ev->args[a].name);
+            if (f)
+                fprintf(out,
+                        "%s:%u: warning: argument '%s' of event '%s' prints as a second %s= field in "
+                        "`simpletrace print`, after the record's own (%s=14220 %s=0x378c); rename it to tell "
+                        "them apart\n",
+                        ev->file, ev->line, f, ev->name, f, f, f);
+        }
+    }
+}
+
 /* ---- the run ----------------------------------------------------------------- */
 
 /* Parses every input and checks the whole list and the names it would generate; 0 or the error with errbuf filled. */
@@ -270,6 +308,8 @@ int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t nin
     int rc = parse_inputs(&list, inputs, ninputs, errbuf, errlen);
     if (rc)
         goto done;
+    if (opt->format == ST_GEN_FORMAT_H)
+        warn_reader_fields(opt, &list);
     struct st_gen gen = {opt, &list, false};
     for (unsigned i = 0; i < opt->nbackends; i++)
         gen.any_records |= opt->backends[i]->records;

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "events.h"
 #include "growbuf.h"
@@ -77,6 +78,7 @@ struct st_gen_options {
     const char *provider;     /* dtrace/ust provider: a C identifier; NULL: the group name */
     const char *binary;       /* stp formats: the traced binary's path as the probes name it */
     const char *probe_prefix; /* stp formats: probe alias prefix; NULL: the provider name */
+    FILE *warnings;           /* where warnings go ("FILE:LINE: warning: ..."); NULL: stderr */
 };
 
 /* A generation run: the options and the parsed events, for the emitters. */
@@ -119,6 +121,9 @@ const struct st_gen_backend *const *st_gen_backends(void);
  * Parses the ninputs trace-events files and writes the output opt asks for.
  * Returns 0; -EINVAL for bad input (errbuf holds "FILE:LINE: message");
  * -errno for I/O (errbuf names the file). On error no output is written.
+ * With --format=h, what is legal but likely unwanted (an argument named
+ * like a field `simpletrace print` shows itself) is written to
+ * opt->warnings, once per build since every program generates one header.
  */
 int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t ninputs, char *errbuf,
                size_t errlen);
@@ -198,13 +203,6 @@ void st_gen_emit_printf_call(struct st_out *out, const struct st_gen *gen, const
                              const char *fn, const char *nl, bool guard_null, unsigned indent);
 
 /* ---- formats (format_conv.c) -------------------------------------- */
-
-/*
- * Fills conv[i] with the printf conversion letter that consumes argument i of
- * the event's format ('*' for a width or precision argument); returns how
- * many arguments the format consumes (may exceed max; only max are stored).
- */
-unsigned st_gen_format_conversions(const char *fmt, char *conv, unsigned max);
 
 /*
  * Appends a validated format with its tokens (literals, PRI macros) separated

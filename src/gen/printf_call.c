@@ -26,12 +26,10 @@ static bool needs_void_cast(const struct st_arg *arg, char conv)
 /* Writes the arguments of the call, cast where the format needs it. */
 static void emit_call_args(struct st_out *out, const struct st_event_decl *ev, bool guard_null)
 {
-    char conv[ST_MAX_ARGS] = {0};
-    unsigned n = st_gen_format_conversions(ev->fmt, conv, ST_MAX_ARGS);
     for (unsigned i = 0; i < ev->nargs; i++) {
         const struct st_arg *arg = &ev->args[i];
         st_out_printf(out, ", ");
-        if (guard_null && i < n && conv[i] == 's' && arg->kind == ST_ARG_STRING) {
+        if (guard_null && arg->conv == 's') {
             st_out_printf(out, "(");
             st_out_param(out, arg);
             st_out_printf(out, " ? ");
@@ -39,7 +37,7 @@ static void emit_call_args(struct st_out *out, const struct st_event_decl *ev, b
             st_out_printf(out, " : \"(null)\")");
             continue;
         }
-        if (i < n && needs_void_cast(arg, conv[i]))
+        if (needs_void_cast(arg, arg->conv))
             st_out_printf(out, "(const void *)");
         st_out_param(out, arg);
     }

@@ -114,7 +114,8 @@ static void test_shapes(void)
     ev = one(&l, "disable disable baz(void)\n");
     ok(ev && ev->disabled, "disable twice");
 
-    ev = one(&l, "ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10) \"%d\"\n");
+    ev = one(&l, "ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10) "
+                 "\"%d %d %d %d %d %d %d %d %d %d\"\n");
     ok(ev && ev->nargs == 10, "10 arguments");
     if (ev)
         is_str(ev->args[9].name, "a10", "10th argument name");
@@ -122,11 +123,12 @@ static void test_shapes(void)
     ev = one(&l, "x(int a,void) \"%d\"\n");
     ok(ev && ev->nargs == 1, "a void item is dropped");
 
-    ev = one(&l, "fmt(uint64_t v, const char *s) \"v=0x%\"PRIx64\" s=\\\"%s\\\" %\" PRIu32 \"\"\n");
+    ev = one(&l, "fmt(uint64_t v, const char *s, uint32_t n) \"v=0x%\"PRIx64\" s=\\\"%s\\\" %\" PRIu32 \"\"\n");
     if (ok(ev != NULL, "PRI macros, escaped quotes, empty literal"))
         is_str(ev->fmt, "\"v=0x%\"PRIx64\" s=\\\"%s\\\" %\" PRIu32 \"\"", "format verbatim");
 
-    ev = one(&l, "m(int a) \"%\" PRIdMAX \" %\" PRIXPTR \" %\" PRIo8 \" %\" PRIi16\n");
+    ev = one(&l, "m(int64_t a, uintptr_t b, uint8_t c, int16_t d) "
+                 "\"%\" PRIdMAX \" %\" PRIXPTR \" %\" PRIo8 \" %\" PRIi16\n");
     ok(ev != NULL, "PRI sizes MAX, PTR, 8, 16 and conversions X o i");
 
     ev = one(&l, "u(const char *str) \"\xc3\xa9t\xc3\xa9 \\t \\x41 %s\"\n");
@@ -146,6 +148,49 @@ static void test_shapes(void)
     is_int(l.nfiles, 2, "two files recorded");
     ok(parse(&l, "", &err) == 0 && l.count == 3, "empty file is fine");
     st_events_free(&l);
+}
+
+/* Parses one event line; its arguments' conversions must be convs ('-' for none). */
+static void check_convs(const char *line, const char *convs, const char *what)
+{
+    struct st_event_list l;
+    st_events_init(&l);
+    const struct st_event_decl *ev = one(&l, line);
+    char got[ST_MAX_ARGS + 1] = "";
+    for (unsigned i = 0; ev && i < ev->nargs; i++)
+        got[i] = ev->args[i].conv ? ev->args[i].conv : '-';
+    if (ok(ev != NULL, "%s: accepted", what))
+        is_str(got, convs, "%s: conversions", what);
+    st_events_free(&l);
+}
+
+/* Formats that fit their arguments, as -Wformat sees them on LP64. */
+static void test_conversions(void)
+{
+    check_convs("a(int i, uint64_t u, const char *s, void *p, size_t z) \"%d %\" PRIx64 \" %s %p %zu\"\n", "dxspu",
+                "one of each kind");
+    check_convs("a(int w, int x) \"[%*d]\"\n", "*d", "'*' width takes an int");
+    check_convs("a(unsigned w, const char *s) \"%.*s\"\n", "*s", "'*' precision takes an unsigned int too");
+    check_convs("a(int w1, uint64_t v, int w2, uint64_t e) \"0x%0*\" PRIx64 \"-0x%0*\"PRIx64\n", "*x*x",
+                "QEMU's pflash: '*' widths before PRI macros");
+    check_convs("a(uint64_t v, long l, unsigned long ul) \"%lx %ld %lu\"\n", "xdu", "l fits the 64-bit types (LP64)");
+    check_convs("a(long long a, unsigned long long b) \"%lld %llx\"\n", "dx", "ll fits long long");
+    check_convs("a(ssize_t a, ptrdiff_t b, int64_t c, uintptr_t d) \"%zd %td %jd %\" PRIxPTR\n", "ddd" "x",
+                "z, t, j and PRIxPTR");
+    check_convs("a(uint8_t a, int16_t b, int c, bool d) \"%hhx %hd %hhu %d\"\n", "xdud", "hh and h on int-sized types");
+    check_convs("a(uint8_t a, uint16_t b, uint32_t c, int d) \"%\" PRIx8 \" %\" PRIu16 \" %\" PRIX32 \" %\" PRIi32\n",
+                "xuXi", "narrow PRI macros on int-sized types");
+    check_convs("a(uint32_t a, int b, char c) \"%d %u %c\"\n", "duc", "signedness is not checked, %c takes a char");
+    check_convs("a(const char *s, char **v, unsigned char *b) \"%p %p %p\"\n", "ppp", "%p takes any pointer or string");
+    check_convs("a(int a) \"100%% %d %%\"\n", "d", "%% takes nothing");
+    check_convs("a(int a, int b) \"\\x25\" \"d \\045i\"\n", "di", "escaped '%' is a conversion, as for the compiler");
+    check_convs("a(int a) \"\\\\%d\"\n", "d", "an escaped backslash before '%'");
+    check_convs("a(int a, int b, int c, int d, int e) \"%-5d %+d %#x % d %'d\"\n", "ddxdd", "flags");
+    check_convs("a(const char *s, int n) \"%-20.10s %05.3d\"\n", "sd", "width and precision");
+    check_convs("a(int a) \"%\" \"d\"\n", "d", "a conversion across two literals");
+    check_convs("a(int a)\n", "-", "no format: nothing to match");
+    check_convs("a(void) \"x \" PRId64\n", "", "a PRI macro outside a conversion is text");
+    check_convs("disable a(void *env, uint64_t va) \"env=%p va=0x%lx\"\n", "px", "QEMU's hppa (disabled) formats");
 }
 
 struct bad_case {
@@ -201,6 +246,49 @@ static const struct bad_case bad_cases[] = {
     {"# just a comment", "t.te:1: does not end with a new line"},
     {"foo(int a)\0 \"x\"\n", "t.te:1: Malformed line: contains a NUL byte"},
     {"\n\n# c\nfoo(long long long x)\n", "t.te:4: Argument type 'long long long' is not a valid C type"},
+    /* formats against arguments: conversions.c */
+    {"ev(int x) \"x %s\"\n", "t.te:1: Argument 1 'x' is int but '%s' wants a string"},
+    {"ev(int a, unsigned char *b) \"%d %s\"\n",
+     "t.te:1: Argument 2 'b' is unsigned char * but '%s' wants a string (only char * and const char * are recorded "
+     "as strings)"},
+    {"ev(const char *name) \"%d\"\n", "t.te:1: Argument 1 'name' is const char * but '%d' wants an integer (use '%s' "
+                                      "for a string)"},
+    {"ev(void *p) \"%lx\"\n", "t.te:1: Argument 1 'p' is void * but '%lx' wants an integer (use '%p' for a pointer)"},
+    {"ev(uint64_t addr) \"%p\"\n",
+     "t.te:1: Argument 1 'addr' is uint64_t but '%p' wants a pointer (use '%\"PRIx64\"' for an integer)"},
+    {"ev(int x) \"%p\"\n", "t.te:1: Argument 1 'x' is int but '%p' wants a pointer (use '%x' for an integer)"},
+    {"ev(int64_t v) \"%d\"\n", "t.te:1: Argument 1 'v' is int64_t but '%d' wants int (use '%\"PRId64\"')"},
+    {"ev(int x) \"%ld\"\n", "t.te:1: Argument 1 'x' is int but '%ld' wants long (use '%d')"},
+    {"ev(uint64_t v) \"%llx\"\n",
+     "t.te:1: Argument 1 'v' is uint64_t but '%llx' wants unsigned long long (use '%\"PRIx64\"')"},
+    {"ev(long long v) \"%lu\"\n", "t.te:1: Argument 1 'v' is long long but '%lu' wants unsigned long (use '%llu')"},
+    {"ev(size_t n) \"%u\"\n", "t.te:1: Argument 1 'n' is size_t but '%u' wants unsigned int (use '%zu')"},
+    {"ev(uint32_t n) \"%\" PRIu64\n", "t.te:1: Argument 1 'n' is uint32_t but '%\"PRIu64\"' wants uint64_t (use '%u')"},
+    {"ev(uintptr_t p) \"%\" PRIx32\n",
+     "t.te:1: Argument 1 'p' is uintptr_t but '%\"PRIx32\"' wants unsigned int (use '%\"PRIxPTR\"')"},
+    {"ev(ptrdiff_t d) \"%hhd\"\n", "t.te:1: Argument 1 'd' is ptrdiff_t but '%hhd' wants int (use '%td')"},
+    {"ev(int64_t c) \"%c\"\n", "t.te:1: Argument 1 'c' is int64_t but '%c' wants int"},
+    {"ev(int x) \"%f\"\n", "t.te:1: Argument 1 'x' is int but '%f' wants a double"},
+    {"ev(int *p) \"%n\"\n", "t.te:1: Format conversion '%n' is forbidden: it writes through its argument"},
+    {"ev(int a) \"%d %d\"\n", "t.te:1: Format conversion '%d' needs argument 2, but the event has 1"},
+    {"ev(void) \"%d\"\n", "t.te:1: Format conversion '%d' needs argument 1, but the event has none"},
+    {"ev(int a) \"%*d\"\n", "t.te:1: Format conversion '%*d' needs argument 2, but the event has 1"},
+    {"ev(int a, int b) \"%d\"\n", "t.te:1: Argument 2 'b' has no conversion: the format prints 1 of the 2 arguments"},
+    {"ev(int a) \"\"\n", "t.te:1: Argument 1 'a' has no conversion: the format prints 0 of the 1 arguments"},
+    {"ev(int a, int b) \"%d\\0%d\"\n",
+     "t.te:1: Argument 2 'b' has no conversion: the format prints 1 of the 2 arguments"},
+    {"ev(uint64_t w, int x) \"%*d\"\n", "t.te:1: Argument 1 'w' is uint64_t but the '*' of '%*d' wants int"},
+    {"ev(const char *s, int x) \"%.*d\"\n", "t.te:1: Argument 1 's' is const char * but the '*' of '%.*d' wants int"},
+    {"ev(int x) \"%y\"\n", "t.te:1: Unknown format conversion '%y'"},
+    {"ev(int x) \"%5%\"\n", "t.te:1: Unknown format conversion '%5%'"},
+    {"ev(int x) \"%\\t\"\n", "t.te:1: Unknown format conversion '%\\x09'"},
+    {"ev(int x) \"%d %-0\"\n",
+     "t.te:1: Incomplete format conversion '%-0' at the end of the format (a percent sign is written %%)"},
+    {"ev(int x) \"%1$d\"\n", "t.te:1: Positional format conversion '%1$d' is not supported"},
+    {"ev(const char *s) \"%ls\"\n", "t.te:1: Length modifier 'l' does not apply to '%ls'"},
+    {"ev(long long x) \"%Ld\"\n", "t.te:1: Length modifier 'L' does not apply to '%Ld'"},
+    {"ev(uint64_t x) \"%l\" PRIx64\n", "t.te:1: Length modifier 'l' does not apply to '%l\"PRIx64\"'"},
+    {"ev(void *p) \"%zp\"\n", "t.te:1: Length modifier 'z' does not apply to '%zp'"},
 };
 
 /* Like parse() but with an explicit length, for inputs with NUL bytes. */
@@ -295,6 +383,16 @@ static void test_files(void)
     st_events_free(&l);
 }
 
+/* Arguments that a conversion of their event's format prints. */
+static size_t count_printed_args(const struct st_event_list *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->count; i++)
+        for (unsigned a = 0; a < l->events[i].nargs; a++)
+            n += l->events[i].args[a].conv != 0;
+    return n;
+}
+
 static void test_shared_fixtures(const char *shared)
 {
     char path[4096];
@@ -305,6 +403,13 @@ static void test_shared_fixtures(const char *shared)
     is_int(st_events_parse_file(&l, path, &err), 0, "QEMU trace-events-all parses");
     is_int(l.count, 932, "932 events");
     is_int(st_events_check(&l, &err), 0, "no duplicates in trace-events-all");
+    is_int(count_printed_args(&l), 1872, "every argument of trace-events-all has its conversion");
+    st_events_free(&l);
+    /* The system emulator's catalogue: every target, 15 disabled events (never compiled by QEMU). */
+    snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all.system-x86_64", shared);
+    is_int(st_events_parse_file(&l, path, &err), 0, "QEMU trace-events-all.system-x86_64 parses");
+    is_int(l.count, 6086, "6086 events");
+    is_int(count_printed_args(&l), 13090, "every argument of the system catalogue has its conversion");
     st_events_free(&l);
     snprintf(path, sizeof path, "%s/fixtures/edge/trace-events", shared);
     is_int(st_events_parse_file(&l, path, &err), 0, "edge trace-events parses");
@@ -319,6 +424,7 @@ int main(int argc, char **argv)
 {
     test_types();
     test_shapes();
+    test_conversions();
     test_errors();
     test_check_and_find();
     test_files();

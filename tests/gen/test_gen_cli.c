@@ -1,7 +1,8 @@
 /*
  * The `simpletrace gen` command line: options and their forms, exit
  * statuses (0 done, 1 bad input, 2 usage), default group names, stdout
- * output, several inputs, and that a failed run leaves no output behind.
+ * output, several inputs, that a failed run leaves no output behind, and
+ * warnings.
  *
  * usage: test_gen_cli SIMPLETRACE
  */
@@ -165,6 +166,30 @@ static void test_failures(void)
     is_int(gu_count_entries(scratch), 7, "failed runs left no file behind");
 }
 
+/* An argument named like a field `simpletrace print` shows itself: one warning per build, with the header. */
+static void test_warnings(void)
+{
+    struct gu_result r;
+    put("pid.te", "# a child process ended\nchild_exit(int pid, int status) \"pid %d status %d\"\n");
+    gen(&r, "--format=h", "-o", "pid.h", "pid.te", NULL, NULL);
+    is_int(r.status, 0, "argument 'pid': generated all the same");
+    is_str(r.err,
+           "pid.te:2: warning: argument 'pid' of event 'child_exit' prints as a second pid= field in "
+           "`simpletrace print`, after the record's own (pid=14220 pid=0x378c); rename it to tell them apart\n",
+           "argument 'pid': a warning with FILE:LINE");
+    char *h = get("pid.h");
+    ok(contains(h, "void trace_child_exit(int pid, int status)"), "argument 'pid': header written");
+    free(h);
+    gu_result_free(&r);
+    gen(&r, "--format=c", "-o", "pid.c", "pid.te", NULL, NULL);
+    ok(r.status == 0 && r.err && r.err[0] == '\0', "argument 'pid': no second warning for the source");
+    gu_result_free(&r);
+    put("child_pid.te", "child_exit(int child_pid, int status) \"pid %d status %d\"\n");
+    gen(&r, "--format=h", "-o", "child_pid.h", "child_pid.te", NULL, NULL);
+    ok(r.status == 0 && r.err && r.err[0] == '\0', "argument 'child_pid': no warning");
+    gu_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -179,6 +204,7 @@ int main(int argc, char **argv)
     test_usage();
     test_outputs();
     test_failures();
+    test_warnings();
     gu_rm_rf(scratch);
     free(scratch);
     free(abs);

@@ -9,20 +9,20 @@ extern "C" {
 
 static struct st_group st__empty_group = { sizeof(struct st_group), "empty", NULL, 0u, 0 };
 
-static void st__empty_register(void) __attribute__((constructor));
-static void st__empty_register(void)
+static ST__NO_INSTRUMENT void st__empty_register(void) __attribute__((constructor));
+static ST__NO_INSTRUMENT void st__empty_register(void)
 {
     (void)st_group_register(&st__empty_group);
 }
 
-static void st__empty_unregister(void) __attribute__((destructor));
-static void st__empty_unregister(void)
+static ST__NO_INSTRUMENT void st__empty_unregister(void) __attribute__((destructor));
+static ST__NO_INSTRUMENT void st__empty_unregister(void)
 {
     st_group_unregister(&st__empty_group);
 }
 
-static void st__empty_ftrace_init(void) __attribute__((constructor));
-static void st__empty_ftrace_init(void)
+static ST__NO_INSTRUMENT void st__empty_ftrace_init(void) __attribute__((constructor));
+static ST__NO_INSTRUMENT void st__empty_ftrace_init(void)
 {
     st__ftrace_init();
 }

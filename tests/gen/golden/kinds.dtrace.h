@@ -22,13 +22,13 @@ extern ST__HIDDEN struct st_event st__event_no_args;
 #define TRACE_NO_ARGS_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_no_args_semaphore;
 
-static inline int trace_no_args_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_args_enabled(void)
 {
     return TRACE_NO_ARGS_ENABLED && (st_event_enabled(&st__event_no_args) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_no_args_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_no_args(void)
+static inline ST__NO_INSTRUMENT void trace_no_args(void)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_no_args_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -41,13 +41,13 @@ extern ST__HIDDEN struct st_event st__event_no_format;
 #define TRACE_NO_FORMAT_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_no_format_semaphore;
 
-static inline int trace_no_format_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_format_enabled(void)
 {
     return TRACE_NO_FORMAT_ENABLED && (st_event_enabled(&st__event_no_format) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_no_format_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_no_format(int value)
+static inline ST__NO_INSTRUMENT void trace_no_format(int value)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_no_format_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -60,13 +60,13 @@ extern ST__HIDDEN struct st_event st__event_integers;
 #define TRACE_INTEGERS_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_integers_semaphore;
 
-static inline int trace_integers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_integers_enabled(void)
 {
     return TRACE_INTEGERS_ENABLED && (st_event_enabled(&st__event_integers) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_integers_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
+static inline ST__NO_INSTRUMENT void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_integers_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -79,13 +79,13 @@ extern ST__HIDDEN struct st_event st__event_c_types;
 #define TRACE_C_TYPES_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_c_types_semaphore;
 
-static inline int trace_c_types_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_c_types_enabled(void)
 {
     return TRACE_C_TYPES_ENABLED && (st_event_enabled(&st__event_c_types) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_c_types_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
+static inline ST__NO_INSTRUMENT void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_c_types_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -98,13 +98,13 @@ extern ST__HIDDEN struct st_event st__event_strings;
 #define TRACE_STRINGS_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_strings_semaphore;
 
-static inline int trace_strings_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_strings_enabled(void)
 {
     return TRACE_STRINGS_ENABLED && (st_event_enabled(&st__event_strings) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_strings_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_strings(const char *name, char *buf, const char *tight)
+static inline ST__NO_INSTRUMENT void trace_strings(const char *name, char *buf, const char *tight)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_strings_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -117,13 +117,13 @@ extern ST__HIDDEN struct st_event st__event_pointers;
 #define TRACE_POINTERS_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_pointers_semaphore;
 
-static inline int trace_pointers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_pointers_enabled(void)
 {
     return TRACE_POINTERS_ENABLED && (st_event_enabled(&st__event_pointers) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_pointers_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
+static inline ST__NO_INSTRUMENT void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_pointers_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -136,13 +136,13 @@ extern ST__HIDDEN struct st_event st__event_mixed;
 #define TRACE_MIXED_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_mixed_semaphore;
 
-static inline int trace_mixed_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_mixed_enabled(void)
 {
     return TRACE_MIXED_ENABLED && (st_event_enabled(&st__event_mixed) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_mixed_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
+static inline ST__NO_INSTRUMENT void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_mixed_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -155,13 +155,13 @@ extern ST__HIDDEN struct st_event st__event_ten;
 #define TRACE_TEN_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_ten_semaphore;
 
-static inline int trace_ten_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_ten_enabled(void)
 {
     return TRACE_TEN_ENABLED && (st_event_enabled(&st__event_ten) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_ten_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
+static inline ST__NO_INSTRUMENT void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_ten_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -173,12 +173,12 @@ static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int
 extern ST__HIDDEN struct st_event st__event_disabled_event;
 #define TRACE_DISABLED_EVENT_ENABLED 0
 
-static inline int trace_disabled_event_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_disabled_event_enabled(void)
 {
     return TRACE_DISABLED_EVENT_ENABLED && st_event_enabled(&st__event_disabled_event);
 }
 
-static inline void trace_disabled_event(int a, const char *s)
+static inline ST__NO_INSTRUMENT void trace_disabled_event(int a, const char *s)
 {
     (void)a;
     (void)s;
@@ -188,13 +188,13 @@ extern ST__HIDDEN struct st_event st__event_cxx_names;
 #define TRACE_CXX_NAMES_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_cxx_names_semaphore;
 
-static inline int trace_cxx_names_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_cxx_names_enabled(void)
 {
     return TRACE_CXX_NAMES_ENABLED && (st_event_enabled(&st__event_cxx_names) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_cxx_names_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_cxx_names(int st__new, const char *st__class, void *st__this)
+static inline ST__NO_INSTRUMENT void trace_cxx_names(int st__new, const char *st__class, void *st__this)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_cxx_names_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN
@@ -207,13 +207,13 @@ extern ST__HIDDEN struct st_event st__event_escapes;
 #define TRACE_ESCAPES_ENABLED 1
 extern ST__HIDDEN unsigned short kinds_escapes_semaphore;
 
-static inline int trace_escapes_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_escapes_enabled(void)
 {
     return TRACE_ESCAPES_ENABLED && (st_event_enabled(&st__event_escapes) ||
         ST__UNLIKELY(__atomic_load_n(&kinds_escapes_semaphore, __ATOMIC_RELAXED) != 0));
 }
 
-static inline void trace_escapes(int n)
+static inline ST__NO_INSTRUMENT void trace_escapes(int n)
 {
     if (ST__UNLIKELY(__atomic_load_n(&kinds_escapes_semaphore, __ATOMIC_RELAXED) != 0)) {
         ST__SYSMACRO_BEGIN

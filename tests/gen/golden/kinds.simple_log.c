@@ -100,14 +100,14 @@ static struct st_event *const st__kinds_events[] = {
 
 static struct st_group st__kinds_group = { sizeof(struct st_group), "kinds", st__kinds_events, 11u, 0 };
 
-static void st__kinds_register(void) __attribute__((constructor));
-static void st__kinds_register(void)
+static ST__NO_INSTRUMENT void st__kinds_register(void) __attribute__((constructor));
+static ST__NO_INSTRUMENT void st__kinds_register(void)
 {
     (void)st_group_register(&st__kinds_group);
 }
 
-static void st__kinds_unregister(void) __attribute__((destructor));
-static void st__kinds_unregister(void)
+static ST__NO_INSTRUMENT void st__kinds_unregister(void) __attribute__((destructor));
+static ST__NO_INSTRUMENT void st__kinds_unregister(void)
 {
     st_group_unregister(&st__kinds_group);
 }

@@ -15,12 +15,12 @@ extern "C" {
 extern ST__HIDDEN struct st_event st__event_no_args;
 #define TRACE_NO_ARGS_ENABLED 1
 
-static inline int trace_no_args_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_args_enabled(void)
 {
     return TRACE_NO_ARGS_ENABLED && st_event_enabled(&st__event_no_args);
 }
 
-static inline void trace_no_args(void)
+static inline ST__NO_INSTRUMENT void trace_no_args(void)
 {
     if (trace_no_args_enabled()) {
 #line 4 "kinds.trace-events"
@@ -32,12 +32,12 @@ static inline void trace_no_args(void)
 extern ST__HIDDEN struct st_event st__event_no_format;
 #define TRACE_NO_FORMAT_ENABLED 1
 
-static inline int trace_no_format_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_format_enabled(void)
 {
     return TRACE_NO_FORMAT_ENABLED && st_event_enabled(&st__event_no_format);
 }
 
-static inline void trace_no_format(int value)
+static inline ST__NO_INSTRUMENT void trace_no_format(int value)
 {
     if (trace_no_format_enabled()) {
 #line 5 "kinds.trace-events"
@@ -50,12 +50,12 @@ static inline void trace_no_format(int value)
 extern ST__HIDDEN struct st_event st__event_integers;
 #define TRACE_INTEGERS_ENABLED 1
 
-static inline int trace_integers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_integers_enabled(void)
 {
     return TRACE_INTEGERS_ENABLED && st_event_enabled(&st__event_integers);
 }
 
-static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
+static inline ST__NO_INSTRUMENT void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
 {
     if (trace_integers_enabled()) {
 #line 8 "kinds.trace-events"
@@ -67,12 +67,12 @@ static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u
 extern ST__HIDDEN struct st_event st__event_c_types;
 #define TRACE_C_TYPES_ENABLED 1
 
-static inline int trace_c_types_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_c_types_enabled(void)
 {
     return TRACE_C_TYPES_ENABLED && st_event_enabled(&st__event_c_types);
 }
 
-static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
+static inline ST__NO_INSTRUMENT void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
 {
     if (trace_c_types_enabled()) {
 #line 9 "kinds.trace-events"
@@ -84,12 +84,12 @@ static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned l
 extern ST__HIDDEN struct st_event st__event_strings;
 #define TRACE_STRINGS_ENABLED 1
 
-static inline int trace_strings_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_strings_enabled(void)
 {
     return TRACE_STRINGS_ENABLED && st_event_enabled(&st__event_strings);
 }
 
-static inline void trace_strings(const char *name, char *buf, const char *tight)
+static inline ST__NO_INSTRUMENT void trace_strings(const char *name, char *buf, const char *tight)
 {
     if (trace_strings_enabled()) {
 #line 12 "kinds.trace-events"
@@ -101,12 +101,12 @@ static inline void trace_strings(const char *name, char *buf, const char *tight)
 extern ST__HIDDEN struct st_event st__event_pointers;
 #define TRACE_POINTERS_ENABLED 1
 
-static inline int trace_pointers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_pointers_enabled(void)
 {
     return TRACE_POINTERS_ENABLED && st_event_enabled(&st__event_pointers);
 }
 
-static inline void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
+static inline ST__NO_INSTRUMENT void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
 {
     if (trace_pointers_enabled()) {
 #line 13 "kinds.trace-events"
@@ -118,12 +118,12 @@ static inline void trace_pointers(void *opaque, const void *cv, char **argv, uns
 extern ST__HIDDEN struct st_event st__event_mixed;
 #define TRACE_MIXED_ENABLED 1
 
-static inline int trace_mixed_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_mixed_enabled(void)
 {
     return TRACE_MIXED_ENABLED && st_event_enabled(&st__event_mixed);
 }
 
-static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
+static inline ST__NO_INSTRUMENT void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 {
     if (trace_mixed_enabled()) {
 #line 14 "kinds.trace-events"
@@ -135,12 +135,12 @@ static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 extern ST__HIDDEN struct st_event st__event_ten;
 #define TRACE_TEN_ENABLED 1
 
-static inline int trace_ten_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_ten_enabled(void)
 {
     return TRACE_TEN_ENABLED && st_event_enabled(&st__event_ten);
 }
 
-static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
+static inline ST__NO_INSTRUMENT void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
 {
     if (trace_ten_enabled()) {
 #line 17 "kinds.trace-events"
@@ -152,12 +152,12 @@ static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int
 extern ST__HIDDEN struct st_event st__event_disabled_event;
 #define TRACE_DISABLED_EVENT_ENABLED 0
 
-static inline int trace_disabled_event_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_disabled_event_enabled(void)
 {
     return TRACE_DISABLED_EVENT_ENABLED && st_event_enabled(&st__event_disabled_event);
 }
 
-static inline void trace_disabled_event(int a, const char *s)
+static inline ST__NO_INSTRUMENT void trace_disabled_event(int a, const char *s)
 {
     (void)a;
     (void)s;
@@ -166,12 +166,12 @@ static inline void trace_disabled_event(int a, const char *s)
 extern ST__HIDDEN struct st_event st__event_cxx_names;
 #define TRACE_CXX_NAMES_ENABLED 1
 
-static inline int trace_cxx_names_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_cxx_names_enabled(void)
 {
     return TRACE_CXX_NAMES_ENABLED && st_event_enabled(&st__event_cxx_names);
 }
 
-static inline void trace_cxx_names(int st__new, const char *st__class, void *st__this)
+static inline ST__NO_INSTRUMENT void trace_cxx_names(int st__new, const char *st__class, void *st__this)
 {
     if (trace_cxx_names_enabled()) {
 #line 23 "kinds.trace-events"
@@ -183,12 +183,12 @@ static inline void trace_cxx_names(int st__new, const char *st__class, void *st_
 extern ST__HIDDEN struct st_event st__event_escapes;
 #define TRACE_ESCAPES_ENABLED 1
 
-static inline int trace_escapes_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_escapes_enabled(void)
 {
     return TRACE_ESCAPES_ENABLED && st_event_enabled(&st__event_escapes);
 }
 
-static inline void trace_escapes(int n)
+static inline ST__NO_INSTRUMENT void trace_escapes(int n)
 {
     if (trace_escapes_enabled()) {
 #line 26 "kinds.trace-events"

@@ -15,13 +15,13 @@ extern "C" {
 extern ST__HIDDEN struct st_event st__event_no_args;
 #define TRACE_NO_ARGS_ENABLED 1
 
-static inline int trace_no_args_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_args_enabled(void)
 {
     return TRACE_NO_ARGS_ENABLED && (st_event_enabled(&st__event_no_args) ||
         lttng_ust_tracepoint_enabled(kinds, no_args));
 }
 
-static inline void trace_no_args(void)
+static inline ST__NO_INSTRUMENT void trace_no_args(void)
 {
     if (lttng_ust_tracepoint_enabled(kinds, no_args))
         lttng_ust_do_tracepoint(kinds, no_args, );
@@ -30,13 +30,13 @@ static inline void trace_no_args(void)
 extern ST__HIDDEN struct st_event st__event_no_format;
 #define TRACE_NO_FORMAT_ENABLED 1
 
-static inline int trace_no_format_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_no_format_enabled(void)
 {
     return TRACE_NO_FORMAT_ENABLED && (st_event_enabled(&st__event_no_format) ||
         lttng_ust_tracepoint_enabled(kinds, no_format));
 }
 
-static inline void trace_no_format(int value)
+static inline ST__NO_INSTRUMENT void trace_no_format(int value)
 {
     if (lttng_ust_tracepoint_enabled(kinds, no_format))
         lttng_ust_do_tracepoint(kinds, no_format, value);
@@ -45,13 +45,13 @@ static inline void trace_no_format(int value)
 extern ST__HIDDEN struct st_event st__event_integers;
 #define TRACE_INTEGERS_ENABLED 1
 
-static inline int trace_integers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_integers_enabled(void)
 {
     return TRACE_INTEGERS_ENABLED && (st_event_enabled(&st__event_integers) ||
         lttng_ust_tracepoint_enabled(kinds, integers));
 }
 
-static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
+static inline ST__NO_INSTRUMENT void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64)
 {
     if (lttng_ust_tracepoint_enabled(kinds, integers))
         lttng_ust_do_tracepoint(kinds, integers, i8, u8, i16, u16, i32, u32, i64, u64);
@@ -60,13 +60,13 @@ static inline void trace_integers(int8_t i8, uint8_t u8, int16_t i16, uint16_t u
 extern ST__HIDDEN struct st_event st__event_c_types;
 #define TRACE_C_TYPES_ENABLED 1
 
-static inline int trace_c_types_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_c_types_enabled(void)
 {
     return TRACE_C_TYPES_ENABLED && (st_event_enabled(&st__event_c_types) ||
         lttng_ust_tracepoint_enabled(kinds, c_types));
 }
 
-static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
+static inline ST__NO_INSTRUMENT void trace_c_types(char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up)
 {
     if (lttng_ust_tracepoint_enabled(kinds, c_types))
         lttng_ust_do_tracepoint(kinds, c_types, c, s, u, l, ull, b, sz, ssz, pd, up);
@@ -75,13 +75,13 @@ static inline void trace_c_types(char c, short s, unsigned u, long l, unsigned l
 extern ST__HIDDEN struct st_event st__event_strings;
 #define TRACE_STRINGS_ENABLED 1
 
-static inline int trace_strings_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_strings_enabled(void)
 {
     return TRACE_STRINGS_ENABLED && (st_event_enabled(&st__event_strings) ||
         lttng_ust_tracepoint_enabled(kinds, strings));
 }
 
-static inline void trace_strings(const char *name, char *buf, const char *tight)
+static inline ST__NO_INSTRUMENT void trace_strings(const char *name, char *buf, const char *tight)
 {
     if (lttng_ust_tracepoint_enabled(kinds, strings))
         lttng_ust_do_tracepoint(kinds, strings, name, buf, tight);
@@ -90,13 +90,13 @@ static inline void trace_strings(const char *name, char *buf, const char *tight)
 extern ST__HIDDEN struct st_event st__event_pointers;
 #define TRACE_POINTERS_ENABLED 1
 
-static inline int trace_pointers_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_pointers_enabled(void)
 {
     return TRACE_POINTERS_ENABLED && (st_event_enabled(&st__event_pointers) ||
         lttng_ust_tracepoint_enabled(kinds, pointers));
 }
 
-static inline void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
+static inline ST__NO_INSTRUMENT void trace_pointers(void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data)
 {
     if (lttng_ust_tracepoint_enabled(kinds, pointers))
         lttng_ust_do_tracepoint(kinds, pointers, opaque, cv, argv, bytes, data);
@@ -105,13 +105,13 @@ static inline void trace_pointers(void *opaque, const void *cv, char **argv, uns
 extern ST__HIDDEN struct st_event st__event_mixed;
 #define TRACE_MIXED_ENABLED 1
 
-static inline int trace_mixed_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_mixed_enabled(void)
 {
     return TRACE_MIXED_ENABLED && (st_event_enabled(&st__event_mixed) ||
         lttng_ust_tracepoint_enabled(kinds, mixed));
 }
 
-static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
+static inline ST__NO_INSTRUMENT void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 {
     if (lttng_ust_tracepoint_enabled(kinds, mixed))
         lttng_ust_do_tracepoint(kinds, mixed, dev, addr, p, len);
@@ -120,13 +120,13 @@ static inline void trace_mixed(const char *dev, uint64_t addr, void *p, int len)
 extern ST__HIDDEN struct st_event st__event_ten;
 #define TRACE_TEN_ENABLED 1
 
-static inline int trace_ten_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_ten_enabled(void)
 {
     return TRACE_TEN_ENABLED && (st_event_enabled(&st__event_ten) ||
         lttng_ust_tracepoint_enabled(kinds, ten));
 }
 
-static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
+static inline ST__NO_INSTRUMENT void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10)
 {
     if (lttng_ust_tracepoint_enabled(kinds, ten))
         lttng_ust_do_tracepoint(kinds, ten, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
@@ -135,12 +135,12 @@ static inline void trace_ten(int a1, int a2, int a3, int a4, int a5, int a6, int
 extern ST__HIDDEN struct st_event st__event_disabled_event;
 #define TRACE_DISABLED_EVENT_ENABLED 0
 
-static inline int trace_disabled_event_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_disabled_event_enabled(void)
 {
     return TRACE_DISABLED_EVENT_ENABLED && st_event_enabled(&st__event_disabled_event);
 }
 
-static inline void trace_disabled_event(int a, const char *s)
+static inline ST__NO_INSTRUMENT void trace_disabled_event(int a, const char *s)
 {
     (void)a;
     (void)s;
@@ -149,13 +149,13 @@ static inline void trace_disabled_event(int a, const char *s)
 extern ST__HIDDEN struct st_event st__event_cxx_names;
 #define TRACE_CXX_NAMES_ENABLED 1
 
-static inline int trace_cxx_names_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_cxx_names_enabled(void)
 {
     return TRACE_CXX_NAMES_ENABLED && (st_event_enabled(&st__event_cxx_names) ||
         lttng_ust_tracepoint_enabled(kinds, cxx_names));
 }
 
-static inline void trace_cxx_names(int st__new, const char *st__class, void *st__this)
+static inline ST__NO_INSTRUMENT void trace_cxx_names(int st__new, const char *st__class, void *st__this)
 {
     if (lttng_ust_tracepoint_enabled(kinds, cxx_names))
         lttng_ust_do_tracepoint(kinds, cxx_names, st__new, st__class, st__this);
@@ -164,13 +164,13 @@ static inline void trace_cxx_names(int st__new, const char *st__class, void *st_
 extern ST__HIDDEN struct st_event st__event_escapes;
 #define TRACE_ESCAPES_ENABLED 1
 
-static inline int trace_escapes_enabled(void)
+static inline ST__NO_INSTRUMENT int trace_escapes_enabled(void)
 {
     return TRACE_ESCAPES_ENABLED && (st_event_enabled(&st__event_escapes) ||
         lttng_ust_tracepoint_enabled(kinds, escapes));
 }
 
-static inline void trace_escapes(int n)
+static inline ST__NO_INSTRUMENT void trace_escapes(int n)
 {
     if (lttng_ust_tracepoint_enabled(kinds, escapes))
         lttng_ust_do_tracepoint(kinds, escapes, n);
