@@ -21,61 +21,14 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "reader_opts.h"
 #include "export.h"
 
 #define PROG "simpletrace export"
 #define MAX_PAIRS 64
 
-static const char usage_text[] =
-    "usage: simpletrace export [--format=uftrace|chrome] -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Converts TRACE-FILE (\"-\" = standard input) into\n"
-    "  --format=uftrace   a uftrace.data directory OUT: `uftrace replay -d OUT`,\n"
-    "                     report, graph, info, dump --chrome\n"
-    "  --format=chrome    Chrome trace-event JSON OUT (\"-\" = standard output) for\n"
-    "                     Perfetto UI (ui.perfetto.dev) and chrome://tracing\n"
-    "Without --format, an OUT of \"-\" or ending in .json means chrome, anything else\n"
-    "uftrace.\n"
-    "\n"
-    "Each thread (the record's pid field) is a task/track named by its id. The\n"
-    "trace does not record its program or process: the program is shown as\n"
-    "unknown-program, the process id is the lowest thread id (the main thread's,\n"
-    "which is the process id, if it traced). Paired events become\n"
-    "calls (uftrace functions, Chrome slices) nested per thread; other events are\n"
-    "instant events; dropped records are marked with their count.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output=OUT       the directory (uftrace) or file (chrome) to write; it\n"
-    "                         appears complete or not at all. An existing uftrace\n"
-    "                         directory is replaced only if it holds only uftrace data\n"
-    "  --pair=BEGIN:END[=NAME]\n"
-    "                         pair events BEGIN and END into calls (repeatable, tried\n"
-    "                         in order before the built-in *_enter:*_exit,\n"
-    "                         *_begin:*_end, *_start:*_done). With a '*' on both sides,\n"
-    "                         the '*' part names the function ('lock_*:unlock_*');\n"
-    "                         without, they are exact event names and the function is\n"
-    "                         their common prefix (job_start:job_done -> job). NAME\n"
-    "                         names the function instead ('*' in it: the '*' part)\n"
-    "  --no-default-pairs     only the --pair rules\n"
-    "  --max-depth=N          nested calls kept per thread (default 1024); deeper\n"
-    "                         begins are left out and counted\n"
-    "  --max-open-files=N     uftrace: .dat files open at once (default 128)\n"
-    "  --no-header, --events=GLOBS, --tid=N, --pid=N, --from=T, --to=T, --rotated,\n"
-    "  --no-rotated           read the trace as `simpletrace print` does (--rotated:\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... written with rotate=, the\n"
-    "                         default when the pieces exist)\n"
-    "  -q, --quiet            no progress line, no summary\n"
-    "  --help                 this text\n"
-    "\n"
-    "Unmatched events: an end without an open begin is written as an instant event;\n"
-    "a begin never ended is closed at the last timestamp of the trace; an end that\n"
-    "finds its begin under other open calls closes those first. The summary on\n"
-    "stderr counts each case. uftrace shows instant events in `replay` only (by name:\n"
-    "their arguments are left out; `--event-full` shows those outside calls).\n"
-    "\n"
-    "Exit status: 0 success, 1 bad trace or I/O error (nothing is left at OUT),\n"
-    "2 usage error.\n";
+/* --help: doc/simpletrace-export.1.txt, also the man page. */
 
 struct export_cli {
     struct cli_input in;
@@ -185,7 +138,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     optind = 1;
     while (ret == 0 && (c = getopt_long(argc, argv, ":ho:q", longopts, NULL)) != -1) {
         if (c == 'h' || c == OPT_HELP) {
-            fputs(usage_text, stdout);
+            fputs(st__help_export, stdout);
             return 0;
         }
         ret = parse_one(c, o, argv);

@@ -18,50 +18,12 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace print"
 
-static const char usage_text[] =
-    "usage: simpletrace print [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Prints every record of TRACE-FILE (\"-\" = standard input) as a line\n"
-    "  NAME DELTA pid=PID ARG=VALUE...\n"
-    "exactly as QEMU's simpletrace.py does: DELTA in microseconds since the previous\n"
-    "printed record, integers as 0x%x, strings as Python bytes literals. Reads trace\n"
-    "format versions 4, 3, 2 and 0 (v0 records have no pid: the pid field is left out)\n"
-    "in either byte order.\n"
-    "\n"
-    "options:\n"
-    "  --no-header            the file has no header (SystemTap output): event IDs are\n"
-    "                         positions in the TRACE-EVENTS files, counted from 0\n"
-    "  --events=GLOBS         only events matching comma-separated globs (* and ?);\n"
-    "                         a glob starting with '-' excludes; the last match wins\n"
-    "  --tid=N                only records whose pid field is N: the thread id in\n"
-    "                         simpletrace's traces (QEMU stores its process id there)\n"
-    "  --pid=N                only records of process N: an error while traces do not\n"
-    "                         record their process (none does yet; see --tid)\n"
-    "  --from=T, --to=T       only records T after the first record of the file;\n"
-    "                         T in ns, or with a suffix ns, us, ms, s (e.g. 1.5ms)\n"
-    "  --format=text|json     text lines (default) or one JSON object per line:\n"
-    "                         {\"name\",\"id\",\"timestamp_ns\",\"pid\",\"args\":{...}};\n"
-    "                         invalid UTF-8 string bytes appear as \\u00XX\n"
-    "  --timestamps=MODE      text time column, microseconds: delta (default; since the\n"
-    "                         previous printed record), relative (since the first record\n"
-    "                         of the file) or absolute (as recorded)\n"
-    "  --follow               at the end of the file wait for more, like tail -f\n"
-    "                         (stop with Ctrl-C)\n"
-    "  --rotated              TRACE-FILE was written in pieces (rotate=): read\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... from the lowest present to\n"
-    "                         the first missing number as one trace (with --follow,\n"
-    "                         on into new pieces); errors name the piece. The default\n"
-    "                         when TRACE-FILE.1 exists, or TRACE-FILE.N without\n"
-    "                         TRACE-FILE (rotate-keep removed it: said on stderr)\n"
-    "  --no-rotated           TRACE-FILE alone, even when it has pieces\n"
-    "  --help                 this text\n"
-    "\n"
-    "Errors name the byte offset and the record number (the header is record 0).\n"
-    "Exit status: 0 success, 1 bad trace or I/O error, 2 usage error.\n";
+/* --help: doc/simpletrace-print.1.txt, also the man page. */
 
 struct print_opts {
     struct cli_input in;
@@ -127,7 +89,7 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
         case OPT_TIMESTAMPS: ret = parse_timestamps(optarg, &o->fmt.timestamps); break;
         case OPT_FOLLOW: o->follow = true; break;
         case 'h':
-        case OPT_HELP: fputs(usage_text, stdout); return 0;
+        case OPT_HELP: fputs(st__help_print, stdout); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
             ret = cli_reader_option("print", c, optarg, &o->in);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "crash_format.h"
 #include "recover.h"
 
@@ -173,26 +174,7 @@ static bool map_names(const char *path, struct mapped *m)
     return true;
 }
 
-static const char usage_text[] =
-    "usage: simpletrace recover [--pid=N] [--trace=FILE] [--keep] DIR|RING-FILE... -o TRACE\n"
-    "\n"
-    "Rebuilds a v4 trace from the ring files a program wrote with crash=DIR: the\n"
-    "records it had traced but not yet written to its trace file, and its drops.\n"
-    "When DIR holds the ring files of several processes, recovers the one asked\n"
-    "for, else the one whose ring files name the --trace FILE, else the one\n"
-    "started last, and says which. Once the trace is written, that process's\n"
-    "ring files and names file are removed (the space they free is said).\n"
-    "\n"
-    "options:\n"
-    "  -o, --output=TRACE     the file to write\n"
-    "  --trace=FILE           the program's trace file: chooses its process, and the\n"
-    "                         records of a write cut by its death that reached FILE\n"
-    "                         are left out (FILE + TRACE hold each once)\n"
-    "  --pid=N                the process to recover when DIR holds several\n"
-    "  --keep                 keep the ring files and names file after recovering\n"
-    "  --help                 this text\n"
-    "\n"
-    "Exit status: 0 recovered; 1 nothing usable or I/O error; 2 usage error.\n";
+/* --help: doc/simpletrace-recover.1.txt, also the man page. */
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -240,7 +222,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 't': a->trace = optarg; break;
         case 'o': a->out = optarg; break;
         case 'k': a->keep = true; break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': fputs(st__help_recover, stdout); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }

@@ -17,39 +17,14 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace stats"
 #define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */
 
-static const char usage_text[] =
-    "usage: simpletrace stats [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Counts the records of TRACE-FILE (\"-\" = standard input) per event, most\n"
-    "frequent first, with the time of each event's first and last record (since\n"
-    "the first record of the file) and its rate (count / trace duration); then\n"
-    "totals: records, dropped records and the events they lost, duration,\n"
-    "non-monotonic timestamps (records earlier than the one before) and threads\n"
-    "(distinct pids).\n"
-    "\n"
-    "options:\n"
-    "  --no-header            the file has no header: IDs are positions in TRACE-EVENTS\n"
-    "  --events=GLOBS         only events matching comma-separated globs; -GLOB excludes\n"
-    "  --tid=N                only records whose pid field (thread id) is N\n"
-    "  --pid=N                only records of process N: an error while traces do not\n"
-    "                         record their process (see --tid)\n"
-    "  --from=T, --to=T       only records T (ns, us, ms, s) after the first record\n"
-    "  --rotated              TRACE-FILE was written in pieces (rotate=): count\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... (from the lowest present to\n"
-    "                         the first missing number) as one trace; the default when\n"
-    "                         the pieces exist\n"
-    "  --no-rotated           TRACE-FILE alone, even when it has pieces\n"
-    "  --format=text|json     an aligned table (default) or one JSON object\n"
-    "  --help                 this text\n"
-    "\n"
-    "Exit status: 0 success, 1 bad trace (the statistics of the records before the\n"
-    "error are still printed), 2 usage error.\n";
+/* --help: doc/simpletrace-stats.1.txt, also the man page. */
 
 struct event_stats {
     const struct st_event_info *ev;
@@ -292,7 +267,7 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'h' || c == OPT_HELP) {
-            fputs(usage_text, stdout);
+            fputs(st__help_stats, stdout);
             return 0;
         }
         if (c == ':')
