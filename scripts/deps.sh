@@ -15,9 +15,9 @@ mode=install
 if [ "${1:-}" = --check ]; then mode=check; shift; fi
 set_name=${1:-build}
 case "$set_name" in
-  install) want=(meson ninja-build gcc binutils libc6-dev) ;;
-  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config) ;;
-  check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3
+  install) want=(meson ninja-build gcc binutils libc6-dev python3) ;;
+  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3) ;;
+  check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap util-linux) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
                babeltrace2 uftrace) ;;

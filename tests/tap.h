@@ -17,10 +17,19 @@ static int tap__count, tap__failed;
 static inline int tap_ok(int cond, const char *fmt, ...)
 {
     va_list ap;
+    char text[4096];
     printf("%sok %d - ", cond ? "" : "not ", ++tap__count);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    /* A description quoting a message may hold newlines: the lines after
+     * the first become TAP comments, so the harness reads them as such. */
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n' && c[1])
+            fputs("\n# ", stdout);
+        else if (*c != '\n')
+            putchar(*c);
+    }
     printf("\n");
     fflush(stdout);
     if (!cond)

@@ -42,6 +42,19 @@
  * Record numbers: the header is record 0; mapping, event and dropped
  * records are numbered 1, 2, ... in file order.
  *
+ * Processes and threads: a record's pid field holds what its writer put
+ * there: simpletrace's runtime the thread id (the main thread's equals the
+ * process id), QEMU its process id. No format version records which
+ * process wrote a trace, so filter_tid selects by the field as it is, and
+ * filter_pid (a process) fails with -EOPNOTSUPP when the header is read
+ * rather than guess; st_record.pid is the field.
+ *
+ * Declarations must match the records: a v2/v3/v4 event record's payload
+ * is exactly the arguments its trace-events declaration lists (integers
+ * and pointers 8 bytes, strings 4 + length); a record holding more or
+ * fewer bytes is -EBADMSG naming the event, not decoded in part. Records a
+ * filter skips are not decoded, and not checked.
+ *
  * Decisions where simpletrace.py gives no answer:
  *   - v0/v2/v3 files: IDs index the trace-events files (disabled events
  *     count), like --no-header. v0 records have no pid: has_pid is false and
@@ -116,7 +129,9 @@ struct st_event_info {
  * Parses the trace-events files paths[0..npaths-1] (in that order: their
  * concatenation gives the --no-header IDs) into a new catalog in *out.
  * Returns 0, -EINVAL (syntax or duplicate name; errbuf says FILE:LINE:
- * what) or another -errno (I/O, memory). Free with st_catalog_free().
+ * what), -EMEDIUMTYPE (a file is binary, e.g. a trace given in its place:
+ * errbuf says "FILE is a trace file, not a trace-events file") or another
+ * -errno (I/O, memory). Free with st_catalog_free().
  */
 ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths, char *errbuf,
                            size_t errlen);
@@ -159,12 +174,14 @@ struct st_reader_options {
     size_t buffer_size;     /* read buffer bytes, 0 = 1 MiB; also the largest record accepted */
     const char *events;     /* event filter: comma-separated globs (* ?), "-glob" excludes;
                                applied left to right, last match wins; NULL = all */
-    bool filter_pid;        /* deliver only records of pid */
-    uint32_t pid;
+    bool filter_tid;        /* deliver only records whose pid field is tid (see "Processes and threads"); */
+    uint32_t tid;           /*   this was filter_pid/pid before release 0.3, at the same offset */
     bool filter_from;       /* deliver only records at or after from_ns ... */
     int64_t from_ns;        /* ... nanoseconds after the first record's timestamp */
     bool filter_to;         /* deliver only records at or before to_ns */
     int64_t to_ns;
+    bool filter_pid;        /* deliver only records of process pid: -EOPNOTSUPP when the trace */
+    uint32_t pid;           /*   does not say which process wrote it (no format does yet) */
 };
 
 /* One argument value of a record. Frozen: records hold an array of them. */
@@ -250,7 +267,9 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
  * the header first on the first call). Returns 1 with *rec set, 0 at the
  * end of the trace, -EAGAIN (follow mode only) when no complete record is
  * there yet, or a negative errno with st_reader_error() filled:
- *   -EBADMSG          bad magic, malformed record, string past its record
+ *   -EBADMSG          bad magic (a text file: "begins with text"), malformed
+ *                     record, a payload its declaration does not take exactly
+ *   -EOPNOTSUPP       filter_pid, and the trace does not record its process
  *   -EPROTONOSUPPORT  unknown format version
  *   -ENOENT           event ID with no mapping, or a name not in the catalog
  *   -ENODATA          the file ends inside the header or a record

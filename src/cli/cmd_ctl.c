@@ -27,49 +27,13 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "json_escape.h"
 #include "monitor_proto.h"
 
 #define PROG "simpletrace ctl"
 
-static const char usage_text[] =
-    "usage: simpletrace ctl list [--json]\n"
-    "       simpletrace ctl [OPTIONS] PID|SOCKET COMMAND...\n"
-    "\n"
-    "Lists and steers running programs traced with SIMPLETRACE='monitor=on' (or\n"
-    "st_configure(\"monitor=on\")), through the socket each one serves in\n"
-    "$XDG_RUNTIME_DIR/simpletrace/PID.sock, else /tmp/simpletrace-UID/PID.sock.\n"
-    "Only their owner (and root) is answered.\n"
-    "\n"
-    "  list                         the traced processes you can reach: pid, program,\n"
-    "                               state and socket; sockets of dead processes are removed\n"
-    "  PID                          the process's socket in that directory\n"
-    "  SOCKET                       a socket path given with monitor=PATH (has a '/')\n"
-    "\n"
-    "commands (QEMU's monitor names):\n"
-    "  info trace-events [PATTERN]  events matching the glob PATTERN (default *) and\n"
-    "                               their state: NAME : state 1|0 [(unavailable)]\n"
-    "  trace-event PATTERN on|off   enable or disable the matching events\n"
-    "  trace-file                   Trace file \"PATH\" on|off.\n"
-    "  trace-file on|off            open (appending to the file closed last) or close it\n"
-    "  trace-file flush             wait until every record so far is in the file\n"
-    "  trace-file set PATH          switch files (a relative PATH is taken from here)\n"
-    "  info trace                   the records not yet written, as `simpletrace print`\n"
-    "                               prints them\n"
-    "  info stats                   records produced, written, dropped; buffers; threads\n"
-    "  help                         the program's own list\n"
-    "\n"
-    "options:\n"
-    "  --json                   answers as JSON (info trace: one object per record)\n"
-    "  --trace-events=FILE      the program's trace-events file(s), repeatable: lets\n"
-    "                           info trace decode with them (default: the declarations\n"
-    "                           the program sends)\n"
-    "  --raw                    info trace: write the v4 trace bytes to stdout\n"
-    "  --timeout=SECONDS        how long to wait for the answer (default 60)\n"
-    "  --help                   this text\n"
-    "\n"
-    "Exit status: 0 success; 1 the command failed or the program cannot be\n"
-    "reached (message on stderr); 2 usage error.\n";
+/* --help: doc/simpletrace-ctl.1.txt, also the man page. */
 
 struct ctl_opts {
     bool json, raw;
@@ -595,7 +559,7 @@ int st_cmd_ctl(int argc, char **argv)
     for (i = 1; i < argc && !target; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
+            fputs(st__help_ctl, stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
             o.json = true;

@@ -21,64 +21,20 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "reader_opts.h"
 #include "export.h"
 
 #define PROG "simpletrace export"
 #define MAX_PAIRS 64
 
-static const char usage_text[] =
-    "usage: simpletrace export [--format=uftrace|chrome] -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Converts TRACE-FILE (\"-\" = standard input) into\n"
-    "  --format=uftrace   a uftrace.data directory OUT: `uftrace replay -d OUT`,\n"
-    "                     report, graph, info, dump --chrome\n"
-    "  --format=chrome    Chrome trace-event JSON OUT (\"-\" = standard output) for\n"
-    "                     Perfetto UI (ui.perfetto.dev) and chrome://tracing\n"
-    "Without --format, an OUT of \"-\" or ending in .json means chrome, anything else\n"
-    "uftrace.\n"
-    "\n"
-    "Each thread (the record's pid field) is a task/track. Paired events become\n"
-    "calls (uftrace functions, Chrome slices) nested per thread; other events are\n"
-    "instant events; dropped records are marked with their count.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output=OUT       the directory (uftrace) or file (chrome) to write; it\n"
-    "                         appears complete or not at all. An existing uftrace\n"
-    "                         directory is replaced only if it holds only uftrace data\n"
-    "  --pair=BEGIN:END[=NAME]\n"
-    "                         pair events BEGIN and END into calls (repeatable, tried\n"
-    "                         in order before the built-in *_enter:*_exit,\n"
-    "                         *_begin:*_end, *_start:*_done). With a '*' on both sides,\n"
-    "                         the '*' part names the function ('lock_*:unlock_*');\n"
-    "                         without, they are exact event names and the function is\n"
-    "                         their common prefix (job_start:job_done -> job). NAME\n"
-    "                         names the function instead ('*' in it: the '*' part)\n"
-    "  --no-default-pairs     only the --pair rules\n"
-    "  --max-depth=N          nested calls kept per thread (default 1024); deeper\n"
-    "                         begins are left out and counted\n"
-    "  --max-open-files=N     uftrace: .dat files open at once (default 128)\n"
-    "  --no-header, --events=GLOBS, --pid=N, --from=T, --to=T, --rotated\n"
-    "                         read the trace as `simpletrace print` does (--rotated:\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... written with rotate=)\n"
-    "  -q, --quiet            no progress line, no summary\n"
-    "  --help                 this text\n"
-    "\n"
-    "Unmatched events: an end without an open begin is written as an instant event;\n"
-    "a begin never ended is closed at the last timestamp of the trace; an end that\n"
-    "finds its begin under other open calls closes those first. The summary on\n"
-    "stderr counts each case. uftrace shows instant events in `replay` only (by name:\n"
-    "their arguments are left out; `--event-full` shows those outside calls).\n"
-    "\n"
-    "Exit status: 0 success, 1 bad trace or I/O error (nothing is left at OUT),\n"
-    "2 usage error.\n";
+/* --help: doc/simpletrace-export.1.txt, also the man page. */
 
 struct export_cli {
-    struct st_reader_options rd;
+    struct cli_input in;
     struct st_export_options ex;
     bool format_set, quiet;
     const char *pairs[MAX_PAIRS];
-    struct cli_operands in;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -152,7 +108,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case 'q': o->quiet = true; return 0;
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: {
-        int r = cli_reader_option("export", c, optarg, &o->rd);
+        int r = cli_reader_option("export", c, optarg, &o->in);
         return r < 0 ? usage_error("unknown option '%s'", argv[optind - 1]) : r;
     }
     }
@@ -182,14 +138,14 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     optind = 1;
     while (ret == 0 && (c = getopt_long(argc, argv, ":ho:q", longopts, NULL)) != -1) {
         if (c == 'h' || c == OPT_HELP) {
-            fputs(usage_text, stdout);
+            fputs(st__help_export, stdout);
             return 0;
         }
         ret = parse_one(c, o, argv);
     }
     if (ret)
         return ret;
-    if (cli_trace_operands("export", argc, argv, optind, &o->rd, &o->in))
+    if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
         return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
@@ -270,7 +226,7 @@ static void progress_init(struct progress *pr, const struct export_cli *o)
 {
     memset(pr, 0, sizeof *pr);
     pr->show = !o->quiet && isatty(STDERR_FILENO);
-    if (o->rd.flags & ST_READER_ROTATED)
+    if (o->in.rd.flags & ST_READER_ROTATED)
         pr->total = pieces_size(o->in.trace);
     else
         pr->total = file_size(o->in.trace);
@@ -359,7 +315,7 @@ static char *join_args(int argc, char **argv)
 }
 
 /* Converts, then reports. Returns the exit status. */
-static int run(struct export_cli *o, struct st_reader *r)
+static int run(struct export_cli *o, const struct cli_trace *t)
 {
     struct progress pr;
     progress_init(&pr, o);
@@ -368,15 +324,15 @@ static int run(struct export_cli *o, struct st_reader *r)
     struct st_export_summary s;
     char err[2048];
     catch_signals();
-    int ret = st_export_run(r, &o->ex, &s, err, sizeof err);
+    int ret = st_export_run(t->r, &o->ex, &s, err, sizeof err);
     progress_clear(&pr);
     if (ret == 0) {
         if (!o->quiet)
             summary(o, &s);
         return 0;
     }
-    if (st_reader_error(r)->code != 0)
-        st_reader_format_error(r, err, sizeof err);
+    if (st_reader_error(t->r)->code != 0)
+        cli_reader_error("export", t, &o->in, err, sizeof err);
     fprintf(stderr, PROG ": %s\n", err[0] ? err : strerror(-ret));
     return 1;
 }
@@ -385,35 +341,17 @@ int st_cmd_export(int argc, char **argv)
 {
     struct export_cli o;
     memset(&o, 0, sizeof o);
-    o.rd.struct_size = sizeof o.rd;
+    cli_input_init(&o.in);
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
 
-    struct st_catalog *cat = NULL;
-    struct st_reader *r = NULL;
-    char msg[2048];
-    struct st_reader_error err = {.struct_size = sizeof err};
+    struct cli_trace t;
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
-    status = 1;
-    int ret = st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg);
-    if (ret < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        goto out;
-    }
-    if ((ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err)) < 0) {
-        if (ret == -EINVAL) /* bad options, not a bad file */
-            fprintf(stderr, PROG ": %s\n", err.message);
-        else
-            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
-        status = ret == -EINVAL ? 2 : 1;
-        goto out;
-    }
-    status = run(&o, r);
-out:
-    st_reader_close(r);
-    st_catalog_free(cat);
+    if ((status = cli_trace_open("export", &o.in, &t)) == 0)
+        status = run(&o, &t);
+    cli_trace_close(&t);
     free(cmdline);
     return status;
 }

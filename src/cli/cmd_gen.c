@@ -9,39 +9,16 @@
 #include <string.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "gen.h"
 
 #define EXIT_INPUT 1
 #define EXIT_USAGE 2
 
+/* --help: doc/simpletrace-gen.1.txt, also the man page (doc/check_gen_help.c checks its --format list). */
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: simpletrace gen --format=FORMAT [--backends=LIST] [--group=NAME] [-o OUT] TRACE-EVENTS...\n"
-            "       simpletrace gen --list-backends\n"
-            "\n"
-            "Generates code or scripts for the tracepoints declared in the trace-events\n"
-            "files (QEMU's grammar).\n"
-            "\n"
-            "  --format=FORMAT    what to generate:\n");
-    const struct st_gen_format_info *fmts = st_gen_formats();
-    for (size_t i = 0; fmts[i].name; i++)
-        fprintf(f, "                       %-16s %s\n", fmts[i].name, fmts[i].summary);
-    fprintf(f,
-            "  --backends=LIST    comma-separated backends (default: simple); nop alone\n"
-            "                     compiles every event out\n"
-            "  --group=NAME       group name, a C identifier (default: OUT's base name\n"
-            "                     without extension, or \"root\"); give every file of a\n"
-            "                     program the same group\n"
-            "  --provider=NAME    dtrace and ust provider name, a C identifier (default:\n"
-            "                     the group name)\n"
-            "  --binary=PATH      stp formats (required): the traced binary as the probes\n"
-            "                     name it, process(\"PATH\")\n"
-            "  --probe-prefix=P   stp formats: probe alias prefix, identifiers joined by\n"
-            "                     dots (default: the provider name)\n"
-            "  -o, --output=OUT   write to OUT (default: standard output)\n"
-            "  --list-backends    print the known backends\n"
-            "  -h, --help         print this help\n");
+    fputs(st__help_gen, f);
 }
 
 static int usage_error(const char *fmt, const char *what)

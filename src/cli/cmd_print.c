@@ -18,50 +18,17 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace print"
 
-static const char usage_text[] =
-    "usage: simpletrace print [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Prints every record of TRACE-FILE (\"-\" = standard input) as a line\n"
-    "  NAME DELTA pid=PID ARG=VALUE...\n"
-    "exactly as QEMU's simpletrace.py does: DELTA in microseconds since the previous\n"
-    "printed record, integers as 0x%x, strings as Python bytes literals. Reads trace\n"
-    "format versions 4, 3, 2 and 0 (v0 records have no pid: the pid field is left out)\n"
-    "in either byte order.\n"
-    "\n"
-    "options:\n"
-    "  --no-header            the file has no header (SystemTap output): event IDs are\n"
-    "                         positions in the TRACE-EVENTS files, counted from 0\n"
-    "  --events=GLOBS         only events matching comma-separated globs (* and ?);\n"
-    "                         a glob starting with '-' excludes; the last match wins\n"
-    "  --pid=N                only records of process N\n"
-    "  --from=T, --to=T       only records T after the first record of the file;\n"
-    "                         T in ns, or with a suffix ns, us, ms, s (e.g. 1.5ms)\n"
-    "  --format=text|json     text lines (default) or one JSON object per line:\n"
-    "                         {\"name\",\"id\",\"timestamp_ns\",\"pid\",\"args\":{...}};\n"
-    "                         invalid UTF-8 string bytes appear as \\u00XX\n"
-    "  --timestamps=MODE      text time column, microseconds: delta (default; since the\n"
-    "                         previous printed record), relative (since the first record\n"
-    "                         of the file) or absolute (as recorded)\n"
-    "  --follow               at the end of the file wait for more, like tail -f\n"
-    "                         (stop with Ctrl-C)\n"
-    "  --rotated              TRACE-FILE was written in pieces (rotate=): read\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... from the lowest present to\n"
-    "                         the first missing number as one trace (with --follow,\n"
-    "                         on into new pieces); errors name the piece\n"
-    "  --help                 this text\n"
-    "\n"
-    "Errors name the byte offset and the record number (the header is record 0).\n"
-    "Exit status: 0 success, 1 bad trace or I/O error, 2 usage error.\n";
+/* --help: doc/simpletrace-print.1.txt, also the man page. */
 
 struct print_opts {
-    struct st_reader_options rd;
+    struct cli_input in;
     struct st_formatter_options fmt;
     bool follow;
-    struct cli_operands in;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -122,10 +89,10 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
         case OPT_TIMESTAMPS: ret = parse_timestamps(optarg, &o->fmt.timestamps); break;
         case OPT_FOLLOW: o->follow = true; break;
         case 'h':
-        case OPT_HELP: fputs(usage_text, stdout); return 0;
+        case OPT_HELP: fputs(st__help_print, stdout); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            ret = cli_reader_option("print", c, optarg, &o->rd);
+            ret = cli_reader_option("print", c, optarg, &o->in);
             if (ret < 0)
                 return usage_error("unknown option '%s'", argv[optind - 1]);
             break;
@@ -133,19 +100,19 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
     }
     if (ret)
         return ret;
-    if (cli_trace_operands("print", argc, argv, optind, &o->rd, &o->in))
+    if (cli_trace_operands("print", argc, argv, optind, &o->in))
         return 2;
     if (o->follow)
-        o->rd.flags |= ST_READER_FOLLOW;
+        o->in.rd.flags |= ST_READER_FOLLOW;
     return -1;
 }
 
 /* Reports the reader's error after everything printed so far is out. */
-static int report(struct st_reader *r, struct st_formatter *f)
+static int report(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f)
 {
     st_formatter_flush(f);
     char msg[2048];
-    st_reader_format_error(r, msg, sizeof msg);
+    cli_reader_error("print", t, in, msg, sizeof msg);
     fprintf(stderr, PROG ": %s\n", msg);
     return 1;
 }
@@ -157,8 +124,9 @@ static void nap(void)
 }
 
 /* The record loop. Returns the exit status. */
-static int print_all(struct st_reader *r, struct st_formatter *f, bool follow)
+static int print_all(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f, bool follow)
 {
+    struct st_reader *r = t->r;
     const struct st_record *rec;
     bool origin_set = false;
     for (;;) {
@@ -181,7 +149,7 @@ static int print_all(struct st_reader *r, struct st_formatter *f, bool follow)
             if (interrupted)
                 break;
         } else {
-            return report(r, f);
+            return report(t, in, f);
         }
         if (ret < 0)
             break;
@@ -207,42 +175,28 @@ int st_cmd_print(int argc, char **argv)
 {
     struct print_opts o;
     memset(&o, 0, sizeof o);
-    o.rd.struct_size = sizeof o.rd;
+    cli_input_init(&o.in);
     o.fmt.struct_size = sizeof o.fmt;
     o.fmt.out = stdout;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
 
-    struct st_catalog *cat = NULL;
-    struct st_reader *r = NULL;
+    struct cli_trace t;
     struct st_formatter *f = NULL;
-    char msg[2048];
-    struct st_reader_error err = {.struct_size = sizeof err};
-    status = 1;
-    int ret = st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg);
+    if ((status = cli_trace_open("print", &o.in, &t)) != 0)
+        goto out;
+    int ret = st_formatter_new(&f, t.cat, &o.fmt);
     if (ret < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        goto out;
-    }
-    if ((ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err)) < 0) {
-        if (ret == -EINVAL) /* bad options, not a bad file */
-            fprintf(stderr, PROG ": %s\n", err.message);
-        else
-            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
-        status = ret == -EINVAL ? 2 : 1;
-        goto out;
-    }
-    if ((ret = st_formatter_new(&f, cat, &o.fmt)) < 0) {
         fprintf(stderr, PROG ": %s\n", strerror(-ret));
+        status = 1;
         goto out;
     }
     if (o.follow)
         catch_sigint();
-    status = print_all(r, f, o.follow);
+    status = print_all(&t, &o.in, f, o.follow);
 out:
     st_formatter_free(f);
-    st_reader_close(r);
-    st_catalog_free(cat);
+    cli_trace_close(&t);
     return status;
 }

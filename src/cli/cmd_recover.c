@@ -1,10 +1,12 @@
 /*
- * simpletrace recover [--pid N] [--trace FILE] DIR|RING-FILE... -o TRACE
+ * simpletrace recover [--pid=N] [--trace=FILE] [--keep] DIR|RING-FILE... -o TRACE
  *
  * The front end of recover (src/recover/recover.h, which says what is
  * recovered and how): finds the ring files (st-*.ring in each DIR), maps
- * them, the names file next to the first ring of the process recovered and
- * the --trace file, prints the module's messages and writes its output.
+ * them, the --trace file (whose identity chooses the process) and the
+ * names file next to the first ring of the process recovered, prints the
+ * module's messages, writes its output, then removes that process's ring
+ * files and names file (--keep keeps them).
  *
  * Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
  */
@@ -12,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "crash_format.h"
 #include "recover.h"
 
@@ -149,15 +153,20 @@ static int put(void *ctx, const void *p, size_t n)
     return fwrite(p, 1, n, o->f) == n ? 0 : -(errno ? errno : EIO);
 }
 
-/* Maps the names file next to the first ring of the process (false: none, said why). */
-static bool map_names(const struct st__recover *rec, struct mapped *m)
+/* The names file of the process: st-PID.names next to its first ring. */
+static void names_path(const struct st__recover *rec, char *path, size_t len)
 {
     const char *first = st__recover_first_name(rec), *slash = strrchr(first, '/');
-    char path[PATH_MAX + 32];
+
+    snprintf(path, len, "%.*sst-%lu.names", slash ? (int)(slash + 1 - first) : 0, first,
+             (unsigned long)st__recover_pid(rec));
+}
+
+/* Maps the names file at path (false: none, said why). */
+static bool map_names(const char *path, struct mapped *m)
+{
     int err;
 
-    snprintf(path, sizeof path, "%.*sst-%lu.names", slash ? (int)(slash + 1 - first) : 0, first,
-             (unsigned long)st__recover_pid(rec));
     if ((err = map_file(path, m)) < 0) {
         fprintf(stderr, "%s: %s: %s (events will be named st_unknown_ID)\n", PROG, path, strerror(-err));
         return false;
@@ -165,71 +174,86 @@ static bool map_names(const struct st__recover *rec, struct mapped *m)
     return true;
 }
 
-static void usage(FILE *out)
+/* --help: doc/simpletrace-recover.1.txt, also the man page. */
+
+static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(out, "usage: %s [--pid N] [--trace FILE] DIR|RING-FILE... -o TRACE\n"
-                 "\n"
-                 "Rebuilds a v4 trace from the ring files a program wrote with crash=DIR: the\n"
-                 "records it had traced but not yet written to its trace file, and its drops.\n"
-                 "  --pid N       the process to recover when DIR holds several\n"
-                 "  --trace FILE  the program's trace file: records of a write cut by its death\n"
-                 "                that reached FILE are left out (FILE + TRACE hold each once)\n"
-                 "  -o TRACE      the file to write\n", PROG);
+    fprintf(stderr, "%s: ", PROG);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'simpletrace recover --help'.\n");
+    return 2;
 }
 
 /* What the command line asked for. */
 struct args {
     const char *trace, *out;
     long pid;
+    bool keep;
 };
+
+static int parse_pid(const char *arg, long *pid)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(arg, &end, 10);
+    if (errno || end == arg || *end || *arg == '-' || v > UINT32_MAX)
+        return usage_error("bad process id '%s' (a decimal number)", arg);
+    *pid = (long)v;
+    return 0;
+}
 
 /* Parses options into *a; -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
         {"pid", required_argument, NULL, 'p'}, {"trace", required_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    int c;
+        {"output", required_argument, NULL, 'o'}, {"keep", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c, ret = 0;
 
-    *a = (struct args){NULL, NULL, -1};
+    *a = (struct args){NULL, NULL, -1, false};
+    opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while (ret == 0 && (c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': a->pid = strtol(optarg, NULL, 10); break;
+        case 'p': ret = parse_pid(optarg, &a->pid); break;
         case 't': a->trace = optarg; break;
         case 'o': a->out = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'k': a->keep = true; break;
+        case 'h': fputs(st__help_recover, stdout); return 0;
+        case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc || !a->out) {
-        usage(stderr);
-        return 2;
-    }
+    if (ret)
+        return ret;
+    if (!a->out)
+        return usage_error("%s", "-o TRACE is missing (the file to write the recovered trace to)");
+    if (optind >= argc)
+        return usage_error("%s", "DIR is missing (the crash=DIR directory, or ring files)");
     return -1;
 }
 
 /* Writes the recovered trace to a->out through o; 0 or 1 (said why). */
-static int write_out(struct st__recover *rec, const struct args *a, struct out *o)
+static int write_out(struct st__recover *rec, const struct args *a, const struct st__recover_trace *tr,
+                     const char *names, struct out *o)
 {
-    struct mapped names, trace = {0};
+    struct mapped nm;
     struct st__recover_image names_img = {0};
-    struct st__recover_trace tr;
     struct st__recover_stats s;
-    bool have_names = map_names(rec, &names);
+    bool have_names = map_names(names, &nm);
     int err, ret = 1;
 
     if (have_names)
-        names_img = (struct st__recover_image){names.path, names.data, names.len};
-    if (a->trace && (err = map_file(a->trace, &trace)) < 0) /* recover then says it is not the file written */
-        fprintf(stderr, "%s: %s: %s\n", PROG, a->trace, strerror(-err));
-    tr = (struct st__recover_trace){{a->trace, trace.data, trace.len}, trace.dev, trace.ino};
+        names_img = (struct st__recover_image){nm.path, nm.data, nm.len};
     o->f = fopen(a->out, "wb");
     if (!o->f) {
         fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(errno));
         goto out;
     }
-    err = st__recover_write(rec, have_names ? &names_img : NULL, a->trace ? &tr : NULL, &s);
+    err = st__recover_write(rec, have_names ? &names_img : NULL, a->trace ? tr : NULL, &s);
     if (fclose(o->f) != 0 && !err)
         err = -errno;
     if (err) {
@@ -240,10 +264,51 @@ static int write_out(struct st__recover *rec, const struct args *a, struct out *
             (unsigned long)s.pid, (unsigned long long)s.events, s.threads, (unsigned long long)s.drops, a->out);
     ret = 0;
 out:
-    unmap_file(&trace);
     if (have_names)
-        unmap_file(&names);
+        unmap_file(&nm);
     return ret;
+}
+
+/* Removes path, adding the space it took to *freed; false (said why) when it cannot. */
+static bool remove_file(const char *path, uint64_t *freed)
+{
+    struct stat st;
+
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return true; /* never made (no names file), or gone already */
+        fprintf(stderr, "%s: %s: %s (kept)\n", PROG, path, strerror(errno));
+        return false;
+    }
+    if (unlink(path) != 0) {
+        fprintf(stderr, "%s: cannot remove %s: %s\n", PROG, path, strerror(errno));
+        return false;
+    }
+    *freed += (uint64_t)st.st_blocks * 512u;
+    return true;
+}
+
+/*
+ * Once the trace is written, the ring files of the process recovered are
+ * only space (megabytes each): they are removed with its names file,
+ * unless the process still runs (its ring files are in use).
+ */
+static void remove_recovered(const struct st__recover *rec, const char *names)
+{
+    uint32_t pid = st__recover_pid(rec);
+    uint64_t freed = 0;
+    size_t n = st__recover_ring_count(rec), removed = 0;
+
+    if (kill((pid_t)pid, 0) == 0 || errno == EPERM) {
+        fprintf(stderr, "%s: pid %lu is running (or its id is another process's now): its ring files are kept\n",
+                PROG, (unsigned long)pid);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        removed += remove_file(st__recover_ring_name(rec, i), &freed);
+    bool names_gone = remove_file(names, &freed);
+    fprintf(stderr, "%s: removed %zu ring file%s%s%s: %.1f MB freed (--keep keeps them)\n", PROG, removed,
+            removed == 1 ? "" : "s", names_gone ? " and " : "", names_gone ? names : "", (double)freed / 1e6);
 }
 
 int st_cmd_recover(int argc, char **argv)
@@ -253,12 +318,19 @@ int st_cmd_recover(int argc, char **argv)
     struct st__recover *rec = NULL;
     struct out o = {NULL};
     struct st__recover_hooks hooks = {.msg = say, .write = put, .ctx = &o};
+    struct mapped trace = {0};
+    struct st__recover_trace tr;
+    char names[PATH_MAX + 32];
     struct args a;
     int ret = parse_args(argc, argv, &a), err;
 
     if (ret >= 0)
         return ret;
     ret = 1;
+    /* The trace file first: its identity chooses the process (recover then says it is not the file written). */
+    if (a.trace && (err = map_file(a.trace, &trace)) < 0)
+        fprintf(stderr, "%s: %s: %s\n", PROG, a.trace, strerror(-err));
+    tr = (struct st__recover_trace){{a.trace, trace.data, trace.len}, trace.dev, trace.ino};
     for (int i = optind; i < argc; i++) {
         struct stat st;
         if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
@@ -273,19 +345,25 @@ int st_cmd_recover(int argc, char **argv)
     }
     for (size_t i = 0; i < files.n; i++)
         imgs[i] = (struct st__recover_image){files.v[i].path, files.v[i].data, files.v[i].len};
-    err = st__recover_open(&rec, imgs, files.n, a.pid, &hooks);
-    if (err == -ENOENT)
+    err = st__recover_open(&rec, imgs, files.n, a.pid, a.trace ? &tr : NULL, &hooks);
+    if (err == -ENOENT && a.pid >= 0)
+        fprintf(stderr, "%s: no ring file of pid %ld to recover\n", PROG, a.pid);
+    else if (err == -ENOENT)
         fprintf(stderr, "%s: no ring file to recover\n", PROG);
     else if (err < 0)
         fprintf(stderr, "%s: %s\n", PROG, strerror(-err));
     if (err < 0)
         goto out;
-    ret = write_out(rec, &a, &o);
+    names_path(rec, names, sizeof names);
+    ret = write_out(rec, &a, &tr, names, &o);
+    if (ret == 0 && !a.keep)
+        remove_recovered(rec, names);
 out:
     st__recover_free(rec);
     free(imgs);
     for (size_t i = 0; i < files.n; i++)
         unmap_file(&files.v[i]);
     free(files.v);
+    unmap_file(&trace);
     return ret;
 }

@@ -17,35 +17,14 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
+#include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace stats"
 #define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */
 
-static const char usage_text[] =
-    "usage: simpletrace stats [OPTIONS] TRACE-EVENTS... TRACE-FILE\n"
-    "\n"
-    "Counts the records of TRACE-FILE (\"-\" = standard input) per event, most\n"
-    "frequent first, with the time of each event's first and last record (since\n"
-    "the first record of the file) and its rate (count / trace duration); then\n"
-    "totals: records, dropped records and the events they lost, duration,\n"
-    "non-monotonic timestamps (records earlier than the one before) and threads\n"
-    "(distinct pids).\n"
-    "\n"
-    "options:\n"
-    "  --no-header            the file has no header: IDs are positions in TRACE-EVENTS\n"
-    "  --events=GLOBS         only events matching comma-separated globs; -GLOB excludes\n"
-    "  --pid=N                only records of process N\n"
-    "  --from=T, --to=T       only records T (ns, us, ms, s) after the first record\n"
-    "  --rotated              TRACE-FILE was written in pieces (rotate=): count\n"
-    "                         TRACE-FILE, TRACE-FILE.1, ... (from the lowest present to\n"
-    "                         the first missing number) as one trace\n"
-    "  --format=text|json     an aligned table (default) or one JSON object\n"
-    "  --help                 this text\n"
-    "\n"
-    "Exit status: 0 success, 1 bad trace (the statistics of the records before the\n"
-    "error are still printed), 2 usage error.\n";
+/* --help: doc/simpletrace-stats.1.txt, also the man page. */
 
 struct event_stats {
     const struct st_event_info *ev;
@@ -248,9 +227,8 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
 /* --- options ----------------------------------------------------------------- */
 
 struct stats_opts {
-    struct st_reader_options rd;
+    struct cli_input in;
     bool json;
-    struct cli_operands in;
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -269,7 +247,7 @@ static int parse_one(int c, const char *arg, struct stats_opts *o)
         o->json = !strcmp(arg, "json");
         return 0;
     default: {
-        int r = cli_reader_option("stats", c, arg, &o->rd);
+        int r = cli_reader_option("stats", c, arg, &o->in);
         return r < 0 ? 2 : r;
     }
     }
@@ -289,7 +267,7 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'h' || c == OPT_HELP) {
-            fputs(usage_text, stdout);
+            fputs(st__help_stats, stdout);
             return 0;
         }
         if (c == ':')
@@ -300,40 +278,27 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
         if (ret)
             return ret;
     }
-    return cli_trace_operands("stats", argc, argv, optind, &o->rd, &o->in) ? 2 : -1;
+    return cli_trace_operands("stats", argc, argv, optind, &o->in) ? 2 : -1;
 }
 
 int st_cmd_stats(int argc, char **argv)
 {
     struct stats_opts o;
     memset(&o, 0, sizeof o);
-    o.rd.struct_size = sizeof o.rd;
+    cli_input_init(&o.in);
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
 
-    struct st_catalog *cat = NULL;
-    struct st_reader *r = NULL;
+    struct cli_trace tr;
     struct event_stats *es = NULL;
     struct totals t;
     memset(&t, 0, sizeof t);
     char msg[2048];
-    struct st_reader_error err = {.struct_size = sizeof err};
+    if ((status = cli_trace_open("stats", &o.in, &tr)) != 0)
+        goto out;
     status = 1;
-    if (st_catalog_load(&cat, o.in.events_files, o.in.nevents_files, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        goto out;
-    }
-    int ret = st_reader_open(&r, o.in.trace, cat, &o.rd, &err);
-    if (ret < 0) {
-        if (ret == -EINVAL) /* bad options, not a bad file */
-            fprintf(stderr, PROG ": %s\n", err.message);
-        else
-            fprintf(stderr, PROG ": %s: %s\n", o.in.trace, err.message);
-        status = ret == -EINVAL ? 2 : 1;
-        goto out;
-    }
-    size_t nev = st_catalog_count(cat) + 1;
+    size_t nev = st_catalog_count(tr.cat) + 1;
     es = calloc(nev, sizeof *es);
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
     if (!es || !t.pids) {
@@ -341,10 +306,10 @@ int st_cmd_stats(int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < nev; i++)
-        es[i].ev = st_catalog_event(cat, i);
-    ret = collect(r, es, &t);
+        es[i].ev = st_catalog_event(tr.cat, i);
+    int ret = collect(tr.r, es, &t);
     struct st_reader_counters c = {.struct_size = sizeof c};
-    st_reader_get_counters(r, &c); /* our own sizeof: cannot fail */
+    st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
     if (o.json)
         print_json(o.in.trace, es, n, &t, &c);
@@ -353,14 +318,13 @@ int st_cmd_stats(int argc, char **argv)
     fflush(stdout);
     status = 0;
     if (ret < 0) {
-        st_reader_format_error(r, msg, sizeof msg);
+        cli_reader_error("stats", &tr, &o.in, msg, sizeof msg);
         fprintf(stderr, PROG ": %s\n", msg);
         status = 1;
     }
 out:
     free(t.pids);
     free(es);
-    st_reader_close(r);
-    st_catalog_free(cat);
+    cli_trace_close(&tr);
     return status;
 }

@@ -5,28 +5,22 @@
 #include <simpletrace/version.h>
 
 #include "commands.h"
+#include "help_texts.h"
 
 struct command {
     const char *name;
     int (*run)(int argc, char **argv);
-    const char *summary;
 };
 
+/* The summaries are in doc/simpletrace.1.txt, which makes the --help text and the man page. */
 static const struct command commands[] = {
-    {"gen", st_cmd_gen, "generate C code from trace-events files"},
-    {"print", st_cmd_print, "print a trace file as text (like QEMU's simpletrace.py)"},
-    {"stats", st_cmd_stats, "per-event counts, rates and drops of a trace file"},
-    {"ctl", st_cmd_ctl, "list and steer running traced programs (monitor=on)"},
-    {"recover", st_cmd_recover, "rebuild a trace from a dead program's crash=DIR ring files"},
-    {"export", st_cmd_export, "convert a trace for uftrace or Perfetto/chrome://tracing"},
+    {"gen", st_cmd_gen}, {"print", st_cmd_print},     {"stats", st_cmd_stats},
+    {"ctl", st_cmd_ctl}, {"recover", st_cmd_recover}, {"export", st_cmd_export},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: simpletrace COMMAND [ARGS...]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n`simpletrace COMMAND --help` describes a command.\n");
+    fputs(st__help_main, out);
 }
 
 int main(int argc, char **argv)

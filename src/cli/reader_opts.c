@@ -1,11 +1,22 @@
-/* Options and operands shared by the trace-reading subcommands (reader_opts.h). */
+/* Options, operands and opening shared by the trace-reading subcommands (reader_opts.h). */
 #include "reader_opts.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* The operands, for the hints that tell their order. */
+#define OPERANDS "TRACE-EVENTS... TRACE-FILE"
+
+void cli_input_init(struct cli_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->rd.struct_size = sizeof in->rd;
+}
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -15,17 +26,21 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
     return 2;
 }
 
-static int parse_pid(const char *cmd, const char *arg, struct st_reader_options *rd)
+/* A thread or process id: a decimal number that fits the pid field. 0 or the usage error's status. */
+static int parse_id(const char *cmd, const char *what, const char *arg, bool *set, uint32_t *id)
 {
     char *end;
     unsigned long v;
+    char fmt[64];
 
     errno = 0;
     v = strtoul(arg, &end, 10);
-    if (errno || end == arg || *end || *arg == '-' || v > UINT32_MAX)
-        return cli_usage_error(cmd, "bad pid '%s'", arg);
-    rd->filter_pid = true;
-    rd->pid = (uint32_t)v;
+    if (errno || end == arg || *end || *arg == '-' || v > UINT32_MAX) {
+        snprintf(fmt, sizeof fmt, "bad %s '%%s' (a decimal number)", what);
+        return cli_usage_error(cmd, fmt, arg);
+    }
+    *set = true;
+    *id = (uint32_t)v;
     return 0;
 }
 
@@ -37,29 +52,165 @@ static int parse_time(const char *cmd, const char *arg, bool *set, int64_t *ns)
     return 0;
 }
 
-int cli_reader_option(const char *cmd, int c, const char *arg, struct st_reader_options *rd)
+int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in)
 {
+    struct st_reader_options *rd = &in->rd;
     switch (c) {
     case CLI_OPT_NO_HEADER: rd->flags |= ST_READER_NO_HEADER; return 0;
     case CLI_OPT_EVENTS: rd->events = arg; return 0;
-    case CLI_OPT_PID: return parse_pid(cmd, arg, rd);
+    case CLI_OPT_TID: return parse_id(cmd, "thread id", arg, &rd->filter_tid, &rd->tid);
+    case CLI_OPT_PID: return parse_id(cmd, "process id", arg, &rd->filter_pid, &rd->pid);
     case CLI_OPT_FROM: return parse_time(cmd, arg, &rd->filter_from, &rd->from_ns);
     case CLI_OPT_TO: return parse_time(cmd, arg, &rd->filter_to, &rd->to_ns);
     case CLI_OPT_ROTATED: rd->flags |= ST_READER_ROTATED; return 0;
+    case CLI_OPT_NO_ROTATED: in->rotated_off = true; return 0;
     default: return -1;
     }
 }
 
-int cli_trace_operands(const char *cmd, int argc, char **argv, int first, const struct st_reader_options *rd,
-                       struct cli_operands *out)
+int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
 {
     if (argc - first < 2)
-        return cli_usage_error(cmd, "%s", "need TRACE-EVENTS... TRACE-FILE");
-    out->events_files = (const char **)(argv + first);
-    out->nevents_files = (size_t)(argc - first - 1);
-    out->trace = argv[argc - 1];
+        return cli_usage_error(cmd, "%s", "need " OPERANDS);
+    in->events_files = (const char **)(argv + first);
+    in->nevents_files = (size_t)(argc - first - 1);
+    in->trace = argv[argc - 1];
+    if ((in->rd.flags & ST_READER_ROTATED) && in->rotated_off)
+        return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
     /* Pieces are found by their names: standard input has none. */
-    if ((rd->flags & ST_READER_ROTATED) && !strcmp(out->trace, "-"))
+    if ((in->rd.flags & ST_READER_ROTATED) && !strcmp(in->trace, "-"))
         return cli_usage_error(cmd, "%s", "--rotated needs a TRACE-FILE path, not \"-\"");
     return 0;
+}
+
+/* --- a trace in pieces -------------------------------------------------------------- */
+
+/* Piece k of base: base itself for 0, else base.k (as the runtime names them). */
+static void piece_name(char *buf, size_t len, const char *base, uint64_t k)
+{
+    if (k)
+        snprintf(buf, len, "%s.%" PRIu64, base, k);
+    else
+        snprintf(buf, len, "%s", base);
+}
+
+/*
+ * Whether pieces [first, first + count) of base were written one after the
+ * other: each last modified no later than the next. A FILE.1 older than
+ * FILE is a leftover of an earlier run (one that rotated, where this one
+ * did not), not this trace's continuation.
+ */
+static bool pieces_in_order(const char *base, uint64_t first, uint64_t count)
+{
+    struct timespec prev = {0, 0};
+    for (uint64_t k = first; k - first < count; k++) {
+        char name[4096];
+        struct stat st;
+        piece_name(name, sizeof name, base, k);
+        if (stat(name, &st) != 0)
+            return true; /* the reader reports it when it gets there */
+        if (k > first && (st.st_mtim.tv_sec < prev.tv_sec ||
+                          (st.st_mtim.tv_sec == prev.tv_sec && st.st_mtim.tv_nsec < prev.tv_nsec)))
+            return false;
+        prev = st.st_mtim;
+    }
+    return true;
+}
+
+/*
+ * Reads a trace written with rotate= as one when its pieces are there, as
+ * --rotated does: `print FILE` must not stop silently at the end of the
+ * first piece, nor fail on a FILE that rotate-keep removed. Says so when
+ * FILE itself is gone, and when pieces are there but are not its
+ * continuation (with what to type).
+ */
+static void detect_pieces(const char *cmd, struct cli_input *in)
+{
+    uint64_t first, count;
+    if (in->rotated_off || (in->rd.flags & ST_READER_ROTATED) || !strcmp(in->trace, "-") ||
+        st_rotated_find(in->trace, &first, &count) < 0)
+        return;
+    if (first == 0 && count == 1) {
+        /* One file so far: a follower goes on into TRACE.1 should the writer rotate. */
+        if (in->rd.flags & ST_READER_FOLLOW)
+            in->rd.flags |= ST_READER_ROTATED;
+        return;
+    }
+    char last[4096];
+    piece_name(last, sizeof last, in->trace, first + count - 1);
+    if (first == 0 && !pieces_in_order(in->trace, first, count)) {
+        fprintf(stderr,
+                "simpletrace %s: %s has pieces up to %s that are older than it (left by an earlier run): "
+                "reading %s alone; --rotated reads them all\n",
+                cmd, in->trace, last, in->trace);
+        return;
+    }
+    in->rd.flags |= ST_READER_ROTATED;
+    if (first > 0)
+        fprintf(stderr,
+                "simpletrace %s: %s is gone (rotate-keep removed it): reading its %" PRIu64
+                " remaining piece%s %s.%" PRIu64 " to %s as one trace\n",
+                cmd, in->trace, count, count == 1 ? "" : "s", in->trace, first, last);
+}
+
+/* --- opening --------------------------------------------------------------------------- */
+
+static int load_catalog(const char *cmd, const struct cli_input *in, struct st_catalog **cat)
+{
+    char msg[2048];
+    int ret = st_catalog_load(cat, in->events_files, in->nevents_files, msg, sizeof msg);
+    if (ret == -EMEDIUMTYPE) /* a binary file where the trace-events belong: the operands swapped? */
+        fprintf(stderr, "simpletrace %s: %s: the trace-events files come first (simpletrace %s " OPERANDS ")\n",
+                cmd, msg, cmd);
+    else if (ret < 0)
+        fprintf(stderr, "simpletrace %s: %s\n", cmd, msg);
+    return ret;
+}
+
+int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
+{
+    struct st_reader_error err = {.struct_size = sizeof err};
+    memset(t, 0, sizeof *t);
+    if (load_catalog(cmd, in, &t->cat) < 0)
+        return 1;
+    detect_pieces(cmd, in);
+    int ret = st_reader_open(&t->r, in->trace, t->cat, &in->rd, &err);
+    if (ret == 0)
+        return 0;
+    if (ret == -EINVAL) /* bad options, not a bad file */
+        fprintf(stderr, "simpletrace %s: %s\n", cmd, err.message);
+    else
+        fprintf(stderr, "simpletrace %s: %s: %s\n", cmd, in->trace, err.message);
+    return ret == -EINVAL ? 2 : 1;
+}
+
+void cli_trace_close(struct cli_trace *t)
+{
+    st_reader_close(t->r);
+    st_catalog_free(t->cat);
+    memset(t, 0, sizeof *t);
+}
+
+/* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
+static bool trace_is_events_file(const struct cli_input *in)
+{
+    struct st_catalog *cat = NULL;
+    const char *path = in->trace;
+    if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
+        return false;
+    st_catalog_free(cat);
+    return true;
+}
+
+void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len)
+{
+    const struct st_reader_error *e = st_reader_error(t->r);
+    size_t n = st_reader_format_error(t->r, buf, len);
+    if (n + 1 >= len)
+        return;
+    if (e->code == -EOPNOTSUPP && in->rd.filter_pid)
+        snprintf(buf + n, len - n, "; --tid=%lu selects the records whose pid field is %lu",
+                 (unsigned long)in->rd.pid, (unsigned long)in->rd.pid);
+    else if (e->code == -EBADMSG && e->record == 0 && trace_is_events_file(in))
+        snprintf(buf + n, len - n, ": the trace file comes last (simpletrace %s " OPERANDS ")", cmd);
 }

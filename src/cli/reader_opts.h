@@ -1,12 +1,16 @@
 /*
  * What every trace-reading subcommand (print, stats, export) shares: the
- * reader options (--no-header, --events, --pid, --from, --to, --rotated), the
- * TRACE-EVENTS... TRACE-FILE operands and the usage-error message.
+ * reader options (--no-header, --events, --tid, --pid, --from, --to,
+ * --rotated, --no-rotated), the TRACE-EVENTS... TRACE-FILE operands,
+ * opening the trace, and the messages: usage errors, and the hints for
+ * the common mistakes (operands swapped, --pid on a trace that does not
+ * record its process, a rotated trace named by its first piece).
  */
 #ifndef ST_CLI_READER_OPTS_H
 #define ST_CLI_READER_OPTS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <simpletrace/reader.h>
@@ -15,40 +19,69 @@
 enum {
     CLI_OPT_NO_HEADER = 256,
     CLI_OPT_EVENTS,
+    CLI_OPT_TID,
     CLI_OPT_PID,
     CLI_OPT_FROM,
     CLI_OPT_TO,
     CLI_OPT_ROTATED,
+    CLI_OPT_NO_ROTATED,
     CLI_OPT_OWN,
 };
 
 /* The struct option entries of the shared options, for a command's longopts table. */
 #define CLI_READER_LONGOPTS                                                                                  \
     {"no-header", no_argument, NULL, CLI_OPT_NO_HEADER}, {"events", required_argument, NULL, CLI_OPT_EVENTS}, \
-        {"pid", required_argument, NULL, CLI_OPT_PID}, {"from", required_argument, NULL, CLI_OPT_FROM},      \
-        {"to", required_argument, NULL, CLI_OPT_TO}, {"rotated", no_argument, NULL, CLI_OPT_ROTATED}
+        {"tid", required_argument, NULL, CLI_OPT_TID}, {"pid", required_argument, NULL, CLI_OPT_PID},        \
+        {"from", required_argument, NULL, CLI_OPT_FROM}, {"to", required_argument, NULL, CLI_OPT_TO},        \
+        {"rotated", no_argument, NULL, CLI_OPT_ROTATED}, {"no-rotated", no_argument, NULL, CLI_OPT_NO_ROTATED}
+
+/* What a trace-reading command reads, from its options and operands. */
+struct cli_input {
+    struct st_reader_options rd; /* struct_size set by cli_input_init() */
+    bool rotated_off;            /* --no-rotated: TRACE-FILE alone, even when it has pieces */
+    const char **events_files;   /* TRACE-EVENTS... (pointers into argv) */
+    size_t nevents_files;
+    const char *trace;           /* TRACE-FILE */
+};
+
+/* Zeroes *in and sets the reader options' struct_size. */
+void cli_input_init(struct cli_input *in);
 
 /* Prints "simpletrace CMD: " + fmt(arg) and the --help hint on stderr; returns 2 (usage error). */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 
 /*
- * Applies shared option c with its argument to *rd. Returns 0 when applied,
+ * Applies shared option c with its argument to *in. Returns 0 when applied,
  * 2 after printing a usage error, -1 when c is not a shared option.
  */
-int cli_reader_option(const char *cmd, int c, const char *arg, struct st_reader_options *rd);
-
-/* The operands of a trace-reading command (pointers into argv). */
-struct cli_operands {
-    const char **events_files; /* TRACE-EVENTS... */
-    size_t nevents_files;
-    const char *trace;         /* TRACE-FILE */
-};
+int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 
 /*
  * Takes TRACE-EVENTS... TRACE-FILE from argv[first..argc), checked against
- * the options in *rd (--rotated needs a path). 0, or 2 after a usage error.
+ * the options (--rotated needs a path). 0, or 2 after a usage error.
  */
-int cli_trace_operands(const char *cmd, int argc, char **argv, int first, const struct st_reader_options *rd,
-                       struct cli_operands *out);
+int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in);
+
+/* A trace opened for reading: the catalog and the reader (close with cli_trace_close()). */
+struct cli_trace {
+    struct st_catalog *cat;
+    struct st_reader *r;
+};
+
+/*
+ * Loads the trace-events files and opens the trace, reading its pieces
+ * when TRACE-FILE was written with rotate= (unless --no-rotated). Returns
+ * 0, or the exit status (1 bad input, 2 bad options) after a message.
+ */
+int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t);
+
+/* Frees what cli_trace_open() made (a zeroed *t is fine). */
+void cli_trace_close(struct cli_trace *t);
+
+/*
+ * Formats the reader's error as "FILE: byte offset N, record M: what",
+ * with a hint where the options or the operands are the likely cause.
+ */
+void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len);
 
 #endif

@@ -3,17 +3,23 @@
  * Perfetto UI and chrome://tracing load):
  *
  *   {"traceEvents":[
- *   {"name":"process_name","ph":"M","pid":P,"tid":P,"args":{"name":"TRACE"}},
  *   {"name":"thread_name","ph":"M","pid":P,"tid":T,"args":{"name":"thread T"}},
  *   {"name":"job","cat":"simpletrace","ph":"B","ts":12.345,"pid":P,"tid":T,"args":{...}},
  *   {"name":"job","cat":"simpletrace","ph":"E","ts":13.000,"pid":P,"tid":T,"args":{...}},
  *   {"name":"cache_lookup","cat":"simpletrace","ph":"i","s":"t","ts":...,"args":{...}},
  *   {"name":"dropped","cat":"simpletrace","ph":"i","s":"t","ts":...,"args":{"count":N}},
+ *   {"name":"process_name","ph":"M","pid":P,"tid":P,"args":{"name":"unknown-program (trace NAME)"}}
  *   ],
  *   "displayTimeUnit":"ns","otherData":{...}}
  *
- * One event per line, in record order (viewers sort by time). pid is the
- * process (the first record's thread id), tid the record's pid field.
+ * One event per line, in record order (viewers sort by time). tid is the
+ * record's pid field (a thread id). The trace does not record its process,
+ * and every event must carry a pid before the whole trace is seen: pid is
+ * the first record's thread id, used as a grouping id. The process_name,
+ * written at the end, says what it is: "unknown-program (trace NAME)"
+ * when it is also the lowest thread id of the trace (the main thread's id
+ * is the process id, when the main thread traced), else that the process
+ * id is not recorded; otherData says the same in words.
  * A call is a B/E pair: B carries the begin record's arguments, E the end
  * record's (the viewers merge them); a frame we close ourselves (never
  * ended, closed early) has "args":{"unfinished":true}.
@@ -356,12 +362,26 @@ static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, 
 static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
 {
     struct chrome *c = ctx->out;
-    int ret = 0;
-    if (t->index == 0)
-        ret = put_meta(ctx, c, "process_name", ctx->pid, "", st__ex_basename(ctx->opts->trace_name));
     char num[16];
+    if (t->tid == ST__EX_LOST_TID)
+        return put_meta(ctx, c, "thread_name", t->tid, "", "lost events (no thread could record them)");
     snprintf(num, sizeof num, "%u", (unsigned)t->tid);
-    return ret ? ret : put_meta(ctx, c, "thread_name", t->tid, "thread ", num);
+    return put_meta(ctx, c, "thread_name", t->tid, "thread ", num);
+}
+
+/* The process's name, once the lowest thread id is known (see the top). */
+static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c)
+{
+    char name[400];
+    const char *trace = st__ex_basename(ctx->opts->trace_name);
+    if (!ctx->have_pid)
+        return 0; /* no event, no process */
+    if (ctx->have_tid && st__ex_process_id(ctx) == ctx->pid)
+        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s)", trace);
+    else
+        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under thread %u)",
+                 trace, (unsigned)ctx->pid);
+    return put_meta(ctx, c, "process_name", ctx->pid, "", name);
 }
 
 /* One event: head (name, category, phase), ts, pid, tid, arguments of rec. */
@@ -435,13 +455,15 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 {
     const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
     int ret = 0;
-    char *p = room(ctx, c, 200 + ST__JSON_ESCAPED_MAX(strlen(name)), &ret);
+    char *p = room(ctx, c, 600 + ST__JSON_ESCAPED_MAX(strlen(name)), &ret);
     if (!p)
         return ret;
     p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " SIMPLETRACE_VERSION_STRING
                    "\",\"trace\":\"");
     p = st__json_escape(p, (const uint8_t *)name, strlen(name));
-    p = PUT_LIT(p, "\"}}\n");
+    p = PUT_LIT(p, "\",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a "
+                   "grouping id; the process id only if it is also the lowest thread id and the main thread traced\","
+                   "\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
     c->len = (size_t)(p - c->buf);
     c->finished = true;
     return flush_buf(ctx, c);
@@ -450,7 +472,9 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 static int chrome_finish(struct st__ex_ctx *ctx)
 {
     struct chrome *c = ctx->out;
-    int ret = put_footer(ctx, c);
+    int ret = put_process_name(ctx, c);
+    if (ret == 0)
+        ret = put_footer(ctx, c);
     if (ret < 0 || c->to_stdout)
         return ret;
     int fd = c->fd;

@@ -33,6 +33,11 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...)
     return err;
 }
 
+uint32_t st__ex_process_id(const struct st__ex_ctx *ctx)
+{
+    return ctx->have_tid ? ctx->lowest_tid : 0;
+}
+
 const char *st__ex_basename(const char *path)
 {
     if (!path || strcmp(path, "-") == 0)
@@ -212,6 +217,10 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, const struct st_rec
         ctx->have_pid = true;
         ctx->pid = tid;
         ctx->first_ts = ctx->last_ts = ts;
+    }
+    if (rec->has_pid && tid != ST__EX_LOST_TID && (!ctx->have_tid || tid < ctx->lowest_tid)) {
+        ctx->have_tid = true;
+        ctx->lowest_tid = tid;
     }
     struct st__ex_thread *t;
     int ret = thread_get(ctx, tb, tid, ts, &t);

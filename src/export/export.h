@@ -33,6 +33,13 @@
  *   - a timestamp older than its thread's previous one is raised to it
  *     (uftrace requires time order per thread; "clamped").
  *
+ * Processes: a trace does not record which program or process wrote it
+ * (its pid field holds thread ids), so neither output pretends to know:
+ * the program is "unknown-program", the trace file is named as the trace
+ * (Chrome's otherData, uftrace's cmdline), tracks and tasks are named by
+ * thread id, and the process id shown is the lowest thread id (the main
+ * thread's id is the process id, when the main thread traced).
+ *
  * Errors are negative errno values; on any error the partial output is
  * removed (the output is written under a temporary name and renamed into
  * place at the end), except Chrome JSON written to standard output, which
@@ -70,7 +77,7 @@ struct st_export_options {
     bool no_default_pairs;       /* only the rules above */
     unsigned max_depth;          /* open frames per thread, 0 = 1024 (uftrace shows 1024 by default) */
     unsigned max_open_files;     /* uftrace: .dat files kept open at once, 0 = 128 */
-    const char *trace_name;      /* shown as the program / process name (the trace path) */
+    const char *trace_name;      /* the trace's path: shown labelled as the trace, never as the program */
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
     st_export_progress_fn progress;
     void *progress_opaque;

@@ -73,8 +73,10 @@ struct st__ex_ctx {
     const struct st_catalog *cat;
     struct st__ex_pairs pairs;
     struct st_export_summary *sum;
-    uint32_t pid;          /* the process: the thread id of the first record */
+    uint32_t pid;          /* Chrome's grouping id: the first record's thread (streamed before the rest is known) */
     bool have_pid;
+    uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
+    bool have_tid;         /* ... once a record carried one (v0 records carry none) */
     uint64_t first_ts;     /* of the whole trace, once have_pid */
     uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */
     struct st__ex_thread **threads; /* by index */
@@ -117,5 +119,19 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...) __attribu
 
 /* The last path component of path ("-" gives "stdin"). */
 const char *st__ex_basename(const char *path);
+
+/*
+ * Traces do not record their process (a later format will): the process id
+ * shown is the lowest thread id of the trace, which is the process id when
+ * the main thread traced (its thread id is the process id). 0: the trace
+ * has no thread ids at all (v0).
+ */
+uint32_t st__ex_process_id(const struct st__ex_ctx *ctx);
+
+/* The pid field of dropped records for events no thread could take (README "Drops"). */
+#define ST__EX_LOST_TID UINT32_C(0xffffffff)
+
+/* What exports show as the program: the trace does not say which it was. */
+#define ST__EX_PROGRAM "unknown-program"
 
 #endif /* ST_EXPORT_INTERNAL_H */

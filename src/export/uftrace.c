@@ -13,10 +13,13 @@
  *   task.txt     SESS, then a TASK per thread at its first record's time
  *   info         exename, cmdline, the thread list, date and duration
  *
- * The synthetic object: exename is the trace's absolute path (or
- * /simpletrace/NAME when that cannot be a map path), mapped at SYM_BASE;
- * function id k lives at SYM_BASE + SYM_FIRST + 16 k. Its .sym file names
- * every function, so uftrace never falls back to reading the "ELF".
+ * The synthetic object: the trace does not record its program, so
+ * exename is /simpletrace/unknown-program (uftrace names every task after
+ * its basename; `info` shows the export command, which names the trace),
+ * mapped at SYM_BASE; function id k lives at SYM_BASE + SYM_FIRST + 16 k.
+ * Its .sym file names every function, so uftrace never falls back to
+ * reading the "ELF". The session and its tasks belong to the process
+ * st__ex_process_id(): the lowest thread id (see export_internal.h).
  *
  * Streaming: records go through per-file buffers; at most max_open_files
  * .dat files are open at once (least recently used closed first, reopened
@@ -194,36 +197,11 @@ static int close_all_slots(struct st__ex_ctx *ctx, struct uft *u)
 
 /* --- the writer interface ------------------------------------------------------------ */
 
-/* True when path can stand in a map line and a SESS line as it is. */
-static bool plain_path(const char *path)
-{
-    for (const char *p = path; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == '"' || *p == 0x7f)
-            return false;
-    return strlen(st__ex_basename(path)) < NAME_MAX - 8; /* room for ".sym" */
-}
-
-/* exename: the trace's absolute path, else /simpletrace/BASENAME made plain. */
-static void choose_exe(struct uft *u, const char *trace)
-{
-    char real[PATH_MAX];
-    if (trace && strcmp(trace, "-") != 0 && realpath(trace, real) && plain_path(real)) {
-        snprintf(u->exe, sizeof u->exe, "%s", real);
-        return;
-    }
-    char base[200];
-    snprintf(base, sizeof base, "%s", st__ex_basename(trace));
-    for (char *p = base; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == '"' || *p == 0x7f)
-            *p = '_';
-    snprintf(u->exe, sizeof u->exe, "/simpletrace/%s", base);
-}
-
-/* A session id from the exename: stable output for the same input. */
-static void make_sid(struct uft *u)
+/* A session id from the trace's name: stable output for the same input. */
+static void make_sid(struct uft *u, const char *trace)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const char *p = u->exe; *p; p++)
+    for (const char *p = trace ? trace : "-"; *p; p++)
         h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
     snprintf(u->sid, sizeof u->sid, "%016" PRIx64, h);
 }
@@ -304,8 +282,8 @@ static int uft_open(struct st__ex_ctx *ctx)
     u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
     if (!u->dir || !u->slots || !u->event_used)
         return -ENOMEM;
-    choose_exe(u, ctx->opts->trace_name);
-    make_sid(u);
+    snprintf(u->exe, sizeof u->exe, "/simpletrace/" ST__EX_PROGRAM);
+    make_sid(u, ctx->opts->trace_name);
     int ret = check_target(ctx, u);
     return ret ? ret : make_tmp(ctx, u);
 }
@@ -413,9 +391,12 @@ static uint64_t sess_time(const struct st__ex_ctx *ctx)
 static int fill_tasks(struct st__ex_ctx *ctx, FILE *out)
 {
     struct uft *u = ctx->out;
-    st__uft_task_sess(out, sess_time(ctx), (int)ctx->pid, u->sid, u->exe);
+    int pid = (int)st__ex_process_id(ctx);
+    if (pid <= 0)
+        pid = ctx->nthreads ? (int)ctx->threads[0]->tid : 1; /* no thread ids (v0): the one stand-in thread */
+    st__uft_task_sess(out, sess_time(ctx), pid, u->sid, u->exe);
     for (size_t i = 0; i < ctx->nthreads; i++)
-        st__uft_task_task(out, ctx->threads[i]->first_ts, (int)ctx->threads[i]->tid, (int)ctx->pid);
+        st__uft_task_task(out, ctx->threads[i]->first_ts, (int)ctx->threads[i]->tid, pid);
     return 0;
 }
 

@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growbuf.h"
 #include "reader_internal.h"
+#include "trace_format.h"
+
+/* Bytes looked at for the signs of a binary file: a trace-events file is text throughout. */
+#define SNIFF_BYTES 4096u
 
 static const struct st_arg_info dropped_arg = {
     .name = "num_events_dropped",
@@ -98,6 +103,79 @@ static struct st_catalog *catalog_alloc(void)
     return cat;
 }
 
+/*
+ * A trace (or any binary file) given where a trace-events file belongs, the
+ * common mistake of swapped arguments, gets its own message instead of a
+ * syntax error on line 1: -EMEDIUMTYPE with "NAME is a trace file, not a
+ * trace-events file" (or "is not a text file"). 0 when text may be it.
+ */
+static int refuse_binary(const char *name, const uint8_t *p, size_t len, char *errbuf, size_t errlen)
+{
+    if (len >= 24 && st_fmt_get_u64(p) == ST_HEADER_EVENT_ID &&
+        (st_fmt_get_u64(p + 8) == ST_HEADER_MAGIC || __builtin_bswap64(st_fmt_get_u64(p + 8)) == ST_HEADER_MAGIC)) {
+        uint64_t v = st_fmt_get_u64(p + 16);
+        if (st_fmt_get_u64(p + 8) != ST_HEADER_MAGIC)
+            v = __builtin_bswap64(v);
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "%s is a trace file (format version %llu), not a trace-events file", name,
+                     (unsigned long long)v);
+        return -EMEDIUMTYPE;
+    }
+    for (size_t i = 0; i < len && i < SNIFF_BYTES; i++) {
+        /* Text has no NUL and no control bytes but blanks; any byte >= 0x80 may be UTF-8. */
+        if (p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r' && p[i] != '\f' && p[i] != '\v') {
+            if (errbuf && errlen)
+                snprintf(errbuf, errlen, "%s is not a text file (byte offset %zu holds 0x%02x), not a trace-events file",
+                         name, i, p[i]);
+            return -EMEDIUMTYPE;
+        }
+    }
+    return 0;
+}
+
+/* Reads the file at path whole into b. 0 or -errno (errbuf says which file). */
+static int read_file(const char *path, struct st__growbuf *b, char *errbuf, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    int ret = 0;
+    if (!f) {
+        ret = -errno;
+    } else {
+        for (;;) {
+            uint8_t *p = st__growbuf_room(b, 65536);
+            if (!p) {
+                ret = -ENOMEM;
+                break;
+            }
+            size_t got = fread(p, 1, 65536, f);
+            st__growbuf_commit(b, got);
+            if (got == 0) {
+                ret = ferror(f) ? -EIO : 0;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    if (ret < 0 && errbuf && errlen)
+        snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+    return ret;
+}
+
+/* Parses one trace-events text into cat's list. 0, -EMEDIUMTYPE (binary), -EINVAL (syntax) or -ENOMEM. */
+static int parse_text(struct st_catalog *cat, const char *name, const char *text, size_t len, char *errbuf,
+                      size_t errlen)
+{
+    int ret = refuse_binary(name, (const uint8_t *)text, len, errbuf, errlen);
+    if (ret < 0)
+        return ret;
+    struct st_events_error e;
+    memset(&e, 0, sizeof e);
+    ret = st_events_parse_buffer(&cat->list, name, text, len, &e);
+    if (ret < 0)
+        put_error(errbuf, errlen, &e);
+    return ret;
+}
+
 ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths,
                            char *errbuf, size_t errlen)
 {
@@ -107,11 +185,12 @@ ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, si
         return -ENOMEM;
     int ret = 0;
     for (size_t i = 0; i < npaths && ret == 0; i++) {
-        struct st_events_error e;
-        memset(&e, 0, sizeof e);
-        ret = st_events_parse_file(&cat->list, paths[i], &e);
-        if (ret < 0)
-            put_error(errbuf, errlen, &e);
+        struct st__growbuf b = {0};
+        /* Read whole, not sniffed and reopened: a pipe (<(cat ...)) can be read only once. */
+        ret = read_file(paths[i], &b, errbuf, errlen);
+        if (ret == 0)
+            ret = parse_text(cat, paths[i], b.data ? (const char *)b.data : "", b.len, errbuf, errlen);
+        st__growbuf_free(&b);
     }
     if (ret == 0)
         ret = finish(cat, errbuf, errlen);
@@ -130,12 +209,8 @@ ST_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, con
     struct st_catalog *cat = catalog_alloc();
     if (!cat)
         return -ENOMEM;
-    struct st_events_error e;
-    memset(&e, 0, sizeof e);
-    int ret = st_events_parse_buffer(&cat->list, name, text, len, &e);
-    if (ret < 0)
-        put_error(errbuf, errlen, &e);
-    else
+    int ret = parse_text(cat, name ? name : "<input>", text, len, errbuf, errlen);
+    if (ret == 0)
         ret = finish(cat, errbuf, errlen);
     if (ret < 0) {
         st_catalog_free(cat);

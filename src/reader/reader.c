@@ -100,8 +100,9 @@ struct st_reader {
 
     bool filtering;      /* any of the below is set */
     uint8_t *selected;   /* per event index, NULL = all */
-    bool filter_pid, filter_from, filter_to;
-    uint32_t pid;
+    bool filter_tid, filter_from, filter_to;
+    bool filter_pid;     /* checked against the header: no format records the process yet */
+    uint32_t tid, pid;
     int64_t from_ns, to_ns;
 
     bool have_origin;
@@ -378,7 +379,7 @@ static bool selected(const struct st_reader *r, const struct st_event_info *ev, 
 {
     if (r->selected && !r->selected[ev->index])
         return false;
-    if (r->filter_pid && (!has_pid || pid != r->pid))
+    if (r->filter_tid && (!has_pid || pid != r->tid))
         return false;
     int64_t rel = (int64_t)(ts - r->origin);
     if (r->filter_from && rel < r->from_ns)
@@ -388,37 +389,56 @@ static bool selected(const struct st_reader *r, const struct st_event_info *ev, 
     return true;
 }
 
-/* Decodes the v2/v4 payload p[0..plen) into r->rec.args by ev's declaration. */
+/*
+ * The record does not hold what ev declares: a trace-events file that does
+ * not match the trace (a changed declaration, another program's file).
+ * Names the event, the declared arguments' size and the record's.
+ */
+static int mismatch(struct st_reader *r, const struct st_event_info *ev, size_t plen, uint64_t num,
+                    const char *what)
+{
+    return fail(r, -EBADMSG, r->pos_offset, num,
+                "event %s: %s (%zu payload bytes for %u declared argument%s): the trace-events files do not "
+                "match the trace",
+                ev->name, what, plen, ev->nargs, ev->nargs == 1 ? "" : "s");
+}
+
+/* Decodes the v2/v4 payload p[0..plen) into r->rec.args; the declared arguments must take it exactly. */
 static inline int decode_args(struct st_reader *r, const struct st_event_info *ev, const uint8_t *p, size_t plen,
                        uint64_t num)
 {
     const uint8_t *pend = p + plen;
     struct st_value *v = r->rec.args;
+    char what[160];
     for (unsigned i = 0; i < ev->nargs; i++, v++) {
         const struct st_arg_info *a = &ev->args[i];
         if (a->kind == ST_VALUE_STRING) {
             if (UNLIKELY(pend - p < 4))
-                return fail(r, -EBADMSG, r->pos_offset, num,
-                            "%s: the length of string argument '%s' lies past the end of the record (%zu payload bytes)",
-                            ev->name, a->name, plen);
+                goto short_record;
             uint32_t slen = ld32(r, p);
             p += 4;
-            if (UNLIKELY(slen > (size_t)(pend - p)))
-                return fail(r, -EBADMSG, r->pos_offset, num,
-                            "%s: string argument '%s' is %u bytes long but only %zu bytes of the record remain",
-                            ev->name, a->name, slen, (size_t)(pend - p));
+            if (UNLIKELY(slen > (size_t)(pend - p))) {
+                snprintf(what, sizeof what, "string argument '%s' is %u bytes long but only %zu bytes remain",
+                         a->name, slen, (size_t)(pend - p));
+                return mismatch(r, ev, plen, num, what);
+            }
             *v = (struct st_value){ST_VALUE_STRING, slen, (const char *)p, slen};
             p += slen;
         } else {
             if (UNLIKELY(pend - p < 8))
-                return fail(r, -EBADMSG, r->pos_offset, num,
-                            "%s: argument '%s' lies past the end of the record (%zu payload bytes)", ev->name,
-                            a->name, plen);
+                goto short_record;
             *v = (struct st_value){a->kind, ld64(r, p), NULL, 0};
             p += 8;
         }
     }
-    return 0;
+    if (LIKELY(p == pend))
+        return 0;
+    snprintf(what, sizeof what, "%zu bytes are left after the last declared argument", (size_t)(pend - p));
+    return mismatch(r, ev, plen, num, what);
+short_record:
+    snprintf(what, sizeof what, "argument '%s' (number %u) lies past the end of the record",
+             ev->args[v - r->rec.args].name, (unsigned)(v - r->rec.args) + 1);
+    return mismatch(r, ev, plen, num, what);
 }
 
 /* Fills the fixed fields of r->rec. */
@@ -632,6 +652,28 @@ static int next_v0(struct st_reader *r)
     }
 }
 
+/* Whether n bytes at p are printable ASCII or blanks (a text file, e.g. trace-events given as the trace). */
+static bool looks_like_text(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] >= 0x7f)
+            return false;
+    return true;
+}
+
+/*
+ * A process filter on a file that cannot answer it: the pid field is a
+ * thread id or a process id depending on the writer, so acting on it would
+ * silently be a thread filter for simpletrace's own traces.
+ */
+static int refuse_process_filter(struct st_reader *r)
+{
+    return fail(r, -EOPNOTSUPP, 0, 0,
+                "cannot select the records of process %lu: this trace (format version %d) does not record which "
+                "process wrote it; its pid field holds thread ids (simpletrace) or the process id (QEMU)",
+                (unsigned long)r->pid, r->version);
+}
+
 /* Reads the header: version, byte order. 0, -EAGAIN or an error. */
 static int read_header(struct st_reader *r)
 {
@@ -639,12 +681,17 @@ static int read_header(struct st_reader *r)
         r->version = ST_FORMAT_VERSION;
         r->index_ids = true;
         r->header_done = true;
-        return 0;
+        return r->filter_pid ? refuse_process_filter(r) : 0;
     }
     int ret = need(r, ST_HEADER_SIZE, 0, "the 24-byte header");
     if (ret < 0)
         return ret;
     uint64_t id = st_fmt_get_u64(r->pos), magic = st_fmt_get_u64(r->pos + 8);
+    if (id != ST_HEADER_EVENT_ID && looks_like_text(r->pos, ST_HEADER_SIZE)) {
+        char start[68];
+        return fail(r, -EBADMSG, 0, 0, "not a trace file: it begins with text (\"%s\"), as a trace-events file does",
+                    printable(start, r->pos, 20));
+    }
     if (id != ST_HEADER_EVENT_ID)
         return fail(r, -EBADMSG, 0, 0, "not a simpletrace file: the header starts with 0x%016llx, not 0xffffffffffffffff",
                     (unsigned long long)id);
@@ -677,7 +724,7 @@ static int read_header(struct st_reader *r)
     r->pos += size;
     r->pos_offset += size;
     r->header_done = true;
-    return 0;
+    return r->filter_pid ? refuse_process_filter(r) : 0;
 }
 
 /* The next delivered record of the current piece (or only file): 1, 0 at its end, or an error. */
@@ -912,13 +959,15 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
         set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
         return ret;
     }
+    r->filter_tid = opts->filter_tid;
+    r->tid = opts->tid;
     r->filter_pid = opts->filter_pid;
     r->pid = opts->pid;
     r->filter_from = opts->filter_from;
     r->from_ns = opts->from_ns;
     r->filter_to = opts->filter_to;
     r->to_ns = opts->to_ns;
-    r->filtering = r->selected || r->filter_pid || r->filter_from || r->filter_to;
+    r->filtering = r->selected || r->filter_tid || r->filter_from || r->filter_to;
     r->pos = r->end = r->buf;
     *out = r;
     return 0;

@@ -36,39 +36,143 @@
 
 /* --- choosing the process ------------------------------------------------- */
 
-/* The pid to keep: asked for, else the first file with a header's, else the first file's. */
-static uint32_t choose_pid(const struct st__recover *r, long want)
+/*
+ * DIR may hold the ring files of several crashes (nothing removed them
+ * before recover did): pick one process, and say which and why, so that
+ * `--trace crash2.trace` never silently recovers crash 1.
+ */
+
+/* One process of the ring files. */
+struct proc {
+    uint32_t pid;
+    bool born;         /* one of its rings has a header */
+    bool names_trace;  /* one of its ring headers names the trace file given */
+    uint64_t start_ns; /* its start-up anchor: the latest started is the latest crash */
+};
+
+/* The processes of r's rings, in the order their first ring comes; *n of them (at most r->n). */
+static struct proc *procs_of(const struct st__recover *r, const struct st__recover_trace *trace, size_t *n)
 {
-    if (want >= 0)
-        return (uint32_t)want;
-    for (size_t i = 0; i < r->n; i++)
-        if (!r->rings[i].unborn)
-            return r->rings[i].h.pid;
-    return r->rings[0].h.pid;
+    struct proc *v = calloc(r->n ? r->n : 1, sizeof *v);
+
+    *n = 0;
+    for (size_t i = 0; v && i < r->n; i++) {
+        const struct st__rv_ring *g = &r->rings[i];
+        size_t k = 0;
+        while (k < *n && v[k].pid != g->h.pid)
+            k++;
+        if (k == *n)
+            v[(*n)++] = (struct proc){.pid = g->h.pid};
+        if (g->unborn)
+            continue;
+        if (!v[k].born || g->h.a_ns > v[k].start_ns)
+            v[k].start_ns = g->h.a_ns;
+        v[k].born = true;
+        v[k].names_trace |= trace && trace->ino != 0 && g->h.file_dev == trace->dev && g->h.file_ino == trace->ino;
+    }
+    return v;
 }
 
-/* Keeps the rings of r->pid, in order; says so when others were there. */
-static void keep_pid(struct st__recover *r, long want)
+/*
+ * The latest started of the processes of v[0..n) with a header (by_trace:
+ * of those naming the trace file); ties go to the first. None: v[0]
+ * (by_trace: NULL).
+ */
+static const struct proc *latest(const struct proc *v, size_t n, bool by_trace)
 {
-    size_t kept = 0, all = r->n;
+    const struct proc *best = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        if (v[i].born && (!by_trace || v[i].names_trace) && (!best || v[i].start_ns > best->start_ns))
+            best = &v[i];
+    return best || by_trace ? best : &v[0];
+}
+
+/* "pids 7, 8, 9" of v[0..n) but skip (at most 8 named), into buf. */
+static void pid_list(char *buf, size_t len, const struct proc *v, size_t n, uint32_t skip, bool by_trace)
+{
+    size_t used = 0, named = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        if (v[i].pid == skip || (by_trace && !v[i].names_trace))
+            continue;
+        if (named++ == 8) {
+            snprintf(buf + used, len - used, ", ...");
+            break;
+        }
+        used += (size_t)snprintf(buf + used, len - used, "%s%lu", used ? ", " : "", (unsigned long)v[i].pid);
+    }
+}
+
+/* Picks r->pid (see recover.h) and says what was chosen and why when there was a choice. */
+static void choose(struct st__recover *r, long want, const struct st__recover_trace *trace, const struct proc *v,
+                   size_t n)
+{
+    const struct st__recover_hooks *hk = &r->hooks;
+    const struct proc *by_file = trace ? latest(v, n, true) : NULL, *p;
+    char others[160], matching[160];
+    size_t nmatch = 0;
+
+    for (size_t i = 0; i < n; i++)
+        nmatch += v[i].names_trace;
+    if (want >= 0) {
+        r->pid = (uint32_t)want;
+        pid_list(others, sizeof others, v, n, r->pid, false);
+        if (others[0])
+            st__rv_say(hk, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
+                       "recovering pid %lu as asked; the ring files of other processes are left as they are (pids %s)",
+                       (unsigned long)r->pid, others);
+        return;
+    }
+    p = by_file ? by_file : latest(v, n, false);
+    r->pid = p->pid;
+    pid_list(others, sizeof others, v, n, r->pid, false);
+    if (trace && !by_file)
+        st__rv_say(hk, ST_RECOVER_TRACE_UNNAMED, trace->img.name, NULL, 0, r->pid,
+                   "no ring file names it as its trace file: recovering pid %lu%s%s%s", (unsigned long)r->pid, others[0] ? ", the one started last (other pids: " : "", others,
+                   others[0] ? "; choose with --pid)" : "");
+    else if (by_file && nmatch > 1) {
+        pid_list(matching, sizeof matching, v, n, r->pid, true);
+        st__rv_say(hk, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
+                   "ring files of several processes name %s as their trace file: recovering pid %lu, the one "
+                   "started last (also: pids %s; choose with --pid)",
+                   trace->img.name, (unsigned long)r->pid, matching);
+    } else if (by_file && others[0])
+        st__rv_say(hk, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
+                   "ring files of several processes: recovering pid %lu, whose ring files name %s as their trace "
+                   "file (other pids: %s)",
+                   (unsigned long)r->pid, trace->img.name, others);
+    else if (others[0])
+        st__rv_say(hk, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
+                   "ring files of several processes: recovering pid %lu, the one started last (other pids: %s; "
+                   "choose with --pid, or --trace its trace file)",
+                   (unsigned long)r->pid, others);
+}
+
+/* Keeps the rings of the chosen process, in order. 0 or -ENOMEM. */
+static int keep_pid(struct st__recover *r, long want, const struct st__recover_trace *trace)
+{
+    size_t kept = 0, n;
+    struct proc *v;
 
     if (want > (long)UINT32_MAX) {
         r->n = 0; /* no process has it */
-        return;
+        return 0;
     }
-    r->pid = choose_pid(r, want);
+    if (!(v = procs_of(r, trace, &n)))
+        return -ENOMEM;
+    choose(r, want, trace, v, n);
+    free(v);
     for (size_t i = 0; i < r->n; i++)
         if (r->rings[i].h.pid == r->pid)
             r->rings[kept++] = r->rings[i];
     r->n = kept;
-    if (kept && kept != all)
-        st__rv_say(&r->hooks, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
-                   "ring files of several processes: recovering pid %lu (choose with --pid)",
-                   (unsigned long)r->pid);
+    return 0;
 }
 
 int st__recover_open(struct st__recover **out, const struct st__recover_image *rings, size_t n, long pid,
-                     const struct st__recover_hooks *hooks)
+                     const struct st__recover_trace *trace, const struct st__recover_hooks *hooks)
 {
     struct st__recover *r = calloc(1, sizeof *r);
 
@@ -84,8 +188,10 @@ int st__recover_open(struct st__recover **out, const struct st__recover_image *r
     }
     for (size_t i = 0; i < n; i++)
         r->n += st__rv_ring_check(&rings[i], &r->rings[r->n], &r->hooks);
-    if (r->n)
-        keep_pid(r, pid);
+    if (r->n && keep_pid(r, pid, trace) < 0) {
+        st__recover_free(r);
+        return -ENOMEM;
+    }
     if (!r->n) {
         st__recover_free(r);
         return -ENOENT;
@@ -94,6 +200,16 @@ int st__recover_open(struct st__recover **out, const struct st__recover_image *r
         st__rv_ring_scan(&r->rings[i], &r->hooks);
     *out = r;
     return 0;
+}
+
+size_t st__recover_ring_count(const struct st__recover *r)
+{
+    return r->n;
+}
+
+const char *st__recover_ring_name(const struct st__recover *r, size_t i)
+{
+    return i < r->n ? r->rings[i].img.name : NULL;
 }
 
 uint32_t st__recover_pid(const struct st__recover *r)

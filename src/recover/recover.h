@@ -14,6 +14,12 @@
  *                        and left out), keeps the rings of one process and
  *                        checks their records: a ring stops at the first
  *                        bytes in [tail, head) that are not a record;
+ *                        which process (DIR may hold several crashes'):
+ *                        the one asked for (--pid), else the one whose
+ *                        ring headers name the trace file (--trace: its
+ *                        file_dev/file_ino), else the one started last (the
+ *                        latest start-up anchor); when others were there,
+ *                        a message names them and says why this one;
  *   st__recover_write()  with that process's names file and, optionally,
  *                        its trace file: settles the write() the death cut
  *                        (records that reached the trace file are left
@@ -69,12 +75,13 @@ enum st__recover_what {
     ST_RECOVER_INFLIGHT_DONE, /* value of the cut write's records reached the trace file: left out */
     ST_RECOVER_NAMES_TORN,    /* the names file holds no mapping from byte offset on: later names unknown */
     ST_RECOVER_OTHER_PIDS,    /* ring files of several processes: value is the pid recovered */
+    ST_RECOVER_TRACE_UNNAMED, /* no ring file names the trace file given: value is the pid recovered */
 };
 
 /* One thing recover has to say. Valid during the hook's call only. */
 struct st__recover_msg {
     enum st__recover_what what;
-    const char *file;   /* the image it is about (NULL for OTHER_PIDS) */
+    const char *file;   /* the image it is about (NULL for OTHER_PIDS; the trace for TRACE_UNNAMED) */
     const char *field;  /* the header field (BAD_HEADER, ANCHOR_TORN, INFLIGHT_BAD), else NULL */
     uint64_t offset;    /* byte offset in file (see the kinds above) */
     uint64_t value;     /* see the kinds above */
@@ -107,20 +114,28 @@ struct st__recover_stats {
 struct st__recover;
 
 /*
- * Checks rings[0..n) and keeps the ring files of one process: pid, or
- * when pid < 0 that of the first file with a header (else the first file's,
- * by its name). *out is allocated (st__recover_free() it) and borrows the
- * images and hooks. 0; -ENOENT when no ring file of that process is usable
- * (nothing allocated); -ENOMEM.
+ * Checks rings[0..n) and keeps the ring files of one process: pid when
+ * pid >= 0; else, with trace (may be NULL), the process whose ring headers
+ * name that file (the one started last if several do); else the one
+ * started last (ties: the first file with a header; no header at all: the
+ * first file's, by its name). *out is allocated (st__recover_free() it)
+ * and borrows the images, hooks and trace. 0; -ENOENT when no ring file of
+ * that process is usable (nothing allocated); -ENOMEM.
  */
 int st__recover_open(struct st__recover **out, const struct st__recover_image *rings, size_t n, long pid,
-                     const struct st__recover_hooks *hooks);
+                     const struct st__recover_trace *trace, const struct st__recover_hooks *hooks);
 
 /* The process kept. */
 uint32_t st__recover_pid(const struct st__recover *r);
 
 /* The name of its first ring file (its names file, st-PID.names, is normally next to it). */
 const char *st__recover_first_name(const struct st__recover *r);
+
+/* How many ring files the process kept has (those with no header yet included). */
+size_t st__recover_ring_count(const struct st__recover *r);
+
+/* The name of its ring file i (0 <= i < st__recover_ring_count()): what to remove once recovered. */
+const char *st__recover_ring_name(const struct st__recover *r, size_t i);
 
 /*
  * Writes the recovered trace through hooks->write. names: the process's

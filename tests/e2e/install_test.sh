@@ -97,6 +97,11 @@ check "pkg-config files go to PREFIX/lib/pkgconfig" \
   '[ -f "$prefix/lib/pkgconfig/simpletrace.pc" ] && [ -f "$prefix/lib/pkgconfig/simpletrace-read.pc" ] && [ -f "$prefix/lib/pkgconfig/simpletrace-func.pc" ]'
 check "the CMake package goes to PREFIX/lib/cmake/simpletrace" \
   '[ -f "$prefix/lib/cmake/simpletrace/simpletraceConfig.cmake" ] && [ -f "$prefix/lib/cmake/simpletrace/simpletraceConfigVersion.cmake" ]'
+check "man pages go to PREFIX/share/man: simpletrace(1), one per subcommand, simpletrace(3)" \
+  '(for p in man1/simpletrace.1 man3/simpletrace.3; do [ -f "$prefix/share/man/$p" ] || exit 1; done
+    for c in gen print stats export ctl recover; do [ -f "$prefix/share/man/man1/simpletrace-$c.1" ] || exit 1; done)'
+check "man finds the installed page by name with MANPATH=PREFIX/share/man" \
+  'MANPATH="$prefix/share/man" man -w simpletrace-print 2>/dev/null | grep -qx "$prefix/share/man/man1/simpletrace-print.1"'
 check "nothing under PREFIX/lib/x86_64-linux-gnu or another multiarch directory" \
   '[ -z "$(find "$prefix/lib" -mindepth 1 -maxdepth 1 -type d ! -name pkgconfig ! -name cmake)" ]'
 check "make install leaves the build directory of make alone" '[ ! -e "$tmp/no-build" ]'
@@ -193,7 +198,7 @@ if command -v cmake >/dev/null 2>&1; then
   check "  runs traced and simpletrace print reads its records" \
     '[ "$(grep -c "^primes_found " "$tmp/ex-cmake.txt")" -eq 10 ] && grep -q "^primes_done .* count=0xa$" "$tmp/ex-cmake.txt" ||
      show "$tmp/ex-cmake.txt" "$tmp/ex-cmake.log"'
-  echo 'primes_extra(int x) "added later"' >> "$tmp/ex-cmake/trace-events"
+  echo 'primes_extra(int x) "added later %d"' >> "$tmp/ex-cmake/trace-events"
   (cd "$tmp/ex-cmake" && user cmake --build build) >"$tmp/ex-cmake2.log" 2>&1
   check "  a changed trace-events file regenerates trace.h at the next build" \
     'grep -q trace_primes_extra "$tmp/ex-cmake/build/simpletrace/primes/trace.h" || show "$tmp/ex-cmake2.log"'

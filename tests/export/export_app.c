@@ -3,7 +3,8 @@
  * threads, each serving requests made of steps, with a note inside every
  * step. Thread 0 serves 3 requests of 2 steps, thread 1 2 requests of 4
  * steps: 5 request calls, 14 step calls in all, nested request > step.
- * Prints "worker K tid T" for each thread so the test knows who is who.
+ * Prints "pid P", then "worker K tid T" for each thread, so the test knows
+ * who is who.
  * Tracing is configured from outside (SIMPLETRACE=enable=*,file=...).
  */
 #include <pthread.h>
@@ -47,6 +48,7 @@ static void *serve(void *arg)
 int main(void)
 {
     struct worker w[2] = {{.id = 0, .requests = 3, .steps = 2}, {.id = 1, .requests = 2, .steps = 4}};
+    printf("pid %ld\n", (long)getpid());
     trace_app_start(2);
     for (int i = 0; i < 2; i++)
         pthread_create(&w[i].thread, NULL, serve, &w[i]);

@@ -208,10 +208,13 @@ static void nested_uftrace(const char *trace, const char *dir)
     free(graph);
 
     char *info = uft("info", NULL, dir, &st);
+    /* The trace does not say which program wrote it: neither the exe image nor the tasks are the trace file. */
     ok(st == 0 && ex_has(info, "# number of tasks : 2\n") &&
-           ex_has(info, "# task list : 4001(nested.trace), 4002(nested.trace)\n") &&
+           ex_has(info, "# task list : 4001(unknown-program), 4002(unknown-program)\n") &&
+           ex_has(info, "# exe image : /simpletrace/unknown-program\n") && ex_has(info, "nested.trace\n") &&
            ex_has(info, "# program version : simpletrace export") && ex_has(info, "# elapsed time : 0.017000000 sec"),
-       "nested: uftrace info: two tasks named after the trace, our version, the trace's duration");
+       "nested: uftrace info: the program unknown, tasks by thread id, the trace in the cmdline, our version, "
+       "the trace's duration");
     if (!ex_has(info, "number of tasks"))
         ex_show("info", info, 20);
     free(info);
@@ -248,7 +251,6 @@ static void nested_chrome(const char *trace, const char *json)
         return;
     char *l = chrome_listing(json);
     same_text(l,
-              "4001 M process_name - {\"name\":\"nested.trace\"}\n"
               "4001 M thread_name - {\"name\":\"thread 4001\"}\n"
               "4001 B outer 100001000.000 {\"n\":1}\n"
               "4001 B inner 100001500.000 {\"x\":7}\n"
@@ -273,6 +275,7 @@ static void nested_chrome(const char *trace, const char *json)
               "4002 E leaf 100016000.000 {\"r\":3}\n"
               "4002 E inner 100017000.000 {}\n"
               "4002 E outer 100018000.000 {\"n\":2}\n"
+              "4001 M process_name - {\"name\":\"unknown-program (trace nested.trace)\"}\n"
               "ok 22\n",
               "nested: chrome JSON parses; B/E nest per thread with both records' arguments; "
               "integers exact (strings beyond 2^53), bools, pointers as hex strings");
@@ -342,7 +345,8 @@ static void test_unmatched(void)
         ok(ex_has(l, "4001 i inner_end 100001000.000 {}\n4001 B outer 100002000.000 {\"n\":1}\n"
                      "4001 B inner 100003000.000 {\"x\":1}\n4001 E inner 100004000.000 {\"unfinished\":true}\n"
                      "4001 E outer 100004000.000 {\"n\":1}\n4001 B leaf 100005000.000 {}\n") &&
-               ex_has(l, "4001 E leaf 100009000.000 {\"unfinished\":true}\nok "),
+               ex_has(l, "4001 E leaf 100009000.000 {\"unfinished\":true}\n"
+                         "4001 M process_name - {\"name\":\"unknown-program (trace unmatched.trace)\"}\nok "),
            "unmatched: chrome: instant for the lone end, frames we close marked unfinished, all balanced");
         if (!l)
             ok(0, "unmatched: chrome JSON checks");
@@ -386,6 +390,50 @@ static void test_dropped(void)
         ok(ex_has(l, "4001 i dropped 100002000.000 {\"count\":5}\n") &&
                ex_has(l, "4003 i dropped 100004000.000 {\"count\":2}\n"),
            "dropped: chrome has a thread instant \"dropped\" with the count");
+        free(l);
+    }
+}
+
+/*
+ * The trace does not record its process. The first record here is thread
+ * 4002's and 4001 comes later, with events no thread could take (pid field
+ * 0xffffffff): uftrace's session is 4001, the lowest thread id (the main
+ * thread's id is the process id); Chrome groups under 4002, the first
+ * record's (it streams), and says the process id is not recorded.
+ */
+static void test_process(void)
+{
+    char *trace = path_in_tmp("process.trace"), *dir = path_in_tmp("process.data"), *json = path_in_tmp("process.json");
+    struct ex_trace t;
+    begin_trace(&t);
+    ex_ev(&t, OUTER_START, T0 + 1 * MS, 4002, EX_INT(1));
+    ex_ev(&t, OUTER_DONE, T0 + 2 * MS, 4002, EX_INT(1));
+    ex_dropped(&t, T0 + 3 * MS, 0xffffffffu, 3);
+    ex_ev(&t, OUTER_START, T0 + 4 * MS, 4001, EX_INT(2));
+    ex_ev(&t, OUTER_DONE, T0 + 5 * MS, 4001, EX_INT(2));
+    ex_save(&t, trace);
+    struct ex_run r = run_export("-o", dir, events, trace);
+    is_int(r.status, 0, "process: export to uftrace");
+    ex_run_free(&r);
+    if (need(uft_bin, "uftrace")) {
+        char *info = uft("info", "--task", dir, NULL);
+        ok(ex_has(info, "FS [ 4001] unknown-program") && !ex_has(info, "S [ 4002]"),
+           "process: uftrace's session is the lowest thread id, 4001");
+        if (!ex_has(info, "4001"))
+            ex_show("info --task", info, 10);
+        free(info);
+    }
+    r = run_export("-o", json, events, trace);
+    is_int(r.status, 0, "process: export to chrome");
+    ex_run_free(&r);
+    if (need(py_bin, "python3")) {
+        char *l = chrome_listing(json);
+        ok(ex_has(l, "4294967295 M thread_name - {\"name\":\"lost events (no thread could record them)\"}\n") &&
+               ex_has(l, "4002 M process_name - {\"name\":\"unknown-program (trace process.trace; process id not "
+                         "recorded: grouped under thread 4002)\"}\n"),
+           "process: chrome names the lost-events track, and says the grouping id is not the process id");
+        if (!ex_has(l, "process_name"))
+            ex_show("chrome", l, 20);
         free(l);
     }
 }
@@ -488,9 +536,9 @@ static void test_pairs(void)
 static void test_filters(void)
 {
     char *trace = path_in_tmp("nested.trace"), *dir = path_in_tmp("filter.data");
-    struct ex_run r = run_export("--pid=4002", "--events=*_start,*_done,inner_*", "-o", dir, events, trace);
+    struct ex_run r = run_export("--tid=4002", "--events=*_start,*_done,inner_*", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 4 records, 1 thread: 2 calls of 3 functions"),
-       "filters: --pid and --events select records as print does");
+       "filters: --tid and --events select records as print does");
     ex_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *report = uft("report", NULL, dir, NULL);
@@ -774,6 +822,7 @@ int main(int argc, char **argv)
     test_unmatched();
     test_dropped();
     test_clamped();
+    test_process();
     test_depth();
     test_pairs();
     test_filters();

@@ -136,9 +136,10 @@ int main(int argc, char **argv)
     putenv(cfg);
     struct ex_run app = ex_run(app_bin);
     unsetenv("SIMPLETRACE");
-    unsigned tid[2] = {0, 0};
-    sscanf(app.out, "worker 0 tid %u\nworker 1 tid %u", &tid[0], &tid[1]);
-    ok(app.status == 0 && tid[0] && tid[1], "the traced program ran (worker tids %u, %u)", tid[0], tid[1]);
+    unsigned tid[2] = {0, 0}, pid = 0;
+    sscanf(app.out, "pid %u\nworker 0 tid %u\nworker 1 tid %u", &pid, &tid[0], &tid[1]);
+    ok(app.status == 0 && pid && tid[0] && tid[1], "the traced program ran (pid %u, worker tids %u, %u)", pid, tid[0],
+       tid[1]);
     ex_run_free(&app);
 
     struct ex_run p = ex_run(st_bin, "print", "--format=json", events, trace);
@@ -186,7 +187,23 @@ int main(int argc, char **argv)
         }
         ex_run_free(&u);
         u = ex_run(uft_bin, "info", "-d", dir);
-        ok(u.status == 0 && ex_has(u.out, "# number of tasks     : 3\n"), "uftrace info: 3 tasks");
+        char tasks[128];
+        snprintf(tasks, sizeof tasks, "# task list           : %u(unknown-program), ", pid);
+        ok(u.status == 0 && ex_has(u.out, "# number of tasks     : 3\n") && ex_has(u.out, tasks) &&
+               ex_has(u.out, "# exe image           : /simpletrace/unknown-program\n") &&
+               !ex_has(u.out, "(app.trace)"),
+           "uftrace info: 3 tasks, the main thread's id first, none named after the trace, the program unknown");
+        if (!ex_has(u.out, tasks))
+            ex_show("info", u.out, 30);
+        ex_run_free(&u);
+        /* The session (flag S) is the process: the main thread's id, which is the pid. */
+        u = ex_run(uft_bin, "info", "--task", "-d", dir);
+        char root[64];
+        snprintf(root, sizeof root, "S     [%6u]  unknown-program", pid);
+        ok(u.status == 0 && ex_has(u.out, root) && ex_count(u.out, "S     [") == 1,
+           "uftrace info --task: one session, the process %u", pid);
+        if (!ex_has(u.out, root))
+            ex_show("info --task", u.out, 10);
         ex_run_free(&u);
     } else {
         ok(0, "uftrace is installed (configure found none; CI installs it)");
@@ -205,6 +222,19 @@ int main(int argc, char **argv)
         ok(ex_has(c.out, " B request ") && ex_has(c.out, "{\"thread\":1,\"id\":1}") &&
                ex_has(c.out, "{\"thread\":1,\"id\":1,\"status\":0}"),
            "chrome: a request's B has request_enter's arguments, its E request_exit's");
+        char want[256];
+        snprintf(want, sizeof want, "%u M process_name - {\"name\":\"unknown-program (trace app.trace)\"}\n", pid);
+        ok(ex_has(c.out, want), "chrome: the process is named as unknown, the trace labelled as the trace");
+        ex_run_free(&c);
+        /* Every event of the process carries its id: the main thread traced, its id is the pid. */
+        c = ex_run(py_bin, "-c",
+                   "import json, sys\n"
+                   "d = json.load(open(sys.argv[1]))\n"
+                   "print(sorted({e['pid'] for e in d['traceEvents']}), d['otherData']['program'])\n",
+                   json);
+        snprintf(want, sizeof want, "[%u] not recorded in the trace\n", pid);
+        ok(c.status == 0 && c.out && !strcmp(c.out, want), "chrome: every event's pid is the process's, %u: %s", pid,
+           c.out ? c.out : "");
         ex_run_free(&c);
     } else {
         ok(0, "python3 is installed");

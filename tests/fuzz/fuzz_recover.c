@@ -177,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if ((flags & FZ_ASK_PID) && n_ring2 >= sizeof(struct st_crash_hdr))
         pid = (long)st_fmt_get_u32(rings[1].data + offsetof(struct st_crash_hdr, pid));
-    ret = st__recover_open(&r, rings, (flags & FZ_RING2) ? 2 : 1, pid, &hooks);
+    ret = st__recover_open(&r, rings, (flags & FZ_RING2) ? 2 : 1, pid, (flags & FZ_TRACE) ? &trace : NULL, &hooks);
     if (ret < 0 && ret != -ENOENT && ret != -ENOMEM)
         __builtin_trap();
     if (ret == 0) {

@@ -86,6 +86,27 @@ static const char *decoded_output(const char *name)
     return NULL;
 }
 
+/*
+ * Edge cases simpletrace.py prints and we refuse, on purpose: a record
+ * longer than its declaration takes is a trace-events file that does not
+ * match the trace (issue 12: nothing read wrongly without a word).
+ */
+static const struct {
+    const char *name, *err;
+} refused[] = {
+    {"length_has_trailing_bytes",
+     "byte offset 217, record 8: event ev_int: 8 bytes are left after the last declared argument (24 payload bytes "
+     "for 2 declared arguments): the trace-events files do not match the trace\n"},
+};
+
+static const char *refused_error(const char *name)
+{
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (!strcmp(refused[i].name, name))
+            return refused[i].err;
+    return NULL;
+}
+
 static void test_edge_case(const char *name)
 {
     size_t len;
@@ -97,9 +118,13 @@ static void test_edge_case(const char *name)
         run(&r, NULL, "print", "--no-header", path("edge", "trace-events", ""), path("edge", name, ".bin"), NULL, NULL);
     else
         run(&r, NULL, "print", path("edge", "trace-events", ""), path("edge", name, ".bin"), NULL, NULL, NULL);
-    const char *ours = decoded_output(name);
+    const char *ours = decoded_output(name), *refusal = refused_error(name);
     bool same = r.out && r.out_len == len && !memcmp(r.out, want, len);
-    if (py_status == 0) {
+    if (refusal) {
+        size_t n = r.err_len, m = strlen(refusal);
+        ok(r.status == 1 && r.out_len == 0 && n > m && !strcmp(r.err + n - m, refusal),
+           "edge/%s: simpletrace.py prints it, we refuse it: exit 1, %s", name, r.err ? r.err : "");
+    } else if (py_status == 0) {
         ok(same && r.status == 0 && r.err_len == 0, "edge/%s: as simpletrace.py, exit 0", name);
     } else if (ours) {
         ok(r.out && !strcmp(r.out, ours) && r.status == 0, "edge/%s: decoded (simpletrace.py fails): %s", name,
@@ -241,9 +266,16 @@ static void test_filters(void)
     free(want);
     free_lines(&ls);
 
+    run(&r, NULL, "print", "--tid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
+        NULL);
+    ok(r.out && !strcmp(r.out, "ev_noargs 0.000 pid=4243 \n") && r.status == 0, "--tid=4243: its one record");
+    rd_run_free(&r);
+    /* --pid was a thread filter under the name of a process filter: a v4 trace cannot tell the process. */
     run(&r, NULL, "print", "--pid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
         NULL);
-    ok(r.out && !strcmp(r.out, "ev_noargs 0.000 pid=4243 \n"), "--pid=4243: its one record");
+    ok(r.out_len == 0 && r.status == 1 && r.err && strstr(r.err, "byte offset 0, record 0: cannot select the records of process 4243") &&
+           strstr(r.err, "does not record which process wrote it") && strstr(r.err, "--tid=4243"),
+       "--pid=4243: exit 1, nothing printed: %s", r.err ? r.err : "");
     rd_run_free(&r);
     run(&r, NULL, "print", "--timestamps=absolute", path("edge", "trace-events", ""),
         path("edge", "non_monotonic", ".bin"), NULL, NULL);

@@ -224,6 +224,68 @@ static void test_errors(struct st_catalog *cat)
     expect_error(cat, "bad_magic.bin", -EBADMSG, "magic");
 }
 
+/* Reads r to its end: the return of the last st_reader_next(), the records delivered in *n. */
+static int drain(struct st_reader *r, int *n)
+{
+    const struct st_record *rec;
+    int ret;
+    *n = 0;
+    while ((ret = st_reader_next(r, &rec)) == 1)
+        (*n)++;
+    return ret;
+}
+
+/* The mistakes issue 12 made loud: swapped files, declarations that do not match, --pid. */
+static void test_mistakes(struct st_catalog *cat)
+{
+    struct st_catalog *c2 = (struct st_catalog *)&c2;
+    const char *p = fixture("edge", "arg_kinds.bin");
+    char err[1024] = "";
+    is_int(st_catalog_load(&c2, &p, 1, err, sizeof err), -EMEDIUMTYPE, "a trace as trace-events: -EMEDIUMTYPE");
+    ok(c2 == NULL && strstr(err, "arg_kinds.bin is a trace file (format version 4), not a trace-events file"),
+       "... no catalog, message: %s", err);
+    static const char bin[] = "ev(int x)\n\x01\x02";
+    is_int(st_catalog_load_buffer(&c2, "bin", bin, sizeof bin - 1, err, sizeof err), -EMEDIUMTYPE,
+           "control bytes in trace-events text: -EMEDIUMTYPE");
+    ok(strstr(err, "bin is not a text file (byte offset 10 holds 0x01)") != NULL, "... %s", err);
+
+    int n;
+    struct st_reader *r = open_edge(cat, "trace-events", 0); /* the trace-events file given as the trace */
+    is_int(drain(r, &n), -EBADMSG, "trace-events as the trace: -EBADMSG");
+    const struct st_reader_error *e = st_reader_error(r);
+    ok(e->offset == 0 && e->record == 0 && strstr(e->message, "not a trace file: it begins with text (\"# edge-case"),
+       "... at the header: %s", e->message);
+    st_reader_close(r);
+
+    r = open_edge(cat, "length_has_trailing_bytes.bin", 0);
+    is_int(drain(r, &n), -EBADMSG, "a record longer than its declaration: -EBADMSG");
+    e = st_reader_error(r);
+    ok(n == 0 && e->offset == 217 && e->record == 8 &&
+           !strcmp(e->message, "event ev_int: 8 bytes are left after the last declared argument (24 payload bytes "
+                               "for 2 declared arguments): the trace-events files do not match the trace"),
+       "... no record delivered, offset 217, record 8: %s", e->message);
+    st_reader_close(r);
+    /* A record a filter skips is not decoded, so not checked either (documented in reader.h). */
+    struct st_reader_options o = {.struct_size = sizeof o, .events = "ev_noargs"};
+    ok(st_reader_open(&r, fixture("edge", "length_has_trailing_bytes.bin"), cat, &o, NULL) == 0 && drain(r, &n) == 0 &&
+           n == 1,
+       "... filtered out: skipped by its length, the next record delivered");
+    st_reader_close(r);
+
+    struct st_reader_options pid = {.struct_size = sizeof pid, .filter_pid = true, .pid = 4242};
+    ok(st_reader_open(&r, fixture("edge", "arg_kinds.bin"), cat, &pid, NULL) == 0, "filter_pid: opens");
+    is_int(drain(r, &n), -EOPNOTSUPP, "... -EOPNOTSUPP when the header says nothing of the process");
+    e = st_reader_error(r);
+    ok(n == 0 && e->offset == 0 && e->record == 0 && strstr(e->message, "cannot select the records of process 4242"),
+       "... nothing delivered: %s", e->message);
+    st_reader_close(r);
+    pid.flags = ST_READER_NO_HEADER;
+    ok(st_reader_open(&r, fixture("edge", "no_header.bin"), cat, &pid, NULL) == 0 && drain(r, &n) == -EOPNOTSUPP &&
+           n == 0,
+       "... and without a header");
+    st_reader_close(r);
+}
+
 /* Text of every record of r, formatted into a malloc'ed string. */
 static char *format_all(struct st_catalog *cat, struct st_reader *r, enum st_output_format fmt, int *ret)
 {
@@ -373,7 +435,7 @@ static void test_filters(struct st_catalog *cat)
     ok(st_reader_open(&r, fixture("edge", "dropped.bin"), cat, &o, &e) == -EINVAL && !r, "empty glob rejected: %s",
        e.message);
 
-    struct st_reader_options p = {.struct_size = sizeof p, .filter_pid = true, .pid = 4243};
+    struct st_reader_options p = {.struct_size = sizeof p, .filter_tid = true, .tid = 4243};
     is_int(count_filtered(cat, "non_monotonic.bin", &p, names, sizeof names), 1, "--pid=4243: 1 record");
     struct st_reader_options t = {.struct_size = sizeof t, .filter_from = true, .from_ns = 1000};
     is_int(count_filtered(cat, "non_monotonic.bin", &t, names, sizeof names), 1, "--from=1us: the record at +1000 ns");
@@ -595,6 +657,7 @@ int main(int argc, char **argv)
     test_arg_kinds(cat);
     test_mappings_and_drops(cat);
     test_errors(cat);
+    test_mistakes(cat);
     test_truncation(cat);
     test_follow(cat);
     test_filters(cat);

@@ -96,6 +96,28 @@ static void test_options_larger(void)
     is_int(count(r), 7, "... works the same");
     st_reader_close(r);
 
+    /* A program built before filter_pid was added: whatever lies past its structure is not filter_pid. */
+    union {
+        struct st_reader_options o;
+        unsigned char bytes[sizeof(struct st_reader_options)];
+    } old;
+    memset(&old, JUNK, sizeof old);
+    old.o.struct_size = (uint32_t)OPTIONS_V1;
+    old.o.flags = 0;
+    old.o.buffer_size = 0;
+    old.o.events = "ev_str";
+    old.o.filter_tid = false;
+    old.o.filter_from = old.o.filter_to = false;
+    is_int(st_reader_open_memory(&r, trace, trace_len, "m", cat, &old.o, NULL), 0,
+           "the first layout with junk where filter_pid now is: opens");
+    is_int(count(r), 7, "... the junk is not read as a process filter (7 records, no -EOPNOTSUPP)");
+    st_reader_close(r);
+    /* filter_tid sits where that program's filter_pid was: the same field filter, same offset. */
+    struct st_reader_options tid = {.struct_size = (uint32_t)OPTIONS_V1, .filter_tid = true, .tid = 4243};
+    is_int(st_reader_open_memory(&r, trace, trace_len, "m", cat, &tid, NULL), 0, "the first layout, filter_tid");
+    is_int(count(r), 0, "... selects by the pid field (no record is 4243's)");
+    st_reader_close(r);
+
     is_int(st_reader_open_memory(&r, trace, trace_len, "m", cat, NULL, NULL), 0, "NULL options: defaults");
     is_int(count(r), 12, "... every record");
     st_reader_close(r);

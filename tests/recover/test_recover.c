@@ -206,6 +206,7 @@ static void one_run(int run, enum death how, int file_on, long ms)
             free(e);
             return;
         }
+        ok(ring_files(dir) == 0, "%s: the ring files are removed once recovered", what);
         if (file_on && test_file_size(trace) > 0)
             ft_sum_prefix(&s, trace);
         from_file = s.events;
@@ -249,28 +250,42 @@ static void hm_write(const char *path, const void *p, size_t len)
     ok(done, "made %s (%zu bytes)", path, len);
 }
 
-/* dir/st-HM_PID.names: ID 0 is ft_ev. */
-static void hm_names(const char *dir)
+/* dir/st-PID.names: ID 0 is ft_ev. */
+static void hm_names_of(const char *dir, uint32_t pid)
 {
     uint8_t rec[64];
     char path[900];
 
-    snprintf(path, sizeof path, "%s/st-%u.names", dir, HM_PID);
+    snprintf(path, sizeof path, "%s/st-%u.names", dir, pid);
     hm_write(path, rec, st_fmt_put_mapping(rec, 0, "ft_ev", 5));
 }
 
+static void hm_names(const char *dir)
+{
+    hm_names_of(dir, HM_PID);
+}
+
+/* What a hand-made ring's header says of its process: which, when it started, the trace file it wrote. */
+struct hm_proc {
+    uint32_t pid;
+    uint64_t start_ns;       /* a_ns, the start-up anchor */
+    uint64_t file_dev, file_ino;
+};
+
 /*
- * dir/st-HM_PID-tid.ring as ring_file.c makes it, holding ft_ev thread 0 seq
+ * dir/st-PID-tid.ring as ring_file.c makes it, holding ft_ev thread 0 seq
  * 0..n-1 from ring position 0, with the given tail (head is after the
  * last); ring_size is the header's field (HM_RING_SIZE unless damaging it).
  */
-static void hm_ring(const char *dir, uint32_t tid, unsigned n, uint64_t tail, uint64_t ring_size)
+static void hm_ring_of(const char *dir, const struct hm_proc *pr, uint32_t tid, unsigned n, uint64_t tail,
+                       uint64_t ring_size)
 {
     size_t len = HM_RING_OFF + HM_RING_SIZE;
     uint8_t *f = calloc(1, len);
     struct st_crash_hdr h = {.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION, .hdr_size = ST_CRASH_HDR_SIZE,
-                             .pid = HM_PID, .tid = tid, .ring_off = HM_RING_OFF, .ring_size = ring_size,
-                             .head_off = 4096, .tail_off = 4104, .pending_off = 4112};
+                             .pid = pr->pid, .tid = tid, .ring_off = HM_RING_OFF, .ring_size = ring_size,
+                             .head_off = 4096, .tail_off = 4104, .pending_off = 4112, .a_ns = pr->start_ns,
+                             .b_ns = pr->start_ns, .file_dev = pr->file_dev, .file_ino = pr->file_ino};
     uint64_t head = (uint64_t)n * HM_REC;
     char path[900];
 
@@ -283,9 +298,15 @@ static void hm_ring(const char *dir, uint32_t tid, unsigned n, uint64_t tail, ui
     memcpy(f, &h, sizeof h);
     memcpy(f + h.head_off, &head, 8);
     memcpy(f + h.tail_off, &tail, 8);
-    snprintf(path, sizeof path, "%s/st-%u-%u.ring", dir, HM_PID, tid);
+    snprintf(path, sizeof path, "%s/st-%u-%u.ring", dir, pr->pid, tid);
     hm_write(path, f, len);
     free(f);
+}
+
+static void hm_ring(const char *dir, uint32_t tid, unsigned n, uint64_t tail, uint64_t ring_size)
+{
+    const struct hm_proc pr = {.pid = HM_PID};
+    hm_ring_of(dir, &pr, tid, n, tail, ring_size);
 }
 
 /* A ring file the program died creating: len bytes of zeros (0: before posix_fallocate). */
@@ -368,6 +389,128 @@ static void hand_made(void)
     hm_check("a damaged header", dir, 1, 0, want);
 }
 
+/* Whether dir/NAME exists. */
+static bool hm_exists(const char *dir, const char *name)
+{
+    char path[900];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
+/* Runs `simpletrace recover ARGS...` (up to a NULL); exit status, stderr in *err (malloc'ed). */
+static int run_args(char **err, ...)
+{
+    char *argv[16] = {(char *)cli, "recover"};
+    int n = 2, status = -1;
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, err);
+    while (n < 15 && (argv[n] = va_arg(ap, char *)) != NULL)
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        int fd = open(test_path("recover.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execv(cli, argv);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    *err = test_slurp(test_path("recover.err"), NULL);
+    if (!*err)
+        *err = strdup("");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * Two crashes left their ring files in one directory (issue 12): --trace
+ * chooses the process that wrote that trace file, not the first found;
+ * the ring files of the process recovered are removed after, with the
+ * space freed said (--keep keeps them); --pid gets no advice to use --pid;
+ * no -o says just that.
+ */
+static void two_crashes(void)
+{
+    const char *dir = hm_dir("hm-two-crashes");
+    char t1[900], t2[900], out[900], want[1200], *err;
+    struct stat s1, s2;
+    int rc;
+
+    snprintf(t1, sizeof t1, "%s/crash1.trace", dir);
+    snprintf(t2, sizeof t2, "%s/crash2.trace", dir);
+    snprintf(out, sizeof out, "%s/recovered", dir);
+    test_write_file(t1, "x");
+    test_write_file(t2, "y");
+    ok(stat(t1, &s1) == 0 && stat(t2, &s2) == 0, "two trace files");
+    /* Crash 1 (pid 4000011, two threads) started before crash 2 (pid 4000022, one thread). */
+    struct hm_proc c1 = {4000011u, 1000, (uint64_t)s1.st_dev, (uint64_t)s1.st_ino};
+    struct hm_proc c2 = {4000022u, 9000, (uint64_t)s2.st_dev, (uint64_t)s2.st_ino};
+    hm_ring_of(dir, &c1, 1, 3, 0, HM_RING_SIZE);
+    hm_ring_of(dir, &c1, 2, 2, 0, HM_RING_SIZE);
+    hm_names_of(dir, c1.pid);
+    hm_ring_of(dir, &c2, 7, 5, 0, HM_RING_SIZE);
+    hm_names_of(dir, c2.pid);
+
+    rc = run_args(&err, dir, NULL);
+    ok(rc == 2 && !strcmp(err, "simpletrace recover: -o TRACE is missing (the file to write the recovered trace to)\n"
+                               "Try 'simpletrace recover --help'.\n"),
+       "no -o: exit 2, says -o is missing, not the whole usage: %s", err);
+    free(err);
+
+    rc = run_args(&err, "--trace", t1, "--keep", dir, "-o", out, NULL);
+    snprintf(want, sizeof want, "recovering pid %u, whose ring files name %s as their trace file (other pids: %u)",
+             c1.pid, t1, c2.pid);
+    ok(rc == 0 && strstr(err, want) && strstr(err, "pid 4000011: 5 records of 2 threads"),
+       "--trace crash1.trace: the earlier crash's process, said: %s", err);
+    ok(!strstr(err, "removed") && hm_exists(dir, "st-4000011-1.ring") && hm_exists(dir, "st-4000011.names"),
+       "--keep: its ring files stay");
+    free(err);
+
+    rc = run_args(&err, "--pid", "4000011", "--keep", dir, "-o", out, NULL);
+    ok(rc == 0 && strstr(err, "recovering pid 4000011 as asked; the ring files of other processes are left as they "
+                              "are (pids 4000022)") && !strstr(err, "choose with"),
+       "--pid: the other process named, no advice to use --pid: %s", err);
+    free(err);
+
+    rc = run_args(&err, "--trace", t2, dir, "-o", out, NULL);
+    snprintf(want, sizeof want, "recovering pid %u, whose ring files name %s as their trace file", c2.pid, t2);
+    ok(rc == 0 && strstr(err, want) && strstr(err, "pid 4000022: 5 records of 1 threads"),
+       "--trace crash2.trace: the later crash's process: %s", err);
+    snprintf(want, sizeof want, "removed 1 ring file and %s/st-4000022.names: 0.0", dir);
+    ok(strstr(err, want) && strstr(err, " MB freed (--keep keeps them)\n") && !hm_exists(dir, "st-4000022-7.ring") &&
+           !hm_exists(dir, "st-4000022.names") && hm_exists(dir, "st-4000011-1.ring") &&
+           hm_exists(dir, "st-4000011-2.ring") && hm_exists(dir, "st-4000011.names"),
+       "crash 2's ring files and names file removed, crash 1's kept");
+    free(err);
+
+    rc = run_args(&err, dir, "-o", out, NULL);
+    ok(rc == 0 && strstr(err, "pid 4000011: 5 records of 2 threads") && !strstr(err, "several"),
+       "the one process left: recovered without a word of others: %s", err);
+    ok(!hm_exists(dir, "st-4000011-1.ring") && !hm_exists(dir, "st-4000011-2.ring") &&
+           !hm_exists(dir, "st-4000011.names"),
+       "... and its files removed: nothing left");
+    free(err);
+
+    /* A process that still runs (this one): its ring files are in use, never removed. */
+    struct hm_proc me = {(uint32_t)getpid(), 1, 0, 0};
+    hm_ring_of(dir, &me, (uint32_t)getpid(), 1, 0, HM_RING_SIZE);
+    rc = run_args(&err, dir, "-o", out, NULL);
+    snprintf(want, sizeof want, "pid %u is running (or its id is another process's now): its ring files are kept",
+             (unsigned)getpid());
+    ok(rc == 0 && strstr(err, want), "a running process's ring files stay: %s", err);
+    free(err);
+
+    rc = run_args(&err, "--pid=x", dir, "-o", out, NULL);
+    ok(rc == 2 && strstr(err, "bad process id 'x'"), "--pid=x: usage error");
+    free(err);
+}
+
 int main(int argc, char **argv)
 {
     unsigned kills = (unsigned)test_scale(12, 4);
@@ -404,5 +547,6 @@ int main(int argc, char **argv)
     extra = "";
     one_run(run++, D_CLEAN, 1, 0);
     hand_made();
+    two_crashes();
     return done_testing();
 }

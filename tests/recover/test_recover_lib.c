@@ -164,7 +164,7 @@ static int recover(const struct st__recover_image *rings, size_t n, long pid, co
     outlen = 0;
     memset(&stats, 0, sizeof stats);
     memset(&out, 0, sizeof out);
-    ret = st__recover_open(&r, rings, n, pid, &hooks);
+    ret = st__recover_open(&r, rings, n, pid, trace, &hooks);
     if (ret < 0)
         return ret;
     ret = st__recover_write(r, names, trace, &stats);
@@ -231,7 +231,7 @@ static void test_whole(void)
     ok(stats.pid == PID && stats.threads == 1 && stats.events == 3 && stats.drops == 0,
        "whole ring: stats pid %u, %zu threads, %llu events, %llu drops", stats.pid, stats.threads,
        (unsigned long long)stats.events, (unsigned long long)stats.drops);
-    if (ok(st__recover_open(&rec, &i, 1, -1, &hooks) == 0, "open again")) {
+    if (ok(st__recover_open(&rec, &i, 1, -1, NULL, &hooks) == 0, "open again")) {
         is_str(st__recover_first_name(rec), "d/st-7-11.ring", "first_name: the first ring kept");
         is_int(st__recover_pid(rec), PID, "pid: the ring's process");
         st__recover_free(rec);
@@ -648,12 +648,58 @@ static void test_several(void)
     i[3] = img(&c, "d/st-7-12.ring");
     is_int(recover(i, 4, -1, NULL, NULL), 0, "several processes: recovered");
     ok(stats.pid == PID && stats.threads == 2 && stats.events == 4,
-       "several processes: the first with a header's (pid %u, %zu threads)", stats.pid, stats.threads);
+       "several processes started at once: the first with a header's (pid %u, %zu threads)", stats.pid,
+       stats.threads);
     ok(heard(ST_RECOVER_OTHER_PIDS) && heard(ST_RECOVER_OTHER_PIDS)->value == PID, "several processes: said");
     is_str(heard(ST_RECOVER_OTHER_PIDS) ? heard(ST_RECOVER_OTHER_PIDS)->text : "",
-           "ring files of several processes: recovering pid 7 (choose with --pid)", "several processes: the message");
+           "ring files of several processes: recovering pid 7, the one started last (other pids: 9, 8; choose with "
+           "--pid, or --trace its trace file)",
+           "several processes: the message names the others and the way to choose");
     is_int(recover(i, 4, 8, NULL, NULL), 0, "--pid 8: recovered");
     ok(stats.pid == 8 && stats.threads == 1 && seqs(21, 0, 2), "--pid 8: that process's ring only");
+    is_str(heard(ST_RECOVER_OTHER_PIDS) ? heard(ST_RECOVER_OTHER_PIDS)->text : "",
+           "recovering pid 8 as asked; the ring files of other processes are left as they are (pids 9, 7)",
+           "--pid 8: the others named, no advice to use --pid");
+
+    /* A later crash: process 8 started after 7. */
+    b.h.a_ns = 5000;
+    ri_finish(&b);
+    is_int(recover(i, 4, -1, NULL, NULL), 0, "8 started last: recovered");
+    ok(stats.pid == 8 && heard(ST_RECOVER_OTHER_PIDS) && heard(ST_RECOVER_OTHER_PIDS)->value == 8,
+       "8 started last: it is recovered, and said");
+
+    /* --trace chooses the process whose ring headers name the file, even an earlier one. */
+    a.h.file_dev = c.h.file_dev = 3, a.h.file_ino = c.h.file_ino = 33;
+    b.h.file_dev = 3, b.h.file_ino = 44;
+    ri_finish(&a);
+    ri_finish(&b);
+    ri_finish(&c);
+    static const uint8_t nothing[1];
+    struct st__recover_trace t1 = {{"crash1.trace", nothing, 0}, 3, 33}, t2 = {{"crash2.trace", nothing, 0}, 3, 44},
+                             t3 = {{"other.trace", nothing, 0}, 3, 55};
+    is_int(recover(i, 4, -1, NULL, &t1), 0, "--trace crash1.trace: recovered");
+    ok(stats.pid == PID && stats.threads == 2, "--trace crash1.trace: the earlier process, whose file it is");
+    is_str(heard(ST_RECOVER_OTHER_PIDS) ? heard(ST_RECOVER_OTHER_PIDS)->text : "",
+           "ring files of several processes: recovering pid 7, whose ring files name crash1.trace as their trace file "
+           "(other pids: 9, 8)",
+           "--trace crash1.trace: says which and why");
+    is_int(recover(i, 4, -1, NULL, &t2), 0, "--trace crash2.trace: recovered");
+    ok(stats.pid == 8, "--trace crash2.trace: the later process");
+    is_int(recover(i, 4, -1, NULL, &t3), 0, "--trace other.trace (named by no ring): recovered");
+    ok(stats.pid == 8 && heard(ST_RECOVER_TRACE_UNNAMED) && heard(ST_RECOVER_TRACE_UNNAMED)->value == 8,
+       "--trace other.trace: the one started last, and said");
+    is_str(heard(ST_RECOVER_TRACE_UNNAMED) ? heard(ST_RECOVER_TRACE_UNNAMED)->text : "",
+           "other.trace: no ring file names it as its trace file: recovering pid 8, the one started last "
+           "(other pids: 9, 7; choose with --pid)",
+           "--trace other.trace: the message");
+    /* Two processes named the same file (deleted and made again, the inode reused): the later one. */
+    b.h.file_ino = 33;
+    ri_finish(&b);
+    is_int(recover(i, 4, -1, NULL, &t1), 0, "two processes name crash1.trace: recovered");
+    is_str(stats.pid == 8 && heard(ST_RECOVER_OTHER_PIDS) ? heard(ST_RECOVER_OTHER_PIDS)->text : "",
+           "ring files of several processes name crash1.trace as their trace file: recovering pid 8, the one started "
+           "last (also: pids 7; choose with --pid)",
+           "two processes name crash1.trace: the later one, and both said");
     is_int(recover(i, 4, 9, NULL, NULL), 0, "--pid 9: its ring with no header yet");
     ok(stats.pid == 9 && stats.threads == 1 && out.nev == 0, "--pid 9: an empty trace");
     is_int(recover(i, 4, 10, NULL, NULL), -ENOENT, "--pid 10: no ring of it");
@@ -825,7 +871,7 @@ static void test_output_errors(void)
     fail_with = -ENOSPC;
     is_int(recover(&i, 1, -1, NULL, NULL), -ENOSPC, "a failing write hook: its error");
     fail_with = 0;
-    if (!ok(st__recover_open(&rec, &i, 1, -1, &hooks) == 0, "open for two writes")) {
+    if (!ok(st__recover_open(&rec, &i, 1, -1, NULL, &hooks) == 0, "open for two writes")) {
         ri_free(&r);
         return;
     }
