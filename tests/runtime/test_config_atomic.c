@@ -6,6 +6,9 @@
  * the crash directory, the trace file and the monitor socket are all as
  * before the call.
  *
+ * crash=DIR with DIR missing is made (0700) as file= makes its file, and
+ * removed again when a later item fails.
+ *
  * Each case runs in a child of its own (a fresh runtime, limits that end
  * with it). The thread limit (RLIMIT_NPROC) does not bind root, so a root
  * child first becomes nobody. The child records its checks in shared
@@ -211,6 +214,43 @@ static void run(const char *name, void (*fn)(void))
         ok(res->ok[i], "%s: %s", name, res->what[i]);
 }
 
+/* crash=DIR that does not exist yet: made 0700, the rest applied with it. */
+static void case_crash_dir_made(void)
+{
+    const char *dir = test_path("crash-new"), *file = test_path("crash-new.trace");
+    char config[1200], err[512] = "";
+    struct stat st = {0};
+    int r, s;
+
+    snprintf(config, sizeof config, "cfg_a,crash=%s,file=%s", dir, file);
+    r = st_configure(config, err, sizeof err);
+    check(r == 0, "'%s' applies (got %d: %s)", config, r, err);
+    s = stat(dir, &st);
+    check(s == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
+          "the directory was made, mode 0700 (got %o)", (unsigned)st.st_mode & 0777);
+    check(st_event_get_state("cfg_a") == ST_EVENT_ENABLED && test_exists(file), "the event and file= applied too");
+    test_trace_i(&ev_a, 1);
+    check(count_files(dir) >= 1, "the thread's ring file is in it (%d files)", count_files(dir));
+    st_trace_file_set_enabled(false);
+}
+
+/* A later item fails: the directory made for crash= goes again; a missing parent is said. */
+static void case_crash_dir_undone(void)
+{
+    char config[1200];
+
+    snprintf(config, sizeof config, "cfg_a,crash=%s,file=/nonexistent-st-dir/x", test_path("crash-undone"));
+    configure(config, -ENOENT, "/nonexistent-st-dir/x");
+    check(!test_exists(test_path("crash-undone")), "the directory crash= made was removed");
+    snprintf(config, sizeof config, "cfg_a,crash=%s/a/b", test_path("crash-missing"));
+    configure(config, -ENOENT, "crash=");
+    check(!test_exists(test_path("crash-missing")), "no parent directory made");
+    snprintf(config, sizeof config, "cfg_a,crash=%s", test_path("crash-file"));
+    test_write_file(test_path("crash-file"), "x");
+    configure(config, -ENOTDIR, "Not a directory");
+    nothing_changed(NULL, NULL, NULL);
+}
+
 int main(void)
 {
     test_tmpdir();
@@ -225,5 +265,7 @@ int main(void)
     run("writeout thread", case_writer_thread);
     run("monitor thread", case_monitor_thread);
     run("flight thread", case_flight_thread);
+    run("crash dir made", case_crash_dir_made);
+    run("crash dir undone", case_crash_dir_undone);
     return done_testing();
 }

@@ -2,7 +2,9 @@
  * The SIMPLETRACE environment variable, applied at start-up (the test
  * re-executes itself with it set): events and file configured before main,
  * errors reported on stderr as one line while the program goes on, and
- * without it nothing is enabled and no file is created.
+ * without it nothing is enabled and no file is created. What a run lost or
+ * never did is said once at exit (issue 12): patterns that matched nothing,
+ * a file with no event enabled, dropped records.
  */
 #include "rt_test.h"
 
@@ -39,6 +41,14 @@ static int child(const char *mode)
         char want[64];
         snprintf(want, sizeof want, "trace-%ld", (long)getpid());
         CHECK(fs.enabled && !strcmp(fs.path, want));
+    } else if (!strcmp(mode, "nothing")) {
+        CHECK(st_event_get_state("env_a1") == ST_EVENT_DISABLED && st_event_get_state("env_b") == ST_EVENT_DISABLED);
+        CHECK(fs.enabled);
+    } else if (!strcmp(mode, "drop")) {
+        struct st__record rec;
+        /* A record larger than any ring is refused and counted: one drop, every run. */
+        CHECK(st_event_get_state("env_a1") == ST_EVENT_ENABLED);
+        CHECK(st__simple_begin(&rec, &ev_a1, 100000) == -1);
     }
     for (int i = 0; i < 10; i++) {
         test_trace_i(&ev_a1, (uint64_t)i);
@@ -75,6 +85,50 @@ static void expect_ok(int status, const char *errtext, const char *what)
 {
     if (!ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child ran fine", what))
         diag("status %d, stderr: %s", status, errtext ? errtext : "");
+}
+
+/* Runs mode with SIMPLETRACE=value in a fresh directory; checks stderr is exactly want. */
+static void expect_stderr(const char *mode, const char *value, const char *want, const char *what)
+{
+    static int n;
+    char dir[64];
+    int status;
+    pid_t pid;
+    char *e;
+
+    snprintf(dir, sizeof dir, "report%d", n++);
+    e = run(mode, value, test_path(dir), &status, &pid);
+    expect_ok(status, e, what);
+    is_str(e, want, "%s", what);
+    free(e);
+}
+
+static void test_exit_report(void)
+{
+    const char *none = "simpletrace: trace file 'x.trace' holds no events: none was enabled "
+                       "(SIMPLETRACE='enable=PATTERN,...' or st_configure())\n";
+    char want[1024];
+
+    expect_stderr("nothing", "file=x.trace", none, "file= alone: the file holds no events, said at exit");
+    snprintf(want, sizeof want, "simpletrace: pattern 'env_b1' matched no event (did you mean 'env_a1', 'env_b'?)\n%s", none);
+    expect_stderr("nothing", "enable=env_b1,file=x.trace", want, "a typo: the pattern and the nearest name");
+    snprintf(want, sizeof want,
+             "simpletrace: pattern 'env_c*' matched no event (did you mean 'env_a1', 'env_a2', 'env_b'?)\n%s",
+             none);
+    expect_stderr("nothing", "enable=env_c*,file=x.trace", want, "a glob that matches nothing: said, with names");
+    expect_stderr("on", "env_a*, -env_b ,file=x.trace , bufsize=64K", "",
+                  "blanks around items are accepted, nothing said");
+    expect_stderr("bad", "enabel=*,file=x.trace",
+                  "simpletrace: SIMPLETRACE: unknown key 'enabel' (did you mean 'enable'?)\n",
+                  "a misspelt key: one line with the nearest key");
+    expect_stderr("drop", "env_a1,file=x.trace",
+                  "simpletrace: 1 of 11 events were dropped (thread buffers full); a larger bufsize= (now 4M) or "
+                  "fewer enabled events keeps them; drop-report=off silences this\n",
+                  "a drop: how many of how many, and bufsize=, once at exit");
+    expect_stderr("drop", "env_a1,file=x.trace,drop-report=off", "", "drop-report=off: the drop goes unsaid");
+    expect_stderr("bad", "env_a1,drop-report=maybe",
+                  "simpletrace: SIMPLETRACE: invalid drop-report 'maybe': want on or off\n",
+                  "drop-report takes on or off");
 }
 
 int main(int argc, char **argv)
@@ -148,5 +202,6 @@ int main(int argc, char **argv)
         ok(test_count(&t, "env_a1") == 10, "all 10 events written at exit");
     test_trace_free(&t);
     free(e);
+    test_exit_report();
     return done_testing();
 }

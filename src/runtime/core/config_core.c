@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <simpletrace/api.h>
 
@@ -237,11 +238,9 @@ static int parse_clock(void *state, const char *v, char *err, size_t errlen)
 
 static int parse_crash(void *state, const char *v, char *err, size_t errlen)
 {
-    int ret = st__ring_file_check_dir(v, err, errlen);
-
-    if (ret == 0)
-        ((struct st__ring_cfg *)state)->crash = v;
-    return ret;
+    (void)err, (void)errlen;
+    ((struct st__ring_cfg *)state)->crash = v; /* checked, or made, in prepare */
+    return 0;
 }
 
 static void ring_init(void *state)
@@ -283,6 +282,8 @@ static int ring_prepare(void *state, const struct st__cfg_view *view, char *err,
     int ret;
 
     if ((ret = check_flight(c, view, err, errlen)) < 0)
+        return ret;
+    if (c->crash && (ret = st__ring_file_ready_dir(c->crash, &c->crash_created, err, errlen)) < 0)
         return ret;
     if (c->clock_tsc == 1 && !st__ts_tsc_available()) {
         st__errmsg(err, errlen, "clock=tsc: this machine has no invariant TSC");
@@ -330,6 +331,9 @@ static void ring_abort(void *state)
     if (c->mode_locked)
         st__ring_mode_unlock();
     c->mode_locked = false;
+    if (c->crash_created)
+        rmdir(c->crash); /* nothing was written in it: the configuration never applied */
+    c->crash_created = false;
 }
 
 static const struct st__cfg_key ring_keys[] = {

@@ -22,6 +22,7 @@ struct st__ring_cfg {
     const char *crash;   /* crash=DIR, "" off, NULL unchanged */
     size_t flight;       /* flight=SIZE, 0: none */
     bool mode_locked;    /* prepare took the ring mode lock */
+    bool crash_created;  /* prepare made the crash= directory (abort removes it) */
 };
 
 /* True when the transaction puts the runtime in flight mode, or it is in it. */
