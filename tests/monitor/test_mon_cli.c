@@ -189,7 +189,8 @@ static void test_toggle(struct mon_target *t)
     mon_run_free(&r);
 
     r = MON_CTL("ctl", "--json", pidstr, "trace-event", "mon_*", "off");
-    is_str(r.out, "{\"pattern\":\"mon_*\",\"enable\":false,\"matched\":5,\"unavailable\":[\"mon_never\"]}\n",
+    is_str(r.out,
+           "{\"pattern\":\"mon_*\",\"enable\":false,\"matched\":5,\"unavailable\":[\"mon_never\"],\"written\":true}\n",
            "trace-event --json");
     mon_run_free(&r);
 
@@ -334,6 +335,78 @@ static void test_trace_file(struct mon_target *t)
     }
 }
 
+#define UNWRITTEN                                                                                          \
+    "The trace file is off: these records stay in memory (info trace shows them) and are written nowhere " \
+    "until trace-file on.\n"
+
+/*
+ * monitor=on alone, then events enabled through the monitor (issue 12): the
+ * reply says the records go nowhere until trace-file on; after it, they
+ * reach the file. A run that never turns the file on says so at exit.
+ */
+static void test_monitor_only(const char *exe)
+{
+    struct mon_target t;
+    struct mon_run r;
+    char pid[32], file[64], *text, *err;
+    int status;
+
+    unlink(test_path("target.err"));
+    if (!ok(mon_start(&t, exe, "monitor=on") == 0, "monitor=on alone: the program starts"))
+        return;
+    snprintf(pid, sizeof pid, "%ld", (long)t.pid);
+    mon_wait_path(mon_sock(t.pid), 1, 2000);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
+    ok(r.status == 0 && r.out && !strcmp(r.out, UNWRITTEN), "trace-event on with the file off: the reply says so: %s",
+       r.out);
+    mon_run_free(&r);
+    r = MON_CTL("ctl", "--json", pid, "trace-event", "mon_tick", "on");
+    ok(r.status == 0 && r.out && strstr(r.out, "\"written\":false}"), "... and --json says written false: %s", r.out);
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "off");
+    is_str(r.out, "", "trace-event off: nothing to say");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
+    mon_run_free(&r);
+    mon_do(&t, "emit 4");
+    r = MON_CTL("ctl", pid, "info", "trace");
+    is_int(count_lines(r.out, "mon_tick "), 4, "info trace shows the 4 records held in memory");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-file", "on");
+    is_int(r.status, 0, "trace-file on: exit 0");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_msg", "on");
+    is_str(r.out, "", "with the file on, trace-event on has nothing to add");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-file", "flush");
+    mon_run_free(&r);
+    snprintf(file, sizeof file, "trace-%s", pid);
+    text = print_file(file);
+    is_int(count_lines(text, "mon_tick "), 4, "after trace-file on, the records held in memory are in the file");
+    free(text);
+    status = mon_quit(&t);
+    err = test_slurp(test_path("target.err"), NULL);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err && !strstr(err, "written nowhere"),
+       "the file was on: nothing said at exit: %s", err ? err : "");
+    free(err);
+
+    unlink(test_path("target.err"));
+    if (!ok(mon_start(&t, exe, "monitor=on") == 0, "monitor=on alone, again"))
+        return;
+    snprintf(pid, sizeof pid, "%ld", (long)t.pid);
+    mon_wait_path(mon_sock(t.pid), 1, 2000);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
+    mon_run_free(&r);
+    mon_do(&t, "emit 3");
+    status = mon_quit(&t);
+    err = test_slurp(test_path("target.err"), NULL);
+    is_str(err,
+           "simpletrace: 3 records were traced and written nowhere: the trace file was never on (file=PATH, or "
+           "trace-file on through the monitor)\n",
+           "the file never on: said once at exit, with the count");
+    free(err);
+}
+
 int main(int argc, char **argv)
 {
     struct mon_target t;
@@ -369,5 +442,6 @@ int main(int argc, char **argv)
     is_str(r.out, "", "ctl list: nothing left");
     ok(strstr(r.err, "no traced process") != NULL, "ctl list says so on stderr");
     mon_run_free(&r);
+    test_monitor_only(argv[1]);
     return done_testing();
 }

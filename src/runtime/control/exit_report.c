@@ -4,6 +4,7 @@
  *
  *   - a configured pattern that matched no event, with the nearest names;
  *   - a trace file that holds no events because none was enabled;
+ *   - records traced while no trace file was ever on (monitor=on alone);
  *   - events dropped because the thread buffers were full, how many of
  *     how many, and what keeps them (drop-report=off silences this one).
  *
@@ -59,12 +60,17 @@ void st__exit_report(void)
 
     if (__atomic_load_n(&configured_by, __ATOMIC_RELAXED) == getpid())
         st__reg_unmatched(say_unmatched, NULL);
-    if (!st__file_in_use())
-        return; /* no trace file (flight mode, monitor only, the log backend): nothing to say of one */
-    st__file_status(path, sizeof path, &file_on, &error);
     st__ring_counters(&rc);
-    st__drain_counters(&dc);
     produced = rc.committed + rc.dropped;
+    if (!st__file_in_use()) {
+        /* Flight mode keeps records for snapshots; the log backends write none to the rings. */
+        if (rc.committed && !st__flight_mode())
+            st__diag("simpletrace", "%" PRIu64 " records were traced and written nowhere: the trace file was never "
+                     "on (file=PATH, or trace-file on through the monitor)", rc.committed);
+        return;
+    }
+    st__file_status(path, sizeof path, &file_on, &error);
+    st__drain_counters(&dc);
     dropped = rc.dropped + dc.write_dropped;
     if (produced == 0 && st__reg_enabled_count() == 0)
         st__diag("simpletrace", "trace file '%s' holds no events: none was enabled (SIMPLETRACE='enable=PATTERN,...' "

@@ -67,6 +67,9 @@ void st__drain_fork_child(void);
 
 /* --- snapshots (snapshot.c) ------------------------------------------------------------ */
 
+/* True in flight mode: records wait in the rings for a snapshot, never for the trace file. */
+bool st__flight_mode(void);
+
 /*
  * Flight mode: writes every ring's records to path (NULL: snapshot-<pid>-<n>)
  * as a v4 trace (see snapshot.c for its dropped counts). 0, -EINVAL (not in

@@ -322,6 +322,11 @@ static int snapshot_build(struct copy *c, struct st__growbuf *out, uint64_t *los
     return ret == 0 && out->failed ? -ENOMEM : ret;
 }
 
+bool st__flight_mode(void)
+{
+    return st__ring_overwriting();
+}
+
 /* With snap_lock held: writes the snapshot file at path. */
 static int snapshot_locked(const char *path, char *err, size_t errlen)
 {

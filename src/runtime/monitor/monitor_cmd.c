@@ -198,6 +198,24 @@ static int match_one(const struct st_registered_event *info, void *opaque)
     return 0;
 }
 
+/*
+ * Enabling through the monitor does not open the trace file (a monitor user
+ * may want `info trace` only, or a file chosen later): the reply says where
+ * the records go instead.
+ */
+#define UNWRITTEN_NOTE                                                                                          \
+    "The trace file is off: these records stay in memory (info trace shows them) and are written nowhere "     \
+    "until trace-file on."
+
+/* True when records traced now reach no file: the trace file is off, and no flight snapshot takes them. */
+static bool records_go_nowhere(void)
+{
+    struct st_file_status fs = {.struct_size = sizeof fs};
+
+    st_trace_file_status(&fs);
+    return !fs.enabled && !st__flight_mode();
+}
+
 static void cmd_trace_event(struct cmd *c)
 {
     struct match_ctx m = {c, 0, 0, {0}};
@@ -246,6 +264,7 @@ static void cmd_trace_event(struct cmd *c)
         answer_error(c, "trace-event %s: %s", pattern, st_strerror(r));
     }
     if (r >= 0) {
+        bool unwritten = on && m.matched > m.unavailable && records_go_nowhere();
         if (c->json) {
             st__growbuf_put(c->out, "{\"pattern\":", 11);
             st__growbuf_json(c->out, pattern);
@@ -253,12 +272,14 @@ static void cmd_trace_event(struct cmd *c)
                            m.matched);
             if (m.names.len)
                 st__growbuf_put(c->out, m.names.data, m.names.len);
-            st__growbuf_put(c->out, "]}\n", 3);
+            st__growbuf_printf(c->out, "],\"written\":%s}\n", unwritten ? "false" : "true");
         } else {
             if (m.names.len)
                 st__growbuf_put(c->out, m.names.data, m.names.len);
             if (m.matched == 0)
                 st__growbuf_printf(c->out, "no event matches \"%s\"\n", pattern);
+            if (unwritten)
+                st__growbuf_puts(c->out, UNWRITTEN_NOTE "\n");
         }
         answer_ok(c);
     }
