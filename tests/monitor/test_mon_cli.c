@@ -344,6 +344,16 @@ static void test_trace_file(struct mon_target *t)
  * reply says the records go nowhere until trace-file on; after it, they
  * reach the file. A run that never turns the file on says so at exit.
  */
+/* Starts exe with monitor=on alone (a fresh target.err); its pid in pid. */
+static int start_monitor_only(struct mon_target *t, const char *exe, char *pid, size_t len)
+{
+    unlink(test_path("target.err"));
+    if (mon_start(t, exe, "monitor=on") < 0)
+        return -1;
+    snprintf(pid, len, "%ld", (long)t->pid);
+    return mon_wait_path(mon_sock(t->pid), 1, 2000) ? 0 : -1;
+}
+
 static void test_monitor_only(const char *exe)
 {
     struct mon_target t;
@@ -351,11 +361,8 @@ static void test_monitor_only(const char *exe)
     char pid[32], file[64], *text, *err;
     int status;
 
-    unlink(test_path("target.err"));
-    if (!ok(mon_start(&t, exe, "monitor=on") == 0, "monitor=on alone: the program starts"))
+    if (!ok(start_monitor_only(&t, exe, pid, sizeof pid) == 0, "monitor=on alone: the program serves"))
         return;
-    snprintf(pid, sizeof pid, "%ld", (long)t.pid);
-    mon_wait_path(mon_sock(t.pid), 1, 2000);
     r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
     ok(r.status == 0 && r.out && !strcmp(r.out, UNWRITTEN), "trace-event on with the file off: the reply says so: %s",
        r.out);
@@ -390,11 +397,8 @@ static void test_monitor_only(const char *exe)
        "the file was on: nothing said at exit: %s", err ? err : "");
     free(err);
 
-    unlink(test_path("target.err"));
-    if (!ok(mon_start(&t, exe, "monitor=on") == 0, "monitor=on alone, again"))
+    if (!ok(start_monitor_only(&t, exe, pid, sizeof pid) == 0, "monitor=on alone, again"))
         return;
-    snprintf(pid, sizeof pid, "%ld", (long)t.pid);
-    mon_wait_path(mon_sock(t.pid), 1, 2000);
     r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
     mon_run_free(&r);
     mon_do(&t, "emit 3");

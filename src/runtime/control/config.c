@@ -33,6 +33,7 @@
 #include "diag.h"
 #include "drain.h"
 #include "nearest.h"
+#include "trim.h"
 
 /* Every part: the lower layers' fixed, those above registered; in layer order. */
 #define MAX_PARTS 8
@@ -125,19 +126,6 @@ static int unknown_key(const struct txn *t, const char *key, char *err, size_t e
     return -EINVAL;
 }
 
-/* s without the blanks (spaces, tabs, line breaks) around it, in place. */
-static char *trim(char *s)
-{
-    char *e;
-
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
-}
-
 /*
  * One item, already unescaped (it stays valid until the transaction ends).
  * Blanks around the item, its key and its value are not part of them:
@@ -146,13 +134,13 @@ static char *trim(char *s)
 static int parse_item(struct txn *t, char *item, char *err, size_t errlen)
 {
     char *eq = strchr(item, '=');
-    const char *value = eq ? trim(eq + 1) : item;
+    const char *value = eq ? st__trim(eq + 1) : item;
     const struct st__cfg_key *key;
     size_t part;
 
     if (eq) {
         *eq = '\0';
-        item = trim(item);
+        item = st__trim(item);
     }
     key = find_key(t, eq ? item : NULL, &part);
     if (!key)
@@ -179,7 +167,7 @@ static int parse_items(struct txn *t, char *err, size_t errlen)
         if (*s)
             s++;
         *o = '\0'; /* o <= s - 1 when a separator was taken: the next item is intact */
-        item = trim(item);
+        item = st__trim(item);
         if (*item && (ret = parse_item(t, item, err, errlen)) < 0)
             return ret;
     }

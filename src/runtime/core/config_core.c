@@ -17,7 +17,6 @@
  */
 #include "config_core.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include "ring_file.h"
 #include "size_parse.h"
 #include "timestamp.h"
+#include "trim.h"
 
 /* --- events ------------------------------------------------------------------ */
 
@@ -84,19 +84,6 @@ static int parse_pattern(void *state, const char *value, char *err, size_t errle
     return events_pattern(state, value, "", err, errlen);
 }
 
-/* Trims leading and trailing whitespace (CR included) in place. */
-static char *trim(char *s)
-{
-    char *e;
-
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 static int parse_events_file(void *state, const char *path, char *err, size_t errlen)
 {
     char where[4200], *line = NULL;
@@ -116,7 +103,7 @@ static int parse_events_file(void *state, const char *path, char *err, size_t er
     }
     errno = 0;
     while (getline(&line, &cap, f) >= 0) {
-        char *p = trim(line);
+        char *p = st__trim(line);
         lineno++;
         if (!*p || *p == '#')
             continue;
