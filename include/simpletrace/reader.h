@@ -247,6 +247,18 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
                           const struct st_reader_options *opts, struct st_reader_error *err);
 
 /*
+ * The declarations a trace carries (simpletrace writes them into every file
+ * it makes since 0.3), as a catalog in *out: path is read as st_reader_open()
+ * reads it with opts (ST_READER_ROTATED: every piece; NULL: defaults; the
+ * filters are ignored). Returns 0; -ENODATA when the trace carries none (a
+ * QEMU trace or an older simpletrace's: errbuf says to give its trace-events
+ * files); -EINVAL when a declaration does not parse (errbuf names it); or the
+ * error reading the trace (errbuf: FILE: byte offset, record: what).
+ */
+ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
+                                 char *errbuf, size_t errlen);
+
+/*
  * Same as st_reader_open() on an open stream (a pipe is fine; never seeks).
  * name is used in messages. The reader reads f with fread() and does not
  * close it. ST_READER_ROTATED is -EINVAL here and in st_reader_open_memory().

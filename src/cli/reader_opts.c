@@ -68,13 +68,25 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
     }
 }
 
+/* Whether path parses as a trace-events file (a trace never does: it is binary). */
+static bool parses_as_events(const char *path)
+{
+    struct st_catalog *cat = NULL;
+    if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
+        return false;
+    st_catalog_free(cat);
+    return true;
+}
+
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
 {
-    if (argc - first < 2)
-        return cli_usage_error(cmd, "%s", "need " OPERANDS);
+    if (argc - first < 1)
+        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] TRACE-FILE");
     in->events_files = (const char **)(argv + first);
     in->nevents_files = (size_t)(argc - first - 1);
     in->trace = argv[argc - 1];
+    if (argc - first == 1 && parses_as_events(in->trace))
+        return cli_usage_error(cmd, "need the TRACE-FILE after the trace-events files (%s is one)", in->trace);
     if ((in->rd.flags & ST_READER_ROTATED) && in->rotated_off)
         return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
     /* Pieces are found by their names: standard input has none. */
@@ -155,10 +167,33 @@ static void detect_pieces(const char *cmd, struct cli_input *in)
 
 /* --- opening --------------------------------------------------------------------------- */
 
+/* Without trace-events files: the declarations the trace carries (read once before the records). */
+static int load_embedded(const char *cmd, const struct cli_input *in, struct st_catalog **cat)
+{
+    char msg[2048];
+    int ret;
+
+    if (!strcmp(in->trace, "-")) {
+        fprintf(stderr, "simpletrace %s: standard input is read once: give the trace-events files "
+                "(simpletrace %s TRACE-EVENTS... -)\n", cmd, cmd);
+        return -EINVAL;
+    }
+    ret = st_catalog_load_trace(cat, in->trace, &in->rd, msg, sizeof msg);
+    if (ret == -ENODATA)
+        fprintf(stderr, "simpletrace %s: %s (simpletrace %s TRACE-EVENTS... %s)\n", cmd, msg, cmd, in->trace);
+    else if (ret < 0)
+        fprintf(stderr, "simpletrace %s: %s\n", cmd, msg);
+    return ret;
+}
+
 static int load_catalog(const char *cmd, const struct cli_input *in, struct st_catalog **cat)
 {
     char msg[2048];
-    int ret = st_catalog_load(cat, in->events_files, in->nevents_files, msg, sizeof msg);
+    int ret;
+
+    if (in->nevents_files == 0)
+        return load_embedded(cmd, in, cat);
+    ret = st_catalog_load(cat, in->events_files, in->nevents_files, msg, sizeof msg);
     if (ret == -EMEDIUMTYPE) /* a binary file where the trace-events belong: the operands swapped? */
         fprintf(stderr, "simpletrace %s: %s: the trace-events files come first (simpletrace %s " OPERANDS ")\n",
                 cmd, msg, cmd);
@@ -171,9 +206,9 @@ int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
     memset(t, 0, sizeof *t);
+    detect_pieces(cmd, in);
     if (load_catalog(cmd, in, &t->cat) < 0)
         return 1;
-    detect_pieces(cmd, in);
     int ret = st_reader_open(&t->r, in->trace, t->cat, &in->rd, &err);
     if (ret == 0)
         return 0;
@@ -194,12 +229,7 @@ void cli_trace_close(struct cli_trace *t)
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
 static bool trace_is_events_file(const struct cli_input *in)
 {
-    struct st_catalog *cat = NULL;
-    const char *path = in->trace;
-    if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
-        return false;
-    st_catalog_free(cat);
-    return true;
+    return parses_as_events(in->trace);
 }
 
 void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len)

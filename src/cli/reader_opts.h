@@ -57,7 +57,8 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 
 /*
- * Takes TRACE-EVENTS... TRACE-FILE from argv[first..argc), checked against
+ * Takes [TRACE-EVENTS...] TRACE-FILE from argv[first..argc) (the trace
+ * comes last; without trace-events files its own declarations are read), checked against
  * the options (--rotated needs a path). 0, or 2 after a usage error.
  */
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in);
@@ -69,7 +70,7 @@ struct cli_trace {
 };
 
 /*
- * Loads the trace-events files and opens the trace, reading its pieces
+ * Loads the trace-events files (or the declarations the trace carries) and opens the trace, reading its pieces
  * when TRACE-FILE was written with rotate= (unless --no-rotated). Returns
  * 0, or the exit status (1 bad input, 2 bad options) after a message.
  */

@@ -258,3 +258,97 @@ ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)
             return (int)i;
     return -ENOENT;
 }
+
+/* --- the declarations a trace carries ------------------------------------------------- */
+
+/* The name of a declaration line: after "disable " if any, up to '(' (length in *len). */
+static const char *decl_name(const char *line, size_t *len)
+{
+    if (strncmp(line, "disable ", 8) == 0)
+        line += 8;
+    *len = strcspn(line, "(");
+    return line;
+}
+
+/* Whether a later ID (after) declares the same name as ID id: the later registration wins. */
+static bool redeclared(const struct st__meta *m, uint32_t id)
+{
+    size_t len, other_len;
+    const char *name = decl_name(m->decls[id], &len);
+
+    for (uint32_t k = id + 1; k < m->ndecls; k++) {
+        const char *other = m->decls[k] ? decl_name(m->decls[k], &other_len) : NULL;
+        if (other && other_len == len && memcmp(other, name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The trace-events text of the kept declarations, one line each, in ID order. 0 or -ENOMEM. */
+static int decls_text(const struct st__meta *m, struct st__growbuf *text, size_t *count)
+{
+    *count = 0;
+    for (uint32_t id = 0; id < m->ndecls; id++) {
+        if (!m->decls[id] || redeclared(m, id))
+            continue;
+        st__growbuf_puts(text, m->decls[id]);
+        st__growbuf_puts(text, "\n");
+        (*count)++;
+    }
+    return text->failed ? -ENOMEM : 0;
+}
+
+/* Reads every record of the trace, keeping the declarations only. 0 or the reader's error (in errbuf). */
+static int scan_decls(struct st_reader *r, char *errbuf, size_t errlen)
+{
+    const struct st_record *rec;
+    int ret;
+
+    st__reader_meta(r)->scan_only = true;
+    while ((ret = st_reader_next(r, &rec)) > 0)
+        ;
+    if (ret < 0 && errbuf)
+        st_reader_format_error(r, errbuf, errlen);
+    return ret;
+}
+
+ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
+                                 char *errbuf, size_t errlen)
+{
+    struct st_reader_error err = {.struct_size = sizeof err};
+    struct st_reader_options o = {.struct_size = sizeof o};
+    struct st_catalog *none = NULL;
+    struct st__growbuf text = {0};
+    struct st_reader *r = NULL;
+    size_t count = 0;
+    int ret;
+
+    *out = NULL;
+    if (opts)
+        st__struct_in(&o, sizeof o, opts, st__struct_size(opts));
+    o.events = NULL; /* the filters would need the catalog being made */
+    o.filter_tid = o.filter_pid = o.filter_from = o.filter_to = false;
+    o.flags &= ~(unsigned)ST_READER_FOLLOW;
+    if ((ret = st_catalog_load_buffer(&none, path, "", 0, NULL, 0)) < 0)
+        return ret;
+    ret = st_reader_open(&r, path, none, &o, &err);
+    if (ret < 0) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "%s: %s", path, err.message);
+    } else if ((ret = scan_decls(r, errbuf, errlen)) == 0 && (ret = decls_text(st__reader_meta(r), &text, &count)) == 0) {
+        if (count == 0) {
+            ret = -ENODATA;
+            if (errbuf)
+                snprintf(errbuf, errlen,
+                         "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+                         "give its trace-events files",
+                         path);
+        } else {
+            ret = st_catalog_load_buffer(out, path, (const char *)text.data, text.len, errbuf, errlen);
+        }
+    }
+    st__growbuf_free(&text);
+    st_reader_close(r);
+    st_catalog_free(none);
+    return ret;
+}

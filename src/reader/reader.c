@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "meta_format.h"
 #include "trace_format.h"
 #include "reader_internal.h"
 
@@ -104,6 +105,8 @@ struct st_reader {
     bool filter_pid;     /* checked against the header: no format records the process yet */
     uint32_t tid, pid;
     int64_t from_ns, to_ns;
+
+    struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
 
     bool have_origin;
     uint64_t origin;
@@ -511,6 +514,25 @@ static inline int check_length(struct st_reader *r, uint32_t len, size_t extra, 
     return 0;
 }
 
+/* Reads a mapping record that carries a declaration or the description (meta_format.h). */
+static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t num)
+{
+    if (len > ST_META_MAX_LEN)
+        return fail(r, -EBADMSG, r->pos_offset, num, "%s record has %u bytes (at most %u)",
+                    st_meta_is_info(id) ? "description" : "declaration", len, ST_META_MAX_LEN);
+    int ret = need(r, ST_MAPPING_FIXED_SIZE + len, num, "a mapping record");
+    if (ret < 0)
+        return ret;
+    const char *text = (const char *)r->pos + ST_MAPPING_FIXED_SIZE;
+    ret = st_meta_is_info(id) ? st__meta_set_info(&r->meta, text, len)
+                              : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
+    if (ret < 0)
+        return fail(r, ret, r->pos_offset, num, "%s", ret == -ENOMEM ? "out of memory for the trace's declarations"
+                                                                      : "declaration for an event ID over 2^20");
+    consume(r, ST_MAPPING_FIXED_SIZE + len, num);
+    return 0;
+}
+
 /* Reads a v4 mapping record. 0 or an error. */
 static int take_mapping(struct st_reader *r, uint64_t num)
 {
@@ -519,6 +541,8 @@ static int take_mapping(struct st_reader *r, uint64_t num)
         return ret;
     uint64_t id = ld64(r, r->pos + 8);
     uint32_t len = ld32(r, r->pos + 16);
+    if (st_meta_is_decl(id) || st_meta_is_info(id))
+        return take_meta(r, id, len, num);
     if (len > ST_MAX_NAME)
         return fail(r, -EBADMSG, r->pos_offset, num,
                     "mapping record for ID %llu has a %u-byte name (at most %u)", (unsigned long long)id, len,
@@ -559,6 +583,10 @@ static int next_v4(struct st_reader *r)
         if ((ret = need(r, 8 + (size_t)len, num, "an event record")) < 0)
             return ret;
         p = r->pos; /* need() may have moved the bytes */
+        if (UNLIKELY(r->meta.scan_only)) {
+            consume(r, 8 + (size_t)len, num);
+            continue;
+        }
         ret = take_event(r, ld64(r, p + ST_EV_OFF_ID), ld64(r, p + ST_EV_OFF_TIMESTAMP), ld32(r, p + ST_EV_OFF_PID),
                          p + ST_EV_OFF_PAYLOAD, len - ST_LENGTH_BASE, num);
         if (ret < 0)
@@ -1109,6 +1137,7 @@ ST_API void st_reader_close(struct st_reader *r)
         return;
     detach(r);
     idmap_free(&r->ids);
+    st__meta_free(&r->meta);
     seq_free(&r->seq);
     free(r->selected);
     free(r->buf);
@@ -1117,6 +1146,11 @@ ST_API void st_reader_close(struct st_reader *r)
 }
 
 /* --- accessors -------------------------------------------------------------- */
+
+struct st__meta *st__reader_meta(struct st_reader *r)
+{
+    return &r->meta;
+}
 
 /* The file being read: the current piece's name, or the name given at open. */
 static const char *current_name(const struct st_reader *r)

@@ -87,6 +87,28 @@ struct st_catalog {
  */
 int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out);
 
+/* --- what a trace says about itself (meta.c, format in meta_format.h) ---------- */
+
+struct st__meta {
+    char *info;         /* the description's text as in the file, or NULL */
+    size_t info_len;
+    char **decls;       /* decls[id]: the declaration of event ID id (NUL-terminated), or NULL */
+    uint32_t ndecls;    /* entries of decls */
+    bool scan_only;     /* st_catalog_load_trace(): keep these, skip every event record */
+};
+
+/* Keeps a copy of the description (the last one wins). 0 or -ENOMEM. */
+int st__meta_set_info(struct st__meta *m, const char *text, size_t len);
+
+/* Keeps a copy of event ID id's declaration (the last one wins). 0, -ENOMEM or -E2BIG (id >= 2^20). */
+int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t len);
+
+/* Frees what the setters kept. */
+void st__meta_free(struct st__meta *m);
+
+/* The reader's meta store, for catalog.c: set scan_only before the first record. */
+struct st__meta *st__reader_meta(struct st_reader *r);
+
 /* Piece k of the rotated trace base (base itself for 0, else base.k), malloc'ed; NULL if out of memory. */
 char *st__piece_name(const char *base, uint64_t k);
 

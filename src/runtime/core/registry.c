@@ -402,18 +402,62 @@ uint32_t st__reg_names(uint32_t first, const char **names, uint32_t max)
     return n;
 }
 
-/* Appends s to out as the body of a C string literal. */
+/*
+ * Appends s to out as the body of a C string literal, in ASCII: a byte
+ * outside printable ASCII as an octal escape, which (unlike \x) never
+ * swallows the characters after it; trace files carry these lines
+ * (meta_format.h), where only ASCII is safe for every reader.
+ */
 static void quote_into(struct st__growbuf *out, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
             st__growbuf_printf(out, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            st__growbuf_printf(out, "\\x%02x", c);
+        else if (c < 0x20 || c >= 0x7f)
+            st__growbuf_printf(out, "\\%03o", c);
         else
             st__growbuf_put(out, s, 1);
     }
+}
+
+/* Appends slot i's trace-events line, without newline (reg_lock held). */
+static void decl_line(uint32_t i, struct st__growbuf *out)
+{
+    const struct st_event *ev = slots[i].ev;
+
+    if (!ev) { /* unloaded group: the name is all that is left */
+        st__growbuf_printf(out, "%s(void) \"\"", slots[i].name);
+        return;
+    }
+    st__growbuf_printf(out, "%s%s(%s) \"", ev->flags & ST_EVENT_COMPILED_OUT ? "disable " : "", ev->name,
+                       ev->args && *ev->args ? ev->args : "void");
+    quote_into(out, ev->fmt ? ev->fmt : "");
+    st__growbuf_puts(out, "\"");
+}
+
+int st__reg_decls(struct st__growbuf *out)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++) {
+        decl_line(i, out);
+        st__growbuf_puts(out, "\n");
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return out->failed ? -ENOMEM : 0;
+}
+
+int st__reg_decl(uint32_t id, struct st__growbuf *out)
+{
+    int ret = -ENOENT;
+
+    pthread_mutex_lock(&reg_lock);
+    if (id < nslots) {
+        decl_line(id, out);
+        ret = out->failed ? -ENOMEM : 0;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ret;
 }
 
 void st__reg_unmatched(void (*fn)(const char *pattern, bool enable, const char *nearest, void *ctx), void *ctx)
@@ -442,24 +486,6 @@ uint32_t st__reg_enabled_count(void)
         n += slots[i].ev && __atomic_load_n(&slots[i].ev->enabled, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&reg_lock);
     return n;
-}
-
-int st__reg_decls(struct st__growbuf *out)
-{
-    pthread_mutex_lock(&reg_lock);
-    for (uint32_t i = 0; i < nslots; i++) {
-        const struct st_event *ev = slots[i].ev;
-        if (!ev) { /* unloaded group: the name is all that is left */
-            st__growbuf_printf(out, "%s(void)\n", slots[i].name);
-            continue;
-        }
-        st__growbuf_printf(out, "%s%s(%s) \"", ev->flags & ST_EVENT_COMPILED_OUT ? "disable " : "", ev->name,
-                           ev->args && *ev->args ? ev->args : "void");
-        quote_into(out, ev->fmt ? ev->fmt : "");
-        st__growbuf_puts(out, "\"\n");
-    }
-    pthread_mutex_unlock(&reg_lock);
-    return out->failed ? -ENOMEM : 0;
 }
 
 void st__reg_lock(void)

@@ -72,6 +72,9 @@ uint32_t st__reg_names(uint32_t first, const char **names, uint32_t max);
  */
 int st__reg_decls(struct st__growbuf *out);
 
+/* Appends event ID id's trace-events line (no newline) to out. 0, -ENOENT or -ENOMEM. */
+int st__reg_decl(uint32_t id, struct st__growbuf *out);
+
 /* Fork hooks: the registry's lock. */
 void st__reg_lock(void);
 void st__reg_unlock(void);

@@ -1,0 +1,142 @@
+/*
+ * What a simpletrace v4 file says about itself: the declarations of its
+ * events and the process, host, clock and version that wrote it. One
+ * definition for the writers (runtime, recover) and the reader. Depends on
+ * nothing but the C library.
+ *
+ * The description travels in ordinary v4 mapping records (type 0,
+ * trace_format.h) whose IDs no event record ever carries, so that a reader
+ * knowing only types 0 and 1 (QEMU's simpletrace.py) stores them by ID like
+ * any mapping and never looks them up: it prints exactly what it printed
+ * before. Their name bytes are ASCII, hence valid UTF-8, which that reader
+ * decodes every name as.
+ *
+ *   declaration  := mapping with ID ST_META_DECL_ID(event_id)
+ *                   (0xfffffffe00000000 + the event's 32-bit ID)
+ *                   name: the event's trace-events line, without newline:
+ *                   [disable ]NAME(ARGS) "FORMAT"
+ *                   (FORMAT with C escapes; a byte outside printable ASCII
+ *                   as a three-digit octal escape \ooo)
+ *   description  := mapping with ID ST_META_INFO_ID (0xffffffffffffff00)
+ *                   name: lines "KEY=VALUE\n", the first "simpletrace=1"
+ *                   (the description's version); VALUE escaped below
+ *
+ * Keys of the description (readers ignore keys they do not know):
+ *   simpletrace=1            always first
+ *   version=TEXT             simpletrace release that wrote the file
+ *   pid=N                    process id of the writer
+ *   program=TEXT             program name (the executable's base name)
+ *   exe=TEXT                 path of the executable
+ *   cmdline=ARG ARG ...      the command line, arguments escaped (spaces too)
+ *   host=TEXT                host name
+ *   clock=tsc|monotonic      how timestamps were taken; both are
+ *                            CLOCK_MONOTONIC nanoseconds in the records
+ *   tsc_hz=N                 TSC frequency used to convert (clock=tsc only)
+ *   anchor_mono_ns=N         CLOCK_MONOTONIC and CLOCK_REALTIME, taken
+ *   anchor_real_ns=N         together when the file started: wall time of a
+ *                            record = anchor_real_ns + (ts - anchor_mono_ns)
+ *
+ * VALUE escaping: printable ASCII (0x21-0x7e) but '\' as is; '\' as "\\";
+ * every other byte (space included, so that cmdline splits on spaces) as
+ * "\xHH" (two lower-case hex digits).
+ *
+ * Where: a writer puts the description right after the header, and a
+ * declaration right after the mapping record of each event ID (so a file
+ * or rotated piece that maps an ID also declares it). A later description
+ * or declaration replaces the earlier one, as mappings do.
+ */
+#ifndef ST_FORMAT_META_FORMAT_H
+#define ST_FORMAT_META_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ST_META_INFO_ID        UINT64_C(0xffffffffffffff00)
+#define ST_META_DECL_BASE      UINT64_C(0xfffffffe00000000)
+#define ST_META_DECL_ID(id)    (ST_META_DECL_BASE + (uint32_t)(id))
+#define ST_META_VERSION        1
+#define ST_META_FIRST_LINE     "simpletrace=1\n"
+
+/* Largest description or declaration a reader accepts (a mapping name is at most ST_MAX_NAME). */
+#define ST_META_MAX_LEN        (64u << 10)
+
+/* True when a mapping record with this ID carries a declaration. */
+static inline int st_meta_is_decl(uint64_t id)
+{
+    return (id >> 32) == (ST_META_DECL_BASE >> 32);
+}
+
+/* True when a mapping record with this ID is the description. */
+static inline int st_meta_is_info(uint64_t id)
+{
+    return id == ST_META_INFO_ID;
+}
+
+/* The event ID a declaration record declares. */
+static inline uint32_t st_meta_decl_event(uint64_t id)
+{
+    return (uint32_t)id;
+}
+
+/* True when byte c goes into a VALUE as itself. */
+static inline int st_meta_plain(unsigned char c)
+{
+    return c > 0x20 && c < 0x7f && c != '\\';
+}
+
+/*
+ * Escapes len bytes of s as a VALUE into out (room for cap bytes, NUL
+ * included); returns the length it needs (without NUL), like snprintf.
+ */
+static inline size_t st_meta_escape(char *out, size_t cap, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+        size_t k = st_meta_plain(c) ? 1 : c == '\\' ? 2 : 4;
+        if (k == 1)
+            e[0] = (char)c;
+        else if (k == 2)
+            e[1] = '\\';
+        for (size_t j = 0; j < k; j++, n++)
+            if (n + 1 < cap)
+                out[n] = e[j];
+    }
+    if (cap)
+        out[n < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
+static inline int st_meta_hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/*
+ * Unescapes the VALUE [s, s + len) in place into out (at least len bytes;
+ * out may be s). Returns the length, or -1 for a malformed escape.
+ */
+static inline long st_meta_unescape(char *out, const char *s, size_t len)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '\\') {
+            out[n++] = s[i];
+        } else if (i + 1 < len && s[i + 1] == '\\') {
+            out[n++] = '\\';
+            i++;
+        } else if (i + 3 < len && s[i + 1] == 'x' && st_meta_hexval(s[i + 2]) >= 0 && st_meta_hexval(s[i + 3]) >= 0) {
+            out[n++] = (char)(st_meta_hexval(s[i + 2]) * 16 + st_meta_hexval(s[i + 3]));
+            i += 3;
+        } else {
+            return -1;
+        }
+    }
+    return (long)n;
+}
+
+#endif /* ST_FORMAT_META_FORMAT_H */
