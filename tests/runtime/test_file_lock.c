@@ -47,11 +47,19 @@ static void trace_n(struct st_event *ev, int n, int big)
     }
 }
 
-/* Off and on again: the same name, no conflict with this process's own lock. */
-static int off_on(const char *want)
+/*
+ * Off and on again, and file=path given again: the same name (want), no
+ * conflict with this process's own lock, nothing truncated, no message.
+ */
+static int off_on(const char *path, const char *want)
 {
+    char cfg[1200];
+
     CHECK(st_trace_file_set_enabled(false) == 0);
     CHECK(st_trace_file_set_enabled(true) == 0);
+    CHECK(file_is(want));
+    snprintf(cfg, sizeof cfg, "file=%s", path);
+    CHECK(st_configure(cfg, NULL, 0) == 0);
     CHECK(file_is(want));
     return 0;
 }
@@ -63,7 +71,7 @@ static int child_hold(const char *path, int ready, int go, int big)
 
     CHECK(file_is(path));
     trace_n(&ev_a, 10, 0);
-    CHECK(off_on(path) == 0);
+    CHECK(off_on(path, path) == 0);
     trace_n(&ev_a, 10, 0);
     if (big)
         trace_n(&ev_s, 3000, 1);
@@ -82,7 +90,7 @@ static int child_second(const char *path, int big)
     snprintf(want, sizeof want, "%s-%ld", path, (long)getpid());
     CHECK(file_is(want));
     trace_n(&ev_b, 10, 0);
-    CHECK(off_on(want) == 0);
+    CHECK(off_on(path, want) == 0);
     trace_n(&ev_b, 10, 0);
     if (big)
         trace_n(&ev_s, 3000, 1);

@@ -135,7 +135,7 @@ bool st__file_in_use(void)
 
 /* --- the lock on the name ------------------------------------------------------ */
 
-/* The process holding a flock() on st's file, from /proc/locks; 0 when unknown. */
+/* The process holding a flock() on st's file, from /proc/locks; 0 when unknown (it may miss a lock just taken). */
 static long lock_holder(const struct stat *st)
 {
     FILE *f = fopen("/proc/locks", "re");
