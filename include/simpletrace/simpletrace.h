@@ -23,7 +23,10 @@ extern "C" {
 
 /*
  * Applies a configuration in QEMU's -trace syntax: comma-separated items
- * `[enable=]PATTERN`, `events=FILE`, `file=PATH`, plus simpletrace's own
+ * `[enable=]PATTERN`, `events=FILE`, `file=PATH` (PATH may hold %p pid, %e
+ * program name, %h host name, %t start time, %% a literal %, expanded when
+ * the file opens; another %x is -EINVAL; a file another process has locked
+ * is left alone and PATH-<pid> written instead), plus simpletrace's own
  * keys (see README): `bufsize=N[K|M|G]` (buffers of threads that start
  * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`,
  * `crash=DIR` (rings of threads that start tracing later live in files in
@@ -103,10 +106,12 @@ ST_API bool st_glob_match(const char *pattern, const char *name);
 ST_API int st_trace_file_set_enabled(bool enabled);
 
 /*
- * Switches to a new trace file path (NULL: the default "trace-<pid>"). If a
- * file is open it is flushed and closed and the new one opened; if the new
- * one cannot be opened, returns its -errno and keeps the old file and name.
- * -EINVAL for "", -ENAMETOOLONG.
+ * Switches to a new trace file path (NULL: the default "trace-<pid>"), a
+ * template with the placeholders of file= (st_configure), expanded when the
+ * file is opened. If a file is open it is flushed and closed and the new
+ * one opened; if the new one cannot be opened, returns its -errno and keeps
+ * the old file and name. -EINVAL for "" or an unknown placeholder,
+ * -ENAMETOOLONG (also for the expansion).
  */
 ST_API int st_trace_file_set_name(const char *path);
 
@@ -128,7 +133,7 @@ ST_API int st_trace_snapshot(const char *path);
 /* Trace file state, as st_trace_file_status() reports it. */
 struct st_file_status {
     uint32_t struct_size; /* sizeof(struct st_file_status), set by the caller (api.h) */
-    char path[4096];      /* current file name (default name if none was set) */
+    char path[4096];      /* current file name, expanded (default name if none was set) */
     bool enabled;         /* file open and being written */
     int error;            /* 0, or the -errno that stopped writing */
 };

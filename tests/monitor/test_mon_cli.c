@@ -312,6 +312,21 @@ static void test_trace_file(struct mon_target *t)
     is_str(r.out, "Trace file \"t.bin\" on.\n", "... and the old file is kept");
     mon_run_free(&r);
 
+    r = MON_CTL("ctl", pidstr, "trace-file", "set", "/nonexistent-st-dir/x-%q.bin");
+    is_int(r.status, 1, "set with an unknown placeholder: exit 1");
+    is_str(r.err,
+           "simpletrace ctl: invalid file \"/nonexistent-st-dir/x-%q.bin\": unknown placeholder %q (valid: %p pid, "
+           "%e program name, %h host name, %t start time, %% a literal %)\n",
+           "... message names the placeholder and the valid ones");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pidstr, "trace-file");
+    is_str(r.out, "Trace file \"t.bin\" on.\n", "... and the old file is kept");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pidstr, "trace-file", "set", test_path("t-%p.bin"));
+    snprintf(want, sizeof want, "Trace file \"%st-%s.bin\" on.\n", test_path(""), pidstr);
+    is_str(r.out, want, "trace-file set t-%%p.bin: the reply names the expanded file");
+    mon_run_free(&r);
+
     /* A relative PATH means the client's directory, not the program's. */
     {
         char sub[800];

@@ -144,7 +144,7 @@ static void case_monitor_pipe(void)
              test_path("t.trace"), test_path("m.sock"));
     getrlimit(RLIMIT_NOFILE, &old);
     lim = old;
-    lim.rlim_cur = (rlim_t)low + 2; /* the trace file and the socket fit, the pipe does not */
+    lim.rlim_cur = (rlim_t)low + 3; /* the trace file, its name's lock and the socket fit, the pipe does not */
     setrlimit(RLIMIT_NOFILE, &lim);
     configure(config, -EMFILE, "pipe");
     setrlimit(RLIMIT_NOFILE, &old);

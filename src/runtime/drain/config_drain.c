@@ -2,7 +2,8 @@
  * The drain's configuration keys (the contract: config_part.h).
  *
  *   file=PATH            the trace file (last one wins; a later option
- *                        without file= keeps it, where QEMU resets it)
+ *                        without file= keeps it, where QEMU resets it);
+ *                        %p, %e, %h, %t, %% expand when it opens (name_template.h)
  *   rotate=N[K|M|G]|off  the file in pieces of at most N bytes (N >= 64K; writer.c)
  *   rotate-keep=N        keep only the newest N pieces; 0 all
  *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
@@ -22,6 +23,7 @@
 #include "diag.h"
 #include "drain.h"
 #include "drain_internal.h"
+#include "name_template.h"
 #include "size_parse.h"
 
 /* Smallest rotate=SIZE: a piece must hold its header, mappings and some records. */
@@ -39,8 +41,14 @@ struct drain_cfg {
 
 static int parse_file(void *state, const char *v, char *err, size_t errlen)
 {
+    char why[160];
+
     if (!*v) {
         st__errmsg(err, errlen, "file=: empty path");
+        return -EINVAL;
+    }
+    if (st__name_check(v, why, sizeof why) < 0) {
+        st__errmsg(err, errlen, "invalid file '%s': %s", v, why);
         return -EINVAL;
     }
     ((struct drain_cfg *)state)->file = v;

@@ -58,8 +58,9 @@ void st__drain_exit(void);
 /*
  * fork(): prepare takes the drain's locks (after the caller's own), so the
  * child never inherits one mid-update; parent releases them; child starts
- * afresh: no writer thread, its own file (trace-<childpid>, or F-<childpid>
- * for an explicit name F) opened at its first event if the parent had one.
+ * afresh: no writer thread, its own file (trace-<childpid>, F-<childpid>
+ * for an explicit name F, or F's %p expanded again) opened at its first
+ * event if the parent had one.
  */
 void st__drain_fork_prepare(void);
 void st__drain_fork_parent(void);

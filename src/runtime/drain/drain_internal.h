@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* A file change the writer applies in its next pass. */
 struct st__op {
@@ -21,6 +22,7 @@ struct st__op {
     size_t base_len;    /* path is the first base_len bytes + ".piece" (rotate=) */
     uint64_t piece;
     uint64_t name_gen;  /* st__ws.name_gen when the op was posted */
+    int unlock_fd;      /* -1, or the lock on the old file's name: closed once that file is closed */
     char path[4096];    /* fd's name, for messages */
 };
 
@@ -36,7 +38,9 @@ struct st__closed_file {
 
 /* Shared by the program's threads and the writer; under st__wr_lock. */
 struct st__wshared {
-    char name[4096];   /* explicit name, "" for the default */
+    char tmpl[4096];   /* the name as configured, placeholders and all ("" for the default, trace-%p) */
+    char name[4096];   /* tmpl expanded (or its fallback) when opened; "" until then */
+    time_t start;      /* when tracing started: %t */
     uint64_t piece;    /* rotate=: the file is name.piece (name itself for 0) */
     uint64_t name_gen; /* bumped when control changes name or piece */
     uint64_t rotate;   /* rotate=SIZE, or 0 */
@@ -81,9 +85,6 @@ void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, ui
 /* The current file name (the current piece's) into buf; wr_lock held. Returns the base's length. */
 size_t st__current_name(char *buf, size_t len);
 
-/* The default name, trace-<pid>. */
-void st__default_name(char *buf, size_t len);
-
 /* --- trace-file control (tracefile.c), with file_lock held ------------------ */
 
 void st__file_lock(void);
@@ -92,6 +93,11 @@ void st__file_unlock(void);
 /* A trace file opened but not yet handed to the writeout thread. */
 struct st__file_prep {
     int fd;            /* -1 when nothing was opened */
+    int lock_fd;       /* -1, or the new lock on the name (flock, see tracefile.c) */
+    bool lock_created; /* taking the lock created the file at path */
+    bool lock_kept;    /* the name's lock is the one this process holds already */
+    bool fell_back;    /* wanted was locked by another process: path is wanted-<pid> */
+    long holder;       /* the process holding wanted's lock, or 0 when unknown */
     bool created;      /* we created the file: remove it if we abort */
     bool append;       /* same file this process closed last: append */
     bool started;      /* this prepare started the writeout thread: abort ends it */
@@ -100,11 +106,14 @@ struct st__file_prep {
     size_t base_len;   /* path is a piece of the file named by its first base_len bytes */
     uint64_t piece;    /* rotate=: which piece (0: the name itself) */
     char path[4096];
+    char tmpl[4096];   /* set_name 1: the name as configured */
+    char wanted[4096]; /* fell_back: the name another process holds */
 };
 
 /*
- * Opens the file that would become the trace file (path, or the current
- * name when NULL) without truncating it, and starts the writeout thread,
+ * Opens the file that would become the trace file (path, a name template
+ * expanded now, or the current name when NULL) and locks its name, without
+ * truncating it, and starts the writeout thread,
  * changing nothing else, so that a failure is reported before anything is
  * applied. 0 with prep->fd == -1 when that file is already the open trace
  * file. -errno and a message naming the file, or the thread.

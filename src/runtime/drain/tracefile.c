@@ -15,6 +15,21 @@
  * truncates and loses it. Records traced while the file is off stay in the
  * rings (and drop when full), as in QEMU.
  *
+ * Names: the configured name is a template (name_template.h: %p, %e, %h,
+ * %t, %%), expanded when the file is opened; the expansion is the name
+ * from then on (off and on again reopen it), and what status reports.
+ *
+ * One writer per name: two unrelated processes given the same file= would
+ * interleave their records. So the name being written (FILE itself, also
+ * while rotate= writes FILE.N: the pieces belong to FILE's holder) carries
+ * an advisory flock(LOCK_EX|LOCK_NB), taken before anything is truncated,
+ * on a descriptor of its own ("held"), kept until the file is turned off,
+ * switched (the writer closes the old lock after the old file) or the
+ * process ends. A process that finds the name locked leaves that file
+ * alone and writes FILE-<pid> (locked too), saying so in one line on
+ * stderr. Only regular files are locked (/dev/null is shared on purpose).
+ * With rotate-keep, once FILE itself is removed its lock protects nothing.
+ *
  * The file deleted, renamed or replaced while open: the writer keeps
  * writing to the file it opened, under whatever name it has now. Nothing
  * checks the name on each pass, on purpose: a rename by log rotation must
@@ -22,18 +37,21 @@
  * path anew; a different file found there (not the one closed last) is
  * truncated and starts with a header and every mapping.
  *
- * fork(): the child writes its own file, trace-<childpid>, or F-<childpid>
- * for an explicit name F (not F.<childpid>: that could be a piece of F),
- * also when the parent's file was off (so the child can never truncate
- * the parent's), opened only when the child traces its first event, so
- * fork+exec leaves no empty file behind.
+ * fork(): the child writes its own file: the template re-expanded when it
+ * holds %p, else the parent's template with -%p appended (trace-<childpid>,
+ * or F-<childpid> for an explicit name F; not F.<childpid>: that could be
+ * a piece of F), also when the parent's file was off (so the child can
+ * never truncate the parent's), opened only when the child traces its
+ * first event, so fork+exec leaves no empty file behind.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <simpletrace/api.h>
@@ -41,9 +59,20 @@
 #include "diag.h"
 #include "drain.h"
 #include "drain_internal.h"
+#include "name_template.h"
 #include "ring.h"
 
+/* The name used when none was set. */
+#define DEFAULT_TMPL "trace-%p"
+
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The lock on the name being written (file_lock held): its descriptor and file. */
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} held = {.fd = -1};
 
 void st__file_lock(void)
 {
@@ -55,9 +84,23 @@ void st__file_unlock(void)
     pthread_mutex_unlock(&file_lock);
 }
 
-void st__default_name(char *buf, size_t len)
+/* Expands a name template ("" for the default) for this process. 0, -EINVAL or -ENAMETOOLONG (message in err). */
+static int expand_name(const char *tmpl, char *buf, size_t len, char *err, size_t errlen)
 {
-    snprintf(buf, len, "trace-%ld", (long)getpid());
+    struct st__name_vars v;
+
+    st__name_vars_get(&v, st__ws.start);
+    return st__name_expand(*tmpl ? tmpl : DEFAULT_TMPL, &v, buf, len, err, errlen);
+}
+
+/* The current name without its piece: the expansion made at open, else the template's now; wr_lock held. */
+static int current_base(char *buf, size_t len, char *err, size_t errlen)
+{
+    if (st__ws.name[0]) {
+        snprintf(buf, len, "%s", st__ws.name);
+        return 0;
+    }
+    return expand_name(st__ws.tmpl, buf, len, err, errlen);
 }
 
 void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k)
@@ -73,10 +116,8 @@ size_t st__current_name(char *buf, size_t len)
     char base[sizeof st__ws.name];
     size_t n;
 
-    if (st__ws.name[0])
-        snprintf(base, sizeof base, "%s", st__ws.name);
-    else
-        st__default_name(base, sizeof base);
+    if (current_base(base, sizeof base, NULL, 0) < 0)
+        snprintf(base, sizeof base, "%s", st__ws.tmpl); /* too long expanded: opening it says so */
     n = strlen(base);
     st__piece_name(buf, len, base, n, st__ws.piece);
     return n;
@@ -90,6 +131,116 @@ bool st__file_in_use(void)
     on = st__ws.enabled || st__ws.running;
     pthread_mutex_unlock(&st__wr_lock);
     return on;
+}
+
+/* --- the lock on the name ------------------------------------------------------ */
+
+/* The process holding a flock() on st's file, from /proc/locks; 0 when unknown (it may miss a lock just taken). */
+static long lock_holder(const struct stat *st)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    char line[256], kind[16], mode[16];
+    unsigned maj, min;
+    unsigned long ino;
+    long pid, found = 0;
+
+    if (!f)
+        return 0;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters' lines have "->" where FLOCK is. */
+    while (!found && fgets(line, sizeof line, f))
+        if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%lu", kind, mode, &pid, &maj, &min, &ino) == 6 &&
+            !strcmp(kind, "FLOCK") && !strcmp(mode, "WRITE") && maj == major(st->st_dev) &&
+            min == minor(st->st_dev) && ino == (unsigned long)st->st_ino && pid > 0)
+            found = pid;
+    fclose(f);
+    return found;
+}
+
+/* True when path is the file whose lock this process holds. */
+static bool held_is(const char *path)
+{
+    struct stat st;
+
+    return held.fd >= 0 && stat(path, &st) == 0 && st.st_dev == held.dev && st.st_ino == held.ino;
+}
+
+/*
+ * Opens path (creating it with create) without truncating it and takes its
+ * lock into p->lock_fd: 0 (also for a file that is not a regular one, not
+ * locked), -EWOULDBLOCK when another process holds it (*st then says which
+ * file), or -errno of open().
+ */
+static int try_lock(const char *path, bool create, struct st__file_prep *p, struct stat *st)
+{
+    int fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666) : -1;
+    bool created = fd >= 0;
+
+    if (fd < 0 && (!create || errno == EEXIST))
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+        close(fd);
+        return e;
+    }
+    p->lock_fd = fd;
+    p->lock_created = created;
+    return 0;
+}
+
+/* Locks the fallback name, wanted-<pid>, and makes it p's file. 0, or -errno with a message. */
+static int lock_fallback(struct st__file_prep *p, const struct stat *taken, char *err, size_t errlen)
+{
+    struct stat st;
+    int n, r;
+
+    snprintf(p->wanted, sizeof p->wanted, "%.*s", (int)p->base_len, p->path);
+    n = snprintf(p->path, sizeof p->path, "%s-%ld", p->wanted, (long)getpid());
+    if (n >= (int)sizeof p->path) {
+        st__errmsg(err, errlen, "trace file '%s' is locked by another process, and '%s-%ld' is too long",
+                   p->wanted, p->wanted, (long)getpid());
+        return -ENAMETOOLONG;
+    }
+    p->holder = lock_holder(taken);
+    p->base_len = (size_t)n;
+    p->piece = 0;
+    p->fell_back = true;
+    if ((p->lock_kept = held_is(p->path)))
+        return 0;
+    if ((r = try_lock(p->path, true, p, &st)) < 0)
+        st__errmsg(err, errlen, "trace file '%s' is locked by another process, and '%s': %s", p->wanted, p->path,
+                   r == -EWOULDBLOCK ? "locked too" : st_strerror(r));
+    return r == -EWOULDBLOCK ? -EBUSY : r;
+}
+
+/*
+ * Takes the lock on p's name (the base, also when p->path is a later
+ * piece) unless this process holds it; when another process does, p
+ * becomes the fallback. 0, or -errno with a message.
+ */
+static int lock_name(struct st__file_prep *p, char *err, size_t errlen)
+{
+    char base[sizeof p->path];
+    struct stat st;
+    int r;
+
+    snprintf(base, sizeof base, "%.*s", (int)p->base_len, p->path);
+    if ((p->lock_kept = held_is(base)))
+        return 0;
+    /* A later piece's FILE is not created: rotate-keep may have removed it. */
+    r = try_lock(base, p->piece == 0, p, &st);
+    if (r == -ENOENT && p->piece)
+        return 0;
+    if (r == -EWOULDBLOCK)
+        return lock_fallback(p, &st, err, errlen);
+    if (r < 0)
+        st__errmsg(err, errlen, "cannot open trace file '%s': %s", base, st_strerror(r));
+    return r;
 }
 
 /* --- prepare / commit / abort ------------------------------------------------- */
@@ -117,47 +268,85 @@ static int open_prepared(struct st__file_prep *p, const struct st__closed_file *
     return 0;
 }
 
-int st__file_prepare(const char *path, struct st__file_prep *p, char *err, size_t errlen)
+/* p->path from path (a template, expanded now) or the current name. 0, or -errno with a message. */
+static int prepared_name(const char *path, struct st__file_prep *p, char *err, size_t errlen)
 {
-    struct st__closed_file last;
-    bool same;
+    char why[160];
     int r;
 
-    *p = (struct st__file_prep){.fd = -1, .set_name = path ? 1 : 0};
+    if (path) {
+        if (strlen(path) >= sizeof p->tmpl) {
+            st__errmsg(err, errlen, "file '%.64s...': %s", path, st_strerror(-ENAMETOOLONG));
+            return -ENAMETOOLONG;
+        }
+        snprintf(p->tmpl, sizeof p->tmpl, "%s", path);
+        r = expand_name(path, p->path, sizeof p->path, why, sizeof why);
+    } else {
+        r = current_base(p->path, sizeof p->path, why, sizeof why);
+    }
+    if (r < 0) {
+        st__errmsg(err, errlen, "invalid file '%.200s': %s", path ? path : st__ws.tmpl, why);
+        return r;
+    }
+    p->base_len = strlen(p->path);
+    if (!path && st__ws.piece) {
+        char base[sizeof p->path];
+        memcpy(base, p->path, p->base_len + 1);
+        p->piece = st__ws.piece;
+        st__piece_name(p->path, sizeof p->path, base, p->base_len, p->piece);
+    }
+    return 0;
+}
+
+/* True when p->path is the file being written; wr_lock held. */
+static bool is_open_file(const struct st__file_prep *p)
+{
+    char cur[sizeof st__ws.name];
+
+    if (!st__ws.enabled)
+        return false;
+    st__current_name(cur, sizeof cur);
+    return strcmp(cur, p->path) == 0;
+}
+
+int st__file_prepare(const char *path, struct st__file_prep *p, char *err, size_t errlen)
+{
+    struct st__closed_file last = {.valid = false};
+    bool same = false;
+    int r;
+
+    *p = (struct st__file_prep){.fd = -1, .lock_fd = -1, .set_name = path ? 1 : 0};
     if (st__ring_overwriting()) {
         /* The producers own their rings' tails in flight mode (ring.h). */
         st__errmsg(err, errlen, "no trace file in flight mode (flight=): use a snapshot");
         return -EINVAL;
     }
-    if (path && strlen(path) >= sizeof p->path) {
-        st__errmsg(err, errlen, "file '%.64s...': %s", path, st_strerror(-ENAMETOOLONG));
-        return -ENAMETOOLONG;
-    }
     pthread_mutex_lock(&st__wr_lock);
-    if (path) {
-        snprintf(p->path, sizeof p->path, "%s", path);
-        p->base_len = strlen(p->path);
-    } else {
-        p->base_len = st__current_name(p->path, sizeof p->path);
-        p->piece = st__ws.piece;
+    r = prepared_name(path, p, err, errlen);
+    if (r == 0) {
+        same = is_open_file(p);
+        last = st__ws.last;
+        r = same ? 0 : st__writer_start();
+        p->started = r == 1;
+        if (r < 0)
+            st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(r));
     }
-    same = false;
-    if (st__ws.enabled) {
-        char cur[sizeof st__ws.name];
-        st__current_name(cur, sizeof cur);
-        same = strcmp(cur, p->path) == 0;
-    }
-    last = st__ws.last;
-    r = same ? 0 : st__writer_start();
-    p->started = r == 1;
     pthread_mutex_unlock(&st__wr_lock);
-    if (r < 0) {
-        st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(r));
+    if (r < 0)
         return r;
-    }
     if (same)
         return 0;
-    if ((r = open_prepared(p, &last, err, errlen)) < 0)
+    if ((r = lock_name(p, err, errlen)) == 0 && p->fell_back) {
+        /* Falling back to the file already being written (file= given again): nothing to open. */
+        pthread_mutex_lock(&st__wr_lock);
+        same = is_open_file(p);
+        pthread_mutex_unlock(&st__wr_lock);
+        if (same) {
+            p->fell_back = false;
+            return 0;
+        }
+    }
+    if (r < 0 || (r = open_prepared(p, &last, err, errlen)) < 0)
         st__file_abort(p);
     return r;
 }
@@ -166,9 +355,14 @@ void st__file_abort(struct st__file_prep *p)
 {
     if (p->fd >= 0) {
         close(p->fd);
-        if (p->created)
-            unlink(p->path);
         p->fd = -1;
+    }
+    if (p->created || p->lock_created)
+        unlink(p->path);
+    p->created = p->lock_created = false;
+    if (p->lock_fd >= 0) {
+        close(p->lock_fd);
+        p->lock_fd = -1;
     }
     if (p->started) {
         pthread_mutex_lock(&st__wr_lock);
@@ -178,19 +372,25 @@ void st__file_abort(struct st__file_prep *p)
     }
 }
 
-/* Sets the file name (path, or the default for NULL) and starts at its first piece; wr_lock held. */
+/* Sets the name template (path, or the default for NULL), expanded when opened, at its first piece; wr_lock held. */
 static void set_name(const char *path)
 {
-    snprintf(st__ws.name, sizeof st__ws.name, "%s", path ? path : "");
+    snprintf(st__ws.tmpl, sizeof st__ws.tmpl, "%s", path ? path : "");
+    st__ws.name[0] = '\0';
     st__ws.piece = 0;
     st__ws.name_gen++;
 }
 
-/* Sets the name as the prepared file asks; wr_lock held. */
+/* Makes the prepared file's name (and template, when it sets one) the current ones; wr_lock held. */
 static void apply_name(const struct st__file_prep *p)
 {
     if (p->set_name)
-        set_name(p->set_name == 1 ? p->path : NULL);
+        snprintf(st__ws.tmpl, sizeof st__ws.tmpl, "%s", p->set_name == 1 ? p->tmpl : "");
+    if (!p->set_name && !p->fell_back && st__ws.name[0])
+        return; /* the current name, reopened */
+    snprintf(st__ws.name, sizeof st__ws.name, "%.*s", (int)p->base_len, p->path);
+    st__ws.piece = p->piece;
+    st__ws.name_gen++;
 }
 
 /* Waits until the op slot is free; wr_lock held. */
@@ -198,6 +398,34 @@ static void wait_op_slot(void)
 {
     while (st__ws.have_op && st__writer_alive())
         pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+}
+
+/* The prepared file's lock becomes the held one; returns the old lock's descriptor to close (or -1). */
+static int take_lock(struct st__file_prep *p)
+{
+    struct stat st;
+    int old = held.fd;
+
+    if (p->lock_kept)
+        return -1;
+    held.fd = p->lock_fd;
+    if (held.fd >= 0 && fstat(held.fd, &st) == 0) {
+        held.dev = st.st_dev;
+        held.ino = st.st_ino;
+    }
+    p->lock_fd = -1;
+    return old;
+}
+
+/* The one line that says this process writes another name than it was given, and why. */
+static void say_fell_back(const struct st__file_prep *p)
+{
+    if (p->holder)
+        st__diag("simpletrace", "%s is being written by process %ld (locked); this process writes %s", p->wanted,
+                 p->holder, p->path);
+    else
+        st__diag("simpletrace", "%s is being written by another process (locked); this process writes %s",
+                 p->wanted, p->path);
 }
 
 void st__file_commit(struct st__file_prep *p, bool wait)
@@ -213,7 +441,7 @@ void st__file_commit(struct st__file_prep *p, bool wait)
     }
     wait_op_slot();
     st__ws.op = (struct st__op){.close = true, .fd = p->fd, .append = p->append, .mapped = p->mapped,
-                                .base_len = p->base_len, .piece = p->piece};
+                                .base_len = p->base_len, .piece = p->piece, .unlock_fd = take_lock(p)};
     snprintf(st__ws.op.path, sizeof st__ws.op.path, "%s", p->path);
     st__ws.have_op = true;
     p->fd = -1;
@@ -225,6 +453,8 @@ void st__file_commit(struct st__file_prep *p, bool wait)
     st__ws.error = 0;
     st__writer_request(wait);
     pthread_mutex_unlock(&st__wr_lock);
+    if (p->fell_back)
+        say_fell_back(p);
 }
 
 void st__file_set_rotation(int64_t size, long keep)
@@ -239,6 +469,14 @@ void st__file_set_rotation(int64_t size, long keep)
 
 /* --- the operations of the public API ----------------------------------------- */
 
+/* Lets go of the lock on the name; file_lock held, the file closed. */
+static void release_lock(void)
+{
+    if (held.fd >= 0)
+        close(held.fd);
+    held.fd = -1;
+}
+
 /* Drains and closes the file; file_lock held. */
 static int file_disable(void)
 {
@@ -249,15 +487,17 @@ static int file_disable(void)
     __atomic_store_n(&st__lazy_flag, 0, __ATOMIC_RELAXED);
     if (!st__ws.enabled) {
         pthread_mutex_unlock(&st__wr_lock);
+        release_lock(); /* writing stopped after an error: the file is closed */
         return 0;
     }
     st__ws.enabled = false;
     if (st__writer_alive()) {
         wait_op_slot();
-        st__ws.op = (struct st__op){.close = true, .fd = -1};
+        st__ws.op = (struct st__op){.close = true, .fd = -1, .unlock_fd = -1};
         st__ws.have_op = true;
         st__writer_request(true);
     }
+    release_lock(); /* after the writer closed the file (st__writer_request waited) */
     r = st__ws.error;
     pthread_mutex_unlock(&st__wr_lock);
     return r;
@@ -289,24 +529,24 @@ int st__file_set_enabled(bool enabled)
 
 int st__file_set_name(const char *path)
 {
-    char def[64];
+    char name[sizeof st__ws.name];
     bool on;
     int r = 0;
 
     if (path && !*path)
         return -EINVAL;
-    if (path && strlen(path) >= sizeof st__ws.name)
+    if (path && strlen(path) >= sizeof st__ws.tmpl)
         return -ENAMETOOLONG;
+    if (path && (r = expand_name(path, name, sizeof name, NULL, 0)) < 0)
+        return r; /* a bad placeholder, or too long expanded: nothing changes */
     st__file_lock();
     pthread_mutex_lock(&st__wr_lock);
     on = st__ws.enabled;
     if (!on)
         set_name(path);
     pthread_mutex_unlock(&st__wr_lock);
-    if (on) {
-        st__default_name(def, sizeof def);
-        r = file_open(path ? path : def, path ? 1 : 2, true, NULL, 0);
-    }
+    if (on)
+        r = file_open(path ? path : DEFAULT_TMPL, path ? 1 : 2, true, NULL, 0);
     st__file_unlock();
     return r;
 }
@@ -363,5 +603,8 @@ void st__file_first_event(void)
 
 void st__file_fork_child(void)
 {
+    if (held.fd >= 0)
+        close(held.fd); /* our copy: the parent's lock stays, on its open file description */
+    held.fd = -1;
     pthread_mutex_init(&file_lock, NULL);
 }

@@ -71,6 +71,7 @@
 #include "drain.h"
 #include "drain_internal.h"
 #include "merge.h"
+#include "name_template.h"
 #include "registry.h"
 #include "ring.h"
 #include "ring_file.h"
@@ -563,6 +564,8 @@ static void apply_op(const struct st__op *op)
         pass(true);
         close_file(true);
     }
+    if (op->unlock_fd >= 0)
+        close(op->unlock_fd); /* the old name's lock, now that its file is complete */
     if (op->fd < 0)
         return;
     adopt_file(op->fd, op->path, op->base_len);
@@ -763,6 +766,7 @@ void st__drain_init(void)
                                                 .trigger_evicted = st__flight_trigger_evicted};
 
     sem_init(&kick, 0, 0);
+    st__ws.start = time(NULL);
     st__ring_set_hooks(&hooks);
 }
 
@@ -806,6 +810,8 @@ void st__drain_fork_child(void)
         close(wt.fd); /* our copy only: the parent keeps writing it */
     if (st__ws.have_op && st__ws.op.fd >= 0)
         close(st__ws.op.fd);
+    if (st__ws.have_op && st__ws.op.unlock_fd >= 0)
+        close(st__ws.op.unlock_fd);
     wt.fd = -1;
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
@@ -815,9 +821,11 @@ void st__drain_fork_child(void)
     st__ws.enabled = false;
     st__ws.error = 0;
     memset(&st__ws.last, 0, sizeof st__ws.last);
-    n = strlen(st__ws.name);
-    if (n)
-        snprintf(st__ws.name + n, sizeof st__ws.name - n, "-%ld", (long)getpid());
+    /* The child's own name, expanded when it opens it: %p is its pid; without %p, F-%p (not F.%p: a piece). */
+    n = strlen(st__ws.tmpl);
+    if (n && !st__name_has_pid(st__ws.tmpl))
+        snprintf(st__ws.tmpl + n, sizeof st__ws.tmpl - n, "-%%p");
+    st__ws.name[0] = '\0';
     st__ws.piece = 0; /* the child's own file starts at its first piece */
     st__ws.lazy_open = was_on;
     st__lazy_flag = was_on;

@@ -17,6 +17,7 @@
 #include "json_escape.h"
 #include "monitor.h"
 #include "monitor_parse.h"
+#include "name_template.h"
 
 /* --- helpers ------------------------------------------------------------------ */
 
@@ -320,6 +321,7 @@ static void file_error(struct cmd *c, const char *what, int r)
 static void cmd_trace_file(struct cmd *c)
 {
     const char *arg = c->argc > 1 ? c->argv[1] : NULL;
+    char why[160];
     int r;
 
     if (!arg) {
@@ -333,6 +335,10 @@ static void cmd_trace_file(struct cmd *c)
             return;
         }
         r = st_trace_file_set_name(c->argv[2]);
+        if (r == -EINVAL && st__name_check(c->argv[2], why, sizeof why) < 0) {
+            answer_error(c, "invalid file \"%s\": %s", c->argv[2], why);
+            return;
+        }
         if (r < 0) {
             answer_error(c, "cannot open trace file \"%s\": %s", c->argv[2], st_strerror(r));
             return;
