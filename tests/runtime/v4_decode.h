@@ -15,6 +15,14 @@
  * exactly what the event's argument kinds say ('i' u64, 's' u32 len <= 512
  * + bytes); dropped records have length 32 and a count > 0; pid != 0; the
  * file ends on a record boundary. Errors name the byte offset and record.
+ *
+ * What a file says about itself (src/format/meta_format.h) rides in mapping
+ * records with reserved IDs: the description (ID 0xffffffffffffff00, text
+ * starting "simpletrace=1\n") and declarations (ID 0xfffffffe00000000 +
+ * event ID), each right after its event's mapping. They are checked here
+ * (printable ASCII only, a declaration naming the event just mapped) and
+ * counted apart, not delivered as records: QEMU's reader never sees them as
+ * anything but unused mappings.
  */
 #ifndef ST_TEST_V4_DECODE_H
 #define ST_TEST_V4_DECODE_H
@@ -35,6 +43,9 @@
 #define V4_MAX_ARGS 10
 #define V4_MAX_STRLEN 512
 #define V4_MAX_NAME 1024
+#define V4_META_INFO_ID 0xffffffffffffff00ull
+#define V4_META_DECL_BASE 0xfffffffe00000000ull
+#define V4_META_MAX (64u << 10)
 
 struct v4_arg {
     uint64_t u;        /* integer value ('i') */
@@ -58,6 +69,7 @@ struct v4_record {
 
 struct v4_summary {
     uint64_t records, mappings, events, dropped_records, dropped_total, bytes;
+    uint64_t descriptions, declarations; /* meta records, not counted in records */
 };
 
 /* Argument kinds ("iis") of the event called name, or NULL if unknown. */
@@ -74,6 +86,8 @@ struct v4_decoder {
     struct v4_summary sum;
     char **names; /* by ID */
     uint64_t nnames;
+    char info[4096];     /* the last description's text, NUL-terminated (cut at 4095 bytes) */
+    char decl[2048];     /* the last declaration's text */
 };
 
 static inline uint64_t v4__u64(const uint8_t *p)
@@ -173,10 +187,46 @@ static inline int v4__payload(struct v4_decoder *d, struct v4_record *r, const u
     return 0;
 }
 
+/*
+ * A description or declaration record at off (name of nlen bytes); last_map
+ * is the ID of the mapping just before it (or ~0). 0, or -1 with d->err.
+ */
+static inline int v4__meta(struct v4_decoder *d, uint64_t off, uint64_t id, const uint8_t *text, uint32_t nlen,
+                           uint64_t last_map)
+{
+    size_t keep;
+
+    if (nlen == 0 || nlen > V4_META_MAX)
+        return v4__fail(d, off, "meta record of %u bytes", nlen);
+    for (uint32_t i = 0; i < nlen; i++)
+        if ((text[i] < 0x20 || text[i] > 0x7e) && text[i] != '\n')
+            return v4__fail(d, off, "meta record has byte %#x (ASCII only)", text[i]);
+    if (id == V4_META_INFO_ID) {
+        if (nlen < 14 || memcmp(text, "simpletrace=1\n", 14) != 0 || text[nlen - 1] != '\n')
+            return v4__fail(d, off, "description does not start with simpletrace=1 or end with a newline");
+        keep = nlen < sizeof d->info ? nlen : sizeof d->info - 1;
+        memcpy(d->info, text, keep);
+        d->info[keep] = '\0';
+        d->sum.descriptions++;
+        return 0;
+    }
+    if (id - V4_META_DECL_BASE != last_map)
+        return v4__fail(d, off, "declaration of id %llu not right after its mapping",
+                        (unsigned long long)(id - V4_META_DECL_BASE));
+    if (memchr(text, '\n', nlen))
+        return v4__fail(d, off, "declaration holds a newline");
+    keep = nlen < sizeof d->decl ? nlen : sizeof d->decl - 1;
+    memcpy(d->decl, text, keep);
+    d->decl[keep] = '\0';
+    d->sum.declarations++;
+    return 0;
+}
+
 /* Decodes a whole file image. 0, the visitor's non-zero value, or -1 with d->err. */
 static inline int v4_decode(struct v4_decoder *d, const uint8_t *p, size_t len)
 {
     size_t off = 24;
+    uint64_t last_map = ~0ull; /* the ID of the record just before, if it was a mapping */
 
     memset(&d->sum, 0, sizeof d->sum);
     d->err[0] = '\0';
@@ -204,6 +254,14 @@ static inline int v4_decode(struct v4_decoder *d, const uint8_t *p, size_t len)
             nlen = v4__u32(p + off + 16);
             if (nlen > len - off - 20)
                 return v4__fail(d, off, "mapping name runs past the end");
+            if (r.id == V4_META_INFO_ID || (r.id >> 32) == (V4_META_DECL_BASE >> 32)) {
+                if (v4__meta(d, off, r.id, p + off + 20, nlen, last_map) < 0)
+                    return -1;
+                off += 20 + (size_t)nlen;
+                last_map = ~0ull;
+                continue;
+            }
+            last_map = r.id;
             if (v4__map(d, off, r.id, p + off + 20, nlen) < 0)
                 return -1;
             r.name = d->names[r.id];
@@ -211,6 +269,7 @@ static inline int v4_decode(struct v4_decoder *d, const uint8_t *p, size_t len)
             d->sum.mappings++;
         } else if (type == 1) {
             uint32_t length;
+            last_map = ~0ull;
             if (len - off < 32)
                 return v4__fail(d, off, "truncated event header");
             r.id = v4__u64(p + off + 8);

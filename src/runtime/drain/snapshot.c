@@ -115,7 +115,7 @@ static void buf_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t ev
     st__growbuf_commit(ctx, n);
 }
 
-/* Header and a mapping for every registered ID: the start of every trace we write. */
+/* Header, description, and a mapping and declaration for every registered ID: the start of every trace we write. */
 static void put_head(struct st__growbuf *out)
 {
     uint32_t count = st__reg_count(), id = 0;
@@ -124,15 +124,13 @@ static void put_head(struct st__growbuf *out)
 
     if (p)
         st__growbuf_commit(out, st_fmt_put_header(p));
+    st__describe_process(out);
     while (id < count) {
         uint32_t n = st__reg_names(id, names, count - id < 64 ? count - id : 64);
         if (n == 0)
             break;
-        for (uint32_t k = 0; k < n; k++) {
-            size_t len = strlen(names[k]);
-            if ((p = st__growbuf_room(out, st_fmt_mapping_size(len))))
-                st__growbuf_commit(out, st_fmt_put_mapping(p, id + k, names[k], (uint32_t)len));
-        }
+        for (uint32_t k = 0; k < n; k++)
+            st__describe_event(out, id + k, names[k]);
         id += n;
     }
 }

@@ -376,6 +376,32 @@ static uint8_t *stage_room(size_t n)
 }
 
 /*
+ * Stages the mapping record of ID id and its declaration, together, so a
+ * piece never has one without the other; out of memory for the
+ * declaration, the mapping goes alone. 0 or -EIO.
+ */
+static int stage_mapping(uint32_t id, const char *name)
+{
+    struct st__growbuf rec = {0}; /* its own: stage_room() may rotate, which stages mappings again */
+    size_t len = strlen(name);
+    uint8_t *p;
+    int ret = 0;
+
+    st__describe_event(&rec, id, name);
+    if (rec.failed) {
+        if ((p = stage_room(st_fmt_mapping_size(len))))
+            wt.len += st_fmt_put_mapping(p, id, name, (uint32_t)len);
+    } else if ((p = stage_room(rec.len))) {
+        memcpy(p, rec.data, rec.len);
+        wt.len += rec.len;
+    }
+    if (!p)
+        ret = -EIO;
+    st__growbuf_free(&rec);
+    return ret;
+}
+
+/*
  * Stages mapping records for IDs [wt.mapped, count). One at a time: if
  * stage_room() starts a new piece, that piece gets the mappings staged so
  * far again and wt.mapped is unchanged, so the loop simply goes on.
@@ -390,11 +416,8 @@ static int stage_mappings(uint32_t count)
         if (n == 0)
             break;
         for (uint32_t i = 0; i < n; i++) {
-            size_t len = strlen(names[i]);
-            uint8_t *p = stage_room(st_fmt_mapping_size(len));
-            if (!p)
+            if (stage_mapping(wt.mapped, names[i]) < 0)
                 return -EIO;
-            wt.len += st_fmt_put_mapping(p, wt.mapped, names[i], (uint32_t)len);
             wt.mapped++;
         }
     }
@@ -587,6 +610,7 @@ static void apply_op(const struct st__op *op)
 /* Makes fd (empty, or appended to by the caller) the file being written, its header staged. */
 static void adopt_file(int fd, const char *path, size_t base_len)
 {
+    struct st__growbuf desc = {0};
     struct stat st;
 
     wt.fd = fd;
@@ -601,6 +625,12 @@ static void adopt_file(int fd, const char *path, size_t base_len)
     wt.mapped = 0;
     wt.piece_records = false;
     wt.len = wt.hdr = st_fmt_put_header(wt.stage);
+    st__describe_process(&desc);
+    if (!desc.failed && desc.len <= STAGE_SIZE - wt.len) {
+        memcpy(wt.stage + wt.len, desc.data, desc.len);
+        wt.len = wt.hdr += desc.len;
+    }
+    st__growbuf_free(&desc);
     wt.stage_events = wt.stage_drops = 0;
 }
 
