@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""A trace read without its trace-events file, and unchanged for QEMU's reader.
+
+The demo program is traced; its file carries its own description and
+declarations (src/format/meta_format.h). Checked here:
+  - a reader that knows what QEMU's scripts/simpletrace.py knows (record
+    types 0 and 1 only, every mapping name decoded as strict UTF-8 and stored
+    by ID, records printed in its text format) reads the file without an
+    error and prints exactly what `simpletrace print TRACE-EVENTS TRACE`
+    prints: the embedded records change nothing for it;
+  - `simpletrace print TRACE` (no trace-events file) prints the same text,
+    and stats/export without it give what they give with it;
+  - a QEMU trace, which carries no declarations, says to give its
+    trace-events files, exit 1.
+
+argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS FIXTURES-DIR
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HEADER_ID = 0xFFFFFFFFFFFFFFFF
+DROPPED_ID = 0xFFFFFFFFFFFFFFFE
+n = 0
+failed = 0
+
+
+def ok(cond, what, detail=''):
+    global n, failed
+    n += 1
+    print(('ok' if cond else 'not ok') + ' %d - %s' % (n, what))
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines()[:20]:
+            print('#   ' + line)
+
+
+def is_string(arg_type):
+    """A string argument as QEMU's reader tells one: a char pointer, one star."""
+    t = arg_type.strip()
+    return t.startswith(('const char*', 'char*', 'const char *', 'char *')) and t.count('*') == 1
+
+
+def parse_events(path):
+    """name -> [(type, name)] from a trace-events file (the subset the demo uses)."""
+    events = {}
+    for line in open(path, encoding='utf-8'):
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        if line.startswith('disable '):
+            line = line[len('disable '):]
+        name, rest = line.split('(', 1)
+        args = rest[:rest.index(')')].strip()
+        decl = []
+        if args != 'void':
+            for a in args.split(','):
+                a = a.strip()
+                cut = max(a.rfind(' '), a.rfind('*'))
+                decl.append((a[:cut + 1].strip(), a[cut + 1:]))
+        events[name.strip()] = decl
+    events['Dropped_Event'] = [('uint64_t', 'num_events_dropped')]
+    return events
+
+
+def qemu_like_text(events, data):
+    """What QEMU's reader prints for a v4 file: it knows types 0 and 1 only."""
+    out = []
+    if struct.unpack_from('=QQQ', data, 0) != (HEADER_ID, 0xF2B177CB0AA429B4, 4):
+        raise ValueError('not a v4 header')
+    names = {}
+    off, last = 24, None
+    while off < len(data):
+        rtype, = struct.unpack_from('=Q', data, off)
+        if rtype == 0:
+            eid, length = struct.unpack_from('=QI', data, off + 8)
+            names[eid] = data[off + 20:off + 20 + length].decode('utf-8')  # strict, as it does
+            off += 20 + length
+            continue
+        if rtype != 1:
+            raise ValueError('record type %d at %d' % (rtype, off))
+        eid, ts, length, pid = struct.unpack_from('=QQII', data, off + 8)
+        name = 'Dropped_Event' if eid == DROPPED_ID else names[eid]
+        at, fields = off + 32, []
+        for atype, aname in events[name]:
+            if is_string(atype):
+                slen, = struct.unpack_from('=I', data, at)
+                fields.append('%s=%r' % (aname, data[at + 4:at + 4 + slen]))
+                at += 4 + slen
+            else:
+                v, = struct.unpack_from('=Q', data, at)
+                fields.append('%s=0x%x' % (aname, v))
+                at += 8
+        last = ts if last is None else last
+        out.append('%s %0.3f pid=%d %s\n' % (name, (ts - last) / 1000.0, pid, ' '.join(fields)))
+        last = ts
+        off += 8 + length
+    return ''.join(out)
+
+
+def meta_counts(data):
+    desc = decls = 0
+    off = 24
+    while off < len(data):
+        rtype, eid = struct.unpack_from('=QQ', data, off)
+        if rtype == 0:
+            length, = struct.unpack_from('=I', data, off + 16)
+            desc += eid == 0xFFFFFFFFFFFFFF00
+            decls += eid >> 32 == 0xFFFFFFFE
+            off += 20 + length
+        else:
+            off += 8 + struct.unpack_from('=I', data, off + 24)[0]
+    return desc, decls
+
+
+def run(*argv, **kw):
+    return subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def main():
+    cli, demo, events_file, fixtures = sys.argv[1:5]
+    tmp = tempfile.mkdtemp(prefix='st-selfdesc-')
+    trace = os.path.join(tmp, 'demo.trace')
+    env = dict(os.environ, SIMPLETRACE='enable=*,file=' + trace)
+    r = run(demo, '--workers', '2', '--jobs', '50', env=env)
+    ok(r.returncode == 0, 'the demo runs traced', r.stderr)
+    data = open(trace, 'rb').read()
+    events = parse_events(events_file)
+    desc, decls = meta_counts(data)
+    ok(desc == 1 and decls == len(events) - 1,
+       'the file carries a description and a declaration per event (%d, %d)' % (desc, decls))
+    try:
+        qemu_text, err = qemu_like_text(events, data), ''
+    except (ValueError, KeyError, UnicodeDecodeError, struct.error) as e:
+        qemu_text, err = None, repr(e)
+    ok(qemu_text is not None, "a reader knowing only QEMU's record types reads it", err)
+    with_te = run(cli, 'print', events_file, trace)
+    ok(with_te.returncode == 0 and qemu_text == with_te.stdout,
+       "... and prints what `print TRACE-EVENTS TRACE` prints", with_te.stderr)
+    alone = run(cli, 'print', trace)
+    ok(alone.returncode == 0 and alone.stdout == with_te.stdout and alone.stderr == '',
+       '`print TRACE` without trace-events prints the same', alone.stderr)
+    s1, s2 = run(cli, 'stats', events_file, trace), run(cli, 'stats', trace)
+    ok(s2.returncode == 0 and s1.stdout == s2.stdout, '`stats TRACE` gives the same table', s2.stderr)
+    j1, j2 = os.path.join(tmp, '1.json'), os.path.join(tmp, '2.json')
+    e1, e2 = run(cli, 'export', '-o', j1, events_file, trace), run(cli, 'export', '-o', j2, trace)
+    ok(e2.returncode == 0 and open(j1).read() == open(j2).read(), '`export TRACE` writes the same JSON', e2.stderr)
+    qemu = os.path.join(fixtures, 'create_qcow2.bin')
+    q = run(cli, 'print', qemu)
+    ok(q.returncode == 1 and q.stdout == '' and 'carries no event declarations' in q.stderr
+       and 'give its trace-events files' in q.stderr, 'a QEMU trace alone: says to give its trace-events, exit 1',
+       q.stderr)
+    te = run(cli, 'print', events_file)
+    ok(te.returncode == 2 and 'need the TRACE-FILE' in te.stderr, 'a trace-events file alone: usage error, exit 2',
+       te.stderr)
+    print('1..%d' % n)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
