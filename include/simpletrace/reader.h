@@ -321,6 +321,34 @@ ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
  */
 ST_API const char *st_reader_name(const struct st_reader *r);
 
+/*
+ * Who wrote a trace and how its clock relates to wall time, as the trace
+ * says (simpletrace writes it since 0.3, right after the header; QEMU's
+ * traces have none). Strings are NUL-terminated, "" when not recorded, and
+ * valid until the reader moves to another piece or closes.
+ */
+struct st_trace_description {
+    uint32_t struct_size;     /* sizeof(struct st_trace_description), set by the caller (Growing structures) */
+    const char *version;      /* simpletrace release that wrote it */
+    const char *program;      /* the program's name */
+    const char *exe;          /* the executable's path */
+    const char *cmdline;      /* the command line, arguments separated by spaces (as the file has it) */
+    const char *host;         /* host name */
+    const char *clock;        /* "tsc" or "monotonic": how timestamps were taken */
+    uint32_t pid;             /* the process id; 0 when not recorded */
+    uint64_t tsc_hz;          /* TSC ticks per second (clock "tsc"), 0 when not recorded */
+    uint64_t anchor_mono_ns;  /* CLOCK_MONOTONIC and CLOCK_REALTIME at one instant: the wall time */
+    uint64_t anchor_real_ns;  /* of timestamp t is anchor_real_ns + (t - anchor_mono_ns); both 0 if unknown */
+};
+
+/*
+ * Fills *d with the description of the trace (or piece) being read. Call
+ * it after st_reader_next() returned a record or 0: the description comes
+ * before every record. 0; -ENODATA when the trace has none; -EINVAL (NULL,
+ * struct_size too small).
+ */
+ST_API int st_reader_description(const struct st_reader *r, struct st_trace_description *d);
+
 /* Closes the file (if the reader opened it) and frees the reader (NULL is fine). */
 ST_API void st_reader_close(struct st_reader *r);
 

@@ -4,9 +4,11 @@
  * earlier, as mapping records do.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "meta_format.h"
 #include "reader_internal.h"
 
 /* Event IDs a declaration may have: the registry counts from 0; beyond this is garbage. */
@@ -23,6 +25,65 @@ static char *copy_text(const char *text, size_t len)
     return c;
 }
 
+/* Sets the field key names in d to value (strings) or its number; unknown keys are skipped. */
+static void set_field(struct st_trace_description *d, const char *key, size_t klen, const char *value)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } strings[] = {
+        {"version", offsetof(struct st_trace_description, version)},
+        {"program", offsetof(struct st_trace_description, program)},
+        {"exe", offsetof(struct st_trace_description, exe)},
+        {"cmdline", offsetof(struct st_trace_description, cmdline)},
+        {"host", offsetof(struct st_trace_description, host)},
+        {"clock", offsetof(struct st_trace_description, clock)},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strlen(strings[i].key) == klen && !memcmp(key, strings[i].key, klen)) {
+            memcpy((char *)d + strings[i].off, &value, sizeof value);
+            return;
+        }
+    uint64_t v = strtoull(value, NULL, 10);
+    if (klen == 3 && !memcmp(key, "pid", 3))
+        d->pid = (uint32_t)v;
+    else if (klen == 6 && !memcmp(key, "tsc_hz", 6))
+        d->tsc_hz = v;
+    else if (klen == 14 && !memcmp(key, "anchor_mono_ns", 14))
+        d->anchor_mono_ns = v;
+    else if (klen == 14 && !memcmp(key, "anchor_real_ns", 14))
+        d->anchor_real_ns = v;
+}
+
+/* Parses m->info's KEY=VALUE lines into m->desc, the values unescaped into m->values. 0, -ENOMEM, -EBADMSG. */
+static int parse_info(struct st__meta *m)
+{
+    struct st_trace_description *d = &m->desc;
+    char *out;
+    const char *p = m->info, *end = m->info + m->info_len;
+
+    free(m->values);
+    memset(d, 0, sizeof *d);
+    d->struct_size = sizeof *d;
+    d->version = d->program = d->exe = d->cmdline = d->host = d->clock = "";
+    if (!(m->values = out = malloc(m->info_len + 1)))
+        return -ENOMEM;
+    if (m->info_len < strlen(ST_META_FIRST_LINE) || memcmp(p, ST_META_FIRST_LINE, strlen(ST_META_FIRST_LINE)))
+        return -EBADMSG;
+    for (p += strlen(ST_META_FIRST_LINE); p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *eq;
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        long n;
+        if (!(eq = memchr(p, '=', len)) || (n = st_meta_unescape(out, eq + 1, len - (size_t)(eq + 1 - p))) < 0)
+            return -EBADMSG;
+        out[n] = '\0';
+        set_field(d, p, (size_t)(eq - p), out);
+        out += n + 1;
+        p += len + 1;
+    }
+    return 0;
+}
+
 int st__meta_set_info(struct st__meta *m, const char *text, size_t len)
 {
     char *c = copy_text(text, len);
@@ -32,7 +93,15 @@ int st__meta_set_info(struct st__meta *m, const char *text, size_t len)
     free(m->info);
     m->info = c;
     m->info_len = len;
-    return 0;
+    return parse_info(m);
+}
+
+void st__meta_new_piece(struct st__meta *m)
+{
+    free(m->info);
+    free(m->values);
+    m->info = m->values = NULL;
+    m->info_len = 0;
 }
 
 int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t len)
@@ -65,5 +134,6 @@ void st__meta_free(struct st__meta *m)
         free(m->decls[i]);
     free(m->decls);
     free(m->info);
+    free(m->values);
     memset(m, 0, sizeof *m);
 }

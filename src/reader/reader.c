@@ -102,7 +102,8 @@ struct st_reader {
     bool filtering;      /* any of the below is set */
     uint8_t *selected;   /* per event index, NULL = all */
     bool filter_tid, filter_from, filter_to;
-    bool filter_pid;     /* checked against the header: no format records the process yet */
+    bool filter_pid;     /* the description's pid decides, once per piece (none: refused) */
+    int pid_match;       /* filter_pid's decision for this piece: -1 not yet, 0 no, 1 yes */
     uint32_t tid, pid;
     int64_t from_ns, to_ns;
 
@@ -382,6 +383,8 @@ static bool selected(const struct st_reader *r, const struct st_event_info *ev, 
 {
     if (r->selected && !r->selected[ev->index])
         return false;
+    if (r->filter_pid && !r->pid_match)
+        return false;
     if (r->filter_tid && (!has_pid || pid != r->tid))
         return false;
     int64_t rel = (int64_t)(ts - r->origin);
@@ -462,6 +465,8 @@ static void set_record(struct st_reader *r, const struct st_event_info *ev, uint
     rec->nargs = ev->nargs;
 }
 
+static int pid_decide(struct st_reader *r);
+
 /*
  * Resolves, counts, filters and decodes one v2/v4 event record whose payload
  * is p[0..plen). Returns 1 (delivered), 0 (filtered out) or an error.
@@ -488,6 +493,8 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
         r->have_origin = true;
         r->origin = ts;
     }
+    if (UNLIKELY(r->pid_match < 0) && r->filter_pid && pid_decide(r) < 0)
+        return r->err.code;
     if (r->filtering && !selected(r, ev, ts, pid, true)) {
         r->counters.filtered++;
         return 0;
@@ -527,8 +534,10 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
     ret = st_meta_is_info(id) ? st__meta_set_info(&r->meta, text, len)
                               : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
     if (ret < 0)
-        return fail(r, ret, r->pos_offset, num, "%s", ret == -ENOMEM ? "out of memory for the trace's declarations"
-                                                                      : "declaration for an event ID over 2^20");
+        return fail(r, ret, r->pos_offset, num, "%s",
+                    ret == -ENOMEM   ? "out of memory for the trace's description"
+                    : ret == -E2BIG  ? "declaration for an event ID over 2^20"
+                                     : "malformed description record (want simpletrace=1, then KEY=VALUE lines)");
     consume(r, ST_MAPPING_FIXED_SIZE + len, num);
     return 0;
 }
@@ -752,7 +761,21 @@ static int read_header(struct st_reader *r)
     r->pos += size;
     r->pos_offset += size;
     r->header_done = true;
-    return r->filter_pid ? refuse_process_filter(r) : 0;
+    /* v4: the description after the header says which process; the first record decides (pid_decide). */
+    return r->filter_pid && r->version != 4 ? refuse_process_filter(r) : 0;
+}
+
+/*
+ * --pid on a v4 file, at its first event or dropped record: the process
+ * its description names is the one asked for, or not (every record of the
+ * piece then filtered out); without a description, the filter is refused.
+ */
+static int pid_decide(struct st_reader *r)
+{
+    if (!r->meta.info)
+        return refuse_process_filter(r);
+    r->pid_match = r->meta.desc.pid == r->pid;
+    return 0;
 }
 
 /* The next delivered record of the current piece (or only file): 1, 0 at its end, or an error. */
@@ -901,6 +924,8 @@ static int next_piece(struct st_reader *r)
     r->swap = false;
     r->index_ids = false;
     idmap_free(&r->ids);
+    st__meta_new_piece(&r->meta); /* each piece describes itself */
+    r->pid_match = -1;
     int ret = attach_piece(r, r->seq.cur + 1);
     if (ret < 0)
         return fail(r, ret, 0, 0, "cannot open this piece: %s", strerror(-ret));
@@ -990,12 +1015,13 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     r->filter_tid = opts->filter_tid;
     r->tid = opts->tid;
     r->filter_pid = opts->filter_pid;
+    r->pid_match = -1;
     r->pid = opts->pid;
     r->filter_from = opts->filter_from;
     r->from_ns = opts->from_ns;
     r->filter_to = opts->filter_to;
     r->to_ns = opts->to_ns;
-    r->filtering = r->selected || r->filter_tid || r->filter_from || r->filter_to;
+    r->filtering = r->selected || r->filter_tid || r->filter_pid || r->filter_from || r->filter_to;
     r->pos = r->end = r->buf;
     *out = r;
     return 0;
@@ -1150,6 +1176,15 @@ ST_API void st_reader_close(struct st_reader *r)
 struct st__meta *st__reader_meta(struct st_reader *r)
 {
     return &r->meta;
+}
+
+ST_API int st_reader_description(const struct st_reader *r, struct st_trace_description *d)
+{
+    if (!r || !d)
+        return -EINVAL;
+    if (!r->meta.info)
+        return -ENODATA;
+    return st__struct_out(d, &r->meta.desc, sizeof r->meta.desc, ST__TRACE_DESCRIPTION_V1);
 }
 
 /* The file being read: the current piece's name, or the name given at open. */

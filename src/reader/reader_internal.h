@@ -31,6 +31,7 @@
 #define ST__FORMATTER_OPTIONS_V1 ST__SIZE_THROUGH(struct st_formatter_options, out)
 #define ST__ANALYZER_V1 ST__SIZE_THROUGH(struct st_analyzer, catchall)
 #define ST__ANALYZER_HANDLER_V1 ST__SIZE_THROUGH(struct st_analyzer_handler, fn)
+#define ST__TRACE_DESCRIPTION_V1 ST__SIZE_THROUGH(struct st_trace_description, anchor_real_ns)
 
 /* The struct_size a caller put first in the structure at p. */
 static inline uint32_t st__struct_size(const void *p)
@@ -92,12 +93,14 @@ int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t *
 struct st__meta {
     char *info;         /* the description's text as in the file, or NULL */
     size_t info_len;
+    struct st_trace_description desc; /* parsed from info; strings point into values */
+    char *values;       /* the description's values, unescaped, NUL-separated */
     char **decls;       /* decls[id]: the declaration of event ID id (NUL-terminated), or NULL */
     uint32_t ndecls;    /* entries of decls */
     bool scan_only;     /* st_catalog_load_trace(): keep these, skip every event record */
 };
 
-/* Keeps a copy of the description (the last one wins). 0 or -ENOMEM. */
+/* Keeps a copy of the description (the last one wins) and parses it into desc. 0, -ENOMEM or -EBADMSG. */
 int st__meta_set_info(struct st__meta *m, const char *text, size_t len);
 
 /* Keeps a copy of event ID id's declaration (the last one wins). 0, -ENOMEM or -E2BIG (id >= 2^20). */
@@ -105,6 +108,9 @@ int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t 
 
 /* Frees what the setters kept. */
 void st__meta_free(struct st__meta *m);
+
+/* Forgets the description (a new piece starts; its own follows), keeping the declarations. */
+void st__meta_new_piece(struct st__meta *m);
 
 /* The reader's meta store, for catalog.c: set scan_only before the first record. */
 struct st__meta *st__reader_meta(struct st_reader *r);

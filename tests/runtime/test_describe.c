@@ -109,6 +109,47 @@ static void test_declarations(void)
     st_catalog_free(cat);
 }
 
+static char program[256], hostname[256]; /* the description's, copied before the reader closes */
+
+/* Records read with --pid (filter_pid): n of them, or the error. */
+static int count_with_pid(struct st_catalog *cat, uint32_t pid, struct st_trace_description *d)
+{
+    struct st_reader_options o = {.struct_size = sizeof o, .filter_pid = true, .pid = pid};
+    struct st_reader *r;
+    const struct st_record *rec;
+    int n = 0, ret;
+
+    if (st_reader_open(&r, test_path("d.trace"), cat, &o, NULL) < 0)
+        return -1000;
+    while ((ret = st_reader_next(r, &rec)) > 0)
+        n++;
+    if (d && st_reader_description(r, d) == 0) {
+        snprintf(program, sizeof program, "%s", d->program);
+        snprintf(hostname, sizeof hostname, "%s", d->host);
+    }
+    st_reader_close(r);
+    return ret < 0 ? ret : n;
+}
+
+/* The reader's view of the description, and --pid meaning the process that wrote the file. */
+static void test_reader_view(void)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+    struct st_catalog *cat = NULL;
+    char host[256];
+
+    if (!ok(st_catalog_load_trace(&cat, test_path("d.trace"), NULL, NULL, 0) == 0, "catalog from the trace"))
+        return;
+    is_int(count_with_pid(cat, (uint32_t)getpid(), &d), 1, "--pid of the writer: its record");
+    is_int(d.pid, getpid(), "st_reader_description: pid");
+    is_str(program, "test_rt_describe", "... program");
+    gethostname(host, sizeof host);
+    is_str(hostname, host, "... host");
+    ok(d.anchor_real_ns > 0 && d.anchor_mono_ns > 0, "... clock anchors");
+    is_int(count_with_pid(cat, (uint32_t)getpid() + 1, NULL), 0, "--pid of another process: no record, no error");
+    st_catalog_free(cat);
+}
+
 /* Every rotated piece reads on its own: description and declarations too. */
 static void test_pieces(void)
 {
@@ -142,6 +183,7 @@ int main(void)
     test_tmpdir();
     test_trace_file();
     test_declarations();
+    test_reader_view();
     test_pieces();
     return done_testing();
 }
