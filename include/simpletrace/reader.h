@@ -95,7 +95,9 @@
  *     as "" (the log backend prints "(null)"), strings beyond the
  *     recorded 512 bytes are cut, and %p of a string prints the string
  *     (the trace holds its bytes, not its address). v0 traces hold no
- *     strings: their %s prints the pointer as %p would.
+ *     strings: their %s prints the pointer as %p would. A width or
+ *     precision is taken as at most 65536 (a '*' argument of 2^31-1 would
+ *     cost printf seconds per record; the line is cut long before).
  */
 #ifndef SIMPLETRACE_READER_H
 #define SIMPLETRACE_READER_H

@@ -33,6 +33,14 @@
 
 #define CUT_MARK "...\n"
 
+/*
+ * Widths and precisions are taken as at most this: printf writes every
+ * byte of a padding (a '*' of 2^31-1 costs seconds per record), and a
+ * trace must not make the reader that slow. The line is cut at PIPE_BUF
+ * bytes anyway; only formats no one writes differ (reader.h).
+ */
+#define PAD_MAX 65536
+
 /* A line being built: the first ST__LOG_LINE_MAX bytes kept, all counted. */
 struct line {
     char *buf;
@@ -94,14 +102,14 @@ static int take_number(struct args *in, long spec, int none, int *out, struct li
         uint32_t bits = as_int_bits(a, v);
         int n;
         memcpy(&n, &bits, sizeof n);
-        *out = n;
+        *out = n > PAD_MAX ? PAD_MAX : n < -PAD_MAX ? -PAD_MAX : n; /* negative: '-' flag, or no precision */
     } else if (spec == ST__SPEC_NONE) {
         *out = none;
     } else if (spec >= ST__SPEC_HUGE) {
         l->failed = true; /* printf refuses a width beyond INT_MAX */
         *out = none;
     } else {
-        *out = (int)spec;
+        *out = spec > PAD_MAX ? PAD_MAX : (int)spec;
     }
     return 0;
 }
