@@ -73,6 +73,31 @@
  *     by their length without decoding their arguments.
  *   - JSON strings: valid UTF-8 is kept, each byte of an invalid sequence
  *     becomes \u00XX (its Latin-1 reading), so every line is valid JSON.
+ *   - JSON values follow the declared type, the stored u64 cut to the
+ *     declared size first: signed integers (int, long, int64_t, ssize_t,
+ *     ...) as negative numbers where negative, unsigned ones (unsigned,
+ *     size_t, uint64_t, ...) as numbers, bool as true/false, char (plain,
+ *     signed or unsigned) as {"value":N,"char":"C"} with "char":null
+ *     unless N is printable ASCII (0x20-0x7e), pointers as "0x..." strings
+ *     (lowercase hex), strings as JSON strings. Every integer is written
+ *     in exact decimal, whatever its size (2^64-1 and INT64_MIN included):
+ *     JSON text has no precision limit; parsers that read numbers as
+ *     doubles (JavaScript's JSON.parse) lose digits beyond 2^53, Python's
+ *     json does not. The object's keys may grow (a record's wall-clock
+ *     time, once traces carry a clock anchor): readers must ignore keys
+ *     they do not know.
+ *   - ST_OUTPUT_LOG writes what the log backend writes on stderr for the
+ *     record (with log-prefix=off): "NAME " and the format's printf
+ *     rendering (this C library's printf: widths, flags, precision, PRI
+ *     macros, %p, %c, %%), "NAME" alone for an event without a format,
+ *     lines over PIPE_BUF bytes cut to end in "...\n". The trace cannot
+ *     give back everything the program passed: a NULL string was recorded
+ *     as "" (the log backend prints "(null)"), strings beyond the
+ *     recorded 512 bytes are cut, and %p of a string prints the string
+ *     (the trace holds its bytes, not its address). v0 traces hold no
+ *     strings: their %s prints the pointer as %p would. A width or
+ *     precision is taken as at most 65536 (a '*' argument of 2^31-1 would
+ *     cost printf seconds per record; the line is cut long before).
  */
 #ifndef SIMPLETRACE_READER_H
 #define SIMPLETRACE_READER_H
@@ -123,6 +148,9 @@ struct st_event_info {
     unsigned nargs;
     const struct st_arg_info *args;
     bool disabled;                 /* declared with the `disable` property */
+    const char *format;            /* the format as declared: C string literals and PRI macros
+                                      (`"x %" PRIu64`), NULL without one; Dropped_Event's is
+                                      "num_events_dropped %" PRIu64 */
 };
 
 /*
@@ -413,7 +441,8 @@ ST_API int st_parse_duration_ns(const char *text, int64_t *ns);
 
 enum st_output_format {
     ST_OUTPUT_TEXT, /* simpletrace.py lines: NAME DELTA pid=PID arg=0x... s=b'...' */
-    ST_OUTPUT_JSON, /* one JSON object per line */
+    ST_OUTPUT_JSON, /* one JSON object per line, values typed by their declaration (below) */
+    ST_OUTPUT_LOG,  /* each record as the log backend prints it: "NAME " + its format, printf'd */
 };
 
 /* The time column of text output, always microseconds with 3 decimals. */

@@ -50,8 +50,10 @@ static int parse_format(const char *arg, enum st_output_format *f)
         *f = ST_OUTPUT_TEXT;
     else if (!strcmp(arg, "json"))
         *f = ST_OUTPUT_JSON;
+    else if (!strcmp(arg, "log"))
+        *f = ST_OUTPUT_LOG;
     else
-        return usage_error("unknown format '%s' (text or json)", arg);
+        return usage_error("unknown format '%s' (text, json or log)", arg);
     return 0;
 }
 

@@ -29,218 +29,16 @@
  *     (%1$d), unknown conversions, or a length modifier that does not
  *     apply to its conversion (%ls, %Ld, %l"PRIx64").
  *
- * The format is read as printf sees it: literals concatenated, escapes
- * decoded ("\x25d" is %d), each PRI macro one unit standing for its
- * length modifier and conversion letter.
+ * The format is read as printf sees it (printf_scan.h).
  */
 #include "conversions.h"
+#include "printf_scan.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- reading the format ------------------------------------------------- */
-
-/* Where the reader is in a validated format. */
-struct cursor {
-    const char *p;   /* next byte of the format text */
-    bool in_literal; /* inside "..." */
-};
-
-/* One unit of the format as printf sees it. */
-struct unit {
-    char c;          /* the byte; for a PRI macro its conversion letter; 0 at the end */
-    const char *pri; /* the PRI macro's text, NULL for a byte of a literal */
-    size_t pri_len;
-};
-
-static bool is_hex(char c)
-{
-    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
-/* Decodes the escape after a backslash at *p, as a C compiler does; advances *p. */
-static char decode_escape(const char **p)
-{
-    static const char from[] = "abfnrtv", to[] = "\a\b\f\n\r\t\v";
-    const char *s = *p;
-    const char *k = *s ? strchr(from, *s) : NULL;
-    unsigned v = 0;
-    if (k) {
-        *p = s + 1;
-        return to[k - from];
-    }
-    if (*s >= '0' && *s <= '7') {
-        for (int i = 0; i < 3 && *s >= '0' && *s <= '7'; i++)
-            v = v * 8 + (unsigned)(*s++ - '0');
-        *p = s;
-        return (char)v;
-    }
-    if (*s == 'x') {
-        for (s++; is_hex(*s); s++)
-            v = v * 16 + (unsigned)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
-        *p = s;
-        return (char)v;
-    }
-    *p = *s ? s + 1 : s;
-    return *s; /* \\ \" \' \? and unknown escapes stand for themselves */
-}
-
-/* Length of the PRI macro at s (validated: PRI, a letter, then 8 16 32 64 PTR or MAX). */
-static size_t pri_len(const char *s)
-{
-    size_t n = 4;
-    while ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'A' && s[n] <= 'Z'))
-        n++;
-    return n;
-}
-
-/* The next unit; c == 0 at the end of the format or at a "\0" (where printf stops). */
-static struct unit next_unit(struct cursor *c)
-{
-    struct unit u = {0, NULL, 0};
-    while (*c->p) {
-        char b = *c->p;
-        if (c->in_literal) {
-            c->p++;
-            if (b == '"') {
-                c->in_literal = false;
-                continue;
-            }
-            u.c = b == '\\' ? decode_escape(&c->p) : b;
-            return u;
-        }
-        if (b == '"') {
-            c->in_literal = true;
-            c->p++;
-        } else if (strncmp(c->p, "PRI", 3) == 0 && c->p[3]) {
-            u.c = c->p[3];
-            u.pri = c->p;
-            u.pri_len = pri_len(c->p);
-            c->p += u.pri_len;
-            return u;
-        } else {
-            c->p++; /* blanks between tokens */
-        }
-    }
-    return u;
-}
-
-/* ---- one conversion specification ------------------------------------------ */
-
-/* A conversion specification, from '%' to its conversion. */
-struct spec {
-    char text[80];   /* as the messages show it: %08"PRIx64" */
-    size_t text_len;
-    unsigned stars;  /* '*' width and precision: arguments taken before the converted one */
-    char len[3];     /* length modifier: "", "h", "hh", "l", "ll", "j", "z", "t", "L" or "q" */
-    char conv;       /* conversion letter; 0 when the format ended first */
-    const char *pri; /* the PRI macro that gave conv, or NULL */
-    size_t pri_len;
-    bool positional; /* starts with N$ */
-};
-
-static void spec_add(struct spec *s, const char *text, size_t n)
-{
-    if (s->text_len + n < sizeof s->text) {
-        memcpy(s->text + s->text_len, text, n);
-        s->text_len += n;
-        s->text[s->text_len] = '\0';
-    }
-}
-
-/* Adds one byte of the spec, escaped when it is not printable. */
-static void spec_add_char(struct spec *s, char c)
-{
-    char buf[8];
-    unsigned char u = (unsigned char)c;
-    if (u < 0x20 || u >= 0x7f)
-        snprintf(buf, sizeof buf, "\\x%02x", u);
-    else
-        snprintf(buf, sizeof buf, "%c", c);
-    spec_add(s, buf, strlen(buf));
-}
-
-/* Adds the unit to the spec's text and reads the next one. */
-static struct unit take(struct cursor *c, struct spec *s, struct unit u)
-{
-    spec_add_char(s, u.c);
-    return next_unit(c);
-}
-
-/* Reads an N$ prefix if there is one; otherwise leaves the cursor where it was. */
-static struct unit read_position(struct cursor *c, struct spec *s, struct unit u)
-{
-    struct cursor save = *c;
-    struct unit v = u;
-    bool digits = false;
-    for (; !v.pri && v.c >= '0' && v.c <= '9'; v = next_unit(c))
-        digits = true;
-    *c = save;
-    if (!digits || v.pri || v.c != '$')
-        return u;
-    s->positional = true;
-    while (u.c != '$')
-        u = take(c, s, u);
-    return take(c, s, u);
-}
-
-/* Reads a width or precision: '*' (one more argument) or digits. */
-static struct unit read_number(struct cursor *c, struct spec *s, struct unit u)
-{
-    if (!u.pri && u.c == '*') {
-        s->stars++;
-        return take(c, s, u);
-    }
-    while (!u.pri && u.c >= '0' && u.c <= '9')
-        u = take(c, s, u);
-    return u;
-}
-
-/* Reads the length modifier into s->len. */
-static struct unit read_length(struct cursor *c, struct spec *s, struct unit u)
-{
-    size_t n = 0;
-    if (!u.pri && u.c && strchr("hlLqjzt", u.c)) {
-        char first = u.c;
-        s->len[n++] = u.c;
-        u = take(c, s, u);
-        if ((first == 'h' || first == 'l') && !u.pri && u.c == first) {
-            s->len[n++] = u.c;
-            u = take(c, s, u);
-        }
-    }
-    s->len[n] = '\0';
-    return u;
-}
-
-/* Reads the specification after a '%' up to its conversion. */
-static void read_spec(struct cursor *c, struct spec *s)
-{
-    memset(s, 0, sizeof *s);
-    spec_add(s, "%", 1);
-    struct unit u = read_position(c, s, next_unit(c));
-    while (!u.pri && u.c && strchr("-+ #0'", u.c))
-        u = take(c, s, u);
-    u = read_number(c, s, u);
-    if (!u.pri && u.c == '.') {
-        u = take(c, s, u);
-        u = read_number(c, s, u);
-    }
-    u = read_length(c, s, u);
-    s->conv = u.c;
-    if (u.pri) {
-        s->pri = u.pri;
-        s->pri_len = u.pri_len;
-        spec_add(s, "\"", 1);
-        spec_add(s, u.pri, u.pri_len);
-        spec_add(s, "\"", 1);
-    } else if (u.c) {
-        spec_add_char(s, u.c);
-    }
-}
 
 /* ---- types ------------------------------------------------------------------- */
 
@@ -258,18 +56,10 @@ static enum rank arg_rank(const struct st_arg *a)
     return strstr(a->type, "long long") ? RANK_LLONG : RANK_LONG;
 }
 
-/* Size of the PRI macro: the digits or letters after "PRIx". */
-static bool pri_is_narrow(const struct spec *s)
-{
-    const char *size = s->pri + 4;
-    size_t n = s->pri_len - 4;
-    return (n == 1 && size[0] == '8') || (n == 2 && (memcmp(size, "16", 2) == 0 || memcmp(size, "32", 2) == 0));
-}
-
-static enum rank spec_rank(const struct spec *s)
+static enum rank spec_rank(const struct st__printf_spec *s)
 {
     if (s->pri)
-        return pri_is_narrow(s) ? RANK_INT : RANK_LONG;
+        return st__printf_spec_pri_narrow(s) ? RANK_INT : RANK_LONG;
     if (!strcmp(s->len, "ll"))
         return RANK_LLONG;
     if (s->len[0] && strchr("ljzt", s->len[0]))
@@ -278,13 +68,13 @@ static enum rank spec_rank(const struct spec *s)
 }
 
 /* The type an integer conversion reads, as -Wformat names it. */
-static const char *spec_wants(const struct spec *s)
+static const char *spec_wants(const struct st__printf_spec *s)
 {
     bool sig = s->conv == 'd' || s->conv == 'i' || s->conv == 'c';
     const char *l = s->len;
     if (s->pri) {
         const char *size = s->pri + 4;
-        if (pri_is_narrow(s))
+        if (st__printf_spec_pri_narrow(s))
             return sig ? "int" : "unsigned int";
         if (!strncmp(size, "64", 2))
             return sig ? "int64_t" : "uint64_t";
@@ -347,7 +137,7 @@ static bool is_float_conv(char c)
 }
 
 /* Refuses what is wrong with the spec itself, whatever the arguments. */
-static int check_spec_alone(const struct spec *s, char *msg, size_t len)
+static int check_spec_alone(const struct st__printf_spec *s, char *msg, size_t len)
 {
     if (!s->conv)
         return refuse(msg, len,
@@ -372,7 +162,7 @@ static int check_spec_alone(const struct spec *s, char *msg, size_t len)
 }
 
 /* Takes the next argument for the spec; NULL (msg filled) when there is none. */
-static struct st_arg *take_arg(struct st_event_decl *ev, unsigned *next, const struct spec *s, char *msg,
+static struct st_arg *take_arg(struct st_event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg,
                                size_t len)
 {
     if (*next < ev->nargs)
@@ -386,7 +176,7 @@ static struct st_arg *take_arg(struct st_event_decl *ev, unsigned *next, const s
 }
 
 /* Checks the argument printed by an integer conversion. */
-static int check_integer(const struct st_arg *a, unsigned num, const struct spec *s, char *msg, size_t len)
+static int check_integer(const struct st_arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
 {
     if (a->kind == ST_ARG_STRING)
         return refuse(msg, len, "Argument %u '%s' is %s but '%s' wants an integer (use '%%s' for a string)", num,
@@ -405,7 +195,7 @@ static int check_integer(const struct st_arg *a, unsigned num, const struct spec
 }
 
 /* Checks the argument printed by the spec's conversion. */
-static int check_arg(const struct st_arg *a, unsigned num, const struct spec *s, char *msg, size_t len)
+static int check_arg(const struct st_arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
 {
     if (s->conv == 's' && a->kind == ST_ARG_POINTER)
         return refuse(msg, len,
@@ -428,7 +218,7 @@ static int check_arg(const struct st_arg *a, unsigned num, const struct spec *s,
 }
 
 /* Matches one spec with the arguments it takes, from *next on. */
-static int match_spec(struct st_event_decl *ev, unsigned *next, const struct spec *s, char *msg, size_t len)
+static int match_spec(struct st_event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg, size_t len)
 {
     int rc = check_spec_alone(s, msg, len);
     if (rc)
@@ -457,14 +247,13 @@ int st__events_match_conversions(struct st_event_decl *ev, char *msg, size_t len
         ev->args[i].conv = 0;
     if (!ev->fmt)
         return 0;
-    struct cursor c = {ev->fmt, false};
+    struct st__printf_cursor c;
+    struct st__printf_spec s;
     unsigned next = 0; /* the next argument a conversion takes */
-    for (struct unit u = next_unit(&c); u.c; u = next_unit(&c)) {
-        if (u.pri || u.c != '%')
-            continue;
-        struct spec s;
-        read_spec(&c, &s);
-        if (!strcmp(s.text, "%%"))
+    enum st__printf_piece piece;
+    st__printf_scan_init(&c, ev->fmt);
+    while ((piece = st__printf_scan_next(&c, &s)) != ST__PRINTF_END) {
+        if (piece != ST__PRINTF_CONV)
             continue;
         int rc = match_spec(ev, &next, &s, msg, len);
         if (rc)

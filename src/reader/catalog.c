@@ -54,6 +54,7 @@ static int build_views(struct st_catalog *cat)
         e->nargs = d->nargs;
         e->args = a;
         e->disabled = d->disabled;
+        e->format = d->fmt;
         for (unsigned j = 0; j < d->nargs; j++, a++) {
             a->name = d->args[j].name;
             a->type = d->args[j].type;
@@ -68,6 +69,7 @@ static int build_views(struct st_catalog *cat)
     drop->index = (unsigned)n;
     drop->nargs = 1;
     drop->args = &dropped_arg;
+    drop->format = "\"num_events_dropped %\" PRIu64";
     return 0;
 }
 

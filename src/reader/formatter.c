@@ -1,10 +1,14 @@
 /*
- * Record printers: simpletrace.py's text lines and JSON lines.
+ * Record printers: simpletrace.py's text lines, JSON lines, and the log
+ * backend's lines (logfmt.c).
  *
  * Text, as simpletrace.py's f'{name} {delta_ns / 1000:0.3f} {pid=} ' +
  * ' '.join(fields): integers 0x%x (unsigned 64-bit), strings as Python
  * bytes repr, and the space after pid=N even with no arguments. v0 records
  * have no pid and print without the pid field, as the v0-era reader did.
+ *
+ * JSON values are typed by the declaration (reader.h): how each argument
+ * is written is decided once per event (enum json_kind), from its type.
  *
  * Speed: every event gets templates once ("name ", "arg=", " arg="; the
  * JSON keys likewise), fields are formatted by hand (textfmt.h) straight
@@ -17,11 +21,20 @@
 #include <string.h>
 
 #include "growbuf.h"
+#include "logfmt.h"
 #include "reader_internal.h"
 #include "textfmt.h"
 
 #define OUT_BUFFER (256u << 10) /* written out when full; small enough to stay in cache */
 #define SLACK 64 /* scratch bytes the field writers may store past a line */
+
+/* How JSON writes an integer argument, from its declared type. */
+enum json_kind {
+    JSON_UNSIGNED, /* a number */
+    JSON_SIGNED,   /* a number, negative where the declared type holds a negative value */
+    JSON_BOOL,     /* true / false */
+    JSON_CHAR,     /* {"value":N,"char":"C"} ("char":null unless printable ASCII) */
+};
 
 /* Offsets into the template arena of one event's pieces. */
 struct tmpl {
@@ -30,6 +43,7 @@ struct tmpl {
     uint32_t arg_len[ST_READER_MAX_ARGS];
     uint32_t bound;                          /* worst-case line size without string bytes */
     bool has_strings;
+    uint8_t json[ST_READER_MAX_ARGS];        /* enum json_kind of each integer argument */
 };
 
 struct st_formatter {
@@ -72,6 +86,22 @@ static long arena_add3(struct st__growbuf *a, const char *x, const char *y, cons
     return off;
 }
 
+/* The declared type without a leading "const ". */
+static const char *bare_type(const char *type)
+{
+    return strncmp(type, "const ", 6) == 0 ? type + 6 : type;
+}
+
+static enum json_kind json_kind(const struct st_arg_info *a)
+{
+    const char *t = bare_type(a->type);
+    if (!strcmp(t, "bool"))
+        return JSON_BOOL;
+    if (!strcmp(t, "char") || !strcmp(t, "signed char") || !strcmp(t, "unsigned char"))
+        return JSON_CHAR;
+    return a->is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+}
+
 /* Builds the templates of one event. 0 or -ENOMEM. */
 static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_event_info *ev, bool json)
 {
@@ -100,7 +130,9 @@ static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_eve
             return -ENOMEM;
         t->arg[i] = (uint32_t)off;
         t->arg_len[i] = (uint32_t)(a->len - (size_t)off);
-        bound += t->arg_len[i] + 20 + 3; /* widest number, or a string's quotes and prefix */
+        /* widest value: {"value":-128,"char":null}; a number, a pointer's "0x...", a string's quotes */
+        bound += t->arg_len[i] + 32;
+        t->json[i] = (uint8_t)json_kind(&ev->args[i]);
         if (ev->args[i].kind == ST_VALUE_STRING)
             t->has_strings = true;
     }
@@ -116,7 +148,7 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     if (!caller || st__struct_size(caller) < ST__FORMATTER_OPTIONS_V1)
         return -EINVAL;
     st__struct_in(&opts, sizeof opts, caller, st__struct_size(caller));
-    if (opts.format > ST_OUTPUT_JSON || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
+    if (opts.format > ST_OUTPUT_LOG || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
     struct st__growbuf a = {0};
@@ -260,6 +292,58 @@ static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, con
     return p;
 }
 
+/* A signed 64-bit value in decimal (INT64_MIN included). */
+static char *put_i64(char *p, uint64_t v)
+{
+    if (v >> 63) {
+        *p++ = '-';
+        return st__put_u64(p, ~v + 1); /* the magnitude, 2^63 for INT64_MIN */
+    }
+    return st__put_u64(p, v);
+}
+
+static char *put_lit(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* A char argument: {"value":N,"char":"C"}, "char":null where C is not printable ASCII. */
+static char *put_json_char(char *p, const struct st_arg_info *a, uint64_t v)
+{
+    p = put_lit(p, "{\"value\":", 9);
+    p = a->is_signed ? put_i64(p, v) : st__put_u64(p, v);
+    p = put_lit(p, ",\"char\":", 8);
+    uint8_t c = (uint8_t)v;
+    if (c >= 0x20 && c < 0x7f)
+        p = st__json_string(p, &c, 1);
+    else
+        p = put_lit(p, "null", 4);
+    *p++ = '}';
+    return p;
+}
+
+/* One argument's JSON value, typed by its declaration. */
+static char *put_json_value(char *p, const struct tmpl *t, const struct st_arg_info *a, unsigned i,
+                            const struct st_value *v)
+{
+    if (v->kind == ST_VALUE_STRING)
+        return st__json_string(p, (const uint8_t *)v->str, v->len);
+    if (v->kind == ST_VALUE_POINTER) {
+        *p++ = '"';
+        p = st__put_hex(p, v->u64);
+        *p++ = '"';
+        return p;
+    }
+    uint64_t x = st__arg_value(a, v->u64);
+    switch (t->json[i]) {
+    case JSON_SIGNED: return put_i64(p, x);
+    case JSON_BOOL: return x ? put_lit(p, "true", 4) : put_lit(p, "false", 5);
+    case JSON_CHAR: return put_json_char(p, a, x);
+    default: return st__put_u64(p, x);
+    }
+}
+
 static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
 {
     p = st__put_short(p, f->arena + t->head, t->head_len);
@@ -279,13 +363,24 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
     for (unsigned i = 0; i < rec->nargs; i++) {
         const struct st_value *v = &rec->args[i];
         p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
-        if (v->kind == ST_VALUE_STRING)
-            p = st__json_string(p, (const uint8_t *)v->str, v->len);
-        else
-            p = st__put_u64(p, v->u64);
+        p = put_json_value(p, t, &rec->event->args[i], i, v);
     }
+    /* Keys added later (a record's wall-clock time) go before "args", which stays last. */
     memcpy(p, "}}\n", 3);
     return p + 3;
+}
+
+/* The log backend's line for rec. */
+static int put_log(struct st_formatter *f, const struct st_record *rec)
+{
+    int ret = reserve(f, ST__LOG_LINE_MAX);
+    if (ret < 0)
+        return ret;
+    long n = st__log_line(rec->event, rec, f->buf + f->used);
+    if (n < 0)
+        return (int)n;
+    f->used += (size_t)n;
+    return 0;
 }
 
 ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec)
@@ -294,6 +389,8 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
     if (!ev || ev->index > f->cat->count || ev != &f->cat->events[ev->index] || rec->nargs != ev->nargs)
         return -EINVAL;
     const struct tmpl *t = &f->tmpl[ev->index];
+    if (f->format == ST_OUTPUT_LOG)
+        return put_log(f, rec);
     size_t need = t->bound + SLACK;
     if (t->has_strings) {
         bool json = f->format == ST_OUTPUT_JSON;

@@ -1,15 +1,32 @@
 /*
  * libFuzzer target for the trace-events parser: any bytes must parse or be
  * rejected with a message, never crash, hang or leak. Also exercises the
- * duplicate check, the name index and the error formatter on what parsed.
+ * duplicate check, the name index and the error formatter on what parsed,
+ * and the printf scan of each format that parsed (what the reader's log
+ * format walks): it ends, and takes no more arguments than were checked.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "events.h"
+#include "printf_scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Counts the arguments the conversions of ev's format take; traps beyond nargs. */
+static void scan_format(const struct st_event_decl *ev)
+{
+    struct st__printf_cursor c;
+    struct st__printf_spec s;
+    unsigned taken = 0;
+    st__printf_scan_init(&c, ev->fmt);
+    while (st__printf_scan_next(&c, &s) == ST__PRINTF_CONV) {
+        taken += s.stars + 1;
+        if (taken > ev->nargs)
+            __builtin_trap(); /* the parser let through a format that reads past the arguments */
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st_events_init(&list);
     int rc = st_events_parse_buffer(&list, "fuzz", (const char *)data, size, &err);
     if (rc == 0) {
+        for (size_t i = 0; i < list.count; i++)
+            scan_format(&list.events[i]);
         /* Parse the same text again as a second file: every name repeats. */
         rc = st_events_parse_buffer(&list, "fuzz2", (const char *)data, size, &err);
         if (rc == 0 && st_events_check(&list, &err) != 0)

@@ -1,9 +1,10 @@
 /*
  * libFuzzer target for the trace reader: the input is decoded as a trace
  * file (in memory, with a fixed trace-events text) and every record is
- * formatted into a discarded buffer, three times: as a v0/v2/v3/v4 file
+ * formatted into a discarded buffer, four times: as a v0/v2/v3/v4 file
  * with a header to text, as a header-less file to JSON through a filter,
- * and as a trace in pieces (st_reader_open_pieces) cut before every later
+ * as a file with a header to the log backend's lines (its declared
+ * formats), and as a trace in pieces (st_reader_open_pieces) cut before every later
  * header, as `cat FILE FILE.1 ...` of a rotated trace would be.
  * The reader must end every input with a clean end or an error, never a
  * crash, hang or unbounded allocation.
@@ -30,7 +31,11 @@ static const char events_text[] =
     "\"%d %d %d %d %d %d %d %d %d %d\"\n"
     "qemu_mutex_lock(void *mutex, const char *file, const int line) \"waiting on mutex %p (%s:%d)\"\n"
     "qemu_mutex_locked(void *mutex, const char *file, const int line) \"taken mutex %p (%s:%d)\"\n"
-    "qemu_mutex_unlock(void *mutex, const char *file, const int line) \"released mutex %p (%s:%d)\"\n";
+    "qemu_mutex_unlock(void *mutex, const char *file, const int line) \"released mutex %p (%s:%d)\"\n"
+    /* For the typed outputs: stars, flags, narrow conversions, a PRI macro outside a conversion, a cut line. */
+    "ev_typed(int8_t a, bool b, char c, int w, const char *s, int64_t d, uint16_t u) "
+    "\"%-4hhd %d %c [%*.3s] %+\" PRId64 \" %#06\" PRIx16 \" 100%% \" PRIu64\n"
+    "ev_wide(int x) \"%5000d\"\n";
 
 static struct st_catalog *catalog(void)
 {
@@ -143,6 +148,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ro.to_ns = 1000000;
     fo.format = ST_OUTPUT_JSON;
     fo.timestamps = ST_TIMESTAMP_RELATIVE;
+    run(data, size, &ro, &fo);
+
+    memset(&ro, 0, sizeof ro);
+    ro.struct_size = sizeof ro;
+    fo.format = ST_OUTPUT_LOG;
     run(data, size, &ro, &fo);
 
     run_pieces(data, size);

@@ -99,6 +99,14 @@ def seeds():
     # Rotated traces as `cat FILE FILE.1 ...`: the fuzz target cuts them into pieces at each header.
     out['pieces'] = basic() + header() + all_mappings(base=20) + event(21, 3000, u64(1) + u64(2)) + basic('>')
     out['pieces_cut'] = basic()[:-5] + basic()
+    # Typed outputs (JSON by declared type, the log format): edges of each type, and a line past PIPE_BUF.
+    out['v4_typed'] = (header() + mapping(1, 'ev_typed') + mapping(2, 'ev_wide') + mapping(3, 'ev_int') +
+                       event(1, 10, u64(-128) + u64(1) + u64(ord('A')) + u64(-7) + s('abcdef') + u64(-2**63) +
+                             u64(0xffff)) +
+                       event(1, 20, u64(0x17f) + u64(0) + u64(10) + u64(2**31 - 1) + s('') + u64(2**63 - 1) +
+                             u64(0x10000)) +
+                       event(2, 30, u64(-1)) + event(3, 40, u64(-2**31) + u64(2**64 - 1)) +
+                       event(DROPPED, 50, u64(3)))
     out['pieces_ids'] = basic() + header() + mapping(1, 'ev_noargs') + event(1, 3000) + event(10, 3100)
     return out
 

@@ -458,8 +458,9 @@ static void test_json(struct st_catalog *cat)
     ok(strstr(text, "{\"name\":\"ev_noargs\",\"id\":100,\"timestamp_ns\":1000000,\"pid\":4242,\"args\":{}}\n") == text,
        "JSON line of a no-argument event");
     ok(strstr(text, "{\"name\":\"ev_int\",\"id\":101,\"timestamp_ns\":1000500,\"pid\":4242,"
-                    "\"args\":{\"x\":18446744073709551611,\"y\":18446744073709551615}}\n") != NULL,
-       "JSON integers as unsigned numbers");
+                    "\"args\":{\"x\":-5,\"y\":18446744073709551615}}\n") != NULL,
+       "JSON integers typed: int -5 negative, uint64_t 2^64-1 exact");
+    ok(strstr(text, "\"args\":{\"p\":\"0x7f0012345678\",\"s2\":\"second\"}") != NULL, "JSON pointer as a \"0x...\" string");
     ok(strstr(text, "\"args\":{\"s\":\"caf\xc3\xa9\",\"n\":2}") != NULL, "JSON keeps valid UTF-8");
     ok(strstr(text, "\"args\":{\"s\":\"\\u00ff\\u00fe bad utf8\",\"n\":3}") != NULL, "JSON \\u00XX for invalid bytes");
     ok(strstr(text, "\"args\":{\"s\":\"it's \\\"quoted\\\"\",\"n\":4}") != NULL, "JSON escapes quotes");
@@ -469,6 +470,34 @@ static void test_json(struct st_catalog *cat)
     is_int(lines, 12, "one JSON line per record");
     free(text);
     st_reader_close(r);
+}
+
+/* The log backend's lines, from the declared formats. */
+static void test_log(struct st_catalog *cat)
+{
+    struct st_reader *r = open_edge(cat, "arg_kinds.bin", 0);
+    int ret;
+    char *text = format_all(cat, r, ST_OUTPUT_LOG, &ret);
+    ok(strncmp(text,
+               "ev_noargs no args\n"
+               "ev_int x -5 y 18446744073709551615\n"
+               "ev_str s hello n 7\n"
+               "ev_str s  n 0\n",
+               strlen("ev_noargs no args\nev_int x -5 y 18446744073709551615\nev_str s hello n 7\nev_str s  n 0\n")) == 0,
+       "log lines: the format printf'd with typed values");
+    ok(strstr(text, "\nev_ptr p 0x7f0012345678 s2 second\nev_ptrptr pp 0xdeadbeef s s\n") != NULL,
+       "log lines: %%p and %%s");
+    ok(strstr(text, "\nev_ten 1 2 3 4 5 6 7 8 9 10\n") != NULL, "log line of ten arguments");
+    free(text);
+    st_reader_close(r);
+
+    r = open_edge(cat, "dropped.bin", 0);
+    text = format_all(cat, r, ST_OUTPUT_LOG, &ret);
+    ok(ret == 0 && strstr(text, "Dropped_Event num_events_dropped ") != NULL, "log line of a dropped record");
+    free(text);
+    st_reader_close(r);
+    const struct st_event_info *ev = st_catalog_find(cat, "ev_int");
+    ok(ev && ev->format && !strcmp(ev->format, "\"x %d y %\" PRIu64"), "st_event_info.format is the format as declared");
 }
 
 /* --- analyzer --------------------------------------------------------------- */
@@ -662,6 +691,7 @@ int main(int argc, char **argv)
     test_follow(cat);
     test_filters(cat);
     test_json(cat);
+    test_log(cat);
     test_memory(cat);
     st_catalog_free(cat);
     test_analyzer();
