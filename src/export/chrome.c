@@ -13,13 +13,15 @@
  *   "displayTimeUnit":"ns","otherData":{...}}
  *
  * One event per line, in record order (viewers sort by time). tid is the
- * record's pid field (a thread id). The trace does not record its process,
- * and every event must carry a pid before the whole trace is seen: pid is
- * the first record's thread id, used as a grouping id. The process_name,
- * written at the end, says what it is: "unknown-program (trace NAME)"
- * when it is also the lowest thread id of the trace (the main thread's id
- * is the process id, when the main thread traced), else that the process
- * id is not recorded; otherData says the same in words.
+ * record's pid field (a thread id). pid is the process id a trace's
+ * description records (simpletrace's own traces), and process_name its
+ * program. A trace without one (QEMU's) does not say its process, and
+ * every event must carry a pid before the whole trace is seen: pid is then
+ * the first record's thread id, used as a grouping id, and the
+ * process_name, written at the end, says what it is: "unknown-program
+ * (trace NAME)" when it is also the lowest thread id of the trace (the
+ * main thread's id is the process id, when the main thread traced), else
+ * that the process id is not recorded; otherData says the same in words.
  * A call is a B/E pair: B carries the begin record's arguments, E the end
  * record's (the viewers merge them); a frame we close ourselves (never
  * ended, closed early) has "args":{"unfinished":true}.
@@ -376,7 +378,9 @@ static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c)
     const char *trace = st__ex_basename(ctx->opts->trace_name);
     if (!ctx->have_pid)
         return 0; /* no event, no process */
-    if (ctx->have_tid && st__ex_process_id(ctx) == ctx->pid)
+    if (ctx->have_desc)
+        snprintf(name, sizeof name, "%.300s", st__ex_program(ctx));
+    else if (ctx->have_tid && st__ex_process_id(ctx) == ctx->pid)
         snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s)", trace);
     else
         snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under thread %u)",
@@ -455,15 +459,22 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 {
     const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
     int ret = 0;
-    char *p = room(ctx, c, 600 + ST__JSON_ESCAPED_MAX(strlen(name)), &ret);
+    char *p = room(ctx, c, 600 + ST__JSON_ESCAPED_MAX(strlen(name)) + ST__JSON_ESCAPED_MAX(strlen(ctx->program)), &ret);
     if (!p)
         return ret;
     p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " SIMPLETRACE_VERSION_STRING
                    "\",\"trace\":\"");
     p = st__json_escape(p, (const uint8_t *)name, strlen(name));
-    p = PUT_LIT(p, "\",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a "
-                   "grouping id; the process id only if it is also the lowest thread id and the main thread traced\","
-                   "\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
+    if (ctx->have_desc) {
+        p = PUT_LIT(p, "\",\"program\":\"");
+        p = st__json_escape(p, (const uint8_t *)ctx->program, strlen(ctx->program));
+        p = PUT_LIT(p, "\",\"pid\":\"the process id the trace records\",");
+    } else {
+        p = PUT_LIT(p, "\",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a "
+                       "grouping id; the process id only if it is also the lowest thread id and the main thread "
+                       "traced\",");
+    }
+    p = PUT_LIT(p, "\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
     c->len = (size_t)(p - c->buf);
     c->finished = true;
     return flush_buf(ctx, c);

@@ -35,7 +35,30 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...)
 
 uint32_t st__ex_process_id(const struct st__ex_ctx *ctx)
 {
+    if (ctx->have_desc)
+        return ctx->desc_pid;
     return ctx->have_tid ? ctx->lowest_tid : 0;
+}
+
+const char *st__ex_program(const struct st__ex_ctx *ctx)
+{
+    return ctx->have_desc && ctx->program[0] ? ctx->program : ST__EX_PROGRAM;
+}
+
+/* What the trace says about its process: asked once its first record was read (the description precedes it). */
+static void take_description(struct st__ex_ctx *ctx, struct st_reader *r)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+
+    ctx->desc_taken = true;
+    if (st_reader_description(r, &d) < 0 || d.pid == 0)
+        return;
+    ctx->have_desc = true;
+    ctx->desc_pid = d.pid;
+    snprintf(ctx->program, sizeof ctx->program, "%s", d.program);
+    snprintf(ctx->cmdline, sizeof ctx->cmdline, "%s", d.cmdline);
+    ctx->anchor_mono_ns = d.anchor_mono_ns;
+    ctx->anchor_real_ns = d.anchor_real_ns;
 }
 
 const char *st__ex_basename(const char *path)
@@ -215,7 +238,7 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, const struct st_rec
     uint64_t ts = rec->timestamp_ns;
     if (!ctx->have_pid) {
         ctx->have_pid = true;
-        ctx->pid = tid;
+        ctx->pid = ctx->have_desc ? ctx->desc_pid : tid;
         ctx->first_ts = ctx->last_ts = ts;
     }
     if (rec->has_pid && tid != ST__EX_LOST_TID && (!ctx->have_tid || tid < ctx->lowest_tid)) {
@@ -270,6 +293,8 @@ static int run_records(struct st__ex_ctx *ctx, struct table *tb, struct st_reade
             return 0;
         if (ret < 0)
             return ret == -EAGAIN ? -EIO : ret; /* -EAGAIN: a follow-mode reader, not ours */
+        if (!ctx->desc_taken)
+            take_description(ctx, r);
         if ((ret = convert(ctx, tb, rec)) < 0)
             return ret;
         if (--countdown == 0) {

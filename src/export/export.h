@@ -33,8 +33,9 @@
  *   - a timestamp older than its thread's previous one is raised to it
  *     (uftrace requires time order per thread; "clamped").
  *
- * Processes: a trace does not record which program or process wrote it
- * (its pid field holds thread ids), so neither output pretends to know:
+ * Processes: a trace's description (simpletrace's traces) names the
+ * program and process, which both outputs use. A trace without one (its
+ * pid field holds thread ids) gets no made-up name:
  * the program is "unknown-program", the trace file is named as the trace
  * (Chrome's otherData, uftrace's cmdline), tracks and tasks are named by
  * thread id, and the process id shown is the lowest thread id (the main

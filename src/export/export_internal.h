@@ -78,6 +78,12 @@ struct st__ex_ctx {
     uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
     bool have_tid;         /* ... once a record carried one (v0 records carry none) */
     uint64_t first_ts;     /* of the whole trace, once have_pid */
+    bool desc_taken;       /* the trace's description was asked for (after its first record) */
+    bool have_desc;        /* the trace names its process: desc_pid, program, cmdline, anchors */
+    uint32_t desc_pid;
+    char program[256];
+    char cmdline[4096];
+    uint64_t anchor_mono_ns, anchor_real_ns;
     uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */
     struct st__ex_thread **threads; /* by index */
     size_t nthreads;
@@ -121,17 +127,19 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...) __attribu
 const char *st__ex_basename(const char *path);
 
 /*
- * Traces do not record their process (a later format will): the process id
- * shown is the lowest thread id of the trace, which is the process id when
- * the main thread traced (its thread id is the process id). 0: the trace
- * has no thread ids at all (v0).
+ * The process id shown: the one the trace's description names; for a trace
+ * without one (QEMU's, older simpletrace's), the lowest thread id, which is
+ * the process id when the main thread traced. 0: neither is known (v0).
  */
 uint32_t st__ex_process_id(const struct st__ex_ctx *ctx);
+
+/* The program's name: the description's, else ST__EX_PROGRAM. */
+const char *st__ex_program(const struct st__ex_ctx *ctx);
 
 /* The pid field of dropped records for events no thread could take (README "Drops"). */
 #define ST__EX_LOST_TID UINT32_C(0xffffffff)
 
-/* What exports show as the program: the trace does not say which it was. */
+/* What exports show as the program of a trace that does not say which it was. */
 #define ST__EX_PROGRAM "unknown-program"
 
 #endif /* ST_EXPORT_INTERNAL_H */

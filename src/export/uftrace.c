@@ -282,7 +282,6 @@ static int uft_open(struct st__ex_ctx *ctx)
     u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
     if (!u->dir || !u->slots || !u->event_used)
         return -ENOMEM;
-    snprintf(u->exe, sizeof u->exe, "/simpletrace/" ST__EX_PROGRAM);
     make_sid(u, ctx->opts->trace_name);
     int ret = check_target(ctx, u);
     return ret ? ret : make_tmp(ctx, u);
@@ -418,11 +417,16 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out)
         return -ENOMEM;
     for (size_t i = 0; i < ctx->nthreads; i++)
         tids[i] = (int)ctx->threads[i]->tid;
-    /* The recording date is the trace file's; the duration, first to last record. */
+    /* The recording date: the first record's wall time when the trace has an anchor, else the file's; the
+     * duration, first to last record. */
     char date[64] = "", elapsed[64];
     struct stat st;
     struct tm tm;
-    if (ctx->opts->trace_name && stat(ctx->opts->trace_name, &st) == 0 && localtime_r(&st.st_mtime, &tm))
+    time_t start = ctx->anchor_real_ns ? (time_t)((ctx->anchor_real_ns - ctx->anchor_mono_ns + ctx->first_ts) / 1000000000u)
+                                       : 0;
+    if (!start && ctx->opts->trace_name && stat(ctx->opts->trace_name, &st) == 0)
+        start = st.st_mtime;
+    if (start && localtime_r(&start, &tm))
         strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
     uint64_t ns = ctx->last_ts - ctx->first_ts;
     snprintf(elapsed, sizeof elapsed, "%" PRIu64 ".%09" PRIu64 " sec", ns / 1000000000u, ns % 1000000000u);
@@ -431,7 +435,7 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out)
         .max_stack = (uint16_t)(!ctx->opts->max_depth ? 1024 : ctx->opts->max_depth > 65535 ? 65535
                                                                                             : ctx->opts->max_depth),
         .exename = u->exe,
-        .cmdline = ctx->opts->cmdline,
+        .cmdline = ctx->have_desc && ctx->cmdline[0] ? ctx->cmdline : ctx->opts->cmdline,
         .tids = tids,
         .ntids = ctx->nthreads,
         .record_date = date[0] ? date : NULL,
@@ -486,11 +490,22 @@ static int install(struct st__ex_ctx *ctx, struct uft *u)
     return 0;
 }
 
+/* The executable uftrace names every task after: a path of ours (its symbols are ours), the program's name. */
+static void set_exe(struct st__ex_ctx *ctx, struct uft *u)
+{
+    int n = snprintf(u->exe, sizeof u->exe, "/simpletrace/%.200s", st__ex_program(ctx));
+
+    for (char *p = u->exe + 13; p < u->exe + n; p++)
+        if (*p == '/')
+            *p = '_';
+}
+
 static int uft_finish(struct st__ex_ctx *ctx)
 {
     struct uft *u = ctx->out;
     int ret = close_all_slots(ctx, u);
     char sym[NAME_MAX + 1], map[64];
+    set_exe(ctx, u);
     snprintf(sym, sizeof sym, "%s.sym", st__ex_basename(u->exe));
     snprintf(map, sizeof map, "sid-%s.map", u->sid);
     if (!ret)

@@ -188,18 +188,19 @@ int main(int argc, char **argv)
         ex_run_free(&u);
         u = ex_run(uft_bin, "info", "-d", dir);
         char tasks[128];
-        snprintf(tasks, sizeof tasks, "# task list           : %u(unknown-program), ", pid);
+        snprintf(tasks, sizeof tasks, "# task list           : %u(export_app), ", pid);
         ok(u.status == 0 && ex_has(u.out, "# number of tasks     : 3\n") && ex_has(u.out, tasks) &&
-               ex_has(u.out, "# exe image           : /simpletrace/unknown-program\n") &&
+               ex_has(u.out, "# exe image           : /simpletrace/export_app\n") &&
+               ex_has(u.out, "# cmdline             : ") && ex_has(u.out, "export_app") &&
                !ex_has(u.out, "(app.trace)"),
-           "uftrace info: 3 tasks, the main thread's id first, none named after the trace, the program unknown");
+           "uftrace info: 3 tasks, the process id first, named after the program the trace records, its cmdline");
         if (!ex_has(u.out, tasks))
             ex_show("info", u.out, 30);
         ex_run_free(&u);
         /* The session (flag S) is the process: the main thread's id, which is the pid. */
         u = ex_run(uft_bin, "info", "--task", "-d", dir);
         char root[64];
-        snprintf(root, sizeof root, "S     [%6u]  unknown-program", pid);
+        snprintf(root, sizeof root, "S     [%6u]  export_app", pid);
         ok(u.status == 0 && ex_has(u.out, root) && ex_count(u.out, "S     [") == 1,
            "uftrace info --task: one session, the process %u", pid);
         if (!ex_has(u.out, root))
@@ -223,8 +224,8 @@ int main(int argc, char **argv)
                ex_has(c.out, "{\"thread\":1,\"id\":1,\"status\":0}"),
            "chrome: a request's B has request_enter's arguments, its E request_exit's");
         char want[256];
-        snprintf(want, sizeof want, "%u M process_name - {\"name\":\"unknown-program (trace app.trace)\"}\n", pid);
-        ok(ex_has(c.out, want), "chrome: the process is named as unknown, the trace labelled as the trace");
+        snprintf(want, sizeof want, "%u M process_name - {\"name\":\"export_app\"}\n", pid);
+        ok(ex_has(c.out, want), "chrome: the process is named after the program the trace records");
         ex_run_free(&c);
         /* Every event of the process carries its id: the main thread traced, its id is the pid. */
         c = ex_run(py_bin, "-c",
@@ -232,7 +233,7 @@ int main(int argc, char **argv)
                    "d = json.load(open(sys.argv[1]))\n"
                    "print(sorted({e['pid'] for e in d['traceEvents']}), d['otherData']['program'])\n",
                    json);
-        snprintf(want, sizeof want, "[%u] not recorded in the trace\n", pid);
+        snprintf(want, sizeof want, "[%u] export_app\n", pid);
         ok(c.status == 0 && c.out && !strcmp(c.out, want), "chrome: every event's pid is the process's, %u: %s", pid,
            c.out ? c.out : "");
         ex_run_free(&c);
