@@ -193,7 +193,24 @@ enum st_reader_flags {
                                       -EAGAIN instead of ending; call it again later */
     ST_READER_ROTATED = 1u << 2,   /* st_reader_open() only: path names a trace written in
                                       pieces (rotate=), read as one (see "traces in pieces") */
+    ST_READER_UNDECLARED = 1u << 3, /* deliver the records of events the catalog does not declare
+                                       (or no mapping names) instead of failing, undecoded:
+                                       rec->event NULL, rec->name the mapped name or NULL,
+                                       nargs 0; an event filter never selects them. For
+                                       looking at a trace whose declarations are missing */
 };
+
+/*
+ * Conflicts: when a trace carries declarations (meta_format.h) and the
+ * catalog declares events (given trace-events files), each declaration is
+ * compared with the catalog's event of the same name as it is read; the
+ * catalog wins. A conflict is an event the trace declares and the catalog
+ * does not (renamed or removed), or one whose arguments (types, names,
+ * number) differ. conflict is called once per event name with a message
+ * "event 'NAME': ..." (the first 256 names; later ones are not reported).
+ * Records that do not fit the catalog's declaration stay an error.
+ */
+typedef void (*st_conflict_fn)(const char *message, void *opaque);
 
 /* Opening options: NULL, or 0 in a field, means its default (no filter). */
 struct st_reader_options {
@@ -210,6 +227,8 @@ struct st_reader_options {
     int64_t to_ns;
     bool filter_pid;        /* deliver only records of process pid: -EOPNOTSUPP when the trace */
     uint32_t pid;           /*   does not say which process wrote it (no format does yet) */
+    st_conflict_fn conflict; /* called for each conflict (above); NULL: not reported */
+    void *conflict_opaque;  /* passed to conflict */
 };
 
 /* One argument value of a record. Frozen: records hold an array of them. */
@@ -222,8 +241,9 @@ struct st_value {
 
 /* A decoded event or dropped record. Owned by the reader, valid until its next call; grows at its end. */
 struct st_record {
-    const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event) */
-    const char *name;                  /* event->name */
+    const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event); NULL for an
+                                          undeclared event (ST_READER_UNDECLARED) */
+    const char *name;                  /* event->name; undeclared: the mapped name, or NULL */
     uint64_t id;                       /* numeric event ID as stored in the file */
     uint64_t timestamp_ns;             /* writer's clock (CLOCK_MONOTONIC in QEMU) */
     uint32_t pid;                      /* writer's pid (0 when has_pid is false) */
