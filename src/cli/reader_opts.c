@@ -68,8 +68,7 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
     }
 }
 
-/* Whether path parses as a trace-events file (a trace never does: it is binary). */
-static bool parses_as_events(const char *path)
+bool cli_is_events_file(const char *path)
 {
     struct st_catalog *cat = NULL;
     if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
@@ -85,7 +84,7 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
     in->events_files = (const char **)(argv + first);
     in->nevents_files = (size_t)(argc - first - 1);
     in->trace = argv[argc - 1];
-    if (argc - first == 1 && parses_as_events(in->trace))
+    if (argc - first == 1 && cli_is_events_file(in->trace))
         return cli_usage_error(cmd, "need the TRACE-FILE after the trace-events files (%s is one)", in->trace);
     if ((in->rd.flags & ST_READER_ROTATED) && in->rotated_off)
         return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
@@ -253,7 +252,7 @@ void cli_trace_close(struct cli_trace *t)
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
 static bool trace_is_events_file(const struct cli_input *in)
 {
-    return parses_as_events(in->trace);
+    return cli_is_events_file(in->trace);
 }
 
 void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len)

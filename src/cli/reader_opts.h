@@ -58,6 +58,9 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
  */
 int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 
+/* Whether path parses as a trace-events file (a trace never does: it is binary; "-" is never one). */
+bool cli_is_events_file(const char *path);
+
 /*
  * Takes [TRACE-EVENTS...] TRACE-FILE from argv[first..argc) (the trace
  * comes last; without trace-events files its own declarations are read), checked against
