@@ -83,9 +83,10 @@
  *     in exact decimal, whatever its size (2^64-1 and INT64_MIN included):
  *     JSON text has no precision limit; parsers that read numbers as
  *     doubles (JavaScript's JSON.parse) lose digits beyond 2^53, Python's
- *     json does not. The object's keys may grow (a record's wall-clock
- *     time, once traces carry a clock anchor): readers must ignore keys
- *     they do not know.
+ *     json does not. "wall_time":"2026-11-24T19:36:37.123456789Z" (UTC)
+ *     follows "pid" when the formatter has a clock anchor
+ *     (st_formatter_set_anchor()). The object's keys may grow: readers
+ *     must ignore keys they do not know.
  *   - ST_OUTPUT_LOG writes what the log backend writes on stderr for the
  *     record (with log-prefix=off): "NAME " and the format's printf
  *     rendering (this C library's printf: widths, flags, precision, PRI
@@ -193,7 +194,24 @@ enum st_reader_flags {
                                       -EAGAIN instead of ending; call it again later */
     ST_READER_ROTATED = 1u << 2,   /* st_reader_open() only: path names a trace written in
                                       pieces (rotate=), read as one (see "traces in pieces") */
+    ST_READER_UNDECLARED = 1u << 3, /* deliver the records of events the catalog does not declare
+                                       (or no mapping names) instead of failing, undecoded:
+                                       rec->event NULL, rec->name the mapped name or NULL,
+                                       nargs 0; an event filter never selects them. For
+                                       looking at a trace whose declarations are missing */
 };
+
+/*
+ * Conflicts: when a trace carries declarations (meta_format.h) and the
+ * catalog declares events (given trace-events files), each declaration is
+ * compared with the catalog's event of the same name as it is read; the
+ * catalog wins. A conflict is an event the trace declares and the catalog
+ * does not (renamed or removed), or one whose arguments (types, names,
+ * number) differ. conflict is called once per event name with a message
+ * "event 'NAME': ..." (the first 256 names; later ones are not reported).
+ * Records that do not fit the catalog's declaration stay an error.
+ */
+typedef void (*st_conflict_fn)(const char *message, void *opaque);
 
 /* Opening options: NULL, or 0 in a field, means its default (no filter). */
 struct st_reader_options {
@@ -210,6 +228,8 @@ struct st_reader_options {
     int64_t to_ns;
     bool filter_pid;        /* deliver only records of process pid: -EOPNOTSUPP when the trace */
     uint32_t pid;           /*   does not say which process wrote it (no format does yet) */
+    st_conflict_fn conflict; /* called for each conflict (above); NULL: not reported */
+    void *conflict_opaque;  /* passed to conflict */
 };
 
 /* One argument value of a record. Frozen: records hold an array of them. */
@@ -222,8 +242,9 @@ struct st_value {
 
 /* A decoded event or dropped record. Owned by the reader, valid until its next call; grows at its end. */
 struct st_record {
-    const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event) */
-    const char *name;                  /* event->name */
+    const struct st_event_info *event; /* the declaration (or the built-in Dropped_Event); NULL for an
+                                          undeclared event (ST_READER_UNDECLARED) */
+    const char *name;                  /* event->name; undeclared: the mapped name, or NULL */
     uint64_t id;                       /* numeric event ID as stored in the file */
     uint64_t timestamp_ns;             /* writer's clock (CLOCK_MONOTONIC in QEMU) */
     uint32_t pid;                      /* writer's pid (0 when has_pid is false) */
@@ -445,18 +466,20 @@ enum st_output_format {
     ST_OUTPUT_LOG,  /* each record as the log backend prints it: "NAME " + its format, printf'd */
 };
 
-/* The time column of text output, always microseconds with 3 decimals. */
+/* The time column of text output: microseconds with 3 decimals, or a UTC time. */
 enum st_timestamp_mode {
     ST_TIMESTAMP_DELTA,    /* since the previous record written (simpletrace.py) */
     ST_TIMESTAMP_RELATIVE, /* since the origin (st_formatter_set_origin, else the first record written) */
     ST_TIMESTAMP_ABSOLUTE, /* the record's timestamp */
+    ST_TIMESTAMP_WALL,     /* wall-clock time from the anchor (st_formatter_set_anchor), UTC ISO 8601
+                              with ns: 2026-11-24T19:36:37.123456789Z */
 };
 
 /* How a formatter writes; the caller owns it. */
 struct st_formatter_options {
     uint32_t struct_size;              /* sizeof(struct st_formatter_options) as the caller was compiled */
     enum st_output_format format;
-    enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns */
+    enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns (and wall_time with an anchor) */
     FILE *out;                         /* where st_formatter_flush() writes; NULL discards */
 };
 
@@ -474,9 +497,20 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
 ST_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_ns);
 
 /*
+ * Sets the clock anchor (st_trace_description's anchor_mono_ns and
+ * anchor_real_ns; known once the reader has read the description, hence
+ * not an option): the wall time of timestamp t is anchor_real_ns +
+ * (t - anchor_mono_ns). With an anchor, JSON lines carry
+ * "wall_time":"...Z"; ST_TIMESTAMP_WALL needs one. Call it again when the
+ * anchor changes (each piece of a rotated trace has its own).
+ */
+ST_API void st_formatter_set_anchor(struct st_formatter *f, uint64_t anchor_mono_ns, uint64_t anchor_real_ns);
+
+/*
  * Appends rec as one line to the formatter's buffer, writing the buffer out
- * when it is full. Returns 0, -EINVAL (rec not from this catalog), -ENOMEM,
- * or the -errno of a failed write (e.g. -EPIPE).
+ * when it is full. Returns 0, -EINVAL (rec not from this catalog), -ENODATA
+ * (text with ST_TIMESTAMP_WALL and no anchor set), -ENOMEM, or the -errno of
+ * a failed write (e.g. -EPIPE).
  */
 ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec);
 

@@ -57,20 +57,26 @@ static int parse_format(const char *arg, enum st_output_format *f)
     return 0;
 }
 
-static int parse_timestamps(const char *arg, enum st_timestamp_mode *m)
+/*
+ * --time (and its older name --timestamps): uftrace's field names where it
+ * has one (delta, elapsed), "relative" kept as elapsed's older name.
+ */
+static int parse_time_mode(const char *arg, enum st_timestamp_mode *m)
 {
     if (!strcmp(arg, "delta"))
         *m = ST_TIMESTAMP_DELTA;
-    else if (!strcmp(arg, "relative"))
+    else if (!strcmp(arg, "elapsed") || !strcmp(arg, "relative"))
         *m = ST_TIMESTAMP_RELATIVE;
     else if (!strcmp(arg, "absolute"))
         *m = ST_TIMESTAMP_ABSOLUTE;
+    else if (!strcmp(arg, "wall"))
+        *m = ST_TIMESTAMP_WALL;
     else
-        return usage_error("unknown timestamps mode '%s' (delta, relative or absolute)", arg);
+        return usage_error("unknown time mode '%s' (delta, elapsed, absolute or wall)", arg);
     return 0;
 }
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_TIMESTAMPS, OPT_FOLLOW, OPT_HELP };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_TIME, OPT_FOLLOW, OPT_HELP };
 
 /* Parses argv into *o. Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct print_opts *o)
@@ -78,7 +84,8 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
     static const struct option longopts[] = {
         CLI_READER_LONGOPTS,
         {"format", required_argument, NULL, OPT_FORMAT},
-        {"timestamps", required_argument, NULL, OPT_TIMESTAMPS},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"timestamps", required_argument, NULL, OPT_TIME},
         {"follow", no_argument, NULL, OPT_FOLLOW},       {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -88,7 +95,7 @@ static int parse_args(int argc, char **argv, struct print_opts *o)
     while (ret == 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_FORMAT: ret = parse_format(optarg, &o->fmt.format); break;
-        case OPT_TIMESTAMPS: ret = parse_timestamps(optarg, &o->fmt.timestamps); break;
+        case OPT_TIME: ret = parse_time_mode(optarg, &o->fmt.timestamps); break;
         case OPT_FOLLOW: o->follow = true; break;
         case 'h':
         case OPT_HELP: fputs(st__help_print, stdout); return 0;
@@ -125,8 +132,39 @@ static void nap(void)
     nanosleep(&ts, NULL); /* SIGINT cuts it short */
 }
 
+/* Keeps the formatter's clock anchor that of the piece being read, for --time=wall and JSON. */
+struct anchor_sync {
+    bool needed;       /* JSON or --time=wall: the default text never looks */
+    bool wall;         /* --time=wall: a trace without anchor is an error */
+    const char *piece; /* the piece whose anchor the formatter has */
+};
+
+/* Sets the anchor when the reader moved to another piece. 0, or 1 after the message (wall time without anchor). */
+static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct st_formatter *f)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+    const char *piece = st_reader_name(t->r);
+
+    if (!a->needed || piece == a->piece)
+        return 0;
+    a->piece = piece;
+    if (st_reader_description(t->r, &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns)) {
+        st_formatter_set_anchor(f, d.anchor_mono_ns, d.anchor_real_ns);
+        return 0;
+    }
+    if (!a->wall)
+        return 0;
+    st_formatter_flush(f);
+    fprintf(stderr,
+            PROG ": %s: no clock anchor in the trace (written by QEMU, or by simpletrace before 0.3): "
+                 "--time=wall cannot tell wall-clock time; --time=absolute prints the recorded timestamps\n",
+            piece);
+    return 1;
+}
+
 /* The record loop. Returns the exit status. */
-static int print_all(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f, bool follow)
+static int print_all(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f, bool follow,
+                     struct anchor_sync *anchor)
 {
     struct st_reader *r = t->r;
     const struct st_record *rec;
@@ -134,6 +172,8 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
     for (;;) {
         int ret = st_reader_next(r, &rec);
         if (ret == 1) {
+            if (sync_anchor(anchor, t, f))
+                return 1;
             if (!origin_set) {
                 uint64_t origin;
                 origin_set = st_reader_origin(r, &origin) == 0;
@@ -143,6 +183,8 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
             if ((ret = st_formatter_write(f, rec)) < 0)
                 break;
         } else if (ret == 0) {
+            if (sync_anchor(anchor, t, f)) /* a trace without records still says it has no anchor */
+                return 1;
             break;
         } else if (ret == -EAGAIN && follow) {
             if ((ret = st_formatter_flush(f)) < 0 || interrupted)
@@ -196,7 +238,9 @@ int st_cmd_print(int argc, char **argv)
     }
     if (o.follow)
         catch_sigint();
-    status = print_all(&t, &o.in, f, o.follow);
+    struct anchor_sync anchor = {.needed = o.fmt.format == ST_OUTPUT_JSON || o.fmt.timestamps == ST_TIMESTAMP_WALL,
+                                 .wall = o.fmt.timestamps == ST_TIMESTAMP_WALL && o.fmt.format == ST_OUTPUT_TEXT};
+    status = print_all(&t, &o.in, f, o.follow, &anchor);
 out:
     st_formatter_free(f);
     cli_trace_close(&t);

@@ -68,8 +68,7 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
     }
 }
 
-/* Whether path parses as a trace-events file (a trace never does: it is binary). */
-static bool parses_as_events(const char *path)
+bool cli_is_events_file(const char *path)
 {
     struct st_catalog *cat = NULL;
     if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
@@ -85,7 +84,7 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
     in->events_files = (const char **)(argv + first);
     in->nevents_files = (size_t)(argc - first - 1);
     in->trace = argv[argc - 1];
-    if (argc - first == 1 && parses_as_events(in->trace))
+    if (argc - first == 1 && cli_is_events_file(in->trace))
         return cli_usage_error(cmd, "need the TRACE-FILE after the trace-events files (%s is one)", in->trace);
     if ((in->rd.flags & ST_READER_ROTATED) && in->rotated_off)
         return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
@@ -167,8 +166,15 @@ static void detect_pieces(const char *cmd, struct cli_input *in)
 
 /* --- opening --------------------------------------------------------------------------- */
 
+/* No declarations anywhere, and the command can do without (info): an empty catalog, records undecoded. */
+static int load_none(struct cli_input *in, struct st_catalog **cat)
+{
+    in->rd.flags |= ST_READER_UNDECLARED;
+    return st_catalog_load_buffer(cat, in->trace, "", 0, NULL, 0);
+}
+
 /* Without trace-events files: the declarations the trace carries (read once before the records). */
-static int load_embedded(const char *cmd, const struct cli_input *in, struct st_catalog **cat)
+static int load_embedded(const char *cmd, struct cli_input *in, struct st_catalog **cat)
 {
     char msg[2048];
     int ret;
@@ -179,6 +185,8 @@ static int load_embedded(const char *cmd, const struct cli_input *in, struct st_
         return -EINVAL;
     }
     ret = st_catalog_load_trace(cat, in->trace, &in->rd, msg, sizeof msg);
+    if (ret == -ENODATA && in->undeclared_ok)
+        return load_none(in, cat);
     if (ret == -ENODATA)
         fprintf(stderr, "simpletrace %s: %s (simpletrace %s TRACE-EVENTS... %s)\n", cmd, msg, cmd, in->trace);
     else if (ret < 0)
@@ -186,7 +194,7 @@ static int load_embedded(const char *cmd, const struct cli_input *in, struct st_
     return ret;
 }
 
-static int load_catalog(const char *cmd, const struct cli_input *in, struct st_catalog **cat)
+static int load_catalog(const char *cmd, struct cli_input *in, struct st_catalog **cat)
 {
     char msg[2048];
     int ret;
@@ -202,13 +210,28 @@ static int load_catalog(const char *cmd, const struct cli_input *in, struct st_c
     return ret;
 }
 
+/* The reader's conflict callback: one line on stderr per event (the reader says each once). */
+static void print_conflict(const char *message, void *opaque)
+{
+    const struct cli_trace *t = opaque;
+    fprintf(stderr, "simpletrace %s: %s: %s\n", t->cmd, t->trace, message);
+}
+
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
     memset(t, 0, sizeof *t);
+    t->cmd = cmd;
+    t->trace = in->trace;
     detect_pieces(cmd, in);
     if (load_catalog(cmd, in, &t->cat) < 0)
         return 1;
+    t->embedded = in->nevents_files == 0;
+    t->undeclared = (in->rd.flags & ST_READER_UNDECLARED) != 0;
+    if (in->nevents_files) { /* the trace's own declarations cannot conflict with themselves */
+        in->rd.conflict = print_conflict;
+        in->rd.conflict_opaque = t;
+    }
     int ret = st_reader_open(&t->r, in->trace, t->cat, &in->rd, &err);
     if (ret == 0)
         return 0;
@@ -229,7 +252,7 @@ void cli_trace_close(struct cli_trace *t)
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
 static bool trace_is_events_file(const struct cli_input *in)
 {
-    return parses_as_events(in->trace);
+    return cli_is_events_file(in->trace);
 }
 
 void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len)

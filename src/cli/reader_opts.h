@@ -42,6 +42,8 @@ struct cli_input {
     const char **events_files;   /* TRACE-EVENTS... (pointers into argv) */
     size_t nevents_files;
     const char *trace;           /* TRACE-FILE */
+    bool undeclared_ok;          /* a trace without declarations and without trace-events files is
+                                    read anyway, undecoded (info: ST_READER_UNDECLARED) */
 };
 
 /* Zeroes *in and sets the reader options' struct_size. */
@@ -56,6 +58,9 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
  */
 int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 
+/* Whether path parses as a trace-events file (a trace never does: it is binary; "-" is never one). */
+bool cli_is_events_file(const char *path);
+
 /*
  * Takes [TRACE-EVENTS...] TRACE-FILE from argv[first..argc) (the trace
  * comes last; without trace-events files its own declarations are read), checked against
@@ -67,12 +72,18 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
 struct cli_trace {
     struct st_catalog *cat;
     struct st_reader *r;
+    bool embedded;     /* the catalog is the trace's own declarations (no trace-events files) */
+    bool undeclared;   /* no declarations at all: records come undecoded (undeclared_ok) */
+    const char *cmd;   /* for the conflict messages */
+    const char *trace;
 };
 
 /*
  * Loads the trace-events files (or the declarations the trace carries) and opens the trace, reading its pieces
- * when TRACE-FILE was written with rotate= (unless --no-rotated). Returns
- * 0, or the exit status (1 bad input, 2 bad options) after a message.
+ * when TRACE-FILE was written with rotate= (unless --no-rotated). A conflict
+ * between the trace-events files and the trace's declarations is printed
+ * on stderr as it is met, once per event. Returns 0, or the exit status
+ * (1 bad input, 2 bad options) after a message.
  */
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t);
 

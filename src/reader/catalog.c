@@ -329,6 +329,7 @@ ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, cons
     if (opts)
         st__struct_in(&o, sizeof o, opts, st__struct_size(opts));
     o.events = NULL; /* the filters would need the catalog being made */
+    o.conflict = NULL; /* nothing to compare with: the catalog is being made from them */
     o.filter_tid = o.filter_pid = o.filter_from = o.filter_to = false;
     o.flags &= ~(unsigned)ST_READER_FOLLOW;
     if ((ret = st_catalog_load_buffer(&none, path, "", 0, NULL, 0)) < 0)

@@ -24,6 +24,7 @@
 #include "logfmt.h"
 #include "reader_internal.h"
 #include "textfmt.h"
+#include "wall_time.h"
 
 #define OUT_BUFFER (256u << 10) /* written out when full; small enough to stay in cache */
 #define SLACK 64 /* scratch bytes the field writers may store past a line */
@@ -55,8 +56,9 @@ struct st_formatter {
     char *arena;             /* template text */
     char *buf;               /* output lines */
     size_t used, cap;
-    bool have_prev, have_origin;
+    bool have_prev, have_origin, have_anchor;
     uint64_t prev_ts, origin;
+    uint64_t anchor_mono, anchor_real; /* st_formatter_set_anchor() */
     uint32_t pid;            /* the pid whose " pid=N " text is cached */
     uint32_t pid_len;        /* 0: nothing cached */
     char pid_text[32];
@@ -110,12 +112,12 @@ static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_eve
     if (json) {
         /* Event and argument names are C identifiers: no JSON escaping needed. */
         off = arena_add3(a, "{\"name\":\"", ev->name, "\",\"id\":");
-        /* id, ,"timestamp_ns": ts, ,"pid": pid, ,"args":{ ... }}\n */
-        bound = 20 + 16 + 20 + 7 + 10 + 10 + 3;
+        /* id, ,"timestamp_ns": ts, ,"pid": pid, ,"wall_time":"...", ,"args":{ ... }}\n */
+        bound = 20 + 16 + 20 + 7 + 10 + 15 + ST__UTC_ROOM + 10 + 3;
     } else {
         off = arena_add3(a, ev->name, " ", "");
-        /* delta, " pid=", pid, " ", "\n" */
-        bound = ST__US_ROOM + 5 + 10 + 1 + 1;
+        /* time (a delta or a UTC time), " pid=", pid, " ", "\n" */
+        bound = (ST__US_ROOM > ST__UTC_ROOM ? ST__US_ROOM : ST__UTC_ROOM) + 5 + 10 + 1 + 1;
     }
     if (off < 0)
         return -ENOMEM;
@@ -148,7 +150,7 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     if (!caller || st__struct_size(caller) < ST__FORMATTER_OPTIONS_V1)
         return -EINVAL;
     st__struct_in(&opts, sizeof opts, caller, st__struct_size(caller));
-    if (opts.format > ST_OUTPUT_LOG || opts.timestamps > ST_TIMESTAMP_ABSOLUTE)
+    if (opts.format > ST_OUTPUT_LOG || opts.timestamps > ST_TIMESTAMP_WALL)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
     struct st__growbuf a = {0};
@@ -193,6 +195,19 @@ ST_API void st_formatter_set_origin(struct st_formatter *f, uint64_t timestamp_n
 {
     f->origin = timestamp_ns;
     f->have_origin = true;
+}
+
+ST_API void st_formatter_set_anchor(struct st_formatter *f, uint64_t anchor_mono_ns, uint64_t anchor_real_ns)
+{
+    f->anchor_mono = anchor_mono_ns;
+    f->anchor_real = anchor_real_ns;
+    f->have_anchor = true;
+}
+
+/* The wall-clock time of ts from the anchor. */
+static char *put_wall(const struct st_formatter *f, char *p, uint64_t ts)
+{
+    return st__put_utc_ns(p, st__wall_ns(f->anchor_mono, f->anchor_real, ts));
 }
 
 /* --- output buffer ------------------------------------------------------- */
@@ -255,6 +270,7 @@ static char *put_time(struct st_formatter *f, char *p, uint64_t ts)
         if (!f->have_origin)
             st_formatter_set_origin(f, ts);
         return ts >= f->origin ? st__put_us_exact(p, false, ts - f->origin) : st__put_us_exact(p, true, f->origin - ts);
+    case ST_TIMESTAMP_WALL: return put_wall(f, p, ts);
     default:
         return st__put_us_exact(p, false, ts);
     }
@@ -358,6 +374,11 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
         memcpy(p, "null", 4);
         p += 4;
     }
+    if (f->have_anchor) {
+        p = put_lit(p, ",\"wall_time\":\"", 14);
+        p = put_wall(f, p, rec->timestamp_ns);
+        *p++ = '"';
+    }
     memcpy(p, ",\"args\":{", 9);
     p += 9;
     for (unsigned i = 0; i < rec->nargs; i++) {
@@ -365,7 +386,7 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
         p = st__put_short(p, f->arena + t->arg[i], t->arg_len[i]);
         p = put_json_value(p, t, &rec->event->args[i], i, v);
     }
-    /* Keys added later (a record's wall-clock time) go before "args", which stays last. */
+    /* Keys added later go before "args", which stays last. */
     memcpy(p, "}}\n", 3);
     return p + 3;
 }
@@ -391,6 +412,8 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
     const struct tmpl *t = &f->tmpl[ev->index];
     if (f->format == ST_OUTPUT_LOG)
         return put_log(f, rec);
+    if (f->format == ST_OUTPUT_TEXT && f->timestamps == ST_TIMESTAMP_WALL && !f->have_anchor)
+        return -ENODATA;
     size_t need = t->bound + SLACK;
     if (t->has_strings) {
         bool json = f->format == ST_OUTPUT_JSON;

@@ -108,6 +108,7 @@ struct st_reader {
     int64_t from_ns, to_ns;
 
     struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
+    struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
 
     bool have_origin;
     uint64_t origin;
@@ -372,6 +373,8 @@ static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t i
         return s->ev;
     if (!(s && s->used) && r->index_ids && id < r->cat->count)
         return &r->cat->events[id];
+    if (r->flags & ST_READER_UNDECLARED)
+        return NULL; /* delivered undecoded (deliver_undeclared) */
     return lookup_fail(r, id, num, s);
 }
 
@@ -381,7 +384,7 @@ static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t i
 static bool selected(const struct st_reader *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid,
                      bool has_pid)
 {
-    if (r->selected && !r->selected[ev->index])
+    if (r->selected && (!ev || !r->selected[ev->index]))
         return false;
     if (r->filter_pid && !r->pid_match)
         return false;
@@ -453,7 +456,7 @@ static void set_record(struct st_reader *r, const struct st_event_info *ev, uint
 {
     struct st_record *rec = &r->rec;
     rec->event = ev;
-    rec->name = ev->name;
+    rec->name = ev ? ev->name : NULL;
     rec->id = id;
     rec->timestamp_ns = ts;
     rec->pid = pid;
@@ -462,7 +465,17 @@ static void set_record(struct st_reader *r, const struct st_event_info *ev, uint
     rec->dropped_count = 0;
     rec->number = num;
     rec->offset = r->pos_offset;
-    rec->nargs = ev->nargs;
+    rec->nargs = ev ? ev->nargs : 0;
+}
+
+/* A record of an event the catalog does not declare (ST_READER_UNDECLARED): its mapped name, no arguments. */
+static int deliver_undeclared(struct st_reader *r, uint64_t id, uint64_t ts, uint32_t pid, bool has_pid,
+                              uint64_t num)
+{
+    const struct idslot *s = idmap_find(&r->ids, id);
+    set_record(r, NULL, id, ts, pid, has_pid, num);
+    r->rec.name = s && s->used ? s->name : NULL;
+    return 1;
 }
 
 static int pid_decide(struct st_reader *r);
@@ -485,7 +498,7 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
         r->counters.dropped_events += ld64(r, p);
     } else {
         ev = lookup(r, id, num);
-        if (!ev)
+        if (!ev && r->err.code)
             return r->err.code;
         r->counters.events++;
     }
@@ -499,6 +512,8 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
         r->counters.filtered++;
         return 0;
     }
+    if (UNLIKELY(!ev))
+        return deliver_undeclared(r, id, ts, pid, true, num);
     set_record(r, ev, id, ts, pid, true, num);
     int ret = decode_args(r, ev, p, plen, num);
     if (ret < 0)
@@ -538,6 +553,8 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
                     ret == -ENOMEM   ? "out of memory for the trace's description"
                     : ret == -E2BIG  ? "declaration for an event ID over 2^20"
                                      : "malformed description record (want simpletrace=1, then KEY=VALUE lines)");
+    if (st_meta_is_decl(id) && !r->meta.scan_only)
+        st__conflict_check(&r->conflicts, r->cat, text, len);
     consume(r, ST_MAPPING_FIXED_SIZE + len, num);
     return 0;
 }
@@ -643,9 +660,9 @@ static int take_v0(struct st_reader *r, uint64_t num)
         r->counters.dropped_records++;
         r->counters.dropped_events += ld64(r, p + 16);
     } else {
-        if (!(ev = lookup(r, id, num)))
+        if (!(ev = lookup(r, id, num)) && r->err.code)
             return r->err.code;
-        if (ev->nargs > ST_V0_ARGS)
+        if (ev && ev->nargs > ST_V0_ARGS)
             return fail(r, -EBADMSG, r->pos_offset, num, "event %s declares %u arguments; v0 records hold %u",
                         ev->name, ev->nargs, ST_V0_ARGS);
         r->counters.events++;
@@ -658,6 +675,8 @@ static int take_v0(struct st_reader *r, uint64_t num)
         r->counters.filtered++;
         return 0;
     }
+    if (!ev)
+        return deliver_undeclared(r, id, ts, 0, false, num);
     set_record(r, ev, id, ts, 0, false, num);
     for (unsigned i = 0; i < ev->nargs; i++) {
         /* v0 had no strings: a char * was recorded as its address. */
@@ -1021,6 +1040,8 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     r->from_ns = opts->from_ns;
     r->filter_to = opts->filter_to;
     r->to_ns = opts->to_ns;
+    r->conflicts.fn = opts->conflict;
+    r->conflicts.opaque = opts->conflict_opaque;
     r->filtering = r->selected || r->filter_tid || r->filter_pid || r->filter_from || r->filter_to;
     r->pos = r->end = r->buf;
     *out = r;
@@ -1164,6 +1185,7 @@ ST_API void st_reader_close(struct st_reader *r)
     detach(r);
     idmap_free(&r->ids);
     st__meta_free(&r->meta);
+    st__conflicts_free(&r->conflicts);
     seq_free(&r->seq);
     free(r->selected);
     free(r->buf);

@@ -132,6 +132,29 @@ void st__meta_new_piece(struct st__meta *m);
 /* The reader's meta store, for catalog.c: set scan_only before the first record. */
 struct st__meta *st__reader_meta(struct st_reader *r);
 
+/* --- conflicts between the catalog and a trace's declarations (conflict.c) ------ */
+
+/* Most event names reported as conflicts per reader. */
+#define ST__MAX_CONFLICTS 256
+
+/* Who is told about conflicts, and the event names told already. */
+struct st__conflicts {
+    st_conflict_fn fn;                    /* NULL: nothing is compared */
+    void *opaque;
+    char *names[ST__MAX_CONFLICTS];       /* reported, owned */
+    size_t n;
+};
+
+/*
+ * Compares the declaration line [line, line + len) a trace carries with
+ * cat's event of the same name, and reports a conflict (once per name).
+ * Never fails: what cannot be compared is not reported.
+ */
+void st__conflict_check(struct st__conflicts *c, const struct st_catalog *cat, const char *line, size_t len);
+
+/* Frees the names kept. */
+void st__conflicts_free(struct st__conflicts *c);
+
 /* Piece k of the rotated trace base (base itself for 0, else base.k), malloc'ed; NULL if out of memory. */
 char *st__piece_name(const char *base, uint64_t k);
 
