@@ -63,12 +63,25 @@ static void put_cmdline(struct st__growbuf *out)
     st__growbuf_puts(out, "\n");
 }
 
-/* TSC ticks per second, from the start-up anchor to now; 0 when too early to tell. */
+/* Shortest span the TSC rate is measured over: anchors are good to tens of ns, so about 10 ppm. */
+#define TSC_SPAN_NS 2000000u
+
+/*
+ * TSC ticks per second, from the start-up anchor to now. A file opened
+ * right at start-up waits out the rest of the span once (the writer
+ * thread, or the configuring call, not a traced event). 0 if implausible.
+ */
 static uint64_t tsc_hz(void)
 {
     struct st_clock_anchor a = st__ts_start(), b = st__ts_sample();
 
-    if (b.ns <= a.ns + 1000000 || b.raw <= a.raw)
+    if (b.ns < a.ns + TSC_SPAN_NS) {
+        uint64_t left = a.ns + TSC_SPAN_NS - b.ns;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+        b = st__ts_sample();
+    }
+    if (b.ns <= a.ns || b.raw <= a.raw)
         return 0;
     return (uint64_t)((double)(b.raw - a.raw) * 1e9 / (double)(b.ns - a.ns) + 0.5);
 }
