@@ -79,6 +79,12 @@ static void test_trace_file(void)
     gethostname(host, sizeof host);
     is_str(value_of(info, "host", v, sizeof v), host, "host= this host");
     ok(value_of(info, "clock", v, sizeof v) && (!strcmp(v, "tsc") || !strcmp(v, "monotonic")), "clock= %s", v);
+    if (!strcmp(v, "tsc")) {
+        long long hz = value_of(info, "tsc_hz", v, sizeof v) ? atoll(v) : 0;
+        ok(hz > 100000000LL && hz < 100000000000LL, "clock=tsc comes with tsc_hz= (%lld)", hz);
+    } else {
+        ok(!value_of(info, "tsc_hz", v, sizeof v), "clock=monotonic: no tsc_hz=");
+    }
     ok(value_of(info, "cmdline", v, sizeof v) && strstr(v, "test_rt_describe"), "cmdline= names the program");
     real = value_of(info, "anchor_real_ns", v, sizeof v) ? atoll(v) : 0;
     ok(llabs(real / 1000000000 - (long long)time(NULL)) < 60, "anchor_real_ns= now (%lld)", real);
