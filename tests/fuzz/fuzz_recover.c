@@ -118,8 +118,9 @@ static void check_output(const struct sink *s, const struct st__recover_stats *s
         if (n == 0 || n > s->len - at - ST_MAPPING_FIXED_SIZE)
             __builtin_trap();
         check_mapping(id, p + at + ST_MAPPING_FIXED_SIZE, n, prev, at == ST_HEADER_SIZE);
+        /* ~0 (no mapping before) is no event's 32-bit ID, so it never matches a declaration. */
         prev = st_meta_is_info(id) || st_meta_is_decl(id) ? ~UINT64_C(0) : id;
-        if (prev != ~UINT64_C(0))
+        if (!st_meta_is_info(id) && !st_meta_is_decl(id))
             ids[nids++] = id;
         at += ST_MAPPING_FIXED_SIZE + n;
     }

@@ -268,6 +268,10 @@ static void make_seeds(void)
     ri_event(&s->r1, 1, 400, T1, (uint64_t[]){T1, 3}, 2);
     ri_finish(&s->r1);
 
+    s = seed("header_id_record", 2, 0); /* ID ~0: not reserved by meta_format.h, named st_unknown_ID */
+    ri_event(&s->r1, UINT64_MAX, 300, T1, NULL, 0);
+    ri_finish(&s->r1);
+
     with_ring2(with_names(seed("two_threads", 5, 0)), FZ_PID, 4);
     s = seed("two_processes", 3, 0);
     with_ring2(s, FZ_PID + 1, 2);
