@@ -17,7 +17,23 @@
  *                                            timestamps, a byte stream that
  *                                            wraps at ring_size
  *   st-<pid>.names        v4 mapping records (u64 0 | u64 id | u32 len | name),
- *                         appended as IDs become known, never rewritten
+ *                         appended, never rewritten (meta_format.h gives the
+ *                         reserved IDs):
+ *                           the description of the process (ID
+ *                           ST_META_INFO_ID), written once when the file is
+ *                           made (its clock anchors are then's; a failed
+ *                           write leaves the file empty, without one);
+ *                           then, as IDs become known, each ID's mapping
+ *                           (name at most ST_MAX_NAME bytes) followed by its
+ *                           declaration (ID ST_META_DECL_ID(id); at most
+ *                           ST_META_MAX_LEN bytes), up to 64 IDs' records
+ *                           in one write()
+ *                         recover copies them into its trace in the order
+ *                         meta_format.h asks (description after the header,
+ *                         a declaration after its mapping), so the trace
+ *                         is read without trace-events; with no valid
+ *                         description it writes one of the pid and clock
+ *                         the ring headers give
  *
  * All fields are in the writer's byte order; recover reads files of the
  * machine that wrote them. head and tail are free-running byte counters
@@ -50,8 +66,11 @@
  * inflight_seq whose inflight_end lies outside [tail, head] is a note that
  * cannot be right and is ignored. Within the ring a record is valid when
  * its type is 1, its length covers at least the fixed part and at most
- * ST_MAX_EVENT_RECORD (trace_format.h), and it ends at or before head;
- * recovery of a ring stops at the first one that is not.
+ * ST_MAX_EVENT_RECORD (trace_format.h), it ends at or before head, and
+ * its ID is not one meta_format.h reserves (the runtime's are 32-bit;
+ * such a record would be named by a description or declaration);
+ * recovery of a ring stops at the first one that is not. The names file
+ * is read up to the first bytes that are not a whole mapping record.
  */
 #ifndef ST_FORMAT_CRASH_FORMAT_H
 #define ST_FORMAT_CRASH_FORMAT_H

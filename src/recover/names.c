@@ -1,6 +1,7 @@
 /*
  * The names file, st-<pid>.names: v4 mapping records appended as IDs
- * became known (crash_format.h). It is read up to the first bytes that are
+ * became known, with the description and declarations (meta_format.h)
+ * riding in mapping records of their reserved IDs (crash_format.h). It is read up to the first bytes that are
  * not a whole mapping (the death may cut the last one); the table is kept
  * by ID, pointing into the image, so an ID's lookup is a binary search and
  * nothing is allocated per ID beyond the table.
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "meta_format.h"
 #include "recover_internal.h"
 #include "trace_format.h"
 
@@ -50,6 +52,12 @@ static void names_settle(struct st__rv_names *nm)
     nm->n = kept;
 }
 
+/* Longest name a mapping of id may have: an event's name, or a description or declaration. */
+static uint32_t max_len(uint64_t id)
+{
+    return st_meta_is_info(id) || st_meta_is_decl(id) ? ST_META_MAX_LEN : ST_MAX_NAME;
+}
+
 int st__rv_names_load(struct st__rv_names *nm, const struct st__recover_image *img, const struct st__recover_hooks *hk)
 {
     size_t at = 0, cap = 0;
@@ -59,10 +67,11 @@ int st__rv_names_load(struct st__rv_names *nm, const struct st__recover_image *i
         return 0;
     nm->data = img->data;
     while (img->len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(img->data + at) == ST_RECORD_TYPE_MAPPING) {
+        uint64_t id = st_fmt_get_u64(img->data + at + 8);
         uint32_t len = st_fmt_get_u32(img->data + at + 16);
-        if (len == 0 || len > ST_MAX_NAME || len > img->len - at - ST_MAPPING_FIXED_SIZE)
+        if (len == 0 || len > max_len(id) || len > img->len - at - ST_MAPPING_FIXED_SIZE)
             break;
-        if (names_push(nm, &cap, (struct st__rv_name){st_fmt_get_u64(img->data + at + 8),
+        if (names_push(nm, &cap, (struct st__rv_name){id,
                                                       at + ST_MAPPING_FIXED_SIZE, len, nm->n}) < 0) {
             st__rv_names_free(nm);
             return -ENOMEM;

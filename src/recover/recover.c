@@ -8,7 +8,9 @@
  * trust, and the rate is this machine's, measured now (recover reads files
  * of the machine that wrote them).
  *
- * Output: header; the names file's mappings by ID; an st_unknown_ID
+ * Output: header; the process's description (the names file's, else
+ * the pid and clock the ring headers give); the names file's mappings by
+ * ID, each followed by its declaration; an st_unknown_ID
  * mapping for each ID a recovered record uses that the names file lacks
  * (registered just before the death, or a full disk cut the names file);
  * the records of every thread, [tail, end) of each ring, merged by time
@@ -24,6 +26,7 @@
 
 #include "growbuf.h"
 #include "merge.h"
+#include "meta_format.h"
 #include "recover_internal.h"
 #include "trace_format.h"
 
@@ -410,15 +413,70 @@ static int put_unknown(struct out *o, const struct st__recover *r, const struct 
 
 /* --- the trace ------------------------------------------------------------------- */
 
-/* Header, then the names file's mappings by ID. */
-static void put_head(struct out *o, const struct st__rv_names *nm)
+/* True when the description's text [t, t + len) reads as the reader reads it: first line, then KEY=VALUE lines. */
+static bool description_ok(const char *t, size_t len)
+{
+    size_t first = strlen(ST_META_FIRST_LINE), at;
+    char *scratch;
+    bool ok;
+
+    if (len < first || memcmp(t, ST_META_FIRST_LINE, first) != 0 || !(scratch = malloc(len)))
+        return false;
+    for (at = first, ok = true; ok && at < len;) {
+        const char *nl = memchr(t + at, '\n', len - at), *eq;
+        size_t line = nl ? (size_t)(nl - (t + at)) : len - at;
+        eq = memchr(t + at, '=', line);
+        ok = eq && st_meta_unescape(scratch, eq + 1, line - (size_t)(eq + 1 - (t + at))) >= 0;
+        at += line + 1;
+    }
+    free(scratch);
+    return ok;
+}
+
+/*
+ * The names file's description when it has a whole one; else (no names
+ * file, a torn one, a runtime that wrote none) what the ring headers say:
+ * the pid and the clock, so the trace still names its process.
+ */
+static void put_description(struct out *o, const struct st__recover *r, const struct st__rv_names *nm)
+{
+    const struct st__rv_name *info = st__rv_names_find(nm, ST_META_INFO_ID);
+    const char *clock = NULL;
+    char text[96];
+    int len;
+
+    if (info && description_ok((const char *)nm->data + info->off, info->len)) {
+        out_mapping(o, ST_META_INFO_ID, (const char *)nm->data + info->off, info->len);
+        return;
+    }
+    for (size_t i = 0; i < r->n && !clock; i++)
+        if (!r->rings[i].unborn)
+            clock = r->rings[i].h.clock_tsc ? "tsc" : "monotonic";
+    len = snprintf(text, sizeof text, ST_META_FIRST_LINE "pid=%lu\n%s%s%s", (unsigned long)r->pid,
+                   clock ? "clock=" : "", clock ? clock : "", clock ? "\n" : "");
+    out_mapping(o, ST_META_INFO_ID, text, (uint32_t)len);
+}
+
+/*
+ * Header, the description, then the names file's mappings by ID, each with
+ * its declaration right after it (meta_format.h's order); declarations of
+ * IDs the file does not map are left out.
+ */
+static void put_head(struct out *o, const struct st__recover *r, const struct st__rv_names *nm)
 {
     uint8_t *p = out_room(o, ST_HEADER_SIZE);
 
     if (p)
         st__growbuf_commit(&o->b, st_fmt_put_header(p));
-    for (size_t i = 0; i < nm->n; i++)
-        out_mapping(o, nm->v[i].id, (const char *)nm->data + nm->v[i].off, nm->v[i].len);
+    put_description(o, r, nm);
+    for (size_t i = 0; i < nm->n; i++) {
+        const struct st__rv_name *e = &nm->v[i], *decl;
+        if (st_meta_is_info(e->id) || st_meta_is_decl(e->id))
+            continue;
+        out_mapping(o, e->id, (const char *)nm->data + e->off, e->len);
+        if (e->id <= UINT32_MAX && (decl = st__rv_names_find(nm, ST_META_DECL_ID(e->id))))
+            out_mapping(o, decl->id, (const char *)nm->data + decl->off, decl->len);
+    }
 }
 
 /* One dropped record per thread with unreported drops, after its last record. */
@@ -468,7 +526,7 @@ int st__recover_write(struct st__recover *r, const struct st__recover_image *nam
     if ((ret = st__rv_names_load(&nm, names, &r->hooks)) < 0)
         goto out_free;
     clock_build(r, &cv);
-    put_head(&o, &nm);
+    put_head(&o, r, &nm);
     if ((ret = put_unknown(&o, r, src, &nm)) < 0)
         goto out_names;
     if (!o.err && st__merge_run(&merge, src, r->n, &cv, &sink) == -ENOMEM)

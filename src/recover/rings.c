@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "meta_format.h"
 #include "recover_internal.h"
 #include "trace_format.h"
 
@@ -186,6 +187,16 @@ void st__rv_ring_copy(const struct st__rv_ring *r, uint64_t pos, void *dst, size
     memcpy((uint8_t *)dst + first, r->ring, n - (size_t)first);
 }
 
+/*
+ * False for the IDs meta_format.h reserves for the description and
+ * declarations: a record with one would be "mapped" by such a record of
+ * the trace recover writes. The runtime's event IDs are 32-bit.
+ */
+static bool event_id(uint64_t id)
+{
+    return !st_meta_is_info(id) && !st_meta_is_decl(id);
+}
+
 uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t end, const char **why)
 {
     uint8_t hdr[ST_EVENT_FIXED_SIZE];
@@ -205,6 +216,8 @@ uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t 
             no = "length beyond the largest record";
         else if (size > end - pos)
             no = "record runs past head";
+        else if (!event_id(st_fmt_get_u64(hdr + ST_EV_OFF_ID)))
+            no = "ID is one reserved for the description or declarations";
         else
             return size;
     }

@@ -5,14 +5,22 @@
  * with a header to text, as a header-less file to JSON through a filter,
  * as a file with a header to the log backend's lines (its declared
  * formats), and as a trace in pieces (st_reader_open_pieces) cut before every later
- * header, as `cat FILE FILE.1 ...` of a rotated trace would be.
+ * header, as `cat FILE FILE.1 ...` of a rotated trace would be. Then the
+ * declarations the input carries (meta_format.h) become a catalog through
+ * st_catalog_load_trace() (it takes a path: the input goes into a memfd,
+ * read through /proc/self/fd) and, when they parse, the input is read and
+ * printed with that catalog alone, as `simpletrace print TRACE` does.
  * The reader must end every input with a clean end or an error, never a
  * crash, hang or unbounded allocation.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <simpletrace/reader.h>
 
@@ -71,11 +79,22 @@ static void drain(struct st_reader *r, size_t size)
     st_reader_close(r);
 }
 
-/* Reads and formats every record; the outcome does not matter, only that it ends cleanly. */
-static void run(const uint8_t *data, size_t size, const struct st_reader_options *ro,
-                const struct st_formatter_options *fo)
+/* The description, once records were read: every string set (possibly ""), or none at all. */
+static void check_description(const struct st_reader *r)
 {
-    struct st_catalog *cat = catalog();
+    struct st_trace_description d = {.struct_size = sizeof d};
+    int ret = st_reader_description(r, &d);
+
+    if (ret == 0 && (!d.version || !d.program || !d.exe || !d.cmdline || !d.host || !d.clock))
+        abort();
+    if (ret < 0 && ret != -ENODATA)
+        abort();
+}
+
+/* Reads and formats every record with cat; the outcome does not matter, only that it ends cleanly. */
+static void run_with(const struct st_catalog *cat, const uint8_t *data, size_t size, const struct st_reader_options *ro,
+                     const struct st_formatter_options *fo)
+{
     struct st_reader *r = NULL;
     struct st_formatter *f = NULL;
     if (st_reader_open_memory(&r, data, size, "fuzz", cat, ro, NULL) < 0 || st_formatter_new(&f, cat, fo) < 0)
@@ -86,9 +105,47 @@ static void run(const uint8_t *data, size_t size, const struct st_reader_options
         if (st_formatter_write(f, rec) < 0)
             abort();
     check_end(r, ret);
+    check_description(r);
     st_formatter_flush(f);
     st_formatter_free(f);
     st_reader_close(r);
+}
+
+static void run(const uint8_t *data, size_t size, const struct st_reader_options *ro,
+                const struct st_formatter_options *fo)
+{
+    run_with(catalog(), data, size, ro, fo);
+}
+
+/*
+ * The catalog of the input's own declarations, then the input read and
+ * printed (text and log lines) with it; an error must be said.
+ */
+static void run_embedded(const uint8_t *data, size_t size)
+{
+    struct st_reader_options ro = {.struct_size = sizeof ro, .buffer_size = 4096};
+    struct st_formatter_options fo = {.struct_size = sizeof fo};
+    struct st_catalog *cat = NULL;
+    char path[64], err[512] = "";
+    int fd = memfd_create("fuzz-trace", MFD_CLOEXEC), ret;
+
+    if (fd < 0)
+        return; /* no memfd: nothing to check here */
+    if (size && write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return;
+    }
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ret = st_catalog_load_trace(&cat, path, &ro, err, sizeof err);
+    if ((ret < 0) != (cat == NULL) || (ret < 0 && !err[0]))
+        abort(); /* a catalog exactly when 0; an error always says what */
+    if (cat) {
+        run_with(cat, data, size, &ro, &fo);
+        fo.format = ST_OUTPUT_LOG;
+        run_with(cat, data, size, &ro, &fo);
+    }
+    st_catalog_free(cat);
+    close(fd);
 }
 
 #define MAX_PIECES 16
@@ -156,5 +213,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(data, size, &ro, &fo);
 
     run_pieces(data, size);
+    run_embedded(data, size);
     return 0;
 }

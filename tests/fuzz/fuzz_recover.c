@@ -5,17 +5,20 @@
  * must end with 0 or an error, never a crash, hang or read out of bounds;
  * what it writes must be a whole v4 trace whose every event ID is mapped
  * before use and whose counts are those it reports, and every message must
- * say where.
+ * say where. The output is in meta_format.h's order: the description first
+ * (recover always writes one), each declaration right after its mapping.
  *
  * Seeds: tests/fuzz/corpus/recover/, written by tests/recover/make_recover_corpus.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crash_format.h"
 #include "fuzz_recover_input.h"
+#include "meta_format.h"
 #include "recover.h"
 #include "trace_format.h"
 
@@ -75,14 +78,34 @@ static int by_u64(const void *x, const void *y)
 }
 
 /*
- * The output: a v4 header, mappings, then event records whose IDs were
- * mapped, whole to the end; its events and dropped counts are those of
- * stats.
+ * The mapping of id (name of n bytes at t) in the output's order (meta_format.h):
+ * the description first of all, a declaration right after the mapping of
+ * its event; prev is the ID of the mapping before (~0: none or a meta one).
+ */
+static void check_mapping(uint64_t id, const uint8_t *t, uint32_t n, uint64_t prev, bool first)
+{
+    if (st_meta_is_info(id)) {
+        if (!first || n < strlen(ST_META_FIRST_LINE) || memcmp(t, ST_META_FIRST_LINE, strlen(ST_META_FIRST_LINE)))
+            __builtin_trap(); /* the description, first, as a reader wants it */
+    } else if (st_meta_is_decl(id)) {
+        if (prev > UINT32_MAX || id != ST_META_DECL_ID(prev))
+            __builtin_trap(); /* a declaration right after its event's mapping */
+    } else if (first) {
+        __builtin_trap(); /* recover always writes a description */
+    }
+}
+
+/*
+ * The output: a v4 header, the description, mappings (each maybe followed
+ * by its declaration), then event records whose IDs were mapped (by a
+ * mapping, not a description or declaration), whole to the end; its events
+ * and dropped counts are those of stats.
  */
 static void check_output(const struct sink *s, const struct st__recover_stats *st)
 {
     const uint8_t *p = s->p;
     uint64_t *ids = malloc((s->len / ST_MAPPING_FIXED_SIZE + 1) * sizeof *ids), events = 0, drops = 0;
+    uint64_t prev = ~UINT64_C(0);
     size_t at = ST_HEADER_SIZE, nids = 0;
 
     if (!ids)
@@ -91,11 +114,18 @@ static void check_output(const struct sink *s, const struct st__recover_stats *s
         __builtin_trap();
     while (s->len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(p + at) == ST_RECORD_TYPE_MAPPING) {
         uint32_t n = st_fmt_get_u32(p + at + 16);
+        uint64_t id = st_fmt_get_u64(p + at + 8);
         if (n == 0 || n > s->len - at - ST_MAPPING_FIXED_SIZE)
             __builtin_trap();
-        ids[nids++] = st_fmt_get_u64(p + at + 8);
+        check_mapping(id, p + at + ST_MAPPING_FIXED_SIZE, n, prev, at == ST_HEADER_SIZE);
+        /* ~0 (no mapping before) is no event's 32-bit ID, so it never matches a declaration. */
+        prev = st_meta_is_info(id) || st_meta_is_decl(id) ? ~UINT64_C(0) : id;
+        if (!st_meta_is_info(id) && !st_meta_is_decl(id))
+            ids[nids++] = id;
         at += ST_MAPPING_FIXED_SIZE + n;
     }
+    if (at == ST_HEADER_SIZE)
+        __builtin_trap(); /* not even the description */
     qsort(ids, nids, sizeof *ids, by_u64);
     while (at < s->len) {
         uint64_t size, id;

@@ -2,7 +2,8 @@
 """Writes the seed corpus of the reader fuzz target (tests/fuzz/corpus/reader/).
 
 Each seed is a small trace for the catalogue in tests/fuzz/fuzz_reader.c,
-built here from the format description in src/format/format.h, so the
+built here from the format descriptions in src/format/ (trace_format.h,
+meta_format.h for the self-describing seeds meta_*), so the
 seeds are ours (nothing is copied from the shared fixtures). Run it from
 anywhere; it rewrites the directory's *.bin files.
 """
@@ -13,6 +14,8 @@ import sys
 HDR_ID = 0xFFFFFFFFFFFFFFFF
 MAGIC = 0xF2B177CB0AA429B4
 DROPPED = 0xFFFFFFFFFFFFFFFE
+META_INFO = 0xFFFFFFFFFFFFFF00   # src/format/meta_format.h: the description
+META_DECL = 0xFFFFFFFE00000000   # + event ID: its declaration
 
 
 def header(version=4, bo='<'):
@@ -69,6 +72,40 @@ def basic(bo='<'):
     return header(4, bo) + m + b''.join(recs)
 
 
+def meta(eid, text, bo='<', length=None):
+    """A description or declaration record (a mapping with a reserved ID); length overrides the real one."""
+    b = text.encode()
+    return struct.pack(bo + 'QQI', 0, eid, len(b) if length is None else length) + b
+
+
+DESCRIPTION = ('simpletrace=1\nversion=0.3.0\npid=4242\nprogram=fuzzed\nexe=/usr/bin/fuzzed\n'
+               'cmdline=fuzzed\\x20-x a\\x5cb\nhost=h\nclock=tsc\ntsc_hz=3000000000\n'
+               'anchor_mono_ns=1000\nanchor_real_ns=1700000000000000000\n')
+
+# The catalogue's lines (fuzz_reader.c), as a runtime would declare them: the file needs no trace-events.
+DECLS = {
+    'ev_noargs': 'ev_noargs(void) "no args"',
+    'ev_int': 'ev_int(int x, uint64_t y) "x %d y %" PRIu64',
+    'ev_str': 'ev_str(const char *s, int n) "s %s n %d"',
+    'ev_ptr': 'ev_ptr(void *p, char *s2) "p %p s2 %s"',
+    'ev_off': 'disable ev_off(int a) "a %d"',
+    'ev_two_str': 'ev_two_str(const char *a, const char *b) "%s %s"',
+    'ev_ten': 'ev_ten(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10) '
+              '"%d %d %d %d %d %d %d %d %d %d"',
+    'qemu_mutex_lock': 'qemu_mutex_lock(void *mutex, const char *file, const int line) "waiting on mutex %p (%s:%d)"',
+    'qemu_mutex_locked': 'qemu_mutex_locked(void *mutex, const char *file, const int line) "taken mutex %p (%s:%d)"',
+    'qemu_mutex_unlock': 'qemu_mutex_unlock(void *mutex, const char *file, const int line) '
+                         '"released mutex %p (%s:%d)"',
+}
+
+
+def described(bo='<', base=10):
+    """basic() as the runtime writes it: description after the header, a declaration after each mapping."""
+    m = b''.join(mapping(base + i, n, bo) + meta(META_DECL + base + i, DECLS[n], bo) for i, n in enumerate(NAMES))
+    records = basic(bo)[len(header(4, bo)) + len(all_mappings(bo)):]
+    return header(4, bo) + meta(META_INFO, DESCRIPTION, bo) + m + records
+
+
 def seeds():
     out = {}
     out['v4_basic'] = basic()
@@ -108,6 +145,27 @@ def seeds():
                        event(2, 30, u64(-1)) + event(3, 40, u64(-2**31) + u64(2**64 - 1)) +
                        event(DROPPED, 50, u64(3)))
     out['pieces_ids'] = basic() + header() + mapping(1, 'ev_noargs') + event(1, 3000) + event(10, 3100)
+    # Self-describing traces (meta_format.h): everything, then each way a description or declaration can be wrong.
+    out['meta_all'] = described()
+    out['meta_all_big_endian'] = described('>')
+    out['meta_pieces'] = described() + described()[:-7] + described('>')
+    one = header() + mapping(1, 'ev_int') + meta(META_DECL + 1, DECLS['ev_int'])
+    rec = event(1, 10, u64(-3) + u64(7))
+    out['meta_desc_bad_escape'] = (header() + meta(META_INFO, 'simpletrace=1\nhost=a\\qb\ncmdline=x\\x4\n') +
+                                   one[24:] + rec)
+    out['meta_desc_no_first_line'] = header() + meta(META_INFO, 'pid=12\nprogram=p\n') + one[24:] + rec
+    out['meta_desc_no_equals'] = header() + meta(META_INFO, 'simpletrace=1\npid\n\n') + one[24:] + rec
+    out['meta_desc_cut'] = header() + meta(META_INFO, DESCRIPTION, length=len(DESCRIPTION) + 100)
+    out['meta_decl_unparsable'] = (header() + mapping(1, 'ev_int') + meta(META_DECL + 1, 'ev_int(int x, "x %d') +
+                                   rec)
+    out['meta_decl_conflict'] = (header() + mapping(1, 'ev_int') + meta(META_DECL + 1, 'ev_other(int a) "a %d"') +
+                                 rec)
+    out['meta_decl_huge'] = header() + mapping(1, 'ev_int') + meta(META_DECL + 1, 'ev_int(int x', length=0xFFFFFFF0)
+    out['meta_decl_big_id'] = header() + mapping(1, 'ev_int') + meta(META_DECL + 0xFFFFFFFF, DECLS['ev_int']) + rec
+    out['meta_decl_no_mapping'] = header() + meta(META_DECL + 3, DECLS['ev_str']) + rec
+    out['meta_decl_many_args'] = (header() + mapping(1, 'ev_int') +
+                                  meta(META_DECL + 1, 'ev_int(' + ', '.join('int a%d' % i for i in range(11)) +
+                                       ') "x"') + rec)
     return out
 
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fuzz_recover_input.h"
+#include "meta_format.h"
 #include "ring_image.h"
 #include "tap.h"
 
@@ -61,6 +62,24 @@ static struct seed *with_names(struct seed *s)
     rb_mapping(&s->names, 0, "ev_zero");
     rb_mapping(&s->names, 1, "ev_one");
     rb_mapping(&s->names, 2, "ev_two");
+    return s;
+}
+
+/* Gives s a names file as the runtime writes it (crash_format.h): the description, then each ID's mapping and declaration. */
+static struct seed *with_described_names(struct seed *s)
+{
+    static const char *const decl[] = {"ev_zero(int t, int seq) \"t %d seq %d\"", "ev_one(int t, uint64_t seq) \"%d %\" PRIu64",
+                                       "disable ev_two(void *p, long n) \"p %p n %ld\""};
+    static const char *const name[] = {"ev_zero", "ev_one", "ev_two"};
+
+    s->flags |= FZ_NAMES;
+    rb_mapping(&s->names, ST_META_INFO_ID,
+               "simpletrace=1\nversion=0.3.0\npid=4000001\nprogram=crashed\ncmdline=crashed\\x20-v\nhost=h\n"
+               "clock=tsc\ntsc_hz=2000000000\nanchor_mono_ns=100\nanchor_real_ns=1700000000000000000\n");
+    for (uint32_t id = 0; id < 3; id++) {
+        rb_mapping(&s->names, id, name[id]);
+        rb_mapping(&s->names, ST_META_DECL_ID(id), decl[id]);
+    }
     return s;
 }
 
@@ -230,6 +249,27 @@ static void make_seeds(void)
     s->r1.h.clock_tsc = 1;
     s->r1.h.anchor_seq = 3;
     s->r1.h.b_raw = 50 + 9000000, s->r1.h.b_ns = 3000000;
+    ri_finish(&s->r1);
+
+    /* Names files carrying the description and declarations (meta_format.h). */
+    with_described_names(seed("described", 4, 0));
+    s = with_described_names(seed("described_torn", 4, 0));
+    s->names.len -= 7; /* the death cut the last declaration */
+    s = seed("described_bad", 4, 0);
+    s->flags |= FZ_NAMES;
+    rb_mapping(&s->names, ST_META_INFO_ID, "simpletrace=1\nhost=a\\qb\n"); /* an escape a reader refuses */
+    rb_mapping(&s->names, 0, "ev_zero");
+    rb_mapping(&s->names, ST_META_DECL_ID(0), "ev_zero(int t, \"");     /* does not parse */
+    rb_mapping(&s->names, ST_META_DECL_ID(7), "ev_seven(void) \"\"");  /* of no mapped ID */
+    rb_mapping(&s->names, ST_META_DECL_ID(UINT32_MAX), "ev_max(void) \"\"");
+    rb_mapping(&s->names, UINT64_C(1) << 40, "ev_far");
+    s = with_described_names(seed("meta_id_record", 2, 0));
+    ri_event(&s->r1, ST_META_DECL_ID(1), 300, T1, NULL, 0); /* a record with a reserved ID ends the ring */
+    ri_event(&s->r1, 1, 400, T1, (uint64_t[]){T1, 3}, 2);
+    ri_finish(&s->r1);
+
+    s = seed("header_id_record", 2, 0); /* ID ~0: not reserved by meta_format.h, named st_unknown_ID */
+    ri_event(&s->r1, UINT64_MAX, 300, T1, NULL, 0);
     ri_finish(&s->r1);
 
     with_ring2(with_names(seed("two_threads", 5, 0)), FZ_PID, 4);

@@ -20,6 +20,8 @@
  *     D. without drops, each thread's seqs are exactly 0..n-1 and n >=
  *        committed[t] (contiguous: nothing missing).
  * A clean exit leaves no ring file behind and the trace file holds all.
+ * The recovered trace describes itself: the child's pid and program, a
+ * declaration per event, and it prints the same without trace-events.
  *
  * Death times are counted from the child's first committed record: a
  * death before any thread created its ring file leaves DIR without one,
@@ -149,6 +151,67 @@ static int run_recover(const char *dir, const char *trace, const char *out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* --- what the recovered trace says about itself ---------------------------------------- */
+
+/* Runs `simpletrace print [EVENTS] TRACE` with stdout into out; its exit status. */
+static int run_print(const char *events, const char *trace, const char *out)
+{
+    int status = -1;
+    pid_t pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        if (events)
+            execl(cli, cli, "print", events, trace, (char *)NULL);
+        else
+            execl(cli, cli, "print", trace, (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * The recovered trace carries the crashed child's description (its pid,
+ * the program) and a declaration for each event it maps, so that
+ * `simpletrace print RECOVERED` alone prints what it prints given the
+ * trace-events file.
+ */
+static void check_self_describing(const char *what, const char *recovered, pid_t child)
+{
+    char want[64], with[1000], without[1000];
+    struct v4_decoder d;
+    uint64_t events;
+    char *a, *b;
+
+    memset(&d, 0, sizeof d);
+    d.kinds = test_kinds;
+    d.kinds_opaque = (void *)ft_groups;
+    ok(v4_decode_file(&d, recovered) == 0 && d.sum.descriptions == 1, "%s: the recovered trace has a description", what);
+    snprintf(want, sizeof want, "\npid=%ld\n", (long)child);
+    ok(strstr(d.info, want) && strstr(d.info, "\nprogram=test_recover\n"),
+       "%s: ... of the crashed child (pid %ld), program test_recover: %s", what, (long)child, d.info);
+    ok(d.sum.mappings > 0 && d.sum.declarations == d.sum.mappings, "%s: a declaration for each of its %llu mappings",
+       what, (unsigned long long)d.sum.mappings);
+    events = d.sum.events; /* 0 when the writer had written everything */
+    v4_decoder_free(&d);
+    snprintf(with, sizeof with, "%s.with", recovered);
+    snprintf(without, sizeof without, "%s.without", recovered);
+    test_write_file(test_path("ft.trace-events"), "ft_ev(int thread, int seq) \"thread %d seq %d\"\n"
+                                                  "ft_sig(int n) \"n %d\"\n");
+    ok(run_print(test_path("ft.trace-events"), recovered, with) == 0 && run_print(NULL, recovered, without) == 0,
+       "%s: print with and without trace-events succeed", what);
+    a = test_slurp(with, NULL);
+    b = test_slurp(without, NULL);
+    ok(a && b && (a[0] || !events) && !strcmp(a, b),
+       "%s: print without trace-events gives what it gives with them (%zu bytes)", what, a ? strlen(a) : 0);
+    free(a);
+    free(b);
+}
+
 static unsigned ring_files(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -207,6 +270,8 @@ static void one_run(int run, enum death how, int file_on, long ms)
             return;
         }
         ok(ring_files(dir) == 0, "%s: the ring files are removed once recovered", what);
+        if (run < 2 || how != D_KILL || extra[0])
+            check_self_describing(what, out, pid);
         if (file_on && test_file_size(trace) > 0)
             ft_sum_prefix(&s, trace);
         from_file = s.events;

@@ -3,7 +3,8 @@
  * memory (ring_image.h): each validity rule of crash_format.h with the
  * message it gives (field and byte offset), torn and damaged records, a
  * wrapped ring, the write cut by the death with and without the trace
- * file, pending drops, several processes, missing names, the clock built
+ * file, pending drops, several processes, missing names, the description
+ * and declarations the names file carries, the clock built
  * from the anchors, the merge's order and a failing output.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "tap.h"
+#include "meta_format.h"
 #include "recover.h"
 #include "ring_image.h"
 
@@ -98,11 +100,41 @@ struct parsed {
     size_t nmap;
     struct ev ev[128];
     size_t nev;
+    /* Description and declarations (meta_format.h), apart from map[]. */
+    char desc[256];     /* "" when none */
+    bool desc_first;    /* it came right after the header */
+    struct {
+        uint32_t event;
+        char text[80];
+        bool after_mapping; /* right after the mapping of its event */
+    } decl[8];
+    size_t ndecl;
 };
+
+/* Keeps a description or declaration record of n bytes at t; prev: the mapping just before (~0: none). */
+static bool parse_meta(struct parsed *p, uint64_t id, const uint8_t *t, uint32_t n, uint64_t prev, bool first)
+{
+    if (st_meta_is_info(id)) {
+        if (n >= sizeof p->desc)
+            return false;
+        memcpy(p->desc, t, n);
+        p->desc[n] = '\0';
+        p->desc_first = first;
+        return true;
+    }
+    if (p->ndecl == 8 || n >= sizeof p->decl[0].text)
+        return false;
+    p->decl[p->ndecl].event = st_meta_decl_event(id);
+    memcpy(p->decl[p->ndecl].text, t, n);
+    p->decl[p->ndecl].text[n] = '\0';
+    p->decl[p->ndecl++].after_mapping = prev == st_meta_decl_event(id);
+    return true;
+}
 
 static bool parse(struct parsed *p, const uint8_t *d, size_t len)
 {
     size_t at = ST_HEADER_SIZE;
+    uint64_t prev = ~UINT64_C(0); /* the ID of the mapping just before */
 
     memset(p, 0, sizeof *p);
     if (len < ST_HEADER_SIZE || st_fmt_get_u64(d) != ST_HEADER_EVENT_ID || st_fmt_get_u64(d + 8) != ST_HEADER_MAGIC ||
@@ -111,13 +143,25 @@ static bool parse(struct parsed *p, const uint8_t *d, size_t len)
     while (at < len) {
         if (len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(d + at) == ST_RECORD_TYPE_MAPPING) {
             uint32_t n = st_fmt_get_u32(d + at + 16);
-            if (n > len - at - ST_MAPPING_FIXED_SIZE || p->nmap == 16 || n >= 40)
+            uint64_t id = st_fmt_get_u64(d + at + 8);
+            if (n > len - at - ST_MAPPING_FIXED_SIZE)
                 return false;
-            p->map[p->nmap].id = st_fmt_get_u64(d + at + 8);
+            if (st_meta_is_info(id) || st_meta_is_decl(id)) {
+                if (!parse_meta(p, id, d + at + ST_MAPPING_FIXED_SIZE, n, prev, at == ST_HEADER_SIZE))
+                    return false;
+                prev = ~UINT64_C(0);
+                at += ST_MAPPING_FIXED_SIZE + n;
+                continue;
+            }
+            if (p->nmap == 16 || n >= 40)
+                return false;
+            prev = id;
+            p->map[p->nmap].id = id;
             memcpy(p->map[p->nmap++].name, d + at + ST_MAPPING_FIXED_SIZE, n);
             at += ST_MAPPING_FIXED_SIZE + n;
         } else if (len - at >= ST_EVENT_FIXED_SIZE && st_fmt_get_u64(d + at) == ST_RECORD_TYPE_EVENT) {
             struct ev *e = &p->ev[p->nev];
+            prev = ~UINT64_C(0);
             uint64_t size = 8 + (uint64_t)st_fmt_get_u32(d + at + ST_EV_OFF_LENGTH);
             if (size < ST_EVENT_FIXED_SIZE || size > len - at || (size - ST_EVENT_FIXED_SIZE) % 8 ||
                 size > ST_EVENT_FIXED_SIZE + 32 || p->nev == 128)
@@ -755,6 +799,59 @@ static void test_names(void)
     ri_free(&r);
 }
 
+/*
+ * The description and declarations of the names file (meta_format.h) go
+ * into the trace: the description right after the header, each declaration
+ * right after its event's mapping; a declaration of an ID not mapped is
+ * left out; a malformed description, or none, gives the pid and clock the
+ * ring headers know; a ring record with a reserved ID is not a record.
+ */
+static void test_meta(void)
+{
+    static const char desc[] = "simpletrace=1\npid=7\nprogram=crashy\nhost=h\\x20x\n";
+    struct rbuf *b = &names_buf;
+    struct st__recover_image i, nm;
+    struct ri r;
+
+    ring_of(&r, PID, TID, 3, 0);
+    i = img(&r, "d/st-7-11.ring");
+    b->len = 0;
+    rb_mapping(b, ST_META_INFO_ID, desc);
+    rb_mapping(b, 0, "ft_ev");
+    rb_mapping(b, ST_META_DECL_ID(0), "ft_ev(int thread, int seq) \"t %d s %d\"");
+    rb_mapping(b, ST_META_DECL_ID(3), "ft_gone(void) \"\""); /* its mapping torn away: dropped */
+    nm = (struct st__recover_image){"d/st-7.names", b->data, b->len};
+    is_int(recover(&i, 1, -1, &nm, NULL), 0, "meta: recovered");
+    ok(out.ok && !strcmp(out.desc, desc) && out.desc_first, "meta: the names file's description, right after the header");
+    ok(out.nmap == 1 && out.ndecl == 1 && out.decl[0].event == 0 && out.decl[0].after_mapping &&
+           !strcmp(out.decl[0].text, "ft_ev(int thread, int seq) \"t %d s %d\""),
+       "meta: ft_ev's declaration right after its mapping, none for an ID not mapped (%zu)", out.ndecl);
+    ok(seqs(TID, 0, 3), "meta: the records as without it");
+
+    b->len = 0;
+    rb_mapping(b, ST_META_INFO_ID, "simpletrace=1\nhost=bad\\q\n"); /* a reader would refuse this escape */
+    rb_mapping(b, 0, "ft_ev");
+    nm.len = b->len;
+    is_int(recover(&i, 1, -1, &nm, NULL), 0, "meta: malformed description: recovered");
+    is_str(out.desc, "simpletrace=1\npid=7\nclock=monotonic\n", "meta: malformed description: the headers' pid and clock instead");
+
+    is_int(recover(&i, 1, -1, NULL, NULL), 0, "meta: no names file: recovered");
+    ok(out.desc_first && !strcmp(out.desc, "simpletrace=1\npid=7\nclock=monotonic\n") && out.ndecl == 0,
+       "meta: no names file: a description of pid and clock, no declaration: %s", out.desc);
+    ri_free(&r);
+
+    ri_init(&r, PID, TID, RING, 0);
+    ri_event(&r, 0, 100, TID, (uint64_t[]){TID, 0}, 2);
+    ri_event(&r, ST_META_DECL_ID(0), 200, TID, NULL, 0);
+    ri_event(&r, 0, 300, TID, (uint64_t[]){TID, 1}, 2);
+    ri_finish(&r);
+    i = img(&r, "d/st-7-11.ring");
+    is_int(recover(&i, 1, -1, NULL, NULL), 0, "meta: a record with a declaration's ID: recovered");
+    ok(out.nev == 1 && heard(ST_RECOVER_BAD_RECORD) && heard(ST_RECOVER_BAD_RECORD)->value == REC2,
+       "meta: ... up to it: it is no record (%zu records)", out.nev);
+    ri_free(&r);
+}
+
 static void test_clock(void)
 {
     struct ri r, r2;
@@ -904,6 +1001,7 @@ int main(void)
     test_pending();
     test_several();
     test_names();
+    test_meta();
     test_clock();
     test_merge_order();
     test_output_errors();

@@ -3,10 +3,12 @@
  * invariants in crash_format.h). Nothing here runs on the tracing fast path: a
  * ring file is created on a thread's first event (a slow path that already
  * allocates), names are appended there and by the writer, and the writer
- * alone touches the anchors and the in-flight notes.
+ * alone touches the anchors and the in-flight notes. The names file holds
+ * what recover needs to make its trace self-describing too: the process's
+ * description first, then each ID's mapping and declaration (describe.h).
  *
  * Lock order: crash_lock is a leaf: nothing else is taken while it is
- * held (the names are read from the registry before it is taken).
+ * held (the records are made from the registry before it is taken).
  */
 #include "ring_file.h"
 
@@ -24,6 +26,7 @@
 #include "trace_format.h"
 #include "ring_internal.h"
 #include "timestamp.h"
+#include "describe.h"
 #include "diag.h"
 #include "registry.h"
 
@@ -73,57 +76,96 @@ void st__ring_file_set_dir(const char *dir)
 }
 
 /*
- * Appends the mappings not yet in the names file, 64 IDs at a time: the
- * names are fetched from the registry (reg_lock) with crash_lock not held,
- * then written under it if nobody wrote those IDs meanwhile.
+ * Opens the names file (crash_lock held) and writes desc, the process's
+ * description, first: recover copies it into the trace it rebuilds. A
+ * failed write leaves the file without one (recover then says only the pid).
+ */
+static void names_open(const struct st__growbuf *desc)
+{
+    char path[PATH_MAX + 64];
+
+    snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
+    names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (names_fd >= 0 && desc->len && write(names_fd, desc->data, desc->len) != (ssize_t)desc->len)
+        if (ftruncate(names_fd, 0) != 0) { /* a cut description would hide every name after it */
+            close(names_fd);
+            names_fd = -1;
+        }
+}
+
+/*
+ * Writes the records of IDs [first, first + n) in batch (ends[i]: where ID
+ * i's end) with one write(); returns how many IDs it holds whole. Disk
+ * full: recover names what it lacks "st_unknown_ID".
+ */
+static uint32_t names_put(const struct st__growbuf *batch, const size_t *ends, uint32_t n)
+{
+    ssize_t w = write(names_fd, batch->data, batch->len);
+    uint32_t whole = 0;
+
+    while (w > 0 && whole < n && ends[whole] <= (size_t)w)
+        whole++;
+    return whole;
+}
+
+/*
+ * Appends the mapping and declaration of the IDs not yet in the names file,
+ * 64 IDs at a time: the records are made from the registry (reg_lock) with
+ * crash_lock not held, then written under it if nobody wrote those IDs
+ * meanwhile. The file starts with the description, made the same way.
  */
 void st__ring_file_sync_names(void)
 {
+    struct st__growbuf desc = {0}, batch = {0};
+    bool have_desc = false;
     int saved = errno;
 
     if (!st__ring_file_on())
         return;
     for (;;) {
         const char *names[64];
-        uint8_t rec[ST_MAPPING_FIXED_SIZE + ST_MAX_NAME];
+        size_t ends[64];
         uint32_t count = st__reg_count(), first, n;
+        bool opened;
 
         pthread_mutex_lock(&crash_lock);
         first = names_done;
+        opened = names_fd >= 0;
         pthread_mutex_unlock(&crash_lock);
         if (first >= count)
             break;
         n = st__reg_names(first, names, count - first < 64 ? count - first : 64);
         if (n == 0)
             break;
-        pthread_mutex_lock(&crash_lock);
-        if (names_fd < 0 && crash_dir[0]) {
-            char path[PATH_MAX + 64];
-            snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
-            names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        if (!opened && !have_desc) {
+            st__describe_process(&desc);
+            have_desc = true;
         }
+        batch.len = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            st__describe_event(&batch, first + i, names[i]);
+            ends[i] = batch.len;
+        }
+        if (batch.failed)
+            break;
+        pthread_mutex_lock(&crash_lock);
+        if (names_fd < 0 && crash_dir[0] && have_desc)
+            names_open(&desc);
         if (names_fd < 0 || names_done != first) {
-            bool stop = names_fd < 0;
+            bool stop = names_fd < 0 && (have_desc || !crash_dir[0]);
             pthread_mutex_unlock(&crash_lock);
             if (stop)
                 break;
-            continue; /* another thread wrote them: look again */
+            continue; /* another thread wrote them (or the file is to open): look again */
         }
-        for (uint32_t i = 0; i < n; i++) {
-            size_t len = strlen(names[i]), sz;
-            if (len > ST_MAX_NAME)
-                len = ST_MAX_NAME;
-            sz = st_fmt_put_mapping(rec, first + i, names[i], (uint32_t)len);
-            if (write(names_fd, rec, sz) != (ssize_t)sz) {
-                n = i; /* disk full: recover names what it lacks "st_unknown_ID" */
-                break;
-            }
-        }
+        n = names_put(&batch, ends, n);
         names_done = first + n;
         pthread_mutex_unlock(&crash_lock);
         if (n < 64 && first + n < count)
             break;
     }
+    st__growbuf_free(&desc);
+    st__growbuf_free(&batch);
     errno = saved;
 }
 

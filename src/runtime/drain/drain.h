@@ -66,14 +66,6 @@ void st__drain_fork_prepare(void);
 void st__drain_fork_parent(void);
 void st__drain_fork_child(void);
 
-/* --- what a file says about itself (describe.c, format in meta_format.h) ----------------- */
-
-/* Appends this process's description record to out, its clock anchors taken now. */
-void st__describe_process(struct st__growbuf *out);
-
-/* Appends the mapping record of event ID id (called name) and its declaration record to out. */
-void st__describe_event(struct st__growbuf *out, uint32_t id, const char *name);
-
 /* --- snapshots (snapshot.c) ------------------------------------------------------------ */
 
 /* True in flight mode: records wait in the rings for a snapshot, never for the trace file. */

@@ -49,6 +49,7 @@
 
 #include <simpletrace/api.h>
 
+#include "describe.h"
 #include "diag.h"
 #include "drain.h"
 #include "drain_internal.h"

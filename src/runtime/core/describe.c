@@ -1,8 +1,10 @@
 /*
- * What every file the drain writes says about itself (meta_format.h): the
- * description (process, host, clock, version) after the header, and each
- * event's declaration after its mapping record, so that a trace can be
- * read without the program's trace-events files.
+ * What every file the runtime writes says about itself (meta_format.h):
+ * the description (process, host, clock, version) after the header, and
+ * each event's declaration after its mapping record, so that a trace can
+ * be read without the program's trace-events files. Used by the drain
+ * (trace file, pieces, snapshots, the monitor's view) and by the crash
+ * names file (ring_file.c), which recover copies from.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 
 #include <simpletrace/api.h>
 
-#include "drain.h"
+#include "describe.h"
 #include "meta_format.h"
 #include "name_template.h"
 #include "registry.h"
