@@ -6,6 +6,7 @@
  * (trace file, pieces, snapshots, the monitor's view) and by the crash
  * names file (ring_file.c), which recover copies from.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -70,14 +71,17 @@ static void put_cmdline(struct st__growbuf *out)
 
 /*
  * TSC ticks per second, from the start-up anchor to now. A file opened
- * right at start-up waits out the rest of the span once (the writer
- * thread, or the configuring call, not a traced event). 0 if implausible.
+ * right at start-up waits out the rest of the span once when it may (the
+ * writer thread, the configuring call); a traced thread (the crash names
+ * file) never waits: 0 then, as when implausible.
  */
-static uint64_t tsc_hz(void)
+static uint64_t tsc_hz(bool may_wait)
 {
     struct st_clock_anchor a = st__ts_start(), b = st__ts_sample();
 
     if (b.ns < a.ns + TSC_SPAN_NS) {
+        if (!may_wait)
+            return 0;
         uint64_t left = a.ns + TSC_SPAN_NS - b.ns;
         struct timespec ts = {0, (long)left};
         nanosleep(&ts, NULL);
@@ -102,7 +106,7 @@ static void wall_anchor(uint64_t *mono, uint64_t *real)
 }
 
 /* The description's text. */
-static void description_text(struct st__growbuf *out)
+static void description_text(struct st__growbuf *out, bool may_wait)
 {
     struct st__name_vars v;
     char exe[4096];
@@ -120,7 +124,7 @@ static void description_text(struct st__growbuf *out)
     put_cmdline(out);
     put_value(out, "host", v.host, strlen(v.host));
     st__growbuf_printf(out, "clock=%s\n", st__ts_is_tsc() ? "tsc" : "monotonic");
-    if (st__ts_is_tsc() && (hz = tsc_hz()))
+    if (st__ts_is_tsc() && (hz = tsc_hz(may_wait)))
         st__growbuf_printf(out, "tsc_hz=%llu\n", (unsigned long long)hz);
     wall_anchor(&mono, &real);
     st__growbuf_printf(out, "anchor_mono_ns=%llu\nanchor_real_ns=%llu\n", (unsigned long long)mono,
@@ -136,11 +140,11 @@ static void put_meta_record(struct st__growbuf *out, uint64_t id, const uint8_t 
         st__growbuf_commit(out, st_fmt_put_mapping(p, id, (const char *)text, (uint32_t)len));
 }
 
-void st__describe_process(struct st__growbuf *out)
+void st__describe_process(struct st__growbuf *out, bool may_wait)
 {
     struct st__growbuf text = {0};
 
-    description_text(&text);
+    description_text(&text, may_wait);
     if (!text.failed && text.len <= ST_META_MAX_LEN)
         put_meta_record(out, ST_META_INFO_ID, text.data, text.len);
     st__growbuf_free(&text);

@@ -138,7 +138,7 @@ void st__ring_file_sync_names(void)
         if (n == 0)
             break;
         if (!opened && !have_desc) {
-            st__describe_process(&desc);
+            st__describe_process(&desc, false);
             have_desc = true;
         }
         batch.len = 0;

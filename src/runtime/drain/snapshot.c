@@ -125,7 +125,7 @@ static void put_head(struct st__growbuf *out)
 
     if (p)
         st__growbuf_commit(out, st_fmt_put_header(p));
-    st__describe_process(out);
+    st__describe_process(out, true);
     while (id < count) {
         uint32_t n = st__reg_names(id, names, count - id < 64 ? count - id : 64);
         if (n == 0)

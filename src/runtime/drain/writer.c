@@ -626,7 +626,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
     wt.mapped = 0;
     wt.piece_records = false;
     wt.len = wt.hdr = st_fmt_put_header(wt.stage);
-    st__describe_process(&desc);
+    st__describe_process(&desc, true);
     if (!desc.failed && desc.len <= STAGE_SIZE - wt.len) {
         memcpy(wt.stage + wt.len, desc.data, desc.len);
         wt.len = wt.hdr += desc.len;
