@@ -14,17 +14,6 @@
 /* Event IDs a declaration may have: the registry counts from 0; beyond this is garbage. */
 #define MAX_DECL_IDS (1u << 20)
 
-static char *copy_text(const char *text, size_t len)
-{
-    char *c = malloc(len + 1);
-
-    if (c) {
-        memcpy(c, text, len);
-        c[len] = '\0';
-    }
-    return c;
-}
-
 /* Sets the field key names in d to value (strings) or its number; unknown keys are skipped. */
 static void set_field(struct st_trace_description *d, const char *key, size_t klen, const char *value)
 {
@@ -86,13 +75,13 @@ static int parse_info(struct st__meta *m)
 
 int st__meta_set_info(struct st__meta *m, const char *text, size_t len)
 {
-    char *c = copy_text(text, len);
+    char *c = strndup(text, len);
 
     if (!c)
         return -ENOMEM;
     free(m->info);
     m->info = c;
-    m->info_len = len;
+    m->info_len = strlen(c); /* a NUL inside (a damaged file) ends the text */
     return parse_info(m);
 }
 
@@ -121,7 +110,7 @@ int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t 
         m->decls = d;
         m->ndecls = n;
     }
-    if (!(c = copy_text(text, len)))
+    if (!(c = strndup(text, len)))
         return -ENOMEM;
     free(m->decls[id]);
     m->decls[id] = c;
