@@ -19,6 +19,8 @@
  *            once (overwritten long before a scan): a snapshot still comes
  *   late     the same with the trigger's group registered only just before
  *            (the producer cannot tell the trigger's ID yet: a suspect)
+ *   exit     a child traces the trigger and exits at once, before a scan
+ *            could run: the snapshot is taken at exit, not lost
  *   churn    200 short-lived threads on 4K rings, snapshots between: the
  *            rings kept stay bounded, and held records, per-thread dropped
  *            counts and lost drops (freed rings) account for every event
@@ -410,6 +412,28 @@ static void part_trigger(void)
     is_int(dir_entries(test_dir), 1, "one trigger, one snapshot");
 }
 
+static void part_exit(void)
+{
+    char name[64];
+    struct snap s;
+    int status = -1;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        /* A 10 ms scan period is far longer than this child lives. */
+        if (st_configure("flight=" RING ",flight-trigger=fl_trig,fl_*", NULL, 0) < 0)
+            _exit(3);
+        test_trace_void(&fl_trig);
+        exit(0);
+    }
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child traced the trigger and exited");
+    snprintf(name, sizeof name, "snapshot-%ld-0", (long)pid);
+    ok(test_exists(name) && snap_read(&s, name) == 0 && s.trig == 1, "its snapshot %s was taken at exit, holding it",
+       name);
+    is_int(dir_entries(test_dir), 1, "one trigger, one snapshot");
+}
+
 static void part_monitor(void)
 {
     enum { NT = 2 };
@@ -760,6 +784,8 @@ int main(int argc, char **argv)
         part_late();
     else if (!strcmp(part, "churn"))
         part_churn();
+    else if (!strcmp(part, "exit"))
+        part_exit();
     else {
         fprintf(stderr, "unknown part %s\n", part);
         return 2;

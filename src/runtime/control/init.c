@@ -63,6 +63,7 @@ static void fork_child(void)
 
 static void at_exit(void)
 {
+    st__flight_exit();
     st__drain_exit();
     st__exit_report();
 }

@@ -72,6 +72,13 @@ void st__drain_fork_child(void);
 bool st__flight_mode(void);
 
 /*
+ * At exit, in flight mode: a snapshot the flight thread had no time to
+ * take (a trigger traced, or the signal raised, in the last few ms) is
+ * taken now, so a short run does not lose it without a word.
+ */
+void st__flight_exit(void);
+
+/*
  * Flight mode: writes every ring's records to path (NULL: snapshot-<pid>-<n>)
  * as a v4 trace (see snapshot.c for its dropped counts). 0, -EINVAL (not in
  * flight mode, "" path) or -errno of the file; a message in err.

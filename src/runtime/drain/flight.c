@@ -223,6 +223,23 @@ static void *flight_main(void *arg)
     return NULL;
 }
 
+void st__flight_exit(void)
+{
+    bool snap;
+    char err[256];
+
+    if (!thread_up)
+        return;
+    /* The flight thread may scan too: each trigger is claimed by one of us (trig_scan). */
+    snap = __atomic_exchange_n(&sig_pending, 0, __ATOMIC_RELAXED) != 0;
+    if (trig_name[0] && trig_reported())
+        snap = true;
+    if (trig_name[0] && trig_scan())
+        snap = true;
+    if (snap && st__snapshot_write(NULL, err, sizeof err) < 0)
+        st__diag("simpletrace", "snapshot at exit: %s", err);
+}
+
 /* Starts the flight thread; 0 or -errno. */
 static int thread_start(void)
 {
