@@ -120,7 +120,7 @@ def run(*argv, **kw):
 
 
 def main():
-    cli, demo, events_file, fixtures = sys.argv[1:5]
+    cli, demo, events_file, fixtures = (os.path.abspath(a) for a in sys.argv[1:5])
     tmp = tempfile.mkdtemp(prefix='st-selfdesc-')
     trace = os.path.join(tmp, 'demo.trace')
     env = dict(os.environ, SIMPLETRACE='enable=*,file=' + trace)
@@ -147,6 +147,20 @@ def main():
     j1, j2 = os.path.join(tmp, '1.json'), os.path.join(tmp, '2.json')
     e1, e2 = run(cli, 'export', '-o', j1, events_file, trace), run(cli, 'export', '-o', j2, trace)
     ok(e2.returncode == 0 and open(j1).read() == open(j2).read(), '`export TRACE` writes the same JSON', e2.stderr)
+    # A flight-recorder snapshot (taken at exit: the trigger is the last event) reads on its own too.
+    snapdir = os.path.join(tmp, 'flight')
+    os.mkdir(snapdir)
+    r = run(demo, '--workers', '2', '--jobs', '50', cwd=snapdir,
+            env=dict(os.environ, SIMPLETRACE='enable=*,flight=1M,flight-trigger=demo_stop'))
+    snaps = sorted(os.listdir(snapdir))
+    snap = os.path.join(snapdir, snaps[0]) if snaps else None
+    ok(r.returncode == 0 and len(snaps) == 1, 'flight-trigger on the last event: one snapshot (%s)' % snaps, r.stderr)
+    if snap:
+        p1, p2 = run(cli, 'print', events_file, snap), run(cli, 'print', snap)
+        ok(p2.returncode == 0 and p2.stdout == p1.stdout and 'demo_stop' in p2.stdout,
+           '`print SNAPSHOT` without trace-events prints what it prints with them', p2.stderr)
+    else:
+        ok(False, '`print SNAPSHOT` without trace-events (no snapshot)')
     qemu = os.path.join(fixtures, 'create_qcow2.bin')
     q = run(cli, 'print', qemu)
     ok(q.returncode == 1 and q.stdout == '' and 'carries no event declarations' in q.stderr
