@@ -30,7 +30,9 @@
  *   cmdline=ARG ARG ...      the command line, arguments escaped (spaces too)
  *   host=TEXT                host name
  *   clock=tsc|monotonic      how timestamps were taken; both are
- *                            CLOCK_MONOTONIC nanoseconds in the records
+ *         |realtime          CLOCK_MONOTONIC nanoseconds in the records;
+ *                            realtime (the SystemTap simpletrace script):
+ *                            CLOCK_REALTIME ns, anchor_mono_ns = anchor_real_ns
  *   tsc_hz=N                 TSC frequency used to convert (clock=tsc only)
  *   anchor_mono_ns=N         CLOCK_MONOTONIC and CLOCK_REALTIME, taken
  *   anchor_real_ns=N         together when the file started: wall time of a

@@ -23,12 +23,19 @@
  * "(null)" for NULL. Argument names that are SystemTap keywords get a
  * trailing underscore.
  */
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <simpletrace/version.h>
+
 #include "gen.h"
+#include "meta_format.h"
+#include "trace_format.h"
 
 #define STAP_STRLEN 512 /* bytes read for a string argument, as the simple backend's limit */
+#define STAP_DECL_MAX 500 /* longest declaration written: SystemTap's strings hold 512 bytes by default */
 
 static const char *const stap_keywords[] = {
     "break", "catch", "continue", "delete", "else", "for", "foreach", "function", "global", "if",
@@ -258,10 +265,44 @@ static void emit_record_length(struct st_out *out, const struct st_event_decl *e
             st_out_printf(out, " + st__len_%s", ev->args[a].name);
 }
 
+/*
+ * The event's trace-events line (meta_format.h's declaration), as it is
+ * written: ASCII, a byte outside it as an octal escape (only the format
+ * can hold one).
+ */
+static void decl_line(struct st_out *line, const struct st_event_decl *ev)
+{
+    st_out_printf(line, "%s%s(", ev->disabled ? "disable " : "", ev->name);
+    for (unsigned a = 0; a < ev->nargs; a++)
+        st_out_printf(line, "%s%s%s%s", a ? ", " : "", ev->args[a].type,
+                      ev->args[a].type[strlen(ev->args[a].type) - 1] == '*' ? "" : " ", ev->args[a].name);
+    st_out_printf(line, "%s)", ev->nargs ? "" : "void");
+    if (ev->fmt) {
+        st_out_printf(line, " ");
+        for (const unsigned char *c = (const unsigned char *)ev->fmt; *c; c++)
+            st_out_printf(line, c[0] < 0x20 || c[0] > 0x7e ? "\\%03o" : "%c", c[0]);
+    }
+}
+
+/* len bytes of s as a SystemTap string literal's body: backslashes and quotes escaped (and %, in a format: percent). */
+static void stap_string(struct st_out *out, const char *s, size_t len, bool percent)
+{
+    for (size_t i = 0; i < len; i++)
+        st_out_printf(out, s[i] == '\\' || s[i] == '"' ? "\\%c" : s[i] == '%' && percent ? "%%%%" : "%c", s[i]);
+}
+
 static void emit_simpletrace_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
 {
+    struct st_out line = {0};
+
+    decl_line(&line, ev);
     st_out_printf(out, "\nprobe %s.simpletrace.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
-    st_out_printf(out, "    st__id = st__map_event(\"%s\")\n", ev->name);
+    st_out_printf(out, "    st__id = st__map_event(\"%s\", \"", ev->name);
+    /* SystemTap cuts strings at MAXSTRINGLEN (512): a longer declaration is left out, not cut. */
+    if (!line.text.failed && line.text.len < STAP_DECL_MAX)
+        stap_string(out, (const char *)line.text.data, line.text.len, false);
+    st_out_printf(out, "\")\n");
+    st_out_free(&line);
     for (unsigned a = 0; a < ev->nargs; a++) {
         const struct st_arg *arg = &ev->args[a];
         if (arg->kind != ST_ARG_STRING)
@@ -291,6 +332,27 @@ static void emit_simpletrace_event(struct st_out *out, const struct st_gen *gen,
     st_out_printf(out, ")\n}\n");
 }
 
+/*
+ * The description's keys after its first line, as a SystemTap sprintf
+ * format: what the script knows (the traced binary, the clock); each
+ * process's pid is in its records' pid field (tid()).
+ */
+static void emit_description_keys(struct st_out *out, const struct st_gen *gen)
+{
+    const char *binary = gen->opt->binary ? gen->opt->binary : "";
+    const char *base = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
+    char value[3 * 4096 + 1];
+
+    st_out_printf(out, "version=%s\\n", SIMPLETRACE_VERSION_STRING);
+    st_meta_escape(value, sizeof value, base, strlen(base));
+    st_out_printf(out, "program=");
+    stap_string(out, value, strlen(value), true);
+    st_meta_escape(value, sizeof value, binary, strlen(binary));
+    st_out_printf(out, "\\nexe=");
+    stap_string(out, value, strlen(value), true);
+    st_out_printf(out, "\\nclock=realtime\\nanchor_mono_ns=%%d\\nanchor_real_ns=%%d\\n");
+}
+
 void st_gen_emit_simpletrace_stp(struct st_out *out, const struct st_gen *gen)
 {
     st_gen_emit_banner(out, gen);
@@ -298,17 +360,29 @@ void st_gen_emit_simpletrace_stp(struct st_out *out, const struct st_gen *gen)
                   "\n/* Event name -> ID in this output, assigned at first use. */\n"
                   "global st__ids\n"
                   "global st__next_id\n"
-                  "\n/* The ID of name; writes its mapping record when it is new. */\n"
-                  "function st__map_event:long(name:string)\n{\n"
+                  "\n/* The ID of name; writes its mapping record, and its declaration (decl, if any), when it is new. */\n"
+                  "function st__map_event:long(name:string, decl:string)\n{\n"
                   "    if (!(name in st__ids)) {\n"
                   "        st__ids[name] = st__next_id\n"
-                  "        printf(\"%%8b%%8b%%4b%%s\", 0, st__next_id, strlen(name), name)\n"
+                  "        printf(\"%%8b%%8b%%4b%%s\", %d, st__next_id, strlen(name), name)\n"
+                  "        if (decl != \"\")\n"
+                  "            printf(\"%%8b%%8b%%4b%%s\", %d, 0x%" PRIx64 " + st__next_id, strlen(decl), decl)\n"
                   "        st__next_id++\n"
                   "    }\n"
                   "    return st__ids[name]\n}\n"
-                  "\n/* The simpletrace v4 header: ID, magic, version. */\n"
+                  "\n/*\n * The simpletrace v4 header (ID, magic, version), then the description\n"
+                  " * (meta_format.h): timestamps are gettimeofday_ns(), CLOCK_REALTIME, so\n"
+                  " * the anchor is one instant of that clock twice.\n */\n"
                   "probe begin\n{\n"
-                  "    printf(\"%%8b%%8b%%8b\", 0xffffffffffffffff, 0xf2b177cb0aa429b4, 4)\n}\n");
+                  "    printf(\"%%8b%%8b%%8b\", 0x%" PRIx64 ", 0x%" PRIx64 ", %d)\n"
+                  "    st__now = gettimeofday_ns()\n"
+                  "    st__desc = sprintf(\"%s",
+                  ST_RECORD_TYPE_MAPPING, ST_RECORD_TYPE_MAPPING, ST_META_DECL_BASE, ST_HEADER_EVENT_ID, ST_HEADER_MAGIC,
+                  ST_FORMAT_VERSION, "simpletrace=1\\n");
+    emit_description_keys(out, gen);
+    st_out_printf(out, "\", st__now, st__now)\n"
+                  "    printf(\"%%8b%%8b%%4b%%s\", %d, 0x%" PRIx64 ", strlen(st__desc), st__desc)\n}\n",
+                  ST_RECORD_TYPE_MAPPING, ST_META_INFO_ID);
     for (size_t i = 0; i < gen->events->count; i++)
         if (st_gen_event_compiled_in(gen, &gen->events->events[i]))
             emit_simpletrace_event(out, gen, &gen->events->events[i]);

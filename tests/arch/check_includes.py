@@ -16,7 +16,7 @@ ALLOWED = {
     'format': set(),
     'common': set(),
     'events': {'format', 'common'},
-    'gen': {'events', 'common'},
+    'gen': {'events', 'format', 'common'},
     'runtime/core': {'format', 'common'},
     'runtime/backends': {'runtime/core', 'common'},
     'runtime/drain': {'runtime/core', 'format', 'common'},

@@ -129,4 +129,10 @@ check "simpletrace-stp: mapping record (type 0, id, length, name) at first use" 
 check "simpletrace-stp: be_values record: type 1, id, time, length, tid, 7 u64 and a string" \
   grep -q 'printf("%8b%8b%8b%4b%4b%8b%8b%8b%8b%8b%8b%8b%4b%.\*s",' "$s"
 check "simpletrace-stp: be_values length = 24 + 7 * 8 + 4 + string" grep -q '1, st__id, gettimeofday_ns(), 84 + st__len_s, tid()' "$s"
+check "simpletrace-stp: the description after the header (ID 0xffffffffffffff00, realtime anchor)" \
+  grep -q 'printf("%8b%8b%4b%s", 0, 0xffffffffffffff00, strlen(st__desc), st__desc)' "$s"
+check "simpletrace-stp: a declaration right after each mapping (ID 0xfffffffe00000000 + id)" \
+  grep -q 'printf("%8b%8b%4b%s", 0, 0xfffffffe00000000 + st__next_id, strlen(decl), decl)' "$s"
+check "simpletrace-stp: be_values's declaration is its trace-events line" \
+  grep -q 'st__map_event("be_values", "be_values(' "$s"
 finish
