@@ -156,6 +156,38 @@ static void test_reader_view(void)
     st_catalog_free(cat);
 }
 
+/* A fork child's own file describes the child and reads without trace-events. */
+static void test_fork_child(void)
+{
+    char cfg[1024], child_file[1100], info[4096], v[64], want[32];
+    struct st_catalog *cat = NULL;
+    struct v4_decoder d;
+    int status = -1;
+    pid_t pid;
+
+    snprintf(cfg, sizeof cfg, "desc_*,file=%s", test_path("fk.trace"));
+    is_int(st_configure(cfg, NULL, 0), 0, "configure a file, then fork");
+    test_trace_i(&ev_num, 1);
+    pid = fork();
+    if (pid == 0) {
+        test_trace_i(&ev_num, 2);
+        exit(0);
+    }
+    waitpid(pid, &status, 0);
+    st_trace_file_set_enabled(false);
+    snprintf(child_file, sizeof child_file, "%s-%ld", test_path("fk.trace"), (long)pid);
+    if (!ok(WIFEXITED(status) && decode(child_file, &d, info, sizeof info) == 0, "the child's file %s decodes",
+            child_file))
+        return;
+    snprintf(want, sizeof want, "%ld", (long)pid);
+    is_str(value_of(info, "pid", v, sizeof v), want, "its description names the child");
+    is_u64(d.sum.declarations, d.sum.mappings, "a declaration for every mapping");
+    v4_decoder_free(&d);
+    ok(st_catalog_load_trace(&cat, child_file, NULL, NULL, 0) == 0 && st_catalog_count(cat) == 3,
+       "its declarations make the catalog");
+    st_catalog_free(cat);
+}
+
 /* Every rotated piece reads on its own: description and declarations too. */
 static void test_pieces(void)
 {
@@ -190,6 +222,7 @@ int main(void)
     test_trace_file();
     test_declarations();
     test_reader_view();
+    test_fork_child();
     test_pieces();
     return done_testing();
 }
