@@ -143,9 +143,9 @@ struct anchor_sync {
 static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct st_formatter *f)
 {
     struct st_trace_description d = {.struct_size = sizeof d};
-    const char *piece = st_reader_name(t->r);
+    const char *piece;
 
-    if (!a->needed || piece == a->piece)
+    if (!a->needed || (piece = st_reader_name(t->r)) == a->piece)
         return 0;
     a->piece = piece;
     if (st_reader_description(t->r, &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns)) {
@@ -172,7 +172,7 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
     for (;;) {
         int ret = st_reader_next(r, &rec);
         if (ret == 1) {
-            if (sync_anchor(anchor, t, f))
+            if (anchor->needed && sync_anchor(anchor, t, f)) /* the default text needs no anchor: no call */
                 return 1;
             if (!origin_set) {
                 uint64_t origin;
