@@ -26,7 +26,11 @@ extern "C" {
  * `[enable=]PATTERN`, `events=FILE`, `file=PATH` (PATH may hold %p pid, %e
  * program name, %h host name, %t start time, %% a literal %, expanded when
  * the file opens; another %x is -EINVAL; a file another process has locked
- * is left alone and PATH-<pid> written instead), plus simpletrace's own
+ * is left alone and PATH-<pid> written instead), `dir=DIR` (each process,
+ * fork children included, writes DIR/PROGRAM-PID.trace, %e-%p.trace; DIR
+ * made 0700 when missing; with file=F, DIR/F; -ENOTDIR/-EACCES/-ENOENT
+ * when DIR is not a writable directory, -EINVAL for an absolute file=
+ * with it), plus simpletrace's own
  * keys (see README): `bufsize=N[K|M|G]` (buffers of threads that start
  * tracing later), `log-prefix=on|off`, `clock=tsc|monotonic`,
  * `crash=DIR` (rings of threads that start tracing later live in files in
@@ -34,7 +38,7 @@ extern "C" {
  * traced; -ENOTDIR/-EACCES/-ENOENT when DIR is not a writable directory),
  * `flight=N[K|M|G]` (flight recorder: per-thread rings that keep the newest
  * records, no trace file, see st_trace_snapshot; -EINVAL with file=,
- * crash= or bufsize=, -EBUSY after tracing started),
+ * dir=, crash= or bufsize=, -EBUSY after tracing started),
  * `flight-signal=SIG` (that signal takes a snapshot) and `flight-trigger=EVENT`
  * (tracing that event takes one, within ~10 ms), `rotate=N[K|M|G]|off` (the
  * trace file in pieces FILE, FILE.1, FILE.2, ... of at most N bytes, N >= 64K,

@@ -26,6 +26,7 @@
 #include <simpletrace/api.h>
 
 #include "diag.h"
+#include "dir_ready.h"
 #include "registry.h"
 #include "ring.h"
 #include "ring_file.h"
@@ -270,7 +271,7 @@ static int ring_prepare(void *state, const struct st__cfg_view *view, char *err,
 
     if ((ret = check_flight(c, view, err, errlen)) < 0)
         return ret;
-    if (c->crash && (ret = st__ring_file_ready_dir(c->crash, &c->crash_created, err, errlen)) < 0)
+    if (c->crash && (ret = st__dir_ready("crash", c->crash, &c->crash_created, err, errlen)) < 0)
         return ret;
     if (c->clock_tsc == 1 && !st__ts_tsc_available()) {
         st__errmsg(err, errlen, "clock=tsc: this machine has no invariant TSC");

@@ -41,32 +41,6 @@ bool st__ring_file_on(void)
     return __atomic_load_n(&crash_flag, __ATOMIC_RELAXED) != 0;
 }
 
-int st__ring_file_ready_dir(const char *dir, bool *created, char *err, size_t errlen)
-{
-    struct stat st;
-    int e = 0;
-
-    *created = false;
-    if (!*dir)
-        return 0;
-    if (strlen(dir) > PATH_MAX - 64)
-        e = -ENAMETOOLONG;
-    /* mkdir, not stat then mkdir: another process making it meanwhile is EEXIST, then checked. */
-    else if (mkdir(dir, 0700) == 0)
-        *created = true;
-    else if (errno != EEXIST)
-        e = -errno;
-    else if (stat(dir, &st) != 0)
-        e = -errno;
-    else if (!S_ISDIR(st.st_mode))
-        e = -ENOTDIR;
-    else if (access(dir, W_OK | X_OK) != 0)
-        e = -errno;
-    if (e < 0)
-        st__errmsg(err, errlen, "crash=%s: %s", dir, st_strerror(e));
-    return e;
-}
-
 void st__ring_file_set_dir(const char *dir)
 {
     pthread_mutex_lock(&crash_lock);

@@ -19,13 +19,6 @@ struct st_ring;
 /* True when crash=DIR is set (rings created from now on are file-backed). */
 bool st__ring_file_on(void);
 
-/*
- * Makes DIR ready for crash=: a writable directory, created (0700, the last
- * component only, as file= creates its file) when missing; *created tells
- * whether this call made it. 0, or -errno (message in err).
- */
-int st__ring_file_ready_dir(const char *dir, bool *created, char *err, size_t errlen);
-
 /* Sets DIR (already checked); "" turns crash mode off for new rings. */
 void st__ring_file_set_dir(const char *dir);
 

@@ -4,23 +4,34 @@
  *   file=PATH            the trace file (last one wins; a later option
  *                        without file= keeps it, where QEMU resets it);
  *                        %p, %e, %h, %t, %% expand when it opens (name_template.h)
+ *   dir=DIR              each process's file is DIR/PROGRAM-PID.trace (%e-%p.trace;
+ *                        with file=F, DIR/F); DIR expands as a template, now, is
+ *                        made 0700 when missing and made absolute, so that fork
+ *                        children (which re-expand %p) and a daemon that chdir()s
+ *                        write there too
  *   rotate=N[K|M|G]|off  the file in pieces of at most N bytes (N >= 64K; writer.c)
  *   rotate-keep=N        keep only the newest N pieces; 0 all
  *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
  *   flight-trigger=EVENT flight mode: tracing this event takes one
  *
- * Any QEMU item (a pattern, events=, file=) turns the trace file on and
+ * Any QEMU item (a pattern, events=, file=) and dir= turn the trace file on and
  * opens it in prepare, without truncating it; an unwritable file= is an
  * error (QEMU ignores it silently). Flight mode has no trace file: there
  * patterns only enable events.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <simpletrace/api.h>
 
 #include "config_core.h"
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
 #include "name_template.h"
@@ -29,8 +40,15 @@
 /* Smallest rotate=SIZE: a piece must hold its header, mappings and some records. */
 #define ROTATE_MIN ((uint64_t)64 << 10)
 
+/* dir=: the name of each process's file in DIR, unique per process and telling whose it is. */
+#define DIR_FILE "%e-%p.trace"
+
 struct drain_cfg {
     const char *file;       /* file=, or NULL */
+    const char *dir;        /* dir=, or NULL */
+    bool dir_created;       /* prepare made dir_made: abort removes it */
+    char dir_made[PATH_MAX]; /* dir= expanded */
+    char tmpl[4096];        /* dir=: the file's template, DIR (absolute, '%' doubled) / file= or DIR_FILE */
     int64_t rotate;         /* rotate=: -1 unchanged, 0 off, or the piece size */
     long rotate_keep;       /* rotate-keep=: -1 unchanged */
     struct st__file_prep prep;
@@ -52,6 +70,22 @@ static int parse_file(void *state, const char *v, char *err, size_t errlen)
         return -EINVAL;
     }
     ((struct drain_cfg *)state)->file = v;
+    return 0;
+}
+
+static int parse_dir(void *state, const char *v, char *err, size_t errlen)
+{
+    char why[160];
+
+    if (!*v) {
+        st__errmsg(err, errlen, "dir=: empty path");
+        return -EINVAL;
+    }
+    if (st__name_check(v, why, sizeof why) < 0) {
+        st__errmsg(err, errlen, "invalid dir '%.200s': %s", v, why);
+        return -EINVAL;
+    }
+    ((struct drain_cfg *)state)->dir = v;
     return 0;
 }
 
@@ -129,8 +163,9 @@ static int check_flight(const struct drain_cfg *c, const struct st__cfg_view *vi
         }
         return 0;
     }
-    if (c->file)
-        why = "flight= (flight recorder) and file= exclude each other";
+    if (c->file || c->dir)
+        why = c->file ? "flight= (flight recorder) and file= exclude each other"
+                      : "flight= (flight recorder) and dir= exclude each other";
     else if (c->rotate > 0 || c->rotate_keep > 0)
         why = "rotate= in flight mode: there is no trace file to rotate";
     else if (rc && rc->flight && st__file_in_use())
@@ -138,6 +173,59 @@ static int check_flight(const struct drain_cfg *c, const struct st__cfg_view *vi
     if (why)
         st__errmsg(err, errlen, "%s", why);
     return why ? -EINVAL : 0;
+}
+
+/* Appends s to buf (len bytes, *n used), '%' doubled when escape: false when it does not fit. */
+static bool append(char *buf, size_t len, size_t *n, const char *s, bool escape)
+{
+    for (; *s; s++) {
+        size_t k = escape && *s == '%' ? 2 : 1;
+        if (*n + k >= len)
+            return false;
+        buf[(*n)++] = *s;
+        if (k == 2)
+            buf[(*n)++] = '%';
+    }
+    buf[*n] = '\0';
+    return true;
+}
+
+/*
+ * dir=: makes DIR (expanded for this process now, so that a fork child
+ * writes in its parent's DIR) and sets c->tmpl to the file's template in
+ * it, DIR made absolute so that a chdir() later (a daemon's, before it
+ * forks) cannot move the children's files elsewhere. 0, or -errno with a
+ * message; abort removes a DIR made here.
+ */
+static int prepare_dir(struct drain_cfg *c, char *err, size_t errlen)
+{
+    char why[160], abs[PATH_MAX];
+    size_t n = 0;
+    int r;
+
+    if (c->file && c->file[0] == '/') {
+        st__errmsg(err, errlen, "file=%.200s with dir=%.200s: with dir=, file= names a file inside DIR", c->file,
+                   c->dir);
+        return -EINVAL;
+    }
+    if ((r = st__file_expand(c->dir, c->dir_made, sizeof c->dir_made, why, sizeof why)) < 0) {
+        st__errmsg(err, errlen, "invalid dir '%.200s': %s", c->dir, why);
+        return r;
+    }
+    if ((r = st__dir_ready("dir", c->dir_made, &c->dir_created, err, errlen)) < 0)
+        return r;
+    if (!realpath(c->dir_made, abs)) {
+        r = -errno;
+        st__errmsg(err, errlen, "dir=%.200s: %s", c->dir_made, st_strerror(r));
+        return r;
+    }
+    if (!append(c->tmpl, sizeof c->tmpl, &n, abs, true) || !append(c->tmpl, sizeof c->tmpl, &n, "/", false) ||
+        !append(c->tmpl, sizeof c->tmpl, &n, c->file ? c->file : DIR_FILE, false)) {
+        st__errmsg(err, errlen, "dir=%.200s: the trace file's name in it is longer than %zu bytes", c->dir_made,
+                   sizeof c->tmpl - 1);
+        return -ENAMETOOLONG;
+    }
+    return 0;
 }
 
 static int drain_prepare(void *state, const struct st__cfg_view *view, char *err, size_t errlen)
@@ -150,7 +238,9 @@ static int drain_prepare(void *state, const struct st__cfg_view *view, char *err
     if ((ret = check_flight(c, view, err, errlen)) < 0)
         return ret;
     if (view->opens_file && !st__ring_cfg_flight(view)) {
-        if ((ret = st__file_prepare(c->file, &c->prep, err, errlen)) < 0)
+        if (c->dir && (ret = prepare_dir(c, err, errlen)) < 0)
+            return ret;
+        if ((ret = st__file_prepare(c->dir ? c->tmpl : c->file, &c->prep, err, errlen)) < 0)
             return ret;
         c->opened = true;
     }
@@ -178,6 +268,9 @@ static void drain_abort(void *state)
     if (c->opened)
         st__file_abort(&c->prep);
     c->opened = false;
+    if (c->dir_created)
+        rmdir(c->dir_made); /* after the file prepared in it went: nothing else was written there */
+    c->dir_created = false;
     if (c->locked)
         st__file_unlock();
     c->locked = false;
@@ -185,6 +278,7 @@ static void drain_abort(void *state)
 
 static const struct st__cfg_key drain_keys[] = {
     {"file", true, parse_file},
+    {"dir", true, parse_dir},
     {"rotate", false, parse_rotate},
     {"rotate-keep", false, parse_keep},
     {"flight-signal", false, parse_signal},

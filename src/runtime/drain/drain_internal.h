@@ -87,6 +87,9 @@ size_t st__current_name(char *buf, size_t len);
 
 /* --- trace-file control (tracefile.c), with file_lock held ------------------ */
 
+/* Expands a name template ("" for the default) for this process. 0, -EINVAL or -ENAMETOOLONG (message in err). */
+int st__file_expand(const char *tmpl, char *buf, size_t len, char *err, size_t errlen);
+
 void st__file_lock(void);
 void st__file_unlock(void);
 

@@ -84,8 +84,7 @@ void st__file_unlock(void)
     pthread_mutex_unlock(&file_lock);
 }
 
-/* Expands a name template ("" for the default) for this process. 0, -EINVAL or -ENAMETOOLONG (message in err). */
-static int expand_name(const char *tmpl, char *buf, size_t len, char *err, size_t errlen)
+int st__file_expand(const char *tmpl, char *buf, size_t len, char *err, size_t errlen)
 {
     struct st__name_vars v;
 
@@ -100,7 +99,7 @@ static int current_base(char *buf, size_t len, char *err, size_t errlen)
         snprintf(buf, len, "%s", st__ws.name);
         return 0;
     }
-    return expand_name(st__ws.tmpl, buf, len, err, errlen);
+    return st__file_expand(st__ws.tmpl, buf, len, err, errlen);
 }
 
 void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k)
@@ -280,7 +279,7 @@ static int prepared_name(const char *path, struct st__file_prep *p, char *err, s
             return -ENAMETOOLONG;
         }
         snprintf(p->tmpl, sizeof p->tmpl, "%s", path);
-        r = expand_name(path, p->path, sizeof p->path, why, sizeof why);
+        r = st__file_expand(path, p->path, sizeof p->path, why, sizeof why);
     } else {
         r = current_base(p->path, sizeof p->path, why, sizeof why);
     }
@@ -537,7 +536,7 @@ int st__file_set_name(const char *path)
         return -EINVAL;
     if (path && strlen(path) >= sizeof st__ws.tmpl)
         return -ENAMETOOLONG;
-    if (path && (r = expand_name(path, name, sizeof name, NULL, 0)) < 0)
+    if (path && (r = st__file_expand(path, name, sizeof name, NULL, 0)) < 0)
         return r; /* a bad placeholder, or too long expanded: nothing changes */
     st__file_lock();
     pthread_mutex_lock(&st__wr_lock);
