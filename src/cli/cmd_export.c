@@ -349,6 +349,13 @@ int st_cmd_export(int argc, char **argv)
     struct cli_trace t;
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
+    if (o.in.ntraces > 1) {
+        /* Each process needs its own pid and thread tracks: not done yet, and never guessed. */
+        fprintf(stderr, PROG ": several traces (%zu) cannot be exported together yet: export each one\n",
+                o.in.ntraces);
+        cli_input_free(&o.in);
+        return 1;
+    }
     if ((status = cli_trace_open("export", &o.in, &t)) == 0)
         status = run(&o, &t);
     cli_trace_close(&t);
