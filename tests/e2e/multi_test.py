@@ -102,11 +102,21 @@ def demo_processes(cli, demo, tmp):
     ok(r.returncode == 1 and 'several traces' in r.stderr, 'export says it cannot take several traces yet', r.stderr)
 
 
-def v4_trace(path, mappings, events):
-    """A v4 file: header, mapping records (id, name), event records (id, ts, pid, payload)."""
+DECL_BASE = 0xFFFFFFFE00000000
+INFO_ID = 0xFFFFFFFFFFFFFF00
+
+
+def v4_trace(path, mappings, events, decls=None, pid=None, program='p'):
+    """A v4 file: header, [description], mapping records (id, name) [each with its declaration
+    from decls: name -> trace-events line], event records (id, ts, pid, payload)."""
     b = struct.pack('<QQQ', 0xFFFFFFFFFFFFFFFF, 0xF2B177CB0AA429B4, 4)
+    if pid is not None:
+        info = ('simpletrace=1\npid=%d\nprogram=%s\n' % (pid, program)).encode()
+        b += struct.pack('<QQI', 0, INFO_ID, len(info)) + info
     for i, name in mappings:
         b += struct.pack('<QQI', 0, i, len(name)) + name.encode()
+        if decls:
+            b += struct.pack('<QQI', 0, DECL_BASE + i, len(decls[name])) + decls[name].encode()
     for i, ts, pid, payload in events:
         b += struct.pack('<QQQII', 1, i, ts, 24 + len(payload), pid) + payload
     with open(path, 'wb') as f:
@@ -132,6 +142,37 @@ def overlapping_ids(cli, tmp):
     r = run(cli, 'print', '--format=json', events, b, a)
     got = [(x['timestamp_ns'], x['pid']) for x in json_lines(r.stdout)] if r.returncode == 0 else []
     ok(got[2:] == [(300, 8), (300, 7)], 'the tie follows the order the inputs are given', '%s' % got)
+
+
+def embedded_union(cli, tmp):
+    num = lambda v: struct.pack('<Q', v)
+    decls = {'ev_num': 'ev_num(uint64_t x) "x %" PRIu64', 'ev_str': 'ev_str(const char *s) "s %s"'}
+    d = os.path.join(tmp, 'many')
+    os.mkdir(d)
+    for i in range(64):  # inputs with IDs in two orders, each its own process
+        maps = [(0, 'ev_num'), (1, 'ev_str')] if i % 2 else [(1, 'ev_num'), (0, 'ev_str')]
+        v4_trace(os.path.join(d, 'p%02d.trace' % i), maps,
+                 [(maps[0][0], 1000 - i, 5000 + i, num(i)), (maps[0][0], 2000 + i, 5000 + i, num(i))],
+                 decls, pid=5000 + i, program='prog%d' % i)
+    r = run(cli, 'print', '--format=json', d)
+    recs = json_lines(r.stdout) if r.returncode == 0 else []
+    ok(r.returncode == 0 and len(recs) == 128, '64 inputs read as one without trace-events files', r.stderr)
+    ok(all(x['name'] == 'ev_num' and x['args']['x'] == x['process']['input'] == x['pid'] - 5000 and
+           x['process']['program'] == 'prog%d' % x['process']['input'] for x in recs),
+       'each record decoded with its input\'s declarations and named after its process')
+    ok([x['timestamp_ns'] for x in recs] == sorted(x['timestamp_ns'] for x in recs), '64 inputs in timestamp order')
+    r = run(cli, 'print', '--from=63ns', '--to=1063ns', d)  # origin 937: ts 1000 and 2000
+    ok(r.returncode == 0 and len(r.stdout.splitlines()) == 2,
+       '--from/--to count from the earliest first record of all inputs', r.stdout + r.stderr)
+    r = run(cli, 'print', '--pid=5007', d)
+    ok(r.returncode == 0 and len(r.stdout.splitlines()) == 2 and 'prog7[5007]' in r.stdout,
+       '--pid keeps the process that input describes', r.stdout + r.stderr)
+    other = os.path.join(tmp, 'other.trace')
+    v4_trace(other, [(0, 'ev_num')], [(0, 1, 9, num(1))], {'ev_num': 'ev_num(int x) "x %d"'}, pid=9)
+    first = os.path.join(d, 'p00.trace')
+    r = run(cli, 'print', first, other)
+    ok(r.returncode == 1 and "'ev_num'" in r.stderr and first in r.stderr and other in r.stderr,
+       'one event declared differently in two inputs: an error naming both files', r.stderr)
 
 
 def qemu_fixtures(cli, fixtures):
@@ -161,6 +202,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         demo_processes(cli, demo, tmp)
         overlapping_ids(cli, tmp)
+        embedded_union(cli, tmp)
     qemu_fixtures(cli, fixtures)
     print('1..%d' % n)
     return 1 if failed else 0
