@@ -204,6 +204,9 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
     int i = first;
     while (i < argc - 1 && events_operand(argv[i]))
         i++;
+    /* The last operand is no trace (operands swapped?): one trace, so the messages say what is wrong with it. */
+    if (events_operand(argv[argc - 1]))
+        i = argc - 1;
     in->events_files = (const char **)(argv + first);
     in->nevents_files = (size_t)(i - first);
     if (argc - first == 1 && cli_is_events_file(argv[first]))

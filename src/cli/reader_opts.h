@@ -72,7 +72,9 @@ bool cli_is_events_file(const char *path);
  * operand is always a trace), then traces and directories (each regular
  * file in one that starts with a trace header, by name; FILE.N with FILE
  * read as its pieces). Without trace-events files the traces' own
- * declarations are read. Checked against the options (--rotated needs a
+ * declarations are read. When the last operand is no trace either (a
+ * text file: the operands swapped?), it alone is the trace, as before
+ * several were read. Checked against the options (--rotated needs a
  * path). 0, or 1/2 after an error/usage error.
  */
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in);
