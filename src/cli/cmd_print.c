@@ -248,8 +248,10 @@ int st_cmd_print(int argc, char **argv)
     o.fmt.struct_size = sizeof o.fmt;
     o.fmt.out = stdout;
     int status = parse_args(argc, argv, &o);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_input_free(&o.in); /* the traces found before a later usage error */
         return status;
+    }
 
     struct cli_trace t;
     struct st_formatter *f = NULL;

@@ -327,8 +327,10 @@ int st_cmd_stats(int argc, char **argv)
     memset(&o, 0, sizeof o);
     cli_input_init(&o.in);
     int status = parse_args(argc, argv, &o);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_input_free(&o.in); /* the traces found before a later usage error */
         return status;
+    }
 
     struct cli_trace tr;
     struct event_stats *es = NULL;
