@@ -255,6 +255,10 @@ struct st_record {
     uint64_t offset;                   /* byte offset of the record in the file */
     unsigned nargs;                    /* event->nargs */
     struct st_value args[ST_READER_MAX_ARGS];
+    /* Added in 0.3 (st_reader_open_many): */
+    unsigned input;                    /* index of the input that holds the record (0 for one trace) */
+    uint32_t process_pid;              /* the writing process, from its trace's description; 0 unknown */
+    const char *process_program;       /* its program name (NUL-terminated), "" when not recorded */
 };
 
 /*
@@ -294,6 +298,63 @@ struct st_reader_counters {
  */
 ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
                           const struct st_reader_options *opts, struct st_reader_error *err);
+
+/* --- several traces as one ------------------------------------------------
+ *
+ * st_reader_open_many() reads several traces (one per process, say) as one
+ * stream of records merged by timestamp:
+ *   - each input is read by a reader of its own (its own mapping IDs,
+ *     format version and byte order: the same event ID in two inputs may
+ *     mean two events); every input decodes with the one catalog;
+ *   - records come in non-decreasing timestamp order; equal timestamps
+ *     come in input order, and within an input in file order, so the
+ *     output is the same every time. Inputs are taken as they are: a
+ *     file whose own timestamps go back stays out of order where it does;
+ *   - rec->input, rec->process_pid and rec->process_program say which input
+ *     and process a record comes from; st_reader_input() gives the reader of
+ *     input i (its name, description and counters);
+ *   - the record returned stays valid until the next call: its input is
+ *     read further only then;
+ *   - filters apply to every record as in one trace; --from/--to count
+ *     from the origin, the earliest first record of all inputs;
+ *     filter_pid selects the inputs whose description names that process;
+ *   - counters sum over the inputs; st_reader_name(), st_reader_version(),
+ *     st_reader_byte_swapped() and st_reader_description() are those of
+ *     the input of the last record returned (or of the error);
+ *   - an error in an input is the merged reader's error: its offset and
+ *     record number are the input's, st_reader_format_error() names the input.
+ * Memory: one read buffer per input, of buffer_size bytes when given, else
+ * 1 MiB for up to 8 inputs and less for more (at least 256 KiB each).
+ */
+
+/*
+ * Opens the n traces at paths[0..n-1] as one reader (above) into *out.
+ * With ST_READER_ROTATED each path is read with its pieces, as
+ * st_reader_open() does. cat NULL: the catalog is the union of the
+ * declarations the inputs carry (by name; read from each input first, and
+ * owned by the reader: st_reader_catalog()); an input without any is
+ * -ENODATA naming it unless ST_READER_UNDECLARED. Nothing else is read
+ * yet. Returns 0, or in err (its message names the file):
+ *   -EINVAL   no inputs, "-" among them, ST_READER_FOLLOW, bad options, or
+ *             one file given twice (same device and inode, pieces included)
+ *   -EBADMSG  cat NULL, and two inputs declare one event name differently
+ *   -ENODATA  cat NULL, and an input carries no declarations
+ *   -ENOMEM or -errno (open(), stat(), reading declarations)
+ * The paths are copied. st_reader_close() closes every input.
+ */
+ST_API int st_reader_open_many(struct st_reader **out, const char *const *paths, size_t n,
+                               const struct st_catalog *cat, const struct st_reader_options *opts,
+                               struct st_reader_error *err);
+
+/* Number of inputs: n for st_reader_open_many(), 1 for every other reader. */
+ST_API size_t st_reader_input_count(const struct st_reader *r);
+
+/*
+ * The reader of input i (owned by r; r itself for a one-trace reader, and
+ * i 0), for st_reader_name(), st_reader_description(),
+ * st_reader_get_counters(); NULL when i is out of range. Never read from it.
+ */
+ST_API const struct st_reader *st_reader_input(const struct st_reader *r, size_t i);
 
 /*
  * The declarations a trace carries (simpletrace writes them into every file
@@ -481,6 +542,10 @@ struct st_formatter_options {
     enum st_output_format format;
     enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns (and wall_time with an anchor) */
     FILE *out;                         /* where st_formatter_flush() writes; NULL discards */
+    bool show_process;                 /* added in 0.3: name each record's process (several inputs):
+                                          text "NAME PROGRAM[PID] DELTA pid=TID ...", "input#N" for an
+                                          input without a description; JSON "process":{"input":N,
+                                          "pid":P,"program":"..."} (null for what is not recorded) */
 };
 
 struct st_formatter;

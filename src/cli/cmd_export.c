@@ -343,15 +343,25 @@ int st_cmd_export(int argc, char **argv)
     memset(&o, 0, sizeof o);
     cli_input_init(&o.in);
     int status = parse_args(argc, argv, &o);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_input_free(&o.in); /* the traces found before a later usage error */
         return status;
+    }
 
     struct cli_trace t;
+    memset(&t, 0, sizeof t);
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
-    if ((status = cli_trace_open("export", &o.in, &t)) == 0)
+    if (o.in.ntraces > 1) {
+        /* Each process needs its own pid and thread tracks: not done yet, and never guessed. */
+        fprintf(stderr, PROG ": several traces (%zu) cannot be exported together yet: export each one\n",
+                o.in.ntraces);
+        status = 1;
+    } else if ((status = cli_trace_open("export", &o.in, &t)) == 0) {
         status = run(&o, &t);
+    }
     cli_trace_close(&t);
+    cli_input_free(&o.in);
     free(cmdline);
     return status;
 }

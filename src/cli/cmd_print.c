@@ -162,15 +162,35 @@ static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct 
     return 1;
 }
 
+/*
+ * Makes the formatter once the first st_reader_next() has read every
+ * input's description: only then is it known whether they hold several
+ * processes, whose records then name theirs. 0, or 1 after the message.
+ */
+static int make_formatter(const struct cli_trace *t, struct st_formatter_options *fo, struct st_formatter **f)
+{
+    fo->show_process = cli_trace_processes(t) > 1;
+    int ret = st_formatter_new(f, t->cat, fo);
+    if (ret < 0)
+        fprintf(stderr, PROG ": %s\n", strerror(-ret));
+    return ret < 0;
+}
+
 /* The record loop. Returns the exit status. */
-static int print_all(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f, bool follow,
-                     struct anchor_sync *anchor)
+static int print_all(const struct cli_trace *t, const struct cli_input *in, struct st_formatter_options *fo,
+                     struct st_formatter **fp, bool follow, struct anchor_sync *anchor)
 {
     struct st_reader *r = t->r;
     const struct st_record *rec;
+    struct st_formatter *f = NULL;
     bool origin_set = false;
     for (;;) {
         int ret = st_reader_next(r, &rec);
+        if (!f && (ret == 1 || ret == 0 || ret == -EAGAIN)) {
+            if (make_formatter(t, fo, fp))
+                return 1;
+            f = *fp;
+        }
         if (ret == 1) {
             if (anchor->needed && sync_anchor(anchor, t, f)) /* the default text needs no anchor: no call */
                 return 1;
@@ -192,8 +212,13 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
             nap();
             if (interrupted)
                 break;
-        } else {
+        } else if (f) {
             return report(t, in, f);
+        } else {
+            char msg[2048];
+            cli_reader_error("print", t, in, msg, sizeof msg);
+            fprintf(stderr, PROG ": %s\n", msg);
+            return 1;
         }
         if (ret < 0)
             break;
@@ -223,26 +248,23 @@ int st_cmd_print(int argc, char **argv)
     o.fmt.struct_size = sizeof o.fmt;
     o.fmt.out = stdout;
     int status = parse_args(argc, argv, &o);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_input_free(&o.in); /* the traces found before a later usage error */
         return status;
+    }
 
     struct cli_trace t;
     struct st_formatter *f = NULL;
     if ((status = cli_trace_open("print", &o.in, &t)) != 0)
         goto out;
-    int ret = st_formatter_new(&f, t.cat, &o.fmt);
-    if (ret < 0) {
-        fprintf(stderr, PROG ": %s\n", strerror(-ret));
-        status = 1;
-        goto out;
-    }
     if (o.follow)
         catch_sigint();
     struct anchor_sync anchor = {.needed = o.fmt.format == ST_OUTPUT_JSON || o.fmt.timestamps == ST_TIMESTAMP_WALL,
                                  .wall = o.fmt.timestamps == ST_TIMESTAMP_WALL && o.fmt.format == ST_OUTPUT_TEXT};
-    status = print_all(&t, &o.in, f, o.follow, &anchor);
+    status = print_all(&t, &o.in, &o.fmt, &f, o.follow, &anchor);
 out:
     st_formatter_free(f);
     cli_trace_close(&t);
+    cli_input_free(&o.in);
     return status;
 }

@@ -42,6 +42,7 @@ struct totals {
     uint32_t *pids;           /* open-addressing set, 0 = empty slot (pid 0 kept aside) */
     size_t npids;
     bool pid0, pids_capped;
+    uint64_t *per_input;      /* records delivered per input (st_reader_input_count() entries) */
 };
 
 /* --- collecting ------------------------------------------------------------ */
@@ -82,6 +83,7 @@ static void add_record(struct event_stats *es, struct totals *t, const struct st
     if (ts > t->max_ts)
         t->max_ts = ts;
     t->delivered++;
+    t->per_input[rec->input]++;
     if (rec->has_pid)
         add_pid(t, rec->pid);
     if (rec->dropped) {
@@ -205,23 +207,61 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     print_threads(t);
 }
 
+static void print_processes(const struct cli_trace *tr, const struct totals *t, bool json);
+
+/* The JSON object; with several processes (tr not NULL), "processes" before "per_event". */
 static void print_json(const char *trace, const struct event_stats *es, size_t n, const struct totals *t,
-                       const struct st_reader_counters *c)
+                       const struct st_reader_counters *c, const struct cli_trace *tr)
 {
     printf("{\"trace\":");
     st__json_fputs(stdout, trace); /* a path: any bytes */
     printf(",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
            "\"dropped_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,\"threads\":%zu,"
-           "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu,\"per_event\":[",
+           "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu",
            (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
            (unsigned long long)t->dropped_records, (unsigned long long)t->dropped_events,
            (unsigned long long)c->filtered, (unsigned long long)t->non_monotonic, t->npids + t->pid0,
            (unsigned long long)t->origin, (unsigned long long)duration(t));
+    if (tr)
+        print_processes(tr, t, true);
+    printf(",\"per_event\":[");
     for (size_t i = 0; i < n; i++)
         printf("%s{\"name\":\"%s\",\"count\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"rate_per_s\":%.3f}",
                i ? "," : "", es[i].ev->name, (unsigned long long)es[i].count, (long long)rel(t, es[i].min_ts),
                (long long)rel(t, es[i].max_ts), rate(es[i].count, t));
     printf("]}\n");
+}
+
+/* Per process, when the inputs hold several: records delivered, in input order of their first input. */
+static void print_processes(const struct cli_trace *tr, const struct totals *t, bool json)
+{
+    size_t n = st_reader_input_count(tr->r);
+    char name[512];
+    printf(json ? ",\"processes\":[" : "%-15s %zu\n", "processes", cli_trace_processes(tr));
+    for (size_t i = 0, k = 0; i < n; i++) {
+        struct st_trace_description d = {.struct_size = sizeof d};
+        uint64_t count = 0;
+        if (cli_trace_process_of(tr, i) != i)
+            continue;
+        for (size_t j = i; j < n; j++)
+            count += cli_trace_process_of(tr, j) == i ? t->per_input[j] : 0;
+        if (!json) {
+            cli_trace_process_name(tr, i, name, sizeof name);
+            printf("  %-30s %llu records\n", name, (unsigned long long)count);
+            continue;
+        }
+        bool known = st_reader_description(st_reader_input(tr->r, i), &d) == 0;
+        printf("%s{\"pid\":", k++ ? "," : "");
+        printf(known ? "%lu" : "null", (unsigned long)d.pid);
+        printf(",\"program\":");
+        if (known)
+            st__json_fputs(stdout, d.program);
+        else
+            printf("null");
+        printf(",\"records\":%llu}", (unsigned long long)count);
+    }
+    if (json)
+        printf("]");
 }
 
 /* --- options ----------------------------------------------------------------- */
@@ -287,8 +327,10 @@ int st_cmd_stats(int argc, char **argv)
     memset(&o, 0, sizeof o);
     cli_input_init(&o.in);
     int status = parse_args(argc, argv, &o);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_input_free(&o.in); /* the traces found before a later usage error */
         return status;
+    }
 
     struct cli_trace tr;
     struct event_stats *es = NULL;
@@ -301,7 +343,8 @@ int st_cmd_stats(int argc, char **argv)
     size_t nev = st_catalog_count(tr.cat) + 1;
     es = calloc(nev, sizeof *es);
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
-    if (!es || !t.pids) {
+    t.per_input = calloc(st_reader_input_count(tr.r), sizeof *t.per_input);
+    if (!es || !t.pids || !t.per_input) {
         fprintf(stderr, PROG ": out of memory\n");
         goto out;
     }
@@ -311,10 +354,13 @@ int st_cmd_stats(int argc, char **argv)
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
+    bool several = cli_trace_processes(&tr) > 1;
     if (o.json)
-        print_json(o.in.trace, es, n, &t, &c);
+        print_json(o.in.trace, es, n, &t, &c, several ? &tr : NULL);
     else
         print_text(es, n, &t, &c);
+    if (several && !o.json)
+        print_processes(&tr, &t, false);
     fflush(stdout);
     status = 0;
     if (ret < 0) {
@@ -324,7 +370,9 @@ int st_cmd_stats(int argc, char **argv)
     }
 out:
     free(t.pids);
+    free(t.per_input);
     free(es);
     cli_trace_close(&tr);
+    cli_input_free(&o.in);
     return status;
 }

@@ -7,15 +7,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The operands, for the hints that tell their order. */
 #define OPERANDS "TRACE-EVENTS... TRACE-FILE"
+
+/* The first 8 bytes of every trace file (the header record's ID), as the reader checks them. */
+static const unsigned char trace_start[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 void cli_input_init(struct cli_input *in)
 {
     memset(in, 0, sizeof *in);
     in->rd.struct_size = sizeof in->rd;
+}
+
+void cli_input_free(struct cli_input *in)
+{
+    for (size_t i = 0; i < in->ntraces; i++)
+        free(in->traces[i]);
+    free(in->traces);
+    in->traces = NULL;
+    in->ntraces = 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
@@ -77,20 +92,135 @@ bool cli_is_events_file(const char *path)
     return true;
 }
 
+/* Whether path is a regular file that starts as a trace does. */
+static bool starts_as_trace(const char *path)
+{
+    unsigned char head[sizeof trace_start];
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    bool yes = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+               read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, trace_start, sizeof head);
+    if (fd >= 0)
+        close(fd);
+    return yes;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Whether a leading operand goes with the trace-events files: it parses as
+ * one, or is neither "-", a directory, nor a file that starts as a trace
+ * (so a broken trace-events file gets the parser's message, as with one trace).
+ */
+static bool events_operand(const char *path)
+{
+    return strcmp(path, "-") && !is_dir(path) && !starts_as_trace(path);
+}
+
+/* Appends a copy of path to the traces. 0 or -ENOMEM. */
+static int add_trace(struct cli_input *in, const char *path)
+{
+    char **more = realloc(in->traces, (in->ntraces + 1) * sizeof *more);
+    if (!more)
+        return -ENOMEM;
+    in->traces = more;
+    if (!(more[in->ntraces] = strdup(path)))
+        return -ENOMEM;
+    in->ntraces++;
+    return 0;
+}
+
+/* dir/name into buf. */
+static const char *join(char *buf, size_t len, const char *dir, const char *name)
+{
+    snprintf(buf, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+    return buf;
+}
+
+/* Whether name is BASE.N and dir holds the trace BASE: a piece, read with BASE (rotate=). */
+static bool piece_of_other(const char *dir, const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    char base[4096], path[8192];
+    if (!dot || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1) || (size_t)(dot - name) >= sizeof base)
+        return false;
+    snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
+    return starts_as_trace(join(path, sizeof path, dir, base));
+}
+
+static int skip_dots(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+/* Adds the traces in dir, by name. 0, or 1 after the message. */
+static int add_dir(const char *cmd, const char *dir, struct cli_input *in)
+{
+    struct dirent **names;
+    char path[8192];
+    size_t before = in->ntraces;
+    int n = scandir(dir, &names, skip_dots, alphasort), ret = 0;
+    if (n < 0) {
+        fprintf(stderr, "simpletrace %s: %s: %s\n", cmd, dir, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        join(path, sizeof path, dir, names[i]->d_name);
+        if (ret == 0 && starts_as_trace(path) && !piece_of_other(dir, names[i]->d_name) && add_trace(in, path) < 0)
+            ret = 1;
+        free(names[i]);
+    }
+    free(names);
+    if (ret)
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+    else if (in->ntraces == before && (ret = 1))
+        fprintf(stderr, "simpletrace %s: %s holds no trace file\n", cmd, dir);
+    return ret;
+}
+
+/* The traces of operands ops[0..n): files as given, directories expanded. 0, or 1 after the message. */
+static int expand_traces(const char *cmd, char **ops, size_t n, struct cli_input *in)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (is_dir(ops[i])) {
+            if (add_dir(cmd, ops[i], in))
+                return 1;
+        } else if (add_trace(in, ops[i]) < 0) {
+            fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
 {
     if (argc - first < 1)
-        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] TRACE-FILE");
+        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] TRACE...");
+    int i = first;
+    while (i < argc - 1 && events_operand(argv[i]))
+        i++;
+    /* The last operand is no trace (operands swapped?): one trace, so the messages say what is wrong with it. */
+    if (events_operand(argv[argc - 1]))
+        i = argc - 1;
     in->events_files = (const char **)(argv + first);
-    in->nevents_files = (size_t)(argc - first - 1);
-    in->trace = argv[argc - 1];
-    if (argc - first == 1 && cli_is_events_file(in->trace))
-        return cli_usage_error(cmd, "need the TRACE-FILE after the trace-events files (%s is one)", in->trace);
+    in->nevents_files = (size_t)(i - first);
+    if (argc - first == 1 && cli_is_events_file(argv[first]))
+        return cli_usage_error(cmd, "need the TRACE-FILE after the trace-events files (%s is one)", argv[first]);
     if ((in->rd.flags & ST_READER_ROTATED) && in->rotated_off)
         return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
     /* Pieces are found by their names: standard input has none. */
-    if ((in->rd.flags & ST_READER_ROTATED) && !strcmp(in->trace, "-"))
+    if ((in->rd.flags & ST_READER_ROTATED) && !strcmp(argv[i], "-"))
         return cli_usage_error(cmd, "%s", "--rotated needs a TRACE-FILE path, not \"-\"");
+    if (expand_traces(cmd, argv + i, (size_t)(argc - i), in)) {
+        cli_input_free(in);
+        return 1;
+    }
+    in->trace = in->traces[0];
     return 0;
 }
 
@@ -217,12 +347,45 @@ static void print_conflict(const char *message, void *opaque)
     fprintf(stderr, "simpletrace %s: %s: %s\n", t->cmd, t->trace, message);
 }
 
+/*
+ * Several traces: one reader over all (st_reader_open_many()), each read
+ * with its pieces unless --no-rotated; without trace-events files the
+ * reader decodes with the union of their declarations.
+ */
+static int open_many(const char *cmd, struct cli_input *in, struct cli_trace *t)
+{
+    struct st_reader_error err = {.struct_size = sizeof err};
+    if (in->rd.flags & ST_READER_FOLLOW)
+        return cli_usage_error(cmd, "%s", "--follow reads one trace, not several");
+    if (in->nevents_files && load_catalog(cmd, in, &t->cat) < 0)
+        return 1;
+    if (!in->rotated_off)
+        in->rd.flags |= ST_READER_ROTATED;
+    if (in->nevents_files) {
+        in->rd.conflict = print_conflict;
+        in->rd.conflict_opaque = t;
+    }
+    t->embedded = in->nevents_files == 0;
+    int ret = st_reader_open_many(&t->r, (const char *const *)in->traces, in->ntraces, t->cat, &in->rd, &err);
+    if (ret < 0) {
+        fprintf(stderr, "simpletrace %s: %s\n", cmd, err.message);
+        return ret == -EINVAL ? 2 : 1;
+    }
+    if (!t->cat) {
+        t->cat = (struct st_catalog *)st_reader_catalog(t->r);
+        t->cat_borrowed = true;
+    }
+    return 0;
+}
+
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
     memset(t, 0, sizeof *t);
     t->cmd = cmd;
     t->trace = in->trace;
+    if (in->ntraces > 1)
+        return open_many(cmd, in, t);
     detect_pieces(cmd, in);
     if (load_catalog(cmd, in, &t->cat) < 0)
         return 1;
@@ -242,10 +405,39 @@ int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
     return ret == -EINVAL ? 2 : 1;
 }
 
+size_t cli_trace_process_of(const struct cli_trace *t, size_t i)
+{
+    struct st_trace_description a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
+    if (st_reader_description(st_reader_input(t->r, i), &a) < 0 || a.pid == 0)
+        return i;
+    for (size_t j = 0; j < i; j++)
+        if (st_reader_description(st_reader_input(t->r, j), &b) == 0 && b.pid == a.pid && !strcmp(a.host, b.host))
+            return j; /* the first input of that process */
+    return i;
+}
+
+size_t cli_trace_processes(const struct cli_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st_reader_input_count(t->r); i++)
+        n += cli_trace_process_of(t, i) == i;
+    return n;
+}
+
+void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size_t len)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+    if (st_reader_description(st_reader_input(t->r, i), &d) == 0)
+        snprintf(buf, len, "%s[%lu]", d.program, (unsigned long)d.pid);
+    else
+        snprintf(buf, len, "input#%zu", i);
+}
+
 void cli_trace_close(struct cli_trace *t)
 {
     st_reader_close(t->r);
-    st_catalog_free(t->cat);
+    if (!t->cat_borrowed)
+        st_catalog_free(t->cat);
     memset(t, 0, sizeof *t);
 }
 

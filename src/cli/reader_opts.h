@@ -41,13 +41,18 @@ struct cli_input {
     bool rotated_off;            /* --no-rotated: TRACE-FILE alone, even when it has pieces */
     const char **events_files;   /* TRACE-EVENTS... (pointers into argv) */
     size_t nevents_files;
-    const char *trace;           /* TRACE-FILE */
+    const char *trace;           /* TRACE-FILE (the first, when several) */
+    char **traces;               /* every trace to read, directories expanded (owned: cli_input_free()) */
+    size_t ntraces;
     bool undeclared_ok;          /* a trace without declarations and without trace-events files is
                                     read anyway, undecoded (info: ST_READER_UNDECLARED) */
 };
 
 /* Zeroes *in and sets the reader options' struct_size. */
 void cli_input_init(struct cli_input *in);
+
+/* Frees the list of traces (a zeroed *in is fine). */
+void cli_input_free(struct cli_input *in);
 
 /* Prints "simpletrace CMD: " + fmt(arg) and the --help hint on stderr; returns 2 (usage error). */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
@@ -62,9 +67,15 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
 bool cli_is_events_file(const char *path);
 
 /*
- * Takes [TRACE-EVENTS...] TRACE-FILE from argv[first..argc) (the trace
- * comes last; without trace-events files its own declarations are read), checked against
- * the options (--rotated needs a path). 0, or 2 after a usage error.
+ * Takes [TRACE-EVENTS...] TRACE... from argv[first..argc): the leading
+ * operands that parse as trace-events files (as info sorts them; the last
+ * operand is always a trace), then traces and directories (each regular
+ * file in one that starts with a trace header, by name; FILE.N with FILE
+ * read as its pieces). Without trace-events files the traces' own
+ * declarations are read. When the last operand is no trace either (a
+ * text file: the operands swapped?), it alone is the trace, as before
+ * several were read. Checked against the options (--rotated needs a
+ * path). 0, or 1/2 after an error/usage error.
  */
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in);
 
@@ -73,6 +84,7 @@ struct cli_trace {
     struct st_catalog *cat;
     struct st_reader *r;
     bool embedded;     /* the catalog is the trace's own declarations (no trace-events files) */
+    bool cat_borrowed; /* cat is the reader's own (the union of several traces' declarations) */
     bool undeclared;   /* no declarations at all: records come undecoded (undeclared_ok) */
     const char *cmd;   /* for the conflict messages */
     const char *trace;
@@ -86,6 +98,23 @@ struct cli_trace {
  * (1 bad input, 2 bad options) after a message.
  */
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t);
+
+/*
+ * The number of processes the trace's inputs hold (after the first
+ * st_reader_next(), which reads every input's description): inputs whose
+ * descriptions name the same pid and host are one; an input without a
+ * description is a process of its own.
+ */
+size_t cli_trace_processes(const struct cli_trace *t);
+
+/*
+ * The process input i belongs to: the lowest input number of the same
+ * process (cli_trace_processes()).
+ */
+size_t cli_trace_process_of(const struct cli_trace *t, size_t i);
+
+/* Writes input i's process as print shows it: "PROGRAM[PID]", or "input#N" without a description. */
+void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size_t len);
 
 /* Frees what cli_trace_open() made (a zeroed *t is fine). */
 void cli_trace_close(struct cli_trace *t);

@@ -314,18 +314,16 @@ static int scan_decls(struct st_reader *r, char *errbuf, size_t errlen)
     return ret;
 }
 
-ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
-                                 char *errbuf, size_t errlen)
+int st__trace_decls_text(const char *path, const struct st_reader_options *opts, struct st__growbuf *text,
+                         size_t *count, char *errbuf, size_t errlen)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
     struct st_reader_options o = {.struct_size = sizeof o};
     struct st_catalog *none = NULL;
-    struct st__growbuf text = {0};
     struct st_reader *r = NULL;
-    size_t count = 0;
     int ret;
 
-    *out = NULL;
+    *count = 0;
     if (opts)
         st__struct_in(&o, sizeof o, opts, st__struct_size(opts));
     o.events = NULL; /* the filters would need the catalog being made */
@@ -338,20 +336,33 @@ ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, cons
     if (ret < 0) {
         if (errbuf)
             snprintf(errbuf, errlen, "%s: %s", path, err.message);
-    } else if ((ret = scan_decls(r, errbuf, errlen)) == 0 && (ret = decls_text(st__reader_meta(r), &text, &count)) == 0) {
-        if (count == 0) {
-            ret = -ENODATA;
-            if (errbuf)
-                snprintf(errbuf, errlen,
-                         "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
-                         "give its trace-events files",
-                         path);
-        } else {
-            ret = st_catalog_load_buffer(out, path, (const char *)text.data, text.len, errbuf, errlen);
-        }
+    } else if ((ret = scan_decls(r, errbuf, errlen)) == 0) {
+        ret = decls_text(st__reader_meta(r), text, count);
     }
-    st__growbuf_free(&text);
     st_reader_close(r);
     st_catalog_free(none);
+    return ret;
+}
+
+ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
+                                 char *errbuf, size_t errlen)
+{
+    struct st__growbuf text = {0};
+    size_t count = 0;
+    int ret;
+
+    *out = NULL;
+    ret = st__trace_decls_text(path, opts, &text, &count, errbuf, errlen);
+    if (ret == 0 && count == 0) {
+        ret = -ENODATA;
+        if (errbuf)
+            snprintf(errbuf, errlen,
+                     "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+                     "give its trace-events files",
+                     path);
+    } else if (ret == 0) {
+        ret = st_catalog_load_buffer(out, path, (const char *)text.data, text.len, errbuf, errlen);
+    }
+    st__growbuf_free(&text);
     return ret;
 }

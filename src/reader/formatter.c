@@ -59,6 +59,7 @@ struct st_formatter {
     bool have_prev, have_origin, have_anchor;
     uint64_t prev_ts, origin;
     uint64_t anchor_mono, anchor_real; /* st_formatter_set_anchor() */
+    bool show_process;       /* name each record's process (st_formatter_options) */
     uint32_t pid;            /* the pid whose " pid=N " text is cached */
     uint32_t pid_len;        /* 0: nothing cached */
     char pid_text[32];
@@ -161,6 +162,7 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     f->format = opts.format;
     f->timestamps = opts.timestamps;
     f->out = opts.out;
+    f->show_process = opts.show_process;
     f->cap = OUT_BUFFER;
     f->buf = malloc(f->cap);
     f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
@@ -285,9 +287,62 @@ static void cache_pid(struct st_formatter *f, uint32_t pid)
     f->pid_len = (uint32_t)(e - f->pid_text);
 }
 
+static char *put_lit_text(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Bytes the process field of rec may take, quotes and escapes included. */
+static size_t process_room(const struct st_formatter *f, const struct st_record *rec)
+{
+    return f->show_process ? ST__JSON_ESCAPED_MAX(strlen(rec->process_program)) + 80 : 0;
+}
+
+/*
+ * The text field "PROGRAM[PID] " (blanks and unprintable bytes of the name
+ * as '?', so the line still splits on spaces), or "input#N " for an input
+ * whose trace does not say which process wrote it.
+ */
+static char *put_process_text(char *p, const struct st_record *rec)
+{
+    if (!rec->process_pid && !rec->process_program[0]) {
+        p = put_lit_text(p, "input#", 6);
+        p = st__put_u64(p, rec->input);
+        *p++ = ' ';
+        return p;
+    }
+    for (const unsigned char *s = (const unsigned char *)rec->process_program; *s; s++)
+        *p++ = *s > 0x20 && *s < 0x7f ? (char)*s : '?';
+    *p++ = '[';
+    p = st__put_u64(p, rec->process_pid);
+    *p++ = ']';
+    *p++ = ' ';
+    return p;
+}
+
+/* "process":{"input":N,"pid":P,"program":"..."}, null for what the trace does not record. */
+static char *put_process_json(char *p, const struct st_record *rec)
+{
+    bool known = rec->process_pid || rec->process_program[0];
+    p = put_lit_text(p, ",\"process\":{\"input\":", 20);
+    p = st__put_u64(p, rec->input);
+    p = put_lit_text(p, ",\"pid\":", 7);
+    p = known ? st__put_u64(p, rec->process_pid) : put_lit_text(p, "null", 4);
+    p = put_lit_text(p, ",\"program\":", 11);
+    if (known)
+        p = st__json_string(p, (const uint8_t *)rec->process_program, strlen(rec->process_program));
+    else
+        p = put_lit_text(p, "null", 4);
+    *p++ = '}';
+    return p;
+}
+
 static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
 {
     p = st__put_short(p, f->arena + t->head, t->head_len);
+    if (f->show_process)
+        p = put_process_text(p, rec);
     p = put_time(f, p, rec->timestamp_ns);
     if (rec->has_pid) {
         if (rec->pid != f->pid || !f->pid_len) /* one pid per file in practice: format it once */
@@ -379,6 +434,8 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
         p = put_wall(f, p, rec->timestamp_ns);
         *p++ = '"';
     }
+    if (f->show_process)
+        p = put_process_json(p, rec);
     memcpy(p, ",\"args\":{", 9);
     p += 9;
     for (unsigned i = 0; i < rec->nargs; i++) {
@@ -414,7 +471,7 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
         return put_log(f, rec);
     if (f->format == ST_OUTPUT_TEXT && f->timestamps == ST_TIMESTAMP_WALL && !f->have_anchor)
         return -ENODATA;
-    size_t need = t->bound + SLACK;
+    size_t need = t->bound + SLACK + process_room(f, rec);
     if (t->has_strings) {
         bool json = f->format == ST_OUTPUT_JSON;
         for (unsigned i = 0; i < rec->nargs; i++)

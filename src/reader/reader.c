@@ -18,6 +18,10 @@
  * Pieces (rotate=): the reader walks a list of sources; at the clean end
  * of one it resets what belongs to a file (offset, header, IDs) and opens
  * the next, while counters, record numbers and the origin go on.
+ *
+ * Several traces (st_reader_open_many()): the reader holds no source of
+ * its own but a merge (many.c) of one reader per input; the functions
+ * below hand the work to it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +120,7 @@ struct st_reader {
     struct st_reader_error err;
     struct st_record rec;
     struct piece_seq seq;
+    struct st__many *merge; /* several inputs (many.c): everything else above is unused */
 };
 
 /* --- errors ---------------------------------------------------------------- */
@@ -555,6 +560,10 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
                                      : "malformed description record (want simpletrace=1, then KEY=VALUE lines)");
     if (st_meta_is_decl(id) && !r->meta.scan_only)
         st__conflict_check(&r->conflicts, r->cat, text, len);
+    if (st_meta_is_info(id)) { /* every record of this piece comes from that process */
+        r->rec.process_pid = r->meta.desc.pid;
+        r->rec.process_program = r->meta.desc.program;
+    }
     consume(r, ST_MAPPING_FIXED_SIZE + len, num);
     return 0;
 }
@@ -817,6 +826,8 @@ ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
 {
     if (r->err.code)
         return r->err.code;
+    if (r->merge)
+        return st__many_next(r->merge, rec, &r->err);
     for (;;) {
         int ret = next_in_piece(r);
         if (ret == 1)
@@ -944,6 +955,8 @@ static int next_piece(struct st_reader *r)
     r->index_ids = false;
     idmap_free(&r->ids);
     st__meta_new_piece(&r->meta); /* each piece describes itself */
+    r->rec.process_pid = 0;
+    r->rec.process_program = "";
     r->pid_match = -1;
     int ret = attach_piece(r, r->seq.cur + 1);
     if (ret < 0)
@@ -956,9 +969,9 @@ static int next_piece(struct st_reader *r)
 /* The advice in a struct_size message. */
 #define SET_SIZE "set it to sizeof the structure"
 
-/* Fills the caller's err (NULL is fine; its struct_size was checked by open_args()). */
+/* Fills the caller's err (NULL is fine; its struct_size was checked by st__open_args()). */
 __attribute__((format(printf, 3, 4)))
-static void set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
+void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
 {
     struct st_reader_error e = {.struct_size = sizeof e, .code = code};
     va_list ap;
@@ -975,7 +988,7 @@ static void set_open_error(struct st_reader_error *err, int code, const char *fm
  * checked (too small: -EINVAL, nothing written), the caller's options read
  * into *o (defaults for NULL; too small a struct_size: -EINVAL in err).
  */
-static int open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
+int st__open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
                      struct st_reader_options *o)
 {
     *out = NULL;
@@ -987,7 +1000,7 @@ static int open_args(struct st_reader **out, const struct st_reader_options *opt
         return 0;
     }
     if (st__struct_size(opts) < ST__READER_OPTIONS_V1) {
-        set_open_error(err, -EINVAL, "struct st_reader_options: struct_size %u is less than %zu (%s)",
+        st__set_open_error(err, -EINVAL, "struct st_reader_options: struct_size %u is less than %zu (%s)",
                        (unsigned)st__struct_size(opts), (size_t)ST__READER_OPTIONS_V1, SET_SIZE);
         return -EINVAL;
     }
@@ -1000,24 +1013,24 @@ static int refuse_rotated(const struct st_reader_options *opts, struct st_reader
 {
     if (!(opts->flags & ST_READER_ROTATED))
         return 0;
-    set_open_error(err, -EINVAL, "%s", "ST_READER_ROTATED needs st_reader_open() and a path");
+    st__set_open_error(err, -EINVAL, "%s", "ST_READER_ROTATED needs st_reader_open() and a path");
     return -EINVAL;
 }
 
-/* Allocates a reader with opts (read by open_args()) applied; the source is set by the caller. */
+/* Allocates a reader with opts (read by st__open_args()) applied; the source is set by the caller. */
 static int reader_new(struct st_reader **out, const char *name, const struct st_catalog *cat,
                       const struct st_reader_options *opts, bool buffered, struct st_reader_error *err)
 {
     *out = NULL;
     size_t cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER;
     if (cap < MIN_BUFFER) {
-        set_open_error(err, -EINVAL, "read buffer smaller than %u bytes", MIN_BUFFER);
+        st__set_open_error(err, -EINVAL, "read buffer smaller than %u bytes", MIN_BUFFER);
         return -EINVAL;
     }
     struct st_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->name = strdup(name)) || (buffered && !(r->buf = malloc(cap)))) {
         st_reader_close(r);
-        set_open_error(err, -ENOMEM, "%s", "out of memory");
+        st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
     r->err.struct_size = sizeof r->err;
@@ -1028,7 +1041,7 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     int ret = st__filter_compile(cat, opts->events, &r->selected);
     if (ret < 0) {
         st_reader_close(r);
-        set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
+        st__set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
         return ret;
     }
     r->filter_tid = opts->filter_tid;
@@ -1044,6 +1057,7 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     r->conflicts.opaque = opts->conflict_opaque;
     r->filtering = r->selected || r->filter_tid || r->filter_pid || r->filter_from || r->filter_to;
     r->pos = r->end = r->buf;
+    r->rec.process_program = "";
     *out = r;
     return 0;
 }
@@ -1053,7 +1067,7 @@ static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_r
 {
     int ret = attach_piece(r, 0);
     if (ret < 0) {
-        set_open_error(err, ret, "%s", strerror(-ret));
+        st__set_open_error(err, ret, "%s", strerror(-ret));
         st_reader_close(r);
         r = NULL;
     }
@@ -1074,16 +1088,16 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
                                  struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, err, &o);
     if (ret < 0 || (ret = refuse_rotated(&o, err)) < 0)
         return ret;
     if (npieces == 0) {
-        set_open_error(err, -EINVAL, "%s", "no pieces to read");
+        st__set_open_error(err, -EINVAL, "%s", "no pieces to read");
         return -EINVAL;
     }
     size_t stride = st__struct_size(pieces);
     if (stride < ST__READER_PIECE_V1) {
-        set_open_error(err, -EINVAL, "struct st_reader_piece: struct_size %zu is less than %zu (%s)", stride,
+        st__set_open_error(err, -EINVAL, "struct st_reader_piece: struct_size %zu is less than %zu (%s)", stride,
                        (size_t)ST__READER_PIECE_V1, SET_SIZE);
         return -EINVAL;
     }
@@ -1099,7 +1113,7 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
     }
     if (ret < 0) {
         st_reader_close(r);
-        set_open_error(err, ret, "%s", "out of memory");
+        st__set_open_error(err, ret, "%s", "out of memory");
         return ret;
     }
     return start_pieces(out, r, err);
@@ -1113,11 +1127,11 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
     int ret = st_rotated_find(path, &first, &count);
     if (ret < 0) {
         if (ret == -ENOENT)
-            set_open_error(err, ret, "no such file, nor any piece %s.N of it", path);
+            st__set_open_error(err, ret, "no such file, nor any piece %s.N of it", path);
         else if (ret == -EINVAL)
-            set_open_error(err, ret, "%s", "standard input cannot be read as a rotated trace");
+            st__set_open_error(err, ret, "%s", "standard input cannot be read as a rotated trace");
         else
-            set_open_error(err, ret, "%s", strerror(-ret));
+            st__set_open_error(err, ret, "%s", strerror(-ret));
         return ret;
     }
     struct st_reader *r;
@@ -1128,7 +1142,7 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
     r->seq.next_number = first + count;
     if (ret < 0 || !(r->seq.base = strdup(path))) {
         st_reader_close(r);
-        set_open_error(err, -ENOMEM, "%s", "out of memory");
+        st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
     return start_pieces(out, r, err);
@@ -1138,7 +1152,7 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
                           const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, err, &o);
     if (ret < 0)
         return ret;
     if (o.flags & ST_READER_ROTATED)
@@ -1147,7 +1161,7 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
     if ((ret = reader_new(&r, path, cat, &o, true, err)) < 0)
         return ret;
     if ((ret = attach_file(r, path)) < 0) {
-        set_open_error(err, ret, "%s", strerror(-ret));
+        st__set_open_error(err, ret, "%s", strerror(-ret));
         st_reader_close(r);
         return ret;
     }
@@ -1159,7 +1173,7 @@ ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *na
                                  const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, true, err)) == 0) {
         (*out)->src = SRC_STREAM;
         (*out)->stream = f;
@@ -1172,7 +1186,7 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
                                  struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, false, err)) == 0)
         attach_memory(*out, data, size);
     return ret;
@@ -1182,6 +1196,7 @@ ST_API void st_reader_close(struct st_reader *r)
 {
     if (!r)
         return;
+    st__many_free(r->merge);
     detach(r);
     idmap_free(&r->ids);
     st__meta_free(&r->meta);
@@ -1193,7 +1208,44 @@ ST_API void st_reader_close(struct st_reader *r)
     free(r);
 }
 
+struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat, struct st__many *m)
+{
+    struct st_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup(name))) {
+        free(r);
+        return NULL;
+    }
+    r->err.struct_size = sizeof r->err;
+    r->cat = cat;
+    r->fd = -1;
+    r->merge = m;
+    return r;
+}
+
+void st__reader_set_input(struct st_reader *r, unsigned input)
+{
+    r->rec.input = input;
+}
+
 /* --- accessors -------------------------------------------------------------- */
+
+/* The reader whose file the accessors describe: for several inputs, the current input's. */
+static const struct st_reader *current(const struct st_reader *r)
+{
+    return r->merge ? st__many_current(r->merge) : r;
+}
+
+ST_API size_t st_reader_input_count(const struct st_reader *r)
+{
+    return r->merge ? st__many_count(r->merge) : 1;
+}
+
+ST_API const struct st_reader *st_reader_input(const struct st_reader *r, size_t i)
+{
+    if (r->merge)
+        return st__many_input(r->merge, i);
+    return i == 0 ? r : NULL;
+}
 
 struct st__meta *st__reader_meta(struct st_reader *r)
 {
@@ -1204,6 +1256,7 @@ ST_API int st_reader_description(const struct st_reader *r, struct st_trace_desc
 {
     if (!r || !d)
         return -EINVAL;
+    r = current(r);
     if (!r->meta.info)
         return -ENODATA;
     return st__struct_out(d, &r->meta.desc, sizeof r->meta.desc, ST__TRACE_DESCRIPTION_V1);
@@ -1212,6 +1265,7 @@ ST_API int st_reader_description(const struct st_reader *r, struct st_trace_desc
 /* The file being read: the current piece's name, or the name given at open. */
 static const char *current_name(const struct st_reader *r)
 {
+    r = current(r);
     return r->seq.n ? r->seq.items[r->seq.cur].name : r->name;
 }
 
@@ -1235,16 +1289,19 @@ ST_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_
 
 ST_API int st_reader_version(const struct st_reader *r)
 {
+    r = current(r);
     return r->header_done ? r->version : -EAGAIN;
 }
 
 ST_API bool st_reader_byte_swapped(const struct st_reader *r)
 {
-    return r->swap;
+    return current(r)->swap;
 }
 
 ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts)
 {
+    if (r->merge)
+        return st__many_origin(r->merge, ts);
     if (!r->have_origin)
         return -ENODATA;
     *ts = r->origin;
@@ -1255,6 +1312,8 @@ ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_co
 {
     struct st_reader_counters now = r->counters;
     now.bytes = r->seq.done_bytes + r->pos_offset;
+    if (r->merge)
+        st__many_counters(r->merge, &now);
     return st__struct_out(c, &now, sizeof now, ST__READER_COUNTERS_V1);
 }
 

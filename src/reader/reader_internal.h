@@ -161,5 +161,54 @@ char *st__piece_name(const char *base, uint64_t k);
 /* Whether a piece is there: anything but "no such file" counts, so opening it reports the real problem. */
 bool st__piece_exists(const char *path);
 
+/* --- opening (reader.c) --------------------------------------------------------------- */
+
+/*
+ * What every open function does first: *out = NULL, err's struct_size
+ * checked (too small: -EINVAL, nothing written), the caller's options read
+ * into *o (defaults for NULL; too small a struct_size: -EINVAL in err).
+ */
+int st__open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
+                  struct st_reader_options *o);
+
+/* Fills the caller's err (NULL is fine; its struct_size checked by st__open_args()). */
+void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* --- several inputs as one (many.c) ----------------------------------------------- */
+
+struct st__many;
+struct st__growbuf;
+
+/* A reader without a source of its own that reads through m (owned from now on); NULL if out of memory. */
+struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat, struct st__many *m);
+
+/* Makes every record of r say it comes from input number input. */
+void st__reader_set_input(struct st_reader *r, unsigned input);
+
+/* st_reader_next() of the merged reader; an input's error is copied into *err. */
+int st__many_next(struct st__many *m, const struct st_record **rec, struct st_reader_error *err);
+
+/* The input of the last record returned (or of the error); the first before any. */
+const struct st_reader *st__many_current(const struct st__many *m);
+
+size_t st__many_count(const struct st__many *m);
+const struct st_reader *st__many_input(const struct st__many *m, size_t i);
+int st__many_origin(const struct st__many *m, uint64_t *ts);
+
+/* Sums the inputs' counters (and the merge's own filtered records) into *c. */
+void st__many_counters(const struct st__many *m, struct st_reader_counters *c);
+
+/* Closes every input and frees m (NULL is fine). */
+void st__many_free(struct st__many *m);
+
+/*
+ * The declarations trace path carries, as trace-events text (one line per
+ * event, in ID order) appended to *text, and their number in *count; for
+ * st_catalog_load_trace() and the union of several inputs. 0, or the error
+ * reading the trace (errbuf: FILE: where: what).
+ */
+int st__trace_decls_text(const char *path, const struct st_reader_options *opts, struct st__growbuf *text,
+                         size_t *count, char *errbuf, size_t errlen);
 
 #endif /* ST_READER_INTERNAL_H */
