@@ -86,22 +86,30 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
 bool cli_is_events_file(const char *path)
 {
     struct st_catalog *cat = NULL;
-    if (!strcmp(path, "-") || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
+    struct stat st;
+    /* Only a regular file is read to find out: a FIFO's bytes belong to the reader that comes next. */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
         return false;
     st_catalog_free(cat);
     return true;
 }
 
-/* Whether path is a regular file that starts as a trace does. */
+/*
+ * Whether path is a regular file that starts as a trace does. Anything else
+ * is not opened at all: opening a FIFO would wake, and closing it break,
+ * the program feeding it.
+ */
 static bool starts_as_trace(const char *path)
 {
     unsigned char head[sizeof trace_start];
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    bool yes = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-               read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, trace_start, sizeof head);
-    if (fd >= 0)
-        close(fd);
+    int fd;
+    bool yes;
+
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, trace_start, sizeof head);
+    close(fd);
     return yes;
 }
 
