@@ -272,31 +272,77 @@ static const char *decl_name(const char *line, size_t *len)
     return line;
 }
 
-/* Whether a later ID (after) declares the same name as ID id: the later registration wins. */
-static bool redeclared(const struct st__meta *m, uint32_t id)
-{
-    size_t len, other_len;
-    const char *name = decl_name(m->decls[id], &len);
+/* One kept declaration: its event ID and name, for finding the names declared twice. */
+struct decl_ref {
+    uint32_t id;
+    const char *name;
+    size_t len;
+};
 
-    for (uint32_t k = id + 1; k < m->ndecls; k++) {
-        const char *other = m->decls[k] ? decl_name(m->decls[k], &other_len) : NULL;
-        if (other && other_len == len && memcmp(other, name, len) == 0)
-            return true;
-    }
-    return false;
+/* By name, then by ID. */
+static int cmp_decl_ref(const void *pa, const void *pb)
+{
+    const struct decl_ref *a = pa, *b = pb;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->name, b->name, n);
+
+    if (c || a->len != b->len)
+        return c ? c : a->len < b->len ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* The trace-events text of the kept declarations, one line each, in ID order. 0 or -ENOMEM. */
-static int decls_text(const struct st__meta *m, struct st__growbuf *text, size_t *count)
+/*
+ * The trace-events text of the kept declarations, one line each, in ID
+ * order. A name declared under several IDs (a group registered again) is
+ * kept once when the declarations are the same; different ones are
+ * -EINVAL naming the event (one catalog entry cannot decode both IDs'
+ * records). Sorting finds them in n log n: a damaged trace with many
+ * declarations must not make this quadratic. 0, -EINVAL or -ENOMEM.
+ */
+static int decls_text(const struct st__meta *m, const char *path, struct st__growbuf *text, size_t *count,
+                      char *errbuf, size_t errlen)
 {
+    struct decl_ref *refs = malloc((m->ndecls ? m->ndecls : 1) * sizeof *refs);
+    bool *skip = calloc(m->ndecls ? m->ndecls : 1, sizeof *skip);
+    size_t n = 0;
+
     *count = 0;
+    if (!refs || !skip) {
+        free(refs);
+        free(skip);
+        return -ENOMEM;
+    }
+    for (uint32_t id = 0; id < m->ndecls; id++)
+        if (m->decls[id]) {
+            refs[n].id = id;
+            refs[n].name = decl_name(m->decls[id], &refs[n].len);
+            n++;
+        }
+    qsort(refs, n, sizeof *refs, cmp_decl_ref);
+    for (size_t k = 0; k + 1 < n; k++) {
+        const struct decl_ref *a = &refs[k], *b = &refs[k + 1];
+        if (a->len != b->len || memcmp(a->name, b->name, a->len))
+            continue;
+        if (strcmp(m->decls[a->id], m->decls[b->id])) {
+            if (errbuf)
+                snprintf(errbuf, errlen, "%s: event '%.*s' is declared twice, differently (IDs %u and %u): "
+                         "give the trace-events files to read it", path, (int)(a->len < 200 ? a->len : 200),
+                         a->name, a->id, b->id);
+            free(refs);
+            free(skip);
+            return -EINVAL;
+        }
+        skip[a->id] = true;
+    }
     for (uint32_t id = 0; id < m->ndecls; id++) {
-        if (!m->decls[id] || redeclared(m, id))
+        if (!m->decls[id] || skip[id])
             continue;
         st__growbuf_puts(text, m->decls[id]);
         st__growbuf_puts(text, "\n");
         (*count)++;
     }
+    free(refs);
+    free(skip);
     return text->failed ? -ENOMEM : 0;
 }
 
@@ -337,7 +383,7 @@ int st__trace_decls_text(const char *path, const struct st_reader_options *opts,
         if (errbuf)
             snprintf(errbuf, errlen, "%s: %s", path, err.message);
     } else if ((ret = scan_decls(r, errbuf, errlen)) == 0) {
-        ret = decls_text(st__reader_meta(r), text, count);
+        ret = decls_text(st__reader_meta(r), path, text, count, errbuf, errlen);
     }
     st_reader_close(r);
     st_catalog_free(none);

@@ -100,6 +100,18 @@ def qemu_like_text(events, data):
     return ''.join(out)
 
 
+def event_offsets(data):
+    """Byte offsets of the event records of a v4 file."""
+    off = 24
+    while off < len(data):
+        rtype, = struct.unpack_from('=Q', data, off)
+        if rtype == 0:
+            off += 20 + struct.unpack_from('=I', data, off + 16)[0]
+        else:
+            yield off
+            off += 8 + struct.unpack_from('=I', data, off + 24)[0]
+
+
 def meta_counts(data):
     desc = decls = 0
     off = 24
@@ -147,6 +159,23 @@ def main():
     j1, j2 = os.path.join(tmp, '1.json'), os.path.join(tmp, '2.json')
     e1, e2 = run(cli, 'export', '-o', j1, events_file, trace), run(cli, 'export', '-o', j2, trace)
     ok(e2.returncode == 0 and open(j1).read() == open(j2).read(), '`export TRACE` writes the same JSON', e2.stderr)
+    # A name declared again under a later ID (a group unloaded and registered again): the same
+    # declaration is one event whose records come under both IDs; a different one is refused, named.
+    def redeclared(decl, args):
+        name = b'demo_stop'
+        path = os.path.join(tmp, 'again-%d.trace' % len(args))
+        ts = max(struct.unpack_from('=Q', data, off + 16)[0] for off in event_offsets(data)) + 1
+        extra = (struct.pack('=QQI', 0, 100, len(name)) + name
+                 + struct.pack('=QQI', 0, 0xFFFFFFFE00000000 + 100, len(decl)) + decl
+                 + struct.pack('=QQQII', 1, 100, ts, 24 + len(args), 7) + args)
+        open(path, 'wb').write(data + extra)
+        return path, run(cli, 'print', path)
+    path, a = redeclared(b'demo_stop(void) "all jobs done"', b'')
+    ok(a.returncode == 0 and a.stdout.count('demo_stop ') == 2 and a.stdout.endswith(' pid=7 \n'),
+       'a name declared again, the same way, under a later ID: both IDs decode as that event', a.stderr)
+    path, a = redeclared(b'demo_stop(int code) "code %d"', struct.pack('=Q', 42))
+    ok(a.returncode == 1 and "event 'demo_stop' is declared twice, differently" in a.stderr and path in a.stderr,
+       '... declared differently: refused, naming the event and the file', a.stderr)
     # A flight-recorder snapshot (taken at exit: the trigger is the last event) reads on its own too.
     snapdir = os.path.join(tmp, 'flight')
     os.mkdir(snapdir)
