@@ -31,22 +31,9 @@ import sys
 import tempfile
 import time
 
-n = 0
-failed = 0
+from tap import done, ok, run
 
 
-def ok(cond, what, detail=''):
-    global n, failed
-    n += 1
-    print(('ok' if cond else 'not ok') + ' %d - %s' % (n, what))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print('#   ' + line)
-
-
-def run(*argv, **kw):
-    return subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def declared_names(path):
@@ -241,8 +228,7 @@ def main():
        'truncated trace: the byte offset, once, exit 1', r.stderr)
     two = run(CLI, 'info', trace, cut)
     ok(two.returncode == 1 and len(re.findall(r'^trace: ', two.stdout, re.M)) == 2, 'info TRACE TRACE: both described, exit 1 for the bad one')
-    print('1..%d' % n)
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == '__main__':

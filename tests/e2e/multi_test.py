@@ -18,26 +18,12 @@ argv: SIMPLETRACE-CLI DEMO FIXTURES-QEMU-DIR
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = 0
+from tap import done, ok, run
 
 
-def ok(cond, what, detail=''):
-    global n, failed
-    n += 1
-    print(('ok' if cond else 'not ok') + ' %d - %s' % (n, what))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print('#   ' + line)
-
-
-def run(*args, **kw):
-    return subprocess.run(list(args), capture_output=True, text=True, **kw)
 
 
 def json_lines(text):
@@ -204,8 +190,7 @@ def main():
         overlapping_ids(cli, tmp)
         embedded_union(cli, tmp)
     qemu_fixtures(cli, fixtures)
-    print('1..%d' % n)
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == '__main__':

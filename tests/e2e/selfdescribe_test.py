@@ -17,24 +17,13 @@ argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS FIXTURES-DIR
 """
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
+from tap import done, ok, run
+
 HEADER_ID = 0xFFFFFFFFFFFFFFFF
 DROPPED_ID = 0xFFFFFFFFFFFFFFFE
-n = 0
-failed = 0
-
-
-def ok(cond, what, detail=''):
-    global n, failed
-    n += 1
-    print(('ok' if cond else 'not ok') + ' %d - %s' % (n, what))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print('#   ' + line)
 
 
 def is_string(arg_type):
@@ -127,9 +116,6 @@ def meta_counts(data):
     return desc, decls
 
 
-def run(*argv, **kw):
-    return subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-
 
 def main():
     cli, demo, events_file, fixtures = (os.path.abspath(a) for a in sys.argv[1:5])
@@ -198,8 +184,7 @@ def main():
     te = run(cli, 'print', events_file)
     ok(te.returncode == 2 and 'need the TRACE-FILE' in te.stderr, 'a trace-events file alone: usage error, exit 2',
        te.stderr)
-    print('1..%d' % n)
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == '__main__':
