@@ -155,6 +155,9 @@ static int read_file(const char *path, struct st__growbuf *b, char *errbuf, size
                 ret = ferror(f) ? -EIO : 0;
                 break;
             }
+            /* A binary file (a trace given here) is refused on its first bytes: never read it all. */
+            if (b->len == got && refuse_binary(path, b->data, b->len, NULL, 0) < 0)
+                break;
         }
         fclose(f);
     }
