@@ -33,17 +33,7 @@ static int log_prefix; /* atomic */
 /* log-prefix=: -1 unchanged, 0 off, 1 on (the configuration's pending state). */
 static int parse_prefix(void *state, const char *v, char *err, size_t errlen)
 {
-    int *on = state;
-
-    if (strcmp(v, "on") == 0)
-        *on = 1;
-    else if (strcmp(v, "off") == 0)
-        *on = 0;
-    else {
-        st__errmsg(err, errlen, "invalid log-prefix '%s': want on or off", v);
-        return -EINVAL;
-    }
-    return 0;
+    return st__cfg_on_off("log-prefix", v, state, err, errlen);
 }
 
 static void prefix_init(void *state)

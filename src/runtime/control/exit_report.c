@@ -87,17 +87,7 @@ void st__exit_report(void)
 
 static int parse_drop_report(void *state, const char *v, char *err, size_t errlen)
 {
-    int *on = state;
-
-    if (strcmp(v, "on") == 0)
-        *on = 1;
-    else if (strcmp(v, "off") == 0)
-        *on = 0;
-    else {
-        st__errmsg(err, errlen, "invalid drop-report '%s': want on or off", v);
-        return -EINVAL;
-    }
-    return 0;
+    return st__cfg_on_off("drop-report", v, state, err, errlen);
 }
 
 static void report_init(void *state)

@@ -184,6 +184,19 @@ const struct st__cfg_part st__events_cfg_part = {
     .done = events_done,
 };
 
+int st__cfg_on_off(const char *key, const char *v, int *on, char *err, size_t errlen)
+{
+    if (strcmp(v, "on") == 0)
+        *on = 1;
+    else if (strcmp(v, "off") == 0)
+        *on = 0;
+    else {
+        st__errmsg(err, errlen, "invalid %s '%s': want on or off", key, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* --- rings ------------------------------------------------------------------------ */
 
 /* bufsize= and flight=: a power of two from 4K to 1G. */

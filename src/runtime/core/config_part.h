@@ -76,4 +76,7 @@ static inline void *st__cfg_state(const struct st__cfg_view *v, const struct st_
     return NULL;
 }
 
+/* Reads key's on|off value v into *on (1 or 0). 0, or -EINVAL with "invalid KEY 'V': want on or off" in err. */
+int st__cfg_on_off(const char *key, const char *v, int *on, char *err, size_t errlen);
+
 #endif /* ST_RUNTIME_CORE_CONFIG_PART_H */
