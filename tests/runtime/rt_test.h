@@ -23,6 +23,15 @@
 #include "tap.h"
 #include "v4_decode.h"
 
+/* In a re-executed child (test_run_self_pid): a failed check is one stderr line and exit status 1. */
+#define CHECK(cond)                                                                                         \
+    do {                                                                                                    \
+        if (!(cond)) {                                                                                      \
+            fprintf(stderr, "child check failed: %s (line %d)\n", #cond, __LINE__);                         \
+            return 1;                                                                                       \
+        }                                                                                                   \
+    } while (0)
+
 /* An event as generated code defines it. */
 #define TEST_EVENT(var, name, args, fmt, kinds, nargs, flags)                                               \
     static struct st_event var = {sizeof(struct st_event), 0, 0, name, args, fmt, kinds, nargs, flags}

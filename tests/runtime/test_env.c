@@ -15,14 +15,6 @@ TEST_GROUP(grp_env, "env", &ev_a1, &ev_a2, &ev_b)
 
 static struct st_group *const groups[] = {&grp_env, NULL};
 
-#define CHECK(cond)                                                                                         \
-    do {                                                                                                    \
-        if (!(cond)) {                                                                                      \
-            fprintf(stderr, "child check failed: %s (line %d)\n", #cond, __LINE__);                         \
-            return 1;                                                                                       \
-        }                                                                                                   \
-    } while (0)
-
 /* The child: argv[2] says what it expects; it traces, then returns. */
 static int child(const char *mode)
 {

@@ -19,14 +19,6 @@ static struct st_group *const groups[] = {&grp_lock, NULL};
 /* Records with a string: enough of them fill 64K pieces quickly. */
 #define BIG_TEXT "....................................................................................................."
 
-#define CHECK(cond)                                                                                         \
-    do {                                                                                                    \
-        if (!(cond)) {                                                                                      \
-            fprintf(stderr, "child check failed: %s (line %d)\n", #cond, __LINE__);                         \
-            return 1;                                                                                       \
-        }                                                                                                   \
-    } while (0)
-
 /* The child's file is want (status and enabled). */
 static int file_is(const char *want)
 {
