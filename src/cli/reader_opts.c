@@ -12,11 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace_format.h"
+
 /* The operands, for the hints that tell their order. */
 #define OPERANDS "TRACE-EVENTS... TRACE-FILE"
-
-/* The first 8 bytes of every trace file (the header record's ID), as the reader checks them. */
-static const unsigned char trace_start[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 void cli_input_init(struct cli_input *in)
 {
@@ -101,14 +100,14 @@ bool cli_is_events_file(const char *path)
  */
 static bool starts_as_trace(const char *path)
 {
-    unsigned char head[sizeof trace_start];
+    uint8_t head[8]; /* the header record's ID: all ones, in either byte order */
     struct stat st;
     int fd;
     bool yes;
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, trace_start, sizeof head);
+    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && st_fmt_get_u64(head) == ST_HEADER_EVENT_ID;
     close(fd);
     return yes;
 }
