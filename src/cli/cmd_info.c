@@ -471,19 +471,14 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_JSON = CLI_OPT_OWN, OPT_FORMAT, OPT_HELP };
 
-/*
- * [TRACE-EVENTS...] TRACE...: the leading operands that are trace-events
- * files (text that parses as one: a trace never does), then the traces.
- * 0, or 2 after a usage error.
- */
+/* [TRACE-EVENTS...] TRACE..., told apart as print does (cli_first_trace). 0, or 2 after a usage error. */
 static int split_operands(int argc, char **argv, int first, struct info_opts *o)
 {
-    int i = first;
-    while (i < argc && cli_is_events_file(argv[i]))
-        i++;
-    if (i == argc)
-        return argc == first ? usage_error("%s", "need [TRACE-EVENTS...] TRACE...")
-                             : usage_error("need a TRACE after the trace-events files (%s is one)", argv[argc - 1]);
+    if (argc == first)
+        return usage_error("%s", "need [TRACE-EVENTS...] TRACE...");
+    int i = cli_first_trace(argc, argv, first);
+    if (cli_is_events_file(argv[argc - 1]))
+        return usage_error("need a TRACE after the trace-events files (%s is one)", argv[argc - 1]);
     o->in.events_files = (const char **)(argv + first);
     o->in.nevents_files = (size_t)(i - first);
     o->traces = argv + i;

@@ -204,16 +204,22 @@ static int expand_traces(const char *cmd, char **ops, size_t n, struct cli_input
     return 0;
 }
 
-int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
+int cli_first_trace(int argc, char **argv, int first)
 {
-    if (argc - first < 1)
-        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] TRACE...");
     int i = first;
     while (i < argc - 1 && events_operand(argv[i]))
         i++;
     /* The last operand is no trace (operands swapped?): one trace, so the messages say what is wrong with it. */
     if (events_operand(argv[argc - 1]))
         i = argc - 1;
+    return i;
+}
+
+int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
+{
+    if (argc - first < 1)
+        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] TRACE...");
+    int i = cli_first_trace(argc, argv, first);
     in->events_files = (const char **)(argv + first);
     in->nevents_files = (size_t)(i - first);
     if (argc - first == 1 && cli_is_events_file(argv[first]))
@@ -449,10 +455,6 @@ void cli_trace_close(struct cli_trace *t)
 }
 
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
-static bool trace_is_events_file(const struct cli_input *in)
-{
-    return cli_is_events_file(in->trace);
-}
 
 void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct cli_input *in, char *buf, size_t len)
 {
@@ -463,6 +465,6 @@ void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct c
     if (e->code == -EOPNOTSUPP && in->rd.filter_pid)
         snprintf(buf + n, len - n, "; --tid=%lu selects the records whose pid field is %lu",
                  (unsigned long)in->rd.pid, (unsigned long)in->rd.pid);
-    else if (e->code == -EBADMSG && e->record == 0 && trace_is_events_file(in))
+    else if (e->code == -EBADMSG && e->record == 0 && cli_is_events_file(in->trace))
         snprintf(buf + n, len - n, ": the trace file comes last (simpletrace %s " OPERANDS ")", cmd);
 }

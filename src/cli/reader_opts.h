@@ -67,6 +67,13 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
 bool cli_is_events_file(const char *path);
 
 /*
+ * Where the traces start in argv[first..argc) (argc > first): the leading
+ * operands are trace-events files unless they are "-", a directory or a
+ * file that starts as a trace; the last operand is always taken as a trace.
+ */
+int cli_first_trace(int argc, char **argv, int first);
+
+/*
  * Takes [TRACE-EVENTS...] TRACE... from argv[first..argc): the leading
  * operands that parse as trace-events files (as info sorts them; the last
  * operand is always a trace), then traces and directories (each regular
