@@ -24,27 +24,32 @@
 /* Longest command line kept: a description stays small beside the records. */
 #define CMDLINE_MAX 4096
 
-/* Appends "key=VALUE\n" with len bytes of value escaped (meta_format.h). */
-static void put_value(struct st__growbuf *out, const char *key, const char *value, size_t len)
+/* Appends len bytes of s escaped as a VALUE (meta_format.h). */
+static void put_escaped(struct st__growbuf *out, const char *s, size_t len)
 {
-    size_t need = st_meta_escape(NULL, 0, value, len);
-    uint8_t *p;
+    size_t need = st_meta_escape(NULL, 0, s, len);
+    uint8_t *p = st__growbuf_room(out, need + 1);
 
-    st__growbuf_printf(out, "%s=", key);
-    if ((p = st__growbuf_room(out, need + 1))) {
-        st_meta_escape((char *)p, need + 1, value, len);
+    if (p) {
+        st_meta_escape((char *)p, need + 1, s, len);
         st__growbuf_commit(out, need);
     }
+}
+
+/* Appends "key=VALUE\n" with len bytes of value. */
+static void put_value(struct st__growbuf *out, const char *key, const char *value, size_t len)
+{
+    st__growbuf_printf(out, "%s=", key);
+    put_escaped(out, value, len);
     st__growbuf_puts(out, "\n");
 }
 
-/* The command line, arguments escaped and joined by spaces. */
+/* The command line, arguments escaped (spaces in them too) and joined by spaces. */
 static void put_cmdline(struct st__growbuf *out)
 {
     char args[CMDLINE_MAX];
     FILE *f = fopen("/proc/self/cmdline", "re");
     size_t n = f ? fread(args, 1, sizeof args, f) : 0;
-    bool first = true;
 
     if (f)
         fclose(f);
@@ -52,15 +57,10 @@ static void put_cmdline(struct st__growbuf *out)
         return;
     st__growbuf_puts(out, "cmdline=");
     for (size_t at = 0; at < n;) {
-        size_t len = strnlen(args + at, n - at), need = st_meta_escape(NULL, 0, args + at, len);
-        uint8_t *p;
-        if (!first)
+        size_t len = strnlen(args + at, n - at);
+        if (at)
             st__growbuf_puts(out, " ");
-        if ((p = st__growbuf_room(out, need + 1))) {
-            st_meta_escape((char *)p, need + 1, args + at, len);
-            st__growbuf_commit(out, need);
-        }
-        first = false;
+        put_escaped(out, args + at, len);
         at += len + 1;
     }
     st__growbuf_puts(out, "\n");
