@@ -3,17 +3,30 @@
  * input, every one decoding with the same catalog, and a k-way merge of
  * their records by timestamp.
  *
- * The merge keeps each input's next record, and a binary min-heap of the
- * inputs that have one, keyed on (timestamp, input number). An input is in
- * the heap at most once, so its records keep their file order, and equal
- * timestamps come out in input order: the same output every time. The
- * input whose record was returned is read on only at the next call, since
- * the record points into that input's buffer.
+ * The merge is a loser tree (a tournament) over the inputs, keyed on
+ * (timestamp, input number): each inner node keeps the input that lost
+ * the match played there, the root's winner is the next record. After a
+ * record is taken, only its input's path to the root is replayed: log2(n)
+ * comparisons, against keys kept side by side in one small array (the
+ * records themselves, in n readers' structures, are not touched). An
+ * input holds one leaf, so its records keep their file order, and equal
+ * timestamps come out in input order: the same output every time. An
+ * input that ended gets a key after every record (the padding leaves up
+ * to a power of two start so). The input whose record was returned is
+ * read on only at the next call, since the record points into that
+ * input's buffer.
  *
- * Memory: the inputs' read buffers and three arrays of n entries,
+ *            tree[1]            tree[0]: the winner (earliest key)
+ *          /        \           tree[j], 0 < j < size: the loser at node j
+ *      tree[2]     tree[3]      leaf of input i: node size + i, its parent
+ *      /    \      /    \       (size + i) / 2
+ *    in0   in1   in2   in3
+ *
+ * Memory: the inputs' read buffers and a few arrays of n entries,
  * whatever the traces' size.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +39,23 @@
 #define BIG_INPUTS 8u
 #define SMALL_BUFFER (256u << 10) /* ... and at most 8 MiB in all beyond, but never less than this */
 
+/*
+ * An input's place in the merge: its next record's timestamp, then its
+ * rank: the input number i, or size + i once it ended (after every
+ * record). The input is rank & (size - 1).
+ */
+struct key {
+    uint64_t ts;
+    uint64_t rank;
+};
+
 struct st__many {
     struct st_reader **in;         /* one reader per input */
-    const struct st_record **head; /* head[i]: input i's next record, while i is in the heap */
-    unsigned *heap;                /* inputs with a record, earliest first */
-    size_t n, nheap;
+    const struct st_record **head; /* head[i]: input i's next record, while it has one */
+    struct key *tree;              /* the loser tree (above): the keys of the losers, tree[0] the winner's */
+    size_t n, size;                /* inputs; leaves, a power of two >= n */
+    size_t run_input;              /* the winner whose path replay() last kept, or SIZE_MAX ... */
+    struct key run_bound;          /* ... and the earliest key on that path */
     bool started;                  /* every input has been read up to its first record */
     bool pending;                  /* cur's record was returned: read cur on before the next pick */
     size_t cur;                    /* the input of the last record returned, or of the error */
@@ -42,60 +67,87 @@ struct st__many {
     struct st_catalog *own_cat;    /* the union of the inputs' declarations, or NULL */
 };
 
-/* --- the heap --------------------------------------------------------------- */
+/* --- the loser tree ------------------------------------------------------------ */
 
-/* Whether input a's next record comes before input b's. */
-static bool before(const struct st__many *m, unsigned a, unsigned b)
+/* Whether key a comes before key b (no branch: the outcome is as good as random). */
+static inline bool before(struct key a, struct key b)
 {
-    uint64_t x = m->head[a]->timestamp_ns, y = m->head[b]->timestamp_ns;
-    return x != y ? x < y : a < b;
+    return (a.ts < b.ts) | ((a.ts == b.ts) & (a.rank < b.rank));
 }
 
-static void swap_at(unsigned *h, size_t i, size_t j)
+/* The earliest key on the path of input i, its leaf excluded. */
+static struct key path_min(const struct st__many *m, size_t i)
 {
-    unsigned t = h[i];
-    h[i] = h[j];
-    h[j] = t;
+    struct key low = {UINT64_MAX, UINT64_MAX};
+    for (size_t j = (m->size + i) / 2; j > 0; j /= 2)
+        if (before(m->tree[j], low))
+            low = m->tree[j];
+    return low;
 }
 
-static void heap_push(struct st__many *m, unsigned input)
+/*
+ * Plays input i's new key (ts, rank) (its next record, or the end) from its
+ * leaf up, i being the last winner: at each node the earlier key goes on,
+ * the later one stays. The nodes hold the keys themselves, so a match
+ * touches one node only, and swaps without a branch. When i wins every
+ * match, the keys on its path are the runner-ups: the earliest of them is
+ * the bound below which i's next keys win without a match (a run of
+ * records from one input: update()).
+ */
+static inline void replay(struct st__many *m, size_t i, uint64_t ts, uint64_t rank)
 {
-    size_t i = m->nheap++;
-    m->heap[i] = input;
-    while (i > 0 && before(m, m->heap[i], m->heap[(i - 1) / 2])) {
-        swap_at(m->heap, i, (i - 1) / 2);
-        i = (i - 1) / 2;
+    struct key *t = m->tree;
+    bool kept = true;
+    for (size_t j = (m->size + i) / 2; j > 0; j /= 2) {
+        uint64_t ots = t[j].ts, orank = t[j].rank;
+        bool swap = (ots < ts) | ((ots == ts) & (orank < rank));
+        uint64_t mask = -(uint64_t)swap, dts = (ots ^ ts) & mask, drank = (orank ^ rank) & mask;
+        t[j].ts = ots ^ dts; /* swap: the new key stays here, the one that was here goes on */
+        t[j].rank = orank ^ drank;
+        ts ^= dts;
+        rank ^= drank;
+        kept &= !swap;
     }
+    t[0] = (struct key){ts, rank};
+    m->run_input = kept ? i : SIZE_MAX;
+    if (kept)
+        m->run_bound = path_min(m, i);
 }
 
-static unsigned heap_pop(struct st__many *m)
+/* Input i's new key k, i being the last winner: it stays the winner while k comes before the bound, else a replay. */
+static inline void update(struct st__many *m, size_t i, struct key k)
 {
-    unsigned top = m->heap[0];
-    size_t i = 0;
-    m->heap[0] = m->heap[--m->nheap];
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, min = i;
-        if (l < m->nheap && before(m, m->heap[l], m->heap[min]))
-            min = l;
-        if (r < m->nheap && before(m, m->heap[r], m->heap[min]))
-            min = r;
-        if (min == i)
-            return top;
-        swap_at(m->heap, i, min);
-        i = min;
+    if (i == m->run_input && before(k, m->run_bound))
+        m->tree[0] = k;
+    else
+        replay(m, i, k.ts, k.rank);
+}
+
+/* Plays every match, bottom up, from the leaves' keys (leaf: 2 * size entries, leaf[size + i] input i's key). */
+static void build(struct st__many *m, struct key *leaf)
+{
+    for (size_t j = m->size - 1; j > 0; j--) {
+        struct key a = leaf[2 * j], b = leaf[2 * j + 1];
+        bool a_wins = before(a, b);
+        leaf[j] = a_wins ? a : b; /* the winner goes up; the loser stays at j */
+        m->tree[j] = a_wins ? b : a;
     }
+    m->tree[0] = leaf[1];
+    m->run_input = SIZE_MAX;
+}
+
+/* The key of input i: its record's, or after everything once it ended. */
+static struct key key_of(const struct st__many *m, size_t i, bool ended)
+{
+    return ended ? (struct key){UINT64_MAX, m->size + i} : (struct key){m->head[i]->timestamp_ns, i};
 }
 
 /* --- reading ---------------------------------------------------------------- */
 
-/* Reads input i's next record into the heap: 0 (read, or the input ended) or its error, copied to err. */
+/* Reads input i's next record: 1, 0 when the input ended, or its error, copied to err. */
 static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
 {
     int ret = st_reader_next(m->in[i], &m->head[i]);
-    if (ret == 1) {
-        heap_push(m, (unsigned)i);
-        return 0;
-    }
     if (ret < 0) {
         m->cur = i;
         memcpy(err, st_reader_error(m->in[i]), sizeof *err); /* both the library's own size */
@@ -106,18 +158,26 @@ static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
 /* Reads every input up to its first record; the origin is the earliest. 0 or an input's error. */
 static int start(struct st__many *m, struct st_reader_error *err)
 {
+    struct key *leaf = malloc(2 * m->size * sizeof *leaf);
+    int ret = 0;
+    if (!leaf) {
+        st__set_open_error(err, -ENOMEM, "%s", "out of memory");
+        return -ENOMEM;
+    }
     m->started = true;
-    for (size_t i = 0; i < m->n; i++) {
-        int ret = advance(m, i, err);
-        if (ret < 0)
-            return ret;
+    for (size_t i = 0; i < m->size && ret >= 0; i++) {
+        ret = i < m->n ? advance(m, i, err) : 0; /* the padding leaves have ended */
+        leaf[m->size + i] = key_of(m, i, ret == 0);
         uint64_t ts;
-        if (st_reader_origin(m->in[i], &ts) == 0 && (!m->have_origin || ts < m->origin)) {
+        if (ret == 1 && st_reader_origin(m->in[i], &ts) == 0 && (!m->have_origin || ts < m->origin)) {
             m->have_origin = true;
             m->origin = ts;
         }
     }
-    return 0;
+    if (ret >= 0)
+        build(m, leaf);
+    free(leaf);
+    return ret < 0 ? ret : 0;
 }
 
 static bool in_window(const struct st__many *m, uint64_t ts)
@@ -136,12 +196,14 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
             m->pending = false;
             if ((ret = advance(m, m->cur, err)) < 0)
                 return ret;
+            update(m, m->cur, key_of(m, m->cur, ret == 0));
         }
-        if (m->nheap == 0)
-            return 0;
-        m->cur = heap_pop(m);
+        struct key w = m->tree[0];
+        if (w.rank >= m->size)
+            return 0; /* the earliest input has ended: all have */
+        m->cur = w.rank;
         m->pending = true;
-        if (in_window(m, m->head[m->cur]->timestamp_ns)) {
+        if (in_window(m, w.ts)) {
             *rec = m->head[m->cur];
             return 1;
         }
@@ -201,7 +263,7 @@ void st__many_free(struct st__many *m)
     st_catalog_free(m->own_cat); /* after the inputs that decode with it */
     free(m->in);
     free(m->head);
-    free(m->heap);
+    free(m->tree);
     free(m);
 }
 
@@ -415,10 +477,12 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
     if (!m)
         return NULL;
     m->n = n;
+    for (m->size = 1; m->size < n; m->size *= 2)
+        ;
     m->in = calloc(n, sizeof *m->in);
     m->head = calloc(n, sizeof *m->head);
-    m->heap = calloc(n, sizeof *m->heap);
-    if (!m->in || !m->head || !m->heap) {
+    m->tree = calloc(m->size, sizeof *m->tree);
+    if (!m->in || !m->head || !m->tree) {
         st__many_free(m);
         return NULL;
     }

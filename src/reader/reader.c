@@ -111,14 +111,14 @@ struct st_reader {
     uint32_t tid, pid;
     int64_t from_ns, to_ns;
 
-    struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
-    struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
-
     bool have_origin;
     uint64_t origin;
     struct st_reader_counters counters;
-    struct st_reader_error err;
     struct st_record rec;
+    /* Colder fields last: the hot ones above share fewer cache lines (a merge switches readers often). */
+    struct st_reader_error err;
+    struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
+    struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
     struct piece_seq seq;
     struct st__many *merge; /* several inputs (many.c): everything else above is unused */
 };
