@@ -199,6 +199,8 @@ enum st_reader_flags {
                                        rec->event NULL, rec->name the mapped name or NULL,
                                        nargs 0; an event filter never selects them. For
                                        looking at a trace whose declarations are missing */
+    ST_READER_ALIGN_REALTIME = 1u << 4, /* added in 0.3: every timestamp moved to wall-clock time by its
+                                           trace's clock anchors (see "Aligning clocks") */
 };
 
 /*
@@ -230,7 +232,34 @@ struct st_reader_options {
     uint32_t pid;           /*   does not say which process wrote it (no format does yet) */
     st_conflict_fn conflict; /* called for each conflict (above); NULL: not reported */
     void *conflict_opaque;  /* passed to conflict */
+    /* Added in 0.3 (see "Aligning clocks"): */
+    const int64_t *offsets_ns; /* NULL, or nanoseconds added to the timestamps of each trace: ... */
+    size_t noffsets;           /* ... 1 for one trace, st_reader_open_many()'s n (offsets_ns[i] for input i) */
 };
+
+/*
+ * Aligning clocks. A trace's timestamps are its writer's CLOCK_MONOTONIC:
+ * traces of one host share that clock, traces of several hosts do not
+ * (each counts from its own boot). With ST_READER_ALIGN_REALTIME every
+ * timestamp t becomes its wall-clock time, anchor_real_ns + (t -
+ * anchor_mono_ns), from the description in force (each rotated piece and
+ * each process of a merged file carries its own), so that traces of
+ * several hosts share one timeline; a trace without anchors (QEMU's,
+ * simpletrace's before 0.3) is -ENODATA at its first record. The traces
+ * then agree as well as their hosts' CLOCK_REALTIME did when each anchor
+ * was taken: NTP keeps hosts within about a millisecond of each other on
+ * a LAN (tens of milliseconds across the internet), PTP within
+ * microseconds; each anchor pairs the two clocks to within ~100 ns, and a
+ * clock step (NTP's, or by hand) after it is not seen. offsets_ns[i] is
+ * added after that: the correction, stated by hand, of a host whose clock
+ * was off (or, without the flag, a shift on the monotonic timeline). The
+ * timestamps moved are the ones delivered: the merge order, the origin,
+ * from_ns/to_ns, and the anchors st_reader_description() gives (both
+ * equal with the flag: the timestamps are wall-clock time; an offset
+ * moves the wall-clock time with them). A timestamp moved beyond
+ * 0..2^64-1 is -ERANGE. noffsets other than 0, 1 (one trace) or n
+ * (st_reader_open_many()) is -EINVAL.
+ */
 
 /* One argument value of a record. Frozen: records hold an array of them. */
 struct st_value {
@@ -394,7 +423,9 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
  *   -EOPNOTSUPP       filter_pid, and the trace does not record its process
  *   -EPROTONOSUPPORT  unknown format version
  *   -ENOENT           event ID with no mapping, or a name not in the catalog
- *   -ENODATA          the file ends inside the header or a record
+ *   -ENODATA          the file ends inside the header or a record; ST_READER_ALIGN_REALTIME
+ *                     and the trace has no clock anchors
+ *   -ERANGE           a timestamp moved (Aligning clocks) beyond 0..2^64-1
  *   -E2BIG            a record longer than the read buffer, too many IDs
  *   -errno            read error, -ENOMEM
  * Errors are sticky: later calls return the same code.
@@ -458,6 +489,16 @@ struct st_trace_description {
  * struct_size too small).
  */
 ST_API int st_reader_description(const struct st_reader *r, struct st_trace_description *d);
+
+/*
+ * The processes whose records the trace holds, as far as it was read: the
+ * processes named by the process records of a file simpletrace merge
+ * wrote (each record's is rec->process_pid and process_program; the
+ * description in force is that process's), 1 for any other trace; for
+ * several inputs, the sum over them. A merge names every input's process
+ * right after its header: the count is known once st_reader_next() returned.
+ */
+ST_API size_t st_reader_process_count(const struct st_reader *r);
 
 /* Closes the file (if the reader opened it) and frees the reader (NULL is fine). */
 ST_API void st_reader_close(struct st_reader *r);

@@ -132,24 +132,31 @@ static void nap(void)
     nanosleep(&ts, NULL); /* SIGINT cuts it short */
 }
 
-/* Keeps the formatter's clock anchor that of the piece being read, for --time=wall and JSON. */
+/* Keeps the formatter's clock anchor that of the records being read, for --time=wall and JSON. */
 struct anchor_sync {
-    bool needed;       /* JSON or --time=wall: the default text never looks */
-    bool wall;         /* --time=wall: a trace without anchor is an error */
-    const char *piece; /* the piece whose anchor the formatter has */
+    bool needed;        /* JSON or --time=wall: the default text never looks */
+    bool wall;          /* --time=wall: a trace without anchor is an error */
+    bool set;           /* the formatter has an anchor ... */
+    uint64_t mono, real; /* ... this one */
 };
 
-/* Sets the anchor when the reader moved to another piece. 0, or 1 after the message (wall time without anchor). */
+/*
+ * Sets the anchor of the description in force (each piece, input and
+ * process of a merged file has its own) when it is another. 0, or 1 after
+ * the message (wall time without anchor).
+ */
 static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct st_formatter *f)
 {
     struct st_trace_description d = {.struct_size = sizeof d};
-    const char *piece;
 
-    if (!a->needed || (piece = st_reader_name(t->r)) == a->piece)
+    if (!a->needed)
         return 0;
-    a->piece = piece;
     if (st_reader_description(t->r, &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns)) {
-        st_formatter_set_anchor(f, d.anchor_mono_ns, d.anchor_real_ns);
+        if (!a->set || d.anchor_mono_ns != a->mono || d.anchor_real_ns != a->real)
+            st_formatter_set_anchor(f, d.anchor_mono_ns, d.anchor_real_ns);
+        a->set = true;
+        a->mono = d.anchor_mono_ns;
+        a->real = d.anchor_real_ns;
         return 0;
     }
     if (!a->wall)
@@ -158,18 +165,18 @@ static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct 
     fprintf(stderr,
             PROG ": %s: no clock anchor in the trace (written by QEMU, or by simpletrace before 0.3): "
                  "--time=wall cannot tell wall-clock time; --time=absolute prints the recorded timestamps\n",
-            piece);
+            st_reader_name(t->r));
     return 1;
 }
 
 /*
  * Makes the formatter once the first st_reader_next() has read every
- * input's description: only then is it known whether they hold several
- * processes, whose records then name theirs. 0, or 1 after the message.
+ * input's description (and a merged file's processes): only then is it
+ * known whether they hold several processes, whose records then name theirs. 0, or 1 after the message.
  */
 static int make_formatter(const struct cli_trace *t, struct st_formatter_options *fo, struct st_formatter **f)
 {
-    fo->show_process = cli_trace_processes(t) > 1;
+    fo->show_process = cli_trace_processes(t) > 1 || st_reader_process_count(t->r) > 1;
     int ret = st_formatter_new(f, t->cat, fo);
     if (ret < 0)
         fprintf(stderr, PROG ": %s\n", strerror(-ret));

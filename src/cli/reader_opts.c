@@ -30,6 +30,13 @@ void cli_input_free(struct cli_input *in)
     free(in->traces);
     in->traces = NULL;
     in->ntraces = 0;
+    free(in->offset_args);
+    free(in->offsets);
+    in->offset_args = NULL;
+    in->offsets = NULL;
+    in->noffset_args = 0;
+    in->rd.offsets_ns = NULL;
+    in->rd.noffsets = 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
@@ -66,6 +73,28 @@ static int parse_time(const char *cmd, const char *arg, bool *set, int64_t *ns)
     return 0;
 }
 
+/* --align=realtime: the only clock traces of several hosts share. */
+static int parse_align(const char *cmd, const char *arg, struct st_reader_options *rd)
+{
+    if (strcmp(arg, "realtime"))
+        return cli_usage_error(cmd, "unknown --align '%s' (realtime)", arg);
+    rd->flags |= ST_READER_ALIGN_REALTIME;
+    return 0;
+}
+
+/* --offset=TRACE=TIME: kept as given until the traces are known (resolve_offsets()). */
+static int add_offset(const char *cmd, const char *arg, struct cli_input *in)
+{
+    const char **more = realloc(in->offset_args, (in->noffset_args + 1) * sizeof *more);
+    if (!more) {
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    in->offset_args = more;
+    more[in->noffset_args++] = arg;
+    return 0;
+}
+
 int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input *in)
 {
     struct st_reader_options *rd = &in->rd;
@@ -78,6 +107,8 @@ int cli_reader_option(const char *cmd, int c, const char *arg, struct cli_input 
     case CLI_OPT_TO: return parse_time(cmd, arg, &rd->filter_to, &rd->to_ns);
     case CLI_OPT_ROTATED: rd->flags |= ST_READER_ROTATED; return 0;
     case CLI_OPT_NO_ROTATED: in->rotated_off = true; return 0;
+    case CLI_OPT_ALIGN: return parse_align(cmd, arg, rd);
+    case CLI_OPT_OFFSET: return add_offset(cmd, arg, in);
     default: return -1;
     }
 }
@@ -215,6 +246,57 @@ int cli_first_trace(int argc, char **argv, int first)
     return i;
 }
 
+/* "[+|-]DURATION" in ns into *ns. 0 or -EINVAL. */
+static int parse_signed_time(const char *text, int64_t *ns)
+{
+    bool minus = *text == '-';
+    text += *text == '-' || *text == '+';
+    if (*text == '-' || *text == '+' || st_parse_duration_ns(text, ns) < 0)
+        return -EINVAL;
+    if (minus)
+        *ns = -*ns;
+    return 0;
+}
+
+/* Whether a and b name one file (the same device and inode). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/*
+ * The --offset=TRACE=TIME options as one offset per trace (TRACE names one
+ * of the traces read, the same file; TIME after its last '='). 0, or the
+ * status after a message.
+ */
+static int resolve_offsets(const char *cmd, struct cli_input *in)
+{
+    if (!in->noffset_args)
+        return 0;
+    if (!(in->offsets = calloc(in->ntraces, sizeof *in->offsets))) {
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    for (size_t k = 0; k < in->noffset_args; k++) {
+        const char *arg = in->offset_args[k], *eq = strrchr(arg, '=');
+        char path[4096];
+        int64_t ns;
+        size_t i = 0;
+        if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof path || parse_signed_time(eq + 1, &ns) < 0)
+            return cli_usage_error(cmd, "bad --offset '%s' (want TRACE=TIME, e.g. b.trace=-1.5ms)", arg);
+        snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
+        while (i < in->ntraces && !same_file(path, in->traces[i]))
+            i++;
+        if (i == in->ntraces)
+            return cli_usage_error(cmd, "--offset names '%s', which is none of the traces read", path);
+        in->offsets[i] += ns;
+    }
+    in->rd.offsets_ns = in->offsets;
+    in->rd.noffsets = in->ntraces;
+    return 0;
+}
+
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in)
 {
     if (argc - first < 1)
@@ -229,9 +311,12 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
     /* Pieces are found by their names: standard input has none. */
     if ((in->rd.flags & ST_READER_ROTATED) && !strcmp(argv[i], "-"))
         return cli_usage_error(cmd, "%s", "--rotated needs a TRACE-FILE path, not \"-\"");
-    if (expand_traces(cmd, argv + i, (size_t)(argc - i), in)) {
+    int ret = expand_traces(cmd, argv + i, (size_t)(argc - i), in);
+    if (ret == 0)
+        ret = resolve_offsets(cmd, in);
+    if (ret) {
         cli_input_free(in);
-        return 1;
+        return ret;
     }
     in->trace = in->traces[0];
     return 0;
@@ -462,7 +547,9 @@ void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct c
     size_t n = st_reader_format_error(t->r, buf, len);
     if (n + 1 >= len)
         return;
-    if (e->code == -EOPNOTSUPP && in->rd.filter_pid)
+    if (e->code == -ENODATA && (in->rd.flags & ST_READER_ALIGN_REALTIME) && strstr(e->message, "clock anchors"))
+        snprintf(buf + n, len - n, "; without --align=realtime, --offset=TRACE=TIME places traces by hand");
+    else if (e->code == -EOPNOTSUPP && in->rd.filter_pid)
         snprintf(buf + n, len - n, "; --tid=%lu selects the records whose pid field is %lu",
                  (unsigned long)in->rd.pid, (unsigned long)in->rd.pid);
     else if (e->code == -EBADMSG && e->record == 0 && cli_is_events_file(in->trace))

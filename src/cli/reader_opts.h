@@ -1,7 +1,7 @@
 /*
- * What every trace-reading subcommand (print, stats, export) shares: the
- * reader options (--no-header, --events, --tid, --pid, --from, --to,
- * --rotated, --no-rotated), the TRACE-EVENTS... TRACE-FILE operands,
+ * What every trace-reading subcommand (print, stats, export, merge) shares:
+ * the reader options (--no-header, --events, --tid, --pid, --from, --to,
+ * --rotated, --no-rotated, --align, --offset), the TRACE-EVENTS... TRACE operands,
  * opening the trace, and the messages: usage errors, and the hints for
  * the common mistakes (operands swapped, --pid on a trace that does not
  * record its process, a rotated trace named by its first piece).
@@ -25,6 +25,8 @@ enum {
     CLI_OPT_TO,
     CLI_OPT_ROTATED,
     CLI_OPT_NO_ROTATED,
+    CLI_OPT_ALIGN,
+    CLI_OPT_OFFSET,
     CLI_OPT_OWN,
 };
 
@@ -33,7 +35,8 @@ enum {
     {"no-header", no_argument, NULL, CLI_OPT_NO_HEADER}, {"events", required_argument, NULL, CLI_OPT_EVENTS}, \
         {"tid", required_argument, NULL, CLI_OPT_TID}, {"pid", required_argument, NULL, CLI_OPT_PID},        \
         {"from", required_argument, NULL, CLI_OPT_FROM}, {"to", required_argument, NULL, CLI_OPT_TO},        \
-        {"rotated", no_argument, NULL, CLI_OPT_ROTATED}, {"no-rotated", no_argument, NULL, CLI_OPT_NO_ROTATED}
+        {"rotated", no_argument, NULL, CLI_OPT_ROTATED}, {"no-rotated", no_argument, NULL, CLI_OPT_NO_ROTATED}, \
+        {"align", required_argument, NULL, CLI_OPT_ALIGN}, {"offset", required_argument, NULL, CLI_OPT_OFFSET}
 
 /* What a trace-reading command reads, from its options and operands. */
 struct cli_input {
@@ -46,12 +49,15 @@ struct cli_input {
     size_t ntraces;
     bool undeclared_ok;          /* a trace without declarations and without trace-events files is
                                     read anyway, undecoded (info: ST_READER_UNDECLARED) */
+    const char **offset_args;    /* --offset=TRACE=TIME, as given (pointers into argv) */
+    size_t noffset_args;
+    int64_t *offsets;            /* per trace, from offset_args once the traces are known (owned) */
 };
 
 /* Zeroes *in and sets the reader options' struct_size. */
 void cli_input_init(struct cli_input *in);
 
-/* Frees the list of traces (a zeroed *in is fine). */
+/* Frees the list of traces and the offsets (a zeroed *in is fine). */
 void cli_input_free(struct cli_input *in);
 
 /* Prints "simpletrace CMD: " + fmt(arg) and the --help hint on stderr; returns 2 (usage error). */

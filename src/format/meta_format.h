@@ -20,6 +20,11 @@
  *   description  := mapping with ID ST_META_INFO_ID (0xffffffffffffff00)
  *                   name: lines "KEY=VALUE\n", the first "simpletrace=1"
  *                   (the description's version); VALUE escaped below
+ *   process      := mapping with ID ST_META_PROC_ID(k)
+ *                   (0xfffffffd00000000 + k, k < 2^32: a process of a file
+ *                   that holds several, as simpletrace merge writes them)
+ *                   name: a description of process k (as above), or
+ *                   nothing: process k again, as last described
  *
  * Keys of the description (readers ignore keys they do not know):
  *   simpletrace=1            always first
@@ -46,6 +51,18 @@
  * declaration right after the mapping record of each event ID (so a file
  * or rotated piece that maps an ID also declares it). A later description
  * or declaration replaces the earlier one, as mappings do.
+ *
+ * Several processes in one file (simpletrace merge): no description
+ * record, but after the header a process record with the description of
+ * each process k = 0, 1, ... (an empty one for a process whose trace had
+ * none), and an empty process record before each run of event and
+ * dropped records of one process: the records that follow a process
+ * record, up to the next, were written by process k. A non-empty process
+ * record later in the file describes k anew (another piece of its trace,
+ * with new clock anchors) and means k too. Event IDs are the file's own,
+ * shared by the processes, each mapped and declared once before its
+ * first record. A reader that knows only mapping and event records reads
+ * such a file as any other.
  */
 #ifndef ST_FORMAT_META_FORMAT_H
 #define ST_FORMAT_META_FORMAT_H
@@ -56,6 +73,8 @@
 #define ST_META_INFO_ID        UINT64_C(0xffffffffffffff00)
 #define ST_META_DECL_BASE      UINT64_C(0xfffffffe00000000)
 #define ST_META_DECL_ID(id)    (ST_META_DECL_BASE + (uint32_t)(id))
+#define ST_META_PROC_BASE      UINT64_C(0xfffffffd00000000)
+#define ST_META_PROC_ID(k)     (ST_META_PROC_BASE + (uint32_t)(k))
 #define ST_META_VERSION        1
 #define ST_META_FIRST_LINE     "simpletrace=1\n"
 
@@ -74,8 +93,20 @@ static inline int st_meta_is_info(uint64_t id)
     return id == ST_META_INFO_ID;
 }
 
+/* True when a mapping record with this ID is a process record (several processes in one file). */
+static inline int st_meta_is_proc(uint64_t id)
+{
+    return (id >> 32) == (ST_META_PROC_BASE >> 32);
+}
+
 /* The event ID a declaration record declares. */
 static inline uint32_t st_meta_decl_event(uint64_t id)
+{
+    return (uint32_t)id;
+}
+
+/* The process number of a process record. */
+static inline uint32_t st_meta_proc_number(uint64_t id)
 {
     return (uint32_t)id;
 }

@@ -378,7 +378,9 @@ int st__trace_decls_text(const char *path, const struct st_reader_options *opts,
     o.events = NULL; /* the filters would need the catalog being made */
     o.conflict = NULL; /* nothing to compare with: the catalog is being made from them */
     o.filter_tid = o.filter_pid = o.filter_from = o.filter_to = false;
-    o.flags &= ~(unsigned)ST_READER_FOLLOW;
+    o.flags &= ~(unsigned)(ST_READER_FOLLOW | ST_READER_ALIGN_REALTIME); /* no record is delivered */
+    o.offsets_ns = NULL;
+    o.noffsets = 0;
     if ((ret = st_catalog_load_buffer(&none, path, "", 0, NULL, 0)) < 0)
         return ret;
     ret = st_reader_open(&r, path, none, &o, &err);

@@ -461,6 +461,8 @@ static int open_inputs(struct st__many *m, const char *const *paths, const struc
     one.buffer_size = input_buffer(o, m->n);
     for (size_t i = 0; i < m->n; i++) {
         struct st_reader_error e = {.struct_size = sizeof e};
+        one.offsets_ns = o->offsets_ns ? &o->offsets_ns[i] : NULL;
+        one.noffsets = o->offsets_ns ? 1 : 0;
         int ret = st_reader_open(&m->in[i], paths[i], cat, &one, &e);
         if (ret < 0) {
             st__set_open_error(err, ret, "%s: %s", paths[i], e.message);
@@ -513,7 +515,7 @@ ST_API int st_reader_open_many(struct st_reader **out, const char *const *paths,
 {
     struct st_reader_options o;
     struct st__many *m = NULL;
-    int ret = st__open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, n, err, &o);
     if (ret < 0 || (ret = check_many_args(n, &o, err)) < 0 ||
         (ret = check_distinct(paths, n, (o.flags & ST_READER_ROTATED) != 0, err)) < 0)
         return ret;

@@ -13,6 +13,8 @@
 
 /* Event IDs a declaration may have: the registry counts from 0; beyond this is garbage. */
 #define MAX_DECL_IDS (1u << 20)
+/* Process numbers a file of several processes may use: simpletrace merge counts from 0. */
+#define MAX_PROCS (1u << 16)
 
 /* Sets the field key names in d to value (strings) or its number; unknown keys are skipped. */
 static void set_field(struct st_trace_description *d, const char *key, size_t klen, const char *value)
@@ -44,20 +46,20 @@ static void set_field(struct st_trace_description *d, const char *key, size_t kl
         d->anchor_real_ns = v;
 }
 
-/* Parses m->info's KEY=VALUE lines into m->desc, the values unescaped into m->values. 0, -ENOMEM, -EBADMSG. */
-static int parse_info(struct st__meta *m)
+/* Parses d->info's KEY=VALUE lines into d->desc, the values unescaped into d->values. 0, -ENOMEM, -EBADMSG. */
+static int parse_info(struct st__desc *dd)
 {
-    struct st_trace_description *d = &m->desc;
+    struct st_trace_description *d = &dd->desc;
     char *out;
-    const char *p = m->info, *end = m->info + m->info_len;
+    const char *p = dd->info, *end = dd->info + dd->info_len;
 
-    free(m->values);
+    free(dd->values);
     memset(d, 0, sizeof *d);
     d->struct_size = sizeof *d;
     d->version = d->program = d->exe = d->cmdline = d->host = d->clock = "";
-    if (!(m->values = out = malloc(m->info_len + 1)))
+    if (!(dd->values = out = malloc(dd->info_len + 1)))
         return -ENOMEM;
-    if (m->info_len < strlen(ST_META_FIRST_LINE) || memcmp(p, ST_META_FIRST_LINE, strlen(ST_META_FIRST_LINE)))
+    if (dd->info_len < strlen(ST_META_FIRST_LINE) || memcmp(p, ST_META_FIRST_LINE, strlen(ST_META_FIRST_LINE)))
         return -EBADMSG;
     for (p += strlen(ST_META_FIRST_LINE); p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *eq;
@@ -73,24 +75,62 @@ static int parse_info(struct st__meta *m)
     return 0;
 }
 
-int st__meta_set_info(struct st__meta *m, const char *text, size_t len)
+/* Replaces d's text with a copy of [text, text + len) and parses it. */
+static int set_desc(struct st__desc *d, const char *text, size_t len)
 {
     char *c = strndup(text, len);
 
     if (!c)
         return -ENOMEM;
-    free(m->info);
-    m->info = c;
-    m->info_len = strlen(c); /* a NUL inside (a damaged file) ends the text */
-    return parse_info(m);
+    free(d->info);
+    d->info = c;
+    d->info_len = strlen(c); /* a NUL inside (a damaged file) ends the text */
+    return parse_info(d);
+}
+
+static void desc_free(struct st__desc *d)
+{
+    free(d->info);
+    free(d->values);
+    memset(d, 0, sizeof *d);
+}
+
+int st__meta_set_info(struct st__meta *m, const char *text, size_t len)
+{
+    m->cur = &m->main;
+    return set_desc(&m->main, text, len);
+}
+
+int st__meta_set_proc(struct st__meta *m, uint32_t k, const char *text, size_t len)
+{
+    if (k >= MAX_PROCS)
+        return -E2BIG;
+    if (k >= m->nprocs) {
+        uint32_t n = m->nprocs ? m->nprocs : 8;
+        while (n <= k)
+            n *= 2;
+        struct st__desc *p = realloc(m->procs, n * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + m->nprocs, 0, (n - m->nprocs) * sizeof *p);
+        m->procs = p;
+        m->nprocs = n;
+    }
+    struct st__desc *d = &m->procs[k];
+    m->nmet += !d->met;
+    d->met = true;
+    int ret = len ? set_desc(d, text, len) : 0;
+    m->cur = d->info ? d : NULL;
+    return ret;
 }
 
 void st__meta_new_piece(struct st__meta *m)
 {
-    free(m->info);
-    free(m->values);
-    m->info = m->values = NULL;
-    m->info_len = 0;
+    desc_free(&m->main);
+    for (uint32_t k = 0; k < m->nprocs; k++)
+        desc_free(&m->procs[k]);
+    m->nmet = 0;
+    m->cur = NULL;
 }
 
 int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t len)
@@ -122,7 +162,7 @@ void st__meta_free(struct st__meta *m)
     for (uint32_t i = 0; i < m->ndecls; i++)
         free(m->decls[i]);
     free(m->decls);
-    free(m->info);
-    free(m->values);
+    st__meta_new_piece(m);
+    free(m->procs);
     memset(m, 0, sizeof *m);
 }

@@ -111,6 +111,12 @@ struct st_reader {
     uint32_t tid, pid;
     int64_t from_ns, to_ns;
 
+    bool shifting;       /* timestamps are moved: ST_READER_ALIGN_REALTIME or an offset */
+    bool need_shift;     /* the shift is found at the next record (a description came, or none will) */
+    bool align;          /* ST_READER_ALIGN_REALTIME */
+    int64_t offset;      /* the caller's offset for this trace */
+    int64_t shift;       /* what is added to the timestamps under the current description */
+
     bool have_origin;
     uint64_t origin;
     struct st_reader_counters counters;
@@ -485,6 +491,38 @@ static int deliver_undeclared(struct st_reader *r, uint64_t id, uint64_t ts, uin
 
 static int pid_decide(struct st_reader *r);
 
+/* The shift of the description in force (Aligning clocks in reader.h). 0 or the recorded error. */
+static int find_shift(struct st_reader *r, uint64_t num)
+{
+    const struct st__desc *d = r->meta.cur;
+    int64_t clocks = 0;
+    if (r->align && !(d && (d->desc.anchor_mono_ns || d->desc.anchor_real_ns)))
+        return fail(r, -ENODATA, r->pos_offset, num,
+                    "no clock anchors (a QEMU trace, or simpletrace's before 0.3): its timestamps cannot be "
+                    "aligned on wall-clock time");
+    if (r->align)
+        clocks = (int64_t)(d->desc.anchor_real_ns - d->desc.anchor_mono_ns);
+    if (__builtin_add_overflow(clocks, r->offset, &r->shift))
+        return fail(r, -ERANGE, r->pos_offset, num, "the offset %lld ns and the clock anchors' difference %lld ns "
+                    "overflow", (long long)r->offset, (long long)clocks);
+    r->need_shift = false;
+    return 0;
+}
+
+/* Moves *ts by the shift (ST_READER_ALIGN_REALTIME, offsets). 0 or the recorded error. */
+static int shift_ts(struct st_reader *r, uint64_t *ts, uint64_t num)
+{
+    int ret;
+    if (r->need_shift && (ret = find_shift(r, num)) < 0)
+        return ret;
+    uint64_t t = *ts + (uint64_t)r->shift;
+    if (r->shift >= 0 ? t < *ts : t > *ts)
+        return fail(r, -ERANGE, r->pos_offset, num, "timestamp %llu moved by %lld ns leaves 0..2^64-1",
+                    (unsigned long long)*ts, (long long)r->shift);
+    *ts = t;
+    return 0;
+}
+
 /*
  * Resolves, counts, filters and decodes one v2/v4 event record whose payload
  * is p[0..plen). Returns 1 (delivered), 0 (filtered out) or an error.
@@ -494,6 +532,9 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
 {
     const struct st_event_info *ev;
     bool dropped = id == ST_DROPPED_EVENT_ID;
+    int ret;
+    if (UNLIKELY(r->shifting) && (ret = shift_ts(r, &ts, num)) < 0)
+        return ret;
     if (dropped) {
         ev = &r->cat->events[r->cat->count];
         if (plen < 8)
@@ -520,7 +561,7 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
     if (UNLIKELY(!ev))
         return deliver_undeclared(r, id, ts, pid, true, num);
     set_record(r, ev, id, ts, pid, true, num);
-    int ret = decode_args(r, ev, p, plen, num);
+    ret = decode_args(r, ev, p, plen, num);
     if (ret < 0)
         return ret;
     if (dropped) {
@@ -541,29 +582,41 @@ static inline int check_length(struct st_reader *r, uint32_t len, size_t extra, 
     return 0;
 }
 
-/* Reads a mapping record that carries a declaration or the description (meta_format.h). */
+/* The records that follow were written by the process the meta store's current description names. */
+static void use_description(struct st_reader *r)
+{
+    const struct st__desc *d = r->meta.cur;
+    r->rec.process_pid = d ? d->desc.pid : 0;
+    r->rec.process_program = d ? d->desc.program : "";
+    r->pid_match = -1;          /* filter_pid decides again (pid_decide) */
+    r->need_shift = r->shifting; /* and the shift is that description's */
+}
+
+/* Reads a mapping record that carries a declaration, the description or a process record (meta_format.h). */
 static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t num)
 {
+    const char *what = st_meta_is_info(id) ? "description" : st_meta_is_proc(id) ? "process" : "declaration";
     if (len > ST_META_MAX_LEN)
-        return fail(r, -EBADMSG, r->pos_offset, num, "%s record has %u bytes (at most %u)",
-                    st_meta_is_info(id) ? "description" : "declaration", len, ST_META_MAX_LEN);
+        return fail(r, -EBADMSG, r->pos_offset, num, "%s record has %u bytes (at most %u)", what, len,
+                    ST_META_MAX_LEN);
     int ret = need(r, ST_MAPPING_FIXED_SIZE + len, num, "a mapping record");
     if (ret < 0)
         return ret;
     const char *text = (const char *)r->pos + ST_MAPPING_FIXED_SIZE;
-    ret = st_meta_is_info(id) ? st__meta_set_info(&r->meta, text, len)
-                              : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
+    ret = st_meta_is_info(id)   ? st__meta_set_info(&r->meta, text, len)
+          : st_meta_is_proc(id) ? st__meta_set_proc(&r->meta, st_meta_proc_number(id), text, len)
+                                : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
     if (ret < 0)
         return fail(r, ret, r->pos_offset, num, "%s",
-                    ret == -ENOMEM   ? "out of memory for the trace's description"
-                    : ret == -E2BIG  ? "declaration for an event ID over 2^20"
-                                     : "malformed description record (want simpletrace=1, then KEY=VALUE lines)");
+                    ret == -ENOMEM                          ? "out of memory for the trace's description"
+                    : ret == -E2BIG && st_meta_is_proc(id)  ? "process record for a process number over 2^16"
+                    : ret == -E2BIG                         ? "declaration for an event ID over 2^20"
+                                                            : "malformed description (want simpletrace=1, then "
+                                                              "KEY=VALUE lines)");
     if (st_meta_is_decl(id) && !r->meta.scan_only)
         st__conflict_check(&r->conflicts, r->cat, text, len);
-    if (st_meta_is_info(id)) { /* every record of this piece comes from that process */
-        r->rec.process_pid = r->meta.desc.pid;
-        r->rec.process_program = r->meta.desc.program;
-    }
+    if (!st_meta_is_decl(id))
+        use_description(r);
     consume(r, ST_MAPPING_FIXED_SIZE + len, num);
     return 0;
 }
@@ -576,7 +629,7 @@ static int take_mapping(struct st_reader *r, uint64_t num)
         return ret;
     uint64_t id = ld64(r, r->pos + 8);
     uint32_t len = ld32(r, r->pos + 16);
-    if (st_meta_is_decl(id) || st_meta_is_info(id))
+    if (st_meta_is_decl(id) || st_meta_is_info(id) || st_meta_is_proc(id))
         return take_meta(r, id, len, num);
     if (len > ST_MAX_NAME)
         return fail(r, -EBADMSG, r->pos_offset, num,
@@ -664,6 +717,9 @@ static int take_v0(struct st_reader *r, uint64_t num)
     const uint8_t *p = r->pos;
     uint64_t id = ld64(r, p), ts = ld64(r, p + 8);
     const struct st_event_info *ev;
+    int ret;
+    if (UNLIKELY(r->shifting) && (ret = shift_ts(r, &ts, num)) < 0)
+        return ret;
     if (id == ST_DROPPED_EVENT_ID) {
         ev = &r->cat->events[r->cat->count];
         r->counters.dropped_records++;
@@ -800,9 +856,9 @@ static int read_header(struct st_reader *r)
  */
 static int pid_decide(struct st_reader *r)
 {
-    if (!r->meta.info)
+    if (!r->meta.cur)
         return refuse_process_filter(r);
-    r->pid_match = r->meta.desc.pid == r->pid;
+    r->pid_match = r->meta.cur->desc.pid == r->pid;
     return 0;
 }
 
@@ -955,9 +1011,7 @@ static int next_piece(struct st_reader *r)
     r->index_ids = false;
     idmap_free(&r->ids);
     st__meta_new_piece(&r->meta); /* each piece describes itself */
-    r->rec.process_pid = 0;
-    r->rec.process_program = "";
-    r->pid_match = -1;
+    use_description(r);
     int ret = attach_piece(r, r->seq.cur + 1);
     if (ret < 0)
         return fail(r, ret, 0, 0, "cannot open this piece: %s", strerror(-ret));
@@ -988,8 +1042,8 @@ void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, 
  * checked (too small: -EINVAL, nothing written), the caller's options read
  * into *o (defaults for NULL; too small a struct_size: -EINVAL in err).
  */
-int st__open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
-                     struct st_reader_options *o)
+int st__open_args(struct st_reader **out, const struct st_reader_options *opts, size_t ntraces,
+                  struct st_reader_error *err, struct st_reader_options *o)
 {
     *out = NULL;
     if (err && st__struct_size(err) < ST__READER_ERROR_V1)
@@ -1005,6 +1059,11 @@ int st__open_args(struct st_reader **out, const struct st_reader_options *opts, 
         return -EINVAL;
     }
     st__struct_in(o, sizeof *o, opts, st__struct_size(opts));
+    if (o->noffsets ? o->noffsets != ntraces || !o->offsets_ns : o->offsets_ns != NULL) {
+        st__set_open_error(err, -EINVAL, "offsets_ns: %zu offsets for %zu trace%s", o->noffsets, ntraces,
+                           ntraces == 1 ? "" : "s");
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -1053,6 +1112,9 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     r->from_ns = opts->from_ns;
     r->filter_to = opts->filter_to;
     r->to_ns = opts->to_ns;
+    r->align = (opts->flags & ST_READER_ALIGN_REALTIME) != 0;
+    r->offset = opts->offsets_ns && opts->noffsets ? opts->offsets_ns[0] : 0;
+    r->shifting = r->need_shift = r->align || r->offset;
     r->conflicts.fn = opts->conflict;
     r->conflicts.opaque = opts->conflict_opaque;
     r->filtering = r->selected || r->filter_tid || r->filter_pid || r->filter_from || r->filter_to;
@@ -1088,7 +1150,7 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
                                  struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = st__open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, 1, err, &o);
     if (ret < 0 || (ret = refuse_rotated(&o, err)) < 0)
         return ret;
     if (npieces == 0) {
@@ -1152,7 +1214,7 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
                           const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = st__open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, 1, err, &o);
     if (ret < 0)
         return ret;
     if (o.flags & ST_READER_ROTATED)
@@ -1173,7 +1235,7 @@ ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *na
                                  const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = st__open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, 1, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, true, err)) == 0) {
         (*out)->src = SRC_STREAM;
         (*out)->stream = f;
@@ -1186,7 +1248,7 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
                                  struct st_reader_error *err)
 {
     struct st_reader_options o;
-    int ret = st__open_args(out, opts, err, &o);
+    int ret = st__open_args(out, opts, 1, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, false, err)) == 0)
         attach_memory(*out, data, size);
     return ret;
@@ -1257,9 +1319,24 @@ ST_API int st_reader_description(const struct st_reader *r, struct st_trace_desc
     if (!r || !d)
         return -EINVAL;
     r = current(r);
-    if (!r->meta.info)
+    if (!r->meta.cur)
         return -ENODATA;
-    return st__struct_out(d, &r->meta.desc, sizeof r->meta.desc, ST__TRACE_DESCRIPTION_V1);
+    struct st_trace_description now = r->meta.cur->desc;
+    if (r->shifting && (now.anchor_mono_ns || now.anchor_real_ns)) { /* the anchors of the timestamps delivered */
+        now.anchor_mono_ns = (r->align ? now.anchor_real_ns : now.anchor_mono_ns) + (uint64_t)r->offset;
+        now.anchor_real_ns += (uint64_t)r->offset;
+    }
+    return st__struct_out(d, &now, sizeof now, ST__TRACE_DESCRIPTION_V1);
+}
+
+ST_API size_t st_reader_process_count(const struct st_reader *r)
+{
+    size_t n = 0;
+    if (!r->merge)
+        return r->meta.nmet ? r->meta.nmet : 1;
+    for (size_t i = 0; i < st__many_count(r->merge); i++)
+        n += st_reader_process_count(st__many_input(r->merge, i));
+    return n;
 }
 
 /* The file being read: the current piece's name, or the name given at open. */

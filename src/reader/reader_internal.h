@@ -107,18 +107,35 @@ int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t *
 
 /* --- what a trace says about itself (meta.c, format in meta_format.h) ---------- */
 
-struct st__meta {
-    char *info;         /* the description's text as in the file, or NULL */
+/* One description (meta_format.h): its text as in the file and what it says. */
+struct st__desc {
+    char *info;         /* the description's text as in the file, or NULL: none */
     size_t info_len;
     struct st_trace_description desc; /* parsed from info; strings point into values */
     char *values;       /* the description's values, unescaped, NUL-separated */
+    bool met;           /* a process record named it (several processes in one file) */
+};
+
+struct st__meta {
+    struct st__desc main;        /* the description record's */
+    struct st__desc *procs;      /* a file of several processes: procs[k], process k's */
+    uint32_t nprocs;             /* entries of procs */
+    uint32_t nmet;               /* process numbers met in process records */
+    const struct st__desc *cur;  /* the description of the records that follow, or NULL */
     char **decls;       /* decls[id]: the declaration of event ID id (NUL-terminated), or NULL */
     uint32_t ndecls;    /* entries of decls */
     bool scan_only;     /* st_catalog_load_trace(): keep these, skip every event record */
 };
 
-/* Keeps a copy of the description (the last one wins) and parses it into desc. 0, -ENOMEM or -EBADMSG. */
+/* Keeps a copy of the description (the last one wins), parses it, makes it current. 0, -ENOMEM or -EBADMSG. */
 int st__meta_set_info(struct st__meta *m, const char *text, size_t len);
+
+/*
+ * A process record for process k: its description when len > 0 (kept and
+ * parsed, as st__meta_set_info()), and k's description current (none when
+ * k was never described). 0, -ENOMEM, -EBADMSG or -E2BIG (k >= 2^16).
+ */
+int st__meta_set_proc(struct st__meta *m, uint32_t k, const char *text, size_t len);
 
 /* Keeps a copy of event ID id's declaration (the last one wins). 0, -ENOMEM or -E2BIG (id >= 2^20). */
 int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t len);
@@ -126,7 +143,7 @@ int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t 
 /* Frees what the setters kept. */
 void st__meta_free(struct st__meta *m);
 
-/* Forgets the description (a new piece starts; its own follows), keeping the declarations. */
+/* Forgets the descriptions (a new piece starts; its own follow), keeping the declarations. */
 void st__meta_new_piece(struct st__meta *m);
 
 /* The reader's meta store, for catalog.c: set scan_only before the first record. */
@@ -166,10 +183,11 @@ bool st__piece_exists(const char *path);
 /*
  * What every open function does first: *out = NULL, err's struct_size
  * checked (too small: -EINVAL, nothing written), the caller's options read
- * into *o (defaults for NULL; too small a struct_size: -EINVAL in err).
+ * into *o (defaults for NULL; too small a struct_size, or offsets for other
+ * than ntraces traces: -EINVAL in err).
  */
-int st__open_args(struct st_reader **out, const struct st_reader_options *opts, struct st_reader_error *err,
-                  struct st_reader_options *o);
+int st__open_args(struct st_reader **out, const struct st_reader_options *opts, size_t ntraces,
+                  struct st_reader_error *err, struct st_reader_options *o);
 
 /* Fills the caller's err (NULL is fine; its struct_size checked by st__open_args()). */
 void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
