@@ -1,13 +1,15 @@
 /*
- * simpletrace info [OPTIONS] [TRACE-EVENTS...] TRACE...
+ * simpletrace info [OPTIONS] [TRACE-EVENTS...] TRACE|DIR...
  *
  * What each trace file holds, like `uftrace info`: its format, who wrote it
  * (the description simpletrace embeds, meta_format.h), its clock, its first
  * and last timestamps as trace time and wall-clock time, its counters, its
- * pieces, and every declared event with its count. A trace without
- * declarations (QEMU's) and without trace-events files is still counted:
- * its records are read undecoded (ST_READER_UNDECLARED) and its events
- * named by their mapping records, or by ID. Uses only the public reader API.
+ * pieces, the processes it holds records of (several in a merged file),
+ * and every declared event with its count; then, for several traces, the
+ * totals and one line per process. A trace without declarations (QEMU's)
+ * and without trace-events files is still counted: its records are read
+ * undecoded (ST_READER_UNDECLARED) and its events named by their mapping
+ * records, or by ID. Uses only the public reader API.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +52,14 @@ struct who {
     uint64_t tsc_hz;
 };
 
+/* A process a trace holds records of (a merged file holds several; pieces of one are one). */
+struct proc_facts {
+    struct who who;          /* its description (who.recorded false: none) */
+    uint64_t records;        /* event and dropped records */
+    bool any;
+    struct moment first, last;
+};
+
 /* Everything info says about one trace. */
 struct facts {
     const char *trace;
@@ -66,17 +76,19 @@ struct facts {
     size_t nundecl, capundecl;
     char **pieces;
     size_t npieces;
-    const char *piece;       /* the reader's name of the piece whose anchor is below */
+    const char *piece;       /* the piece, ... */
+    const char *program;     /* ... the description's program pointer and ... */
+    uint32_t pid;            /* ... pid of the records being read, whose process and anchor are below */
     bool has_anchor;
     uint64_t anchor_mono, anchor_real;
+    struct proc_facts *procs;
+    size_t nprocs, cur;
     char error[2048];        /* the reader's error, "" if none */
 };
 
 struct info_opts {
     struct cli_input in; /* the options and trace-events files; trace set per TRACE */
     bool json;
-    char **traces;
-    size_t ntraces;
 };
 
 /* --- collecting -------------------------------------------------------------- */
@@ -86,28 +98,73 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
-/* Copies the description of the piece being read, the first time there is one. */
-static void take_who(struct facts *f, struct st_reader *r)
+/* A copy of description d (NULL: none). */
+static struct who who_of(const struct st_trace_description *d)
 {
-    struct st_trace_description d = {.struct_size = sizeof d};
-    if (f->who.recorded || st_reader_description(r, &d) != 0)
-        return;
-    f->who = (struct who){true,           dup_or_null(d.version), dup_or_null(d.program), dup_or_null(d.exe),
-                          dup_or_null(d.cmdline), dup_or_null(d.host), dup_or_null(d.clock), d.pid, d.tsc_hz};
+    if (!d)
+        return (struct who){0};
+    return (struct who){true,           dup_or_null(d->version), dup_or_null(d->program), dup_or_null(d->exe),
+                        dup_or_null(d->cmdline), dup_or_null(d->host), dup_or_null(d->clock), d->pid, d->tsc_hz};
 }
 
-/* When the reader moved to another piece: that piece's clock anchor (each piece has its own). */
-static void follow_piece(struct facts *f, struct st_reader *r)
+static void who_free(struct who *w)
+{
+    free(w->version), free(w->program), free(w->exe), free(w->cmdline), free(w->host), free(w->clock);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether w names the process described by d (NULL: the trace's records without a description). */
+static bool same_who(const struct who *w, const struct st_trace_description *d)
+{
+    if (!d)
+        return !w->recorded;
+    return w->recorded && w->pid == d->pid && same_str(w->host, *d->host ? d->host : NULL) &&
+           same_str(w->program, *d->program ? d->program : NULL);
+}
+
+/* The process of description d (NULL: none) in f->procs, added when new. Its index, or -ENOMEM. */
+static long proc_of(struct facts *f, const struct st_trace_description *d)
+{
+    for (size_t k = 0; k < f->nprocs; k++)
+        if (same_who(&f->procs[k].who, d))
+            return (long)k;
+    struct proc_facts *more = realloc(f->procs, (f->nprocs + 1) * sizeof *more);
+    if (!more)
+        return -ENOMEM;
+    f->procs = more;
+    f->procs[f->nprocs] = (struct proc_facts){.who = who_of(d)};
+    return (long)f->nprocs++;
+}
+
+/*
+ * When the description in force changed (another piece, or another process
+ * of a merged file): its clock anchor and its process; the trace's own
+ * description is the first one met. 0 or -ENOMEM.
+ */
+static int follow(struct facts *f, struct st_reader *r, const char *program, uint32_t pid)
 {
     struct st_trace_description d = {.struct_size = sizeof d};
     const char *piece = st_reader_name(r);
-    if (piece == f->piece)
-        return;
+    if (piece == f->piece && program == f->program && pid == f->pid && f->nprocs)
+        return 0;
     f->piece = piece;
-    take_who(f, r);
-    f->has_anchor = st_reader_description(r, &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns);
+    f->program = program;
+    f->pid = pid;
+    bool described = st_reader_description(r, &d) == 0;
+    if (described && !f->who.recorded)
+        f->who = who_of(&d);
+    f->has_anchor = described && (d.anchor_mono_ns || d.anchor_real_ns);
     f->anchor_mono = d.anchor_mono_ns;
     f->anchor_real = d.anchor_real_ns;
+    long k = proc_of(f, described ? &d : NULL);
+    if (k < 0)
+        return -ENOMEM;
+    f->cur = (size_t)k;
+    return 0;
 }
 
 static struct moment moment_at(const struct facts *f, uint64_t ts)
@@ -145,11 +202,18 @@ static int count_undeclared(struct facts *f, const struct st_record *rec)
 
 static int count_record(struct facts *f, const struct st_record *rec)
 {
-    if (!f->any || rec->timestamp_ns < f->first.ts)
-        f->first = moment_at(f, rec->timestamp_ns);
-    if (!f->any || rec->timestamp_ns > f->last.ts)
-        f->last = moment_at(f, rec->timestamp_ns);
-    f->any = true;
+    struct proc_facts *p = &f->procs[f->cur];
+    struct moment m = moment_at(f, rec->timestamp_ns);
+    if (!f->any || m.ts < f->first.ts)
+        f->first = m;
+    if (!f->any || m.ts > f->last.ts)
+        f->last = m;
+    if (!p->any || m.ts < p->first.ts)
+        p->first = m;
+    if (!p->any || m.ts > p->last.ts)
+        p->last = m;
+    f->any = p->any = true;
+    p->records++;
     if (rec->dropped)
         return 0;
     if (!rec->event)
@@ -166,13 +230,15 @@ static int collect(struct facts *f, const struct cli_trace *t, const struct cli_
     int ret;
 
     while ((ret = st_reader_next(t->r, &rec)) == 1) {
-        follow_piece(f, t->r);
-        if (count_record(f, rec) < 0) {
+        if (follow(f, t->r, rec->process_program, rec->process_pid) < 0 || count_record(f, rec) < 0) {
             snprintf(f->error, sizeof f->error, "%s: out of memory", f->trace);
             return 1;
         }
     }
-    follow_piece(f, t->r); /* a trace without records still has its description */
+    if (!f->nprocs && follow(f, t->r, NULL, 0) < 0) { /* a trace without records still has its description */
+        snprintf(f->error, sizeof f->error, "%s: out of memory", f->trace);
+        return 1;
+    }
     f->version = st_reader_version(t->r);
     f->swapped = st_reader_byte_swapped(t->r);
     st_reader_get_counters(t->r, &f->c); /* our own sizeof: cannot fail */
@@ -204,8 +270,10 @@ static int list_pieces(struct facts *f, const struct cli_input *in)
 
 static void facts_free(struct facts *f)
 {
-    struct who *w = &f->who;
-    free(w->version), free(w->program), free(w->exe), free(w->cmdline), free(w->host), free(w->clock);
+    who_free(&f->who);
+    for (size_t k = 0; k < f->nprocs; k++)
+        who_free(&f->procs[k].who);
+    free(f->procs);
     for (size_t i = 0; i < f->nundecl; i++)
         free(f->undecl[i].name);
     free(f->undecl);
@@ -283,12 +351,17 @@ static void print_times(const struct facts *f)
     line("duration:", buf);
 }
 
+static void print_counters_of(const struct st_reader_counters *c)
+{
+    printf("%-18s%" PRIu64 " (%" PRIu64 " mappings)\n", "records:", c->records, c->mappings);
+    printf("%-18s%" PRIu64 "\n", "events:", c->events);
+    printf("%-18s%" PRIu64 "\n", "dropped records:", c->dropped_records);
+    printf("%-18s%" PRIu64 "\n", "dropped events:", c->dropped_events);
+}
+
 static void print_counters(const struct facts *f)
 {
-    printf("%-18s%" PRIu64 " (%" PRIu64 " mappings)\n", "records:", f->c.records, f->c.mappings);
-    printf("%-18s%" PRIu64 "\n", "events:", f->c.events);
-    printf("%-18s%" PRIu64 "\n", "dropped records:", f->c.dropped_records);
-    printf("%-18s%" PRIu64 "\n", "dropped events:", f->c.dropped_events);
+    print_counters_of(&f->c);
     printf("%-18s%zu:", "pieces:", f->npieces);
     for (size_t i = 0; i < f->npieces; i++)
         printf(" %s", f->pieces[i]);
@@ -315,6 +388,56 @@ static void print_events_text(const struct facts *f)
     }
 }
 
+/* "PROGRAM[PID]", or what stands for a process without a description. */
+static const char *proc_name(const struct proc_facts *p, const char *trace, char *buf, size_t len)
+{
+    if (p->who.recorded)
+        snprintf(buf, len, "%s[%" PRIu32 "]", p->who.program ? p->who.program : "?", p->who.pid);
+    else
+        snprintf(buf, len, "(no description: %s)", trace);
+    return buf;
+}
+
+/* A process's first record (wall time when its anchor says it, else as recorded) and its span. */
+static void proc_times(const struct proc_facts *p, char *first, size_t flen, char *span, size_t slen)
+{
+    uint64_t d = p->any ? p->last.ts - p->first.ts : 0;
+    if (!p->any)
+        snprintf(first, flen, "-");
+    else if (p->first.has_wall)
+        *st__put_utc_ns(first, p->first.wall_ns) = '\0';
+    else
+        snprintf(first, flen, "%" PRIu64 " ns", p->first.ts);
+    snprintf(span, slen, "%" PRIu64 ".%09" PRIu64 " s", d / 1000000000, d % 1000000000);
+}
+
+/* One line per process: records, who, host, clock, first record, duration. */
+static void print_proc_table(const struct proc_facts *const *procs, const char *const *traces, size_t n)
+{
+    printf("%14s  %-24s %-16s %-10s %-31s %s\n", "RECORDS", "PROCESS", "HOST", "CLOCK", "FIRST RECORD",
+           "DURATION");
+    for (size_t k = 0; k < n; k++) {
+        const struct proc_facts *p = procs[k];
+        char name[256], first[ST__UTC_ROOM + 32], span[64];
+        proc_times(p, first, sizeof first, span, sizeof span);
+        printf("%14" PRIu64 "  %-24s %-16s %-10s %-31s %s\n", p->records, proc_name(p, traces[k], name, sizeof name),
+               p->who.host ? p->who.host : "-", p->who.clock ? p->who.clock : "-", first, span);
+    }
+}
+
+/* The processes of a trace that holds several (a merged file). */
+static void print_trace_procs(const struct facts *f)
+{
+    const struct proc_facts *ps[f->nprocs ? f->nprocs : 1];
+    const char *names[f->nprocs ? f->nprocs : 1];
+    if (f->nprocs < 2)
+        return;
+    printf("%-18s%zu\n", "processes:", f->nprocs);
+    for (size_t k = 0; k < f->nprocs; k++)
+        ps[k] = &f->procs[k], names[k] = f->trace;
+    print_proc_table(ps, names, f->nprocs);
+}
+
 static void print_text(const struct facts *f)
 {
     char buf[512];
@@ -326,6 +449,7 @@ static void print_text(const struct facts *f)
     print_process(&f->who);
     print_times(f);
     print_counters(f);
+    print_trace_procs(f);
     print_events_text(f);
 }
 
@@ -354,13 +478,32 @@ static void json_u64(const char *key, bool known, uint64_t v)
         fputs("null", stdout);
 }
 
-static void json_moment(const char *key, const char *wall_key, const struct facts *f, const struct moment *m)
+static void json_moment(const char *key, const char *wall_key, bool any, const struct moment *m)
 {
     char wall[ST__UTC_ROOM + 1];
-    json_u64(key, f->any, m->ts);
-    if (f->any && m->has_wall)
+    json_u64(key, any, m->ts);
+    if (any && m->has_wall)
         *st__put_utc_ns(wall, m->wall_ns) = '\0';
-    json_str(wall_key, f->any && m->has_wall ? wall : NULL);
+    json_str(wall_key, any && m->has_wall ? wall : NULL);
+}
+
+/* "processes":[{pid, program, host, clock, records, first_ns, first_wall, last_ns, last_wall}, ...] */
+static void json_procs(const struct proc_facts *const *procs, size_t n)
+{
+    json_key("processes");
+    putchar('[');
+    for (size_t k = 0; k < n; k++) {
+        const struct proc_facts *p = procs[k];
+        printf("%s{\"records\":%" PRIu64, k ? "," : "", p->records);
+        json_u64("pid", p->who.recorded, p->who.pid);
+        json_str("program", p->who.program);
+        json_str("host", p->who.host);
+        json_str("clock", p->who.clock);
+        json_moment("first_ns", "first_wall", p->any, &p->first);
+        json_moment("last_ns", "last_wall", p->any, &p->last);
+        putchar('}');
+    }
+    putchar(']');
 }
 
 static void json_events(const struct facts *f)
@@ -400,8 +543,8 @@ static void print_json(const struct facts *f)
     json_str("simpletrace_version", w->version);
     json_str("clock", w->clock);
     json_u64("tsc_hz", w->tsc_hz != 0, w->tsc_hz);
-    json_moment("first_ns", "first_wall", f, &f->first);
-    json_moment("last_ns", "last_wall", f, &f->last);
+    json_moment("first_ns", "first_wall", f->any, &f->first);
+    json_moment("last_ns", "last_wall", f->any, &f->last);
     json_u64("duration_ns", f->any, f->last.ts - f->first.ts);
     json_u64("records", true, f->c.records);
     json_u64("mappings", true, f->c.mappings);
@@ -416,6 +559,12 @@ static void print_json(const struct facts *f)
         st__json_fputs(stdout, f->pieces[i]);
     }
     putchar(']');
+    {
+        const struct proc_facts *ps[f->nprocs ? f->nprocs : 1];
+        for (size_t k = 0; k < f->nprocs; k++)
+            ps[k] = &f->procs[k];
+        json_procs(ps, f->nprocs);
+    }
     json_events(f);
     if (*f->error)
         json_str("error", f->error);
@@ -424,42 +573,189 @@ static void print_json(const struct facts *f)
 
 /* --- one trace ---------------------------------------------------------------------- */
 
-/* Reads and describes one TRACE. Returns the exit status for it. */
-static int info_one(const struct info_opts *o, const char *trace)
+/* Reads and describes one TRACE into *f (kept for the totals). Returns the exit status for it. */
+static int info_one(const struct info_opts *o, const char *trace, struct facts *f)
 {
     struct cli_input in = o->in;
     struct cli_trace t;
-    struct facts f;
     int status;
 
-    memset(&f, 0, sizeof f);
-    f.trace = trace;
-    f.version = -1;
+    f->trace = trace;
+    f->version = -1;
     in.trace = trace;
+    in.ntraces = 1;
     in.undeclared_ok = true;
     if ((status = cli_trace_open("info", &in, &t)) != 0)
         goto out;
-    f.cat = t.cat;
-    f.embedded = t.embedded;
-    f.undeclared = t.undeclared;
-    f.c.struct_size = sizeof f.c;
-    if (!(f.counts = calloc(st_catalog_count(t.cat) + 1, sizeof *f.counts)) || list_pieces(&f, &in) < 0) {
+    f->cat = t.cat;
+    f->embedded = t.embedded;
+    f->undeclared = t.undeclared;
+    f->c.struct_size = sizeof f->c;
+    if (!(f->counts = calloc(st_catalog_count(t.cat) + 1, sizeof *f->counts)) || list_pieces(f, &in) < 0) {
         fprintf(stderr, PROG ": out of memory\n");
         status = 1;
         goto out;
     }
-    status = collect(&f, &t, &in);
+    status = collect(f, &t, &in);
     if (o->json)
-        print_json(&f);
+        print_json(f);
     else
-        print_text(&f);
+        print_text(f);
     fflush(stdout);
     if (status)
-        fprintf(stderr, PROG ": %s\n", f.error);
+        fprintf(stderr, PROG ": %s\n", f->error);
 out:
-    facts_free(&f);
+    f->cat = NULL; /* the catalog goes with the trace; the totals need none */
     cli_trace_close(&t);
     return status;
+}
+
+/* --- several traces: the totals ------------------------------------------------------------ */
+
+/* The processes of all traces, one entry per process (pieces and copies of one joined); n in *n. */
+static struct proc_facts *all_procs(const struct facts *fs, size_t nf, const char ***traces, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < nf; i++)
+        cap += fs[i].nprocs;
+    struct proc_facts *all = calloc(cap ? cap : 1, sizeof *all);
+    *traces = calloc(cap ? cap : 1, sizeof **traces);
+    *n = 0;
+    if (!all || !*traces)
+        return NULL;
+    for (size_t i = 0; i < nf; i++)
+        for (size_t k = 0; k < fs[i].nprocs; k++) {
+            const struct proc_facts *p = &fs[i].procs[k];
+            size_t j = 0;
+            while (j < *n && !(p->who.recorded && all[j].who.recorded && p->who.pid == all[j].who.pid &&
+                               same_str(p->who.host, all[j].who.host) && same_str(p->who.program, all[j].who.program)))
+                j++;
+            if (j == *n) {
+                all[(*n)++] = (struct proc_facts){p->who, 0, false, {0}, {0}}; /* strings borrowed */
+                (*traces)[j] = fs[i].trace;
+            }
+            all[j].records += p->records;
+            if (p->any && (!all[j].any || p->first.ts < all[j].first.ts))
+                all[j].first = p->first;
+            if (p->any && (!all[j].any || p->last.ts > all[j].last.ts))
+                all[j].last = p->last;
+            all[j].any |= p->any;
+        }
+    return all;
+}
+
+/* The distinct hosts the processes name ("" for processes without a description, counted once). */
+static size_t count_hosts(const struct proc_facts *all, size_t n, bool *unknown)
+{
+    size_t hosts = 0;
+    *unknown = false;
+    for (size_t j = 0; j < n; j++) {
+        if (!all[j].who.host) {
+            *unknown = true;
+            continue;
+        }
+        size_t k = 0;
+        while (k < j && !same_str(all[k].who.host, all[j].who.host))
+            k++;
+        hosts += k == j;
+    }
+    return hosts;
+}
+
+/*
+ * The first and last records of all traces: wall-clock times when every
+ * process with records has an anchor; timestamps as recorded when all
+ * come from one host (or none says); else not comparable (false).
+ */
+static bool span_of(const struct proc_facts *all, size_t n, size_t hosts, bool unknown, struct moment *first,
+                    struct moment *last, bool *any)
+{
+    bool walls = true;
+    *any = false;
+    for (size_t j = 0; j < n; j++)
+        walls &= !all[j].any || (all[j].first.has_wall && all[j].last.has_wall);
+    if (!walls && hosts + unknown > 1)
+        return false;
+    for (size_t j = 0; j < n; j++) {
+        const struct proc_facts *p = &all[j];
+        if (!p->any)
+            continue;
+        if (!*any || (walls ? p->first.wall_ns < first->wall_ns : p->first.ts < first->ts))
+            *first = p->first;
+        if (!*any || (walls ? p->last.wall_ns > last->wall_ns : p->last.ts > last->ts))
+            *last = p->last;
+        *any = true;
+    }
+    if (!walls)
+        first->has_wall = last->has_wall = false;
+    return true;
+}
+
+/* What every trace holds together, and one line (JSON: object) per process. 0 or -ENOMEM. */
+static int print_totals(const struct facts *fs, size_t nf, bool json)
+{
+    const char **traces;
+    size_t n;
+    struct proc_facts *all = all_procs(fs, nf, &traces, &n);
+    struct st_reader_counters c = {0};
+    struct moment first = {0}, last = {0};
+    bool unknown, any, comparable;
+    if (!all) {
+        free(traces);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        c.records += fs[i].c.records, c.mappings += fs[i].c.mappings, c.events += fs[i].c.events;
+        c.dropped_records += fs[i].c.dropped_records, c.dropped_events += fs[i].c.dropped_events;
+    }
+    size_t hosts = count_hosts(all, n, &unknown);
+    comparable = span_of(all, n, hosts, unknown, &first, &last, &any);
+    int64_t span = !any ? 0 : first.has_wall ? last.wall_ns - first.wall_ns : (int64_t)(last.ts - first.ts);
+    const struct proc_facts *ps[n ? n : 1];
+    for (size_t j = 0; j < n; j++)
+        ps[j] = &all[j];
+    if (json) {
+        printf("{\"total\":{\"traces\":%zu", nf);
+        json_u64("hosts", true, hosts);
+        json_u64("records", true, c.records);
+        json_u64("events", true, c.events);
+        json_u64("dropped_records", true, c.dropped_records);
+        json_u64("dropped_events", true, c.dropped_events);
+        bool mono = comparable && any && !first.has_wall, wall = comparable && any && first.has_wall;
+        char w1[ST__UTC_ROOM + 1], w2[ST__UTC_ROOM + 1];
+        *st__put_utc_ns(w1, first.wall_ns) = '\0';
+        *st__put_utc_ns(w2, last.wall_ns) = '\0';
+        json_u64("first_ns", mono, first.ts); /* one host's clock: as recorded; several: wall time only */
+        json_str("first_wall", wall ? w1 : NULL);
+        json_u64("last_ns", mono, last.ts);
+        json_str("last_wall", wall ? w2 : NULL);
+        json_u64("duration_ns", comparable && any, (uint64_t)span);
+        json_procs(ps, n);
+        fputs("}}\n", stdout);
+    } else {
+        char buf[128], wall[ST__UTC_ROOM + 1];
+        printf("\n%-18s%zu traces\n", "total:", nf);
+        printf("%-18s%zu\n%-18s%zu%s\n", "processes:", n, "hosts:", hosts, unknown ? " (and traces that do not say)" : "");
+        print_counters_of(&c);
+        for (int end = 0; end < 2; end++) {
+            const struct moment *m = end ? &last : &first;
+            if (!comparable)
+                snprintf(buf, sizeof buf, "not comparable (hosts' clocks differ, and some traces have no clock anchor)");
+            else if (!any)
+                snprintf(buf, sizeof buf, "none (no records)");
+            else if (m->has_wall)
+                *st__put_utc_ns(wall, m->wall_ns) = '\0', snprintf(buf, sizeof buf, "%s", wall);
+            else
+                snprintf(buf, sizeof buf, "%" PRIu64 " ns", m->ts);
+            line(end ? "last record:" : "first record:", buf);
+        }
+        snprintf(buf, sizeof buf, "%" PRId64 ".%09" PRId64 " s", span / 1000000000, span % 1000000000);
+        line("duration:", comparable && any ? buf : "-");
+        print_proc_table(ps, traces, n);
+    }
+    free(all);
+    free(traces);
+    return 0;
 }
 
 /* --- options ------------------------------------------------------------------------ */
@@ -471,19 +767,14 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_JSON = CLI_OPT_OWN, OPT_FORMAT, OPT_HELP };
 
-/* [TRACE-EVENTS...] TRACE..., told apart as print does (cli_first_trace). 0, or 2 after a usage error. */
+/* [TRACE-EVENTS...] TRACE|DIR..., told apart and expanded as print does. 0, or the status after a message. */
 static int split_operands(int argc, char **argv, int first, struct info_opts *o)
 {
     if (argc == first)
         return usage_error("%s", "need [TRACE-EVENTS...] TRACE...");
-    int i = cli_first_trace(argc, argv, first);
     if (cli_is_events_file(argv[argc - 1]))
         return usage_error("need a TRACE after the trace-events files (%s is one)", argv[argc - 1]);
-    o->in.events_files = (const char **)(argv + first);
-    o->in.nevents_files = (size_t)(i - first);
-    o->traces = argv + i;
-    o->ntraces = (size_t)(argc - i);
-    return 0;
+    return cli_trace_operands("info", argc, argv, first, &o->in);
 }
 
 static int parse_one(int c, const char *arg, struct info_opts *o)
@@ -529,7 +820,8 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
     }
     if ((o->in.rd.flags & ST_READER_ROTATED) && o->in.rotated_off)
         return usage_error("%s", "--rotated and --no-rotated contradict each other");
-    return split_operands(argc, argv, optind, o) ? 2 : -1;
+    int ret = split_operands(argc, argv, optind, o);
+    return ret ? ret : -1;
 }
 
 int st_cmd_info(int argc, char **argv)
@@ -540,12 +832,22 @@ int st_cmd_info(int argc, char **argv)
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
         return status;
-    status = 0;
-    for (size_t i = 0; i < o.ntraces; i++) {
+    size_t n = o.in.ntraces;
+    struct facts *fs = calloc(n, sizeof *fs);
+    status = fs ? 0 : 1;
+    for (size_t i = 0; fs && i < n; i++) {
         if (i && !o.json)
             putchar('\n');
-        if (info_one(&o, o.traces[i]))
+        if (info_one(&o, o.in.traces[i], &fs[i]))
             status = 1;
     }
+    if (fs && n > 1 && print_totals(fs, n, o.json) < 0)
+        status = 1;
+    if (status && !fs)
+        fprintf(stderr, PROG ": out of memory\n");
+    for (size_t i = 0; fs && i < n; i++)
+        facts_free(&fs[i]);
+    free(fs);
+    cli_input_free(&o.in);
     return status;
 }

@@ -9,5 +9,6 @@ int st_cmd_ctl(int argc, char **argv);     /* cmd_ctl.c */
 int st_cmd_recover(int argc, char **argv); /* cmd_recover.c */
 int st_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int st_cmd_info(int argc, char **argv);    /* cmd_info.c */
+int st_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 #endif

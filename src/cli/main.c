@@ -16,7 +16,7 @@ struct command {
 static const struct command commands[] = {
     {"gen", st_cmd_gen}, {"print", st_cmd_print},     {"stats", st_cmd_stats},
     {"ctl", st_cmd_ctl}, {"recover", st_cmd_recover}, {"export", st_cmd_export},
-    {"info", st_cmd_info},
+    {"info", st_cmd_info}, {"merge", st_cmd_merge},
 };
 
 static void usage(FILE *out)

@@ -42,6 +42,7 @@
  *   anchor_mono_ns=N         CLOCK_MONOTONIC and CLOCK_REALTIME, taken
  *   anchor_real_ns=N         together when the file started: wall time of a
  *                            record = anchor_real_ns + (ts - anchor_mono_ns)
+ *   source=PATH              (process records) the trace the merge read it from
  *
  * VALUE escaping: printable ASCII (0x21-0x7e) but '\' as is; '\' as "\\";
  * every other byte (space included, so that cmdline splits on spaces) as
