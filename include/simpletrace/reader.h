@@ -351,7 +351,10 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
  *     st_reader_byte_swapped() and st_reader_description() are those of
  *     the input of the last record returned (or of the error);
  *   - an error in an input is the merged reader's error: its offset and
- *     record number are the input's, st_reader_format_error() names the input.
+ *     record number are the input's, st_reader_format_error() names the input;
+ *   - a copy of a trace given beside it (two inputs whose descriptions name
+ *     the same process, host and clock anchors, which every file takes
+ *     anew) is -EINVAL at the first st_reader_next(), naming both.
  * Memory: one read buffer per input, of buffer_size bytes when given, else
  * 1 MiB for up to 8 inputs and less for more (at least 256 KiB each).
  */

@@ -155,6 +155,61 @@ static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
     return ret;
 }
 
+/* An input's description, as far as a copy of the trace would repeat it. */
+struct ident {
+    uint64_t real, mono; /* clock anchors, taken when the file started, to the ns */
+    uint32_t pid;
+    const char *host;
+    size_t input;
+};
+
+static int cmp_ident(const void *pa, const void *pb)
+{
+    const struct ident *a = pa, *b = pb;
+    if (a->real != b->real)
+        return a->real < b->real ? -1 : 1;
+    if (a->mono != b->mono)
+        return a->mono < b->mono ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    int c = strcmp(a->host, b->host);
+    return c ? c : a->input < b->input ? -1 : 1;
+}
+
+/*
+ * Refuses two inputs that describe one trace: the same process, host and
+ * clock anchors (taken when the file started, to the ns) are a copy of one
+ * file, which would count every record twice; pieces of one trace, a
+ * recovered tail and snapshots each take their own anchors. 0, or -EINVAL
+ * in err naming both.
+ */
+static int check_copies(struct st__many *m, struct st_reader_error *err)
+{
+    struct ident *ids = malloc(m->n * sizeof *ids);
+    size_t k = 0;
+    int ret = 0;
+    if (!ids)
+        return 0; /* a check that could not run refuses nothing */
+    for (size_t i = 0; i < m->n; i++) {
+        struct st_trace_description d = {.struct_size = sizeof d};
+        if (st_reader_description(m->in[i], &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns))
+            ids[k++] = (struct ident){d.anchor_real_ns, d.anchor_mono_ns, d.pid, d.host, i};
+    }
+    qsort(ids, k, sizeof *ids, cmp_ident);
+    for (size_t j = 1; j < k && ret == 0; j++) {
+        const struct ident *a = &ids[j - 1], *b = &ids[j];
+        if (a->real != b->real || a->mono != b->mono || a->pid != b->pid || strcmp(a->host, b->host))
+            continue;
+        m->cur = b->input;
+        ret = -EINVAL;
+        st__set_open_error(err, ret, "%s and %s hold the same trace (process %lu, the same clock anchors): "
+                           "a copy? give each trace once", st_reader_name(m->in[a->input]),
+                           st_reader_name(m->in[b->input]), (unsigned long)a->pid);
+    }
+    free(ids);
+    return ret;
+}
+
 /* Reads every input up to its first record; the origin is the earliest. 0 or an input's error. */
 static int start(struct st__many *m, struct st_reader_error *err)
 {
@@ -177,7 +232,7 @@ static int start(struct st__many *m, struct st_reader_error *err)
     if (ret >= 0)
         build(m, leaf);
     free(leaf);
-    return ret < 0 ? ret : 0;
+    return ret < 0 ? ret : check_copies(m, err);
 }
 
 static bool in_window(const struct st__many *m, uint64_t ts)

@@ -16,6 +16,7 @@ MAGIC = 0xF2B177CB0AA429B4
 DROPPED = 0xFFFFFFFFFFFFFFFE
 META_INFO = 0xFFFFFFFFFFFFFF00   # src/format/meta_format.h: the description
 META_DECL = 0xFFFFFFFE00000000   # + event ID: its declaration
+META_PROC = 0xFFFFFFFD00000000   # + process number: a process of a merged file
 
 
 def header(version=4, bo='<'):
@@ -166,6 +167,15 @@ def seeds():
     out['meta_decl_many_args'] = (header() + mapping(1, 'ev_int') +
                                   meta(META_DECL + 1, 'ev_int(' + ', '.join('int a%d' % i for i in range(11)) +
                                        ') "x"') + rec)
+    # Several processes in one file (simpletrace merge): described processes, switches, a process never
+    # described, a later description of the same number, a process number over the limit.
+    p0 = 'simpletrace=1\npid=100\nprogram=a\nhost=h\nanchor_mono_ns=1000\nanchor_real_ns=5000\n'
+    p1 = 'simpletrace=1\npid=200\nprogram=b\nhost=g\nanchor_mono_ns=9\nanchor_real_ns=4000\n'
+    out['meta_processes'] = (header() + meta(META_PROC + 0, p0) + meta(META_PROC + 1, p1) + meta(META_PROC + 2, '') +
+                             one[24:] + meta(META_PROC + 0, '') + rec + meta(META_PROC + 1, '') + rec +
+                             meta(META_PROC + 2, '') + event(DROPPED, 11, u64(4)) + meta(META_PROC + 0, p1) + rec)
+    out['meta_process_bad'] = (header() + meta(META_PROC + 0, p0) + one[24:] + rec + meta(META_PROC + 0x10000, '') +
+                               rec + meta(META_PROC + 1, 'pid=1\n') + rec)
     return out
 
 
