@@ -220,8 +220,9 @@ static int start(struct st__many *m, struct st_reader_error *err)
         return -ENOMEM;
     }
     m->started = true;
-    for (size_t i = 0; i < m->size && ret >= 0; i++) {
-        ret = i < m->n ? advance(m, i, err) : 0; /* the padding leaves have ended */
+    for (size_t i = 0; i < m->size; i++) {
+        if ((ret = i < m->n ? advance(m, i, err) : 0) < 0) /* the padding leaves have ended */
+            break;
         leaf[m->size + i] = key_of(m, i, ret == 0);
         uint64_t ts;
         if (ret == 1 && st_reader_origin(m->in[i], &ts) == 0 && (!m->have_origin || ts < m->origin)) {

@@ -3,11 +3,12 @@
 
 The demo program is traced; its file carries its own description and
 declarations (src/format/meta_format.h). Checked here:
-  - a reader that knows what QEMU's scripts/simpletrace.py knows (record
-    types 0 and 1 only, every mapping name decoded as strict UTF-8 and stored
-    by ID, records printed in its text format) reads the file without an
-    error and prints exactly what `simpletrace print TRACE-EVENTS TRACE`
-    prints: the embedded records change nothing for it;
+  - a reader that knows what QEMU's scripts/simpletrace.py knows
+    (v4_decode.py: record types 0 and 1 only, every mapping name decoded as
+    strict UTF-8 and stored by ID, records printed in its text format)
+    reads the file without an error and prints exactly what `simpletrace
+    print TRACE-EVENTS TRACE` prints: the embedded records change nothing
+    for it;
   - `simpletrace print TRACE` (no trace-events file) prints the same text,
     and stats/export without it give what they give with it;
   - a QEMU trace, which carries no declarations, says to give its
@@ -21,72 +22,7 @@ import sys
 import tempfile
 
 from tap import done, ok, run
-
-HEADER_ID = 0xFFFFFFFFFFFFFFFF
-DROPPED_ID = 0xFFFFFFFFFFFFFFFE
-
-
-def is_string(arg_type):
-    """A string argument as QEMU's reader tells one: a char pointer, one star."""
-    t = arg_type.strip()
-    return t.startswith(('const char*', 'char*', 'const char *', 'char *')) and t.count('*') == 1
-
-
-def parse_events(path):
-    """name -> [(type, name)] from a trace-events file (the subset the demo uses)."""
-    events = {}
-    for line in open(path, encoding='utf-8'):
-        line = line.strip()
-        if not line or line.startswith('#'):
-            continue
-        if line.startswith('disable '):
-            line = line[len('disable '):]
-        name, rest = line.split('(', 1)
-        args = rest[:rest.index(')')].strip()
-        decl = []
-        if args != 'void':
-            for a in args.split(','):
-                a = a.strip()
-                cut = max(a.rfind(' '), a.rfind('*'))
-                decl.append((a[:cut + 1].strip(), a[cut + 1:]))
-        events[name.strip()] = decl
-    events['Dropped_Event'] = [('uint64_t', 'num_events_dropped')]
-    return events
-
-
-def qemu_like_text(events, data):
-    """What QEMU's reader prints for a v4 file: it knows types 0 and 1 only."""
-    out = []
-    if struct.unpack_from('=QQQ', data, 0) != (HEADER_ID, 0xF2B177CB0AA429B4, 4):
-        raise ValueError('not a v4 header')
-    names = {}
-    off, last = 24, None
-    while off < len(data):
-        rtype, = struct.unpack_from('=Q', data, off)
-        if rtype == 0:
-            eid, length = struct.unpack_from('=QI', data, off + 8)
-            names[eid] = data[off + 20:off + 20 + length].decode('utf-8')  # strict, as it does
-            off += 20 + length
-            continue
-        if rtype != 1:
-            raise ValueError('record type %d at %d' % (rtype, off))
-        eid, ts, length, pid = struct.unpack_from('=QQII', data, off + 8)
-        name = 'Dropped_Event' if eid == DROPPED_ID else names[eid]
-        at, fields = off + 32, []
-        for atype, aname in events[name]:
-            if is_string(atype):
-                slen, = struct.unpack_from('=I', data, at)
-                fields.append('%s=%r' % (aname, data[at + 4:at + 4 + slen]))
-                at += 4 + slen
-            else:
-                v, = struct.unpack_from('=Q', data, at)
-                fields.append('%s=0x%x' % (aname, v))
-                at += 8
-        last = ts if last is None else last
-        out.append('%s %0.3f pid=%d %s\n' % (name, (ts - last) / 1000.0, pid, ' '.join(fields)))
-        last = ts
-        off += 8 + length
-    return ''.join(out)
+from v4_decode import parse_events, qemu_like_text
 
 
 def event_offsets(data):
