@@ -150,7 +150,7 @@ static void put_process(struct merge *m, const struct proc *p, bool described)
     if (text.failed || text.len > ST_META_MAX_LEN)
         m->buf.failed = true;
     else
-        put_mapping(m, ST_META_PROC_ID(p->number), (const char *)text.data, text.len);
+        put_mapping(m, ST_META_PROC_ID(p->number), text.data ? (const char *)text.data : "", text.len);
     st__growbuf_free(&text);
 }
 

@@ -101,7 +101,7 @@ def demo_run(cli, demo, events_file, tmp):
     r = run(cli, 'merge', '-o', out, d)
     ok(r.returncode == 0 and os.path.exists(out) and r.stderr == '', 'merge -o OUT DIR', r.stderr)
     ok(leftovers(tmp, ['run', 'merged.trace']) == [], 'nothing else left next to OUT', leftovers(tmp, ['run']))
-    data = open(out, 'rb').read()
+    data = open(out, 'rb').read() if r.returncode == 0 else b''
     events = parse_events(events_file)
     want = json_lines(run(cli, 'print', '--format=json', d).stdout)
     drops = sum(x['name'] == 'Dropped_Event' for x in want)
