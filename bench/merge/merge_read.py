@@ -2,14 +2,18 @@
 """bench/merge: several traces read as one (issue 14, "Measure").
 
 For K = 2, 8 and 64 inputs of N records each, writes K v4 files whose
-timestamps interleave (file i holds every K-th record of one timeline) and
-one file of the same K*N records, then times `simpletrace stats` and
-`simpletrace print >/dev/null` on the K files and on the one file, best of
-R runs, and reports records/s, the ratio many/one (time of the K files over
-time of the one file: the issue's target is within 1.5x) and the peak RSS
-of each. Then K files of 4*N records each, whose peak RSS should match the
-N-record one (the merge streams). Figures and ratios only; it never fails
-on a figure.
+timestamps interleave (by default file i holds every K-th record of one
+timeline, the worst case for a merge: every record comes from another
+input than the one before; --burst B gives each file runs of B records
+in a row instead, as processes that trace in bursts do) and one file of
+the same K*N records, then times `simpletrace stats` and `simpletrace
+print >/dev/null` on the K files and on the one file, best of R runs, and
+reports records/s, the ratio many/one (time of the K files over time of
+the one file: the issue's target is within 1.5x) and the peak RSS of
+each. Then K files of N/S records each, whose peak RSS should match the
+N-record one (the merge streams; smaller rather than larger so that the
+disk holds at most the 2*K*N records of the main run). Figures and ratios
+only; it never fails on a figure.
 
 The files are written here, not traced: exact sizes and interleaving, in a
 fraction of the time. Each is what the runtime writes: the header, a
@@ -18,7 +22,7 @@ declaration per event, then event records cycling job_submit (a string
 argument), job_start and job_done, 56 bytes on average.
 
 Usage: merge_read.py --simpletrace EXE [--records N] [--inputs 2,8,64]
-                     [--runs R] [--scale S] [--dir DIR]
+                     [--runs R] [--scale S] [--burst B] [--dir DIR]
 """
 import argparse
 import array
@@ -53,8 +57,9 @@ def mapping(eid, name):
     return struct.pack('<QQI', 0, eid, len(b)) + b
 
 
-def write_trace(path, pid, first, count, every):
-    """A v4 file at path with records first, first + every, ... (count of them) of the merged timeline."""
+def write_trace(path, pid, first, count, every, burst=1):
+    """A v4 file at path with records first, first + every, ... (count of them) of the merged timeline;
+    with burst B (a multiple of CYCLE), runs of B records in a row: first*B.., then every*B further on."""
     desc = ''.join('%s=%s\n' % kv for kv in [
         ('simpletrace', '1'), ('version', 'bench'), ('pid', pid), ('program', 'bench-merge'),
         ('host', 'bench'), ('clock', 'monotonic'), ('anchor_mono_ns', T0), ('anchor_real_ns', T0)])
@@ -70,11 +75,20 @@ def write_trace(path, pid, first, count, every):
     cycles = -(-count // CYCLE)
     words = array.array('Q', cycle) * cycles
     for k in range(CYCLE):
-        # record r = cycle * CYCLE + k of this file is record first + r * every of the timeline
-        start = first + k * every
-        words[TS_WORDS[k]::WORDS] = array.array('Q', range(T0 + start * STEP, T0 + (start + cycles * CYCLE * every) * STEP,
-                                                         CYCLE * every * STEP))
         words[JOB_WORDS[k]::WORDS] = array.array('Q', range(0, cycles))
+        if burst == 1:  # record r = cycle * CYCLE + k of this file is record first + r * every of the timeline
+            start = first + k * every
+            words[TS_WORDS[k]::WORDS] = array.array(
+                'Q', range(T0 + start * STEP, T0 + (start + cycles * CYCLE * every) * STEP, CYCLE * every * STEP))
+            continue
+        runs = burst // CYCLE  # cycles in one run
+        for p in range(runs):
+            # cycle q = b * runs + p, record r = q * CYCLE + k of this file is record
+            # (b * every + first) * burst + p * CYCLE + k of the timeline, b = 0, 1, ...
+            start = first * burst + p * CYCLE + k
+            n = len(range(p, cycles, runs))
+            words[TS_WORDS[k] + p * WORDS::runs * WORDS] = array.array(
+                'Q', range(T0 + start * STEP, T0 + (start + n * every * burst) * STEP, every * burst * STEP))
     if sys.byteorder != 'little':
         words.byteswap()  # little-endian throughout, as the header and description are
     data = words.tobytes()
@@ -85,12 +99,12 @@ def write_trace(path, pid, first, count, every):
         f.write(data)
 
 
-def make_inputs(d, tag, k, n):
+def make_inputs(d, tag, k, n, burst):
     """K files of n records each, interleaved; their paths."""
     paths = []
     for i in range(k):
         p = os.path.join(d, '%s-%02d.trace' % (tag, i))
-        write_trace(p, 10000 + i, i, n, k)
+        write_trace(p, 10000 + i, i, n, k, burst)
         paths.append(p)
     return paths
 
@@ -132,16 +146,19 @@ def main():
     ap.add_argument('--records', type=int, default=1000000, help='records per input')
     ap.add_argument('--inputs', default='2,8,64', help='input counts, comma-separated')
     ap.add_argument('--runs', type=int, default=3)
-    ap.add_argument('--scale', type=int, default=4, help='size of the inputs for the second RSS figure, times --records')
+    ap.add_argument('--scale', type=int, default=4, help='the second RSS figure: inputs of --records / S records')
+    ap.add_argument('--burst', type=int, default=1, help='records in a row from one input (a multiple of 3); 1: round robin')
     ap.add_argument('--dir', default=None)
     o = ap.parse_args()
     exe, n = o.simpletrace, o.records
+    if o.burst != 1 and o.burst % CYCLE:
+        ap.error('--burst must be 1 or a multiple of %d' % CYCLE)
     rows = []
     t_all = time.perf_counter()
     for k in [int(x) for x in o.inputs.split(',')]:
         with tempfile.TemporaryDirectory(dir=o.dir, prefix='bench-merge-') as d:
             t = time.perf_counter()
-            many = make_inputs(d, 'in', k, n)
+            many = make_inputs(d, 'in', k, n, o.burst)
             one = os.path.join(d, 'one.trace')
             write_trace(one, 9999, 0, k * n, 1)
             gen = time.perf_counter() - t
@@ -150,10 +167,10 @@ def main():
             mb = (sum(os.path.getsize(p) for p in many)) / 1e6
         with tempfile.TemporaryDirectory(dir=o.dir, prefix='bench-merge-') as d:
             t = time.perf_counter()
-            big = make_inputs(d, 'big', k, o.scale * n)
+            small = make_inputs(d, 'small', k, n // o.scale, o.burst)
             gen += time.perf_counter() - t
-            _, rss_big = run([exe, 'stats'] + big)
-        rows.append((k, k * n, mb, r, rss_big))
+            _, rss_small = run([exe, 'stats'] + small)
+        rows.append((k, k * n, mb, r, rss_small))
         print('%d inputs x %d records (%.0f MB; files written in %.1f s) measured' % (k, n, mb, gen), file=sys.stderr, flush=True)
 
     print('simpletrace stats / print >/dev/null: K inputs of %d records each (56 bytes per record) vs one file of'
@@ -162,15 +179,17 @@ def main():
     print('%6s %10s | %8s %8s %8s | %8s %8s %8s | %8s %8s %8s %8s' % (
         'inputs', 'records', 'stats', 'stats', 'many/', 'print', 'print', 'many/', 'RSS', 'RSS', 'RSS', 'RSS'))
     print('%6s %10s | %8s %8s %8s | %8s %8s %8s | %8s %8s %8s %8s' % (
-        '', '', 'many', 'one', 'one', 'many', 'one', 'one', 'many', 'one', 'print', '%dx' % o.scale))
+        '', '', 'many', 'one', 'one', 'many', 'one', 'one', 'many', 'one', 'print', '1/%d' % o.scale))
     print('%6s %10s | %8s %8s %8s | %8s %8s %8s | %8s %8s %8s %8s' % (
         '', '', 'Mrec/s', 'Mrec/s', '', 'Mrec/s', 'Mrec/s', '', 'stats', 'stats', 'many', 'stats'))
-    for k, total, mb, r, rss_big in rows:
+    for k, total, mb, r, rss_small in rows:
         sm, so, pm, po = (r[x][0] for x in ('stats many', 'stats one', 'print many', 'print one'))
         print('%6d %10d | %8.2f %8.2f %7.2fx | %8.2f %8.2f %7.2fx | %8.1f %8.1f %8.1f %8.1f' % (
             k, total, total / sm / 1e6, total / so / 1e6, sm / so, total / pm / 1e6, total / po / 1e6, pm / po,
-            r['stats many'][1] / 1024, r['stats one'][1] / 1024, r['print many'][1] / 1024, rss_big / 1024))
-    print('\n(RSS %dx stats: K inputs of %d records each; total %.1f s)' % (o.scale, o.scale * n, time.perf_counter() - t_all))
+            r['stats many'][1] / 1024, r['stats one'][1] / 1024, r['print many'][1] / 1024, rss_small / 1024))
+    print('\n(RSS 1/%d stats: K inputs of %d records each; %s; total %.1f s)' % (
+        o.scale, n // o.scale, 'round robin' if o.burst == 1 else 'runs of %d records' % o.burst,
+        time.perf_counter() - t_all))
 
 
 if __name__ == '__main__':
