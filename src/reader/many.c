@@ -259,6 +259,7 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
             return 0; /* the earliest input has ended: all have */
         m->cur = w.rank;
         m->pending = true;
+        st__reader_prefetch(m->in[m->cur]); /* read on at the next call, while the caller uses the record */
         if (in_window(m, w.ts)) {
             *rec = m->head[m->cur];
             return 1;

@@ -1284,6 +1284,15 @@ struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat
     return r;
 }
 
+void st__reader_prefetch(const struct st_reader *r)
+{
+    __builtin_prefetch(r);
+    __builtin_prefetch((const char *)r + 64);
+    __builtin_prefetch(&r->counters);
+    __builtin_prefetch(r->pos);
+    __builtin_prefetch(r->pos + 64);
+}
+
 void st__reader_set_input(struct st_reader *r, unsigned input)
 {
     r->rec.input = input;

@@ -201,6 +201,9 @@ struct st__growbuf;
 /* A reader without a source of its own that reads through m (owned from now on); NULL if out of memory. */
 struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat, struct st__many *m);
 
+/* Asks the CPU for r's state and its next record bytes ahead of st_reader_next() (a merge's next winner). */
+void st__reader_prefetch(const struct st_reader *r);
+
 /* Makes every record of r say it comes from input number input. */
 void st__reader_set_input(struct st_reader *r, unsigned input);
 
