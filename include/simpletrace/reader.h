@@ -286,7 +286,8 @@ struct st_record {
     struct st_value args[ST_READER_MAX_ARGS];
     /* Added in 0.3 (st_reader_open_many): */
     unsigned input;                    /* index of the input that holds the record (0 for one trace) */
-    uint32_t process_pid;              /* the writing process, from its trace's description; 0 unknown */
+    uint32_t process_pid;              /* the writing process, from its trace's description (or, in a
+                                          file simpletrace merge wrote, its process record); 0 unknown */
     const char *process_program;       /* its program name (NUL-terminated), "" when not recorded */
 };
 

@@ -4,20 +4,23 @@
  * their records by timestamp.
  *
  * The merge is a loser tree (a tournament) over the inputs, keyed on
- * (timestamp, input number): each inner node keeps the input that lost
- * the match played there, the root's winner is the next record. After a
- * record is taken, only its input's path to the root is replayed: log2(n)
- * comparisons, against keys kept side by side in one small array (the
- * records themselves, in n readers' structures, are not touched). An
- * input holds one leaf, so its records keep their file order, and equal
- * timestamps come out in input order: the same output every time. An
- * input that ended gets a key after every record (the padding leaves up
- * to a power of two start so). The input whose record was returned is
- * read on only at the next call, since the record points into that
- * input's buffer.
+ * (timestamp, input number): each inner node keeps the key that lost the
+ * match played there, the root the winner's, the next record. After a
+ * record is taken, only its input's path to the root is played again:
+ * log2(n) matches, each against the one key its node holds, without a
+ * branch (the outcome is as good as random), and without touching the n
+ * readers' records. When the input keeps winning, the earliest key on its
+ * path bounds a run: its next records below it win without a match (an
+ * input that traced a burst). An input holds one leaf, so its records keep
+ * their file order, and equal timestamps come out in input order: the same
+ * output every time. An input that ended gets a key after every record
+ * (the padding leaves up to a power of two start so). The input whose
+ * record was returned is read on only at the next call, since the record
+ * points into that input's buffer; its state is fetched into the cache
+ * meanwhile.
  *
- *            tree[1]            tree[0]: the winner (earliest key)
- *          /        \           tree[j], 0 < j < size: the loser at node j
+ *            tree[1]            tree[0]: the winner's key (the earliest)
+ *          /        \           tree[j], 0 < j < size: the key that lost at node j
  *      tree[2]     tree[3]      leaf of input i: node size + i, its parent
  *      /    \      /    \       (size + i) / 2
  *    in0   in1   in2   in3
