@@ -2,6 +2,7 @@
 #include "out_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,13 @@ int st__out_file_open(struct st__out_file *f, const char *path)
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, need = strlen(path) + 16;
     mode_t mask = umask(0);
 
+    struct stat st;
+
     umask(mask);
     f->fd = -1;
+    f->path = f->tmp = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return -EISDIR; /* the rename would fail at the end: say so before the work */
     f->path = strdup(path);
     f->tmp = malloc(need);
     if (!f->path || !f->tmp) {
@@ -31,12 +37,12 @@ int st__out_file_open(struct st__out_file *f, const char *path)
         return -ENOMEM;
     }
     snprintf(f->tmp, need, "%.*s.%s.XXXXXX", (int)dirlen, path, slash ? slash + 1 : path);
-    if ((f->fd = mkstemp(f->tmp)) < 0) {
+    if ((f->fd = mkostemp(f->tmp, O_CLOEXEC)) < 0) {
         int ret = -errno;
         names_free(f);
         return ret;
     }
-    if (fchmod(f->fd, 0666 & ~mask) != 0) { /* mkstemp() makes it 0600 */
+    if (fchmod(f->fd, 0666 & ~mask) != 0) { /* mkostemp() makes it 0600 */
         int ret = -errno;
         st__out_file_discard(f);
         return ret;

@@ -14,7 +14,10 @@ struct st__out_file {
     char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned) */
 };
 
-/* Creates the temporary file for path (mode as a new file would get, umask applied). 0 or -errno. */
+/*
+ * Creates the temporary file for path (mode as a new file would get, umask
+ * applied). 0, -EISDIR (path is a directory) or -errno.
+ */
 int st__out_file_open(struct st__out_file *f, const char *path);
 
 /* Closes the file and renames it to its path; on failure removes it. 0 or -errno. Frees f's names. */

@@ -73,6 +73,8 @@ int main(void)
     is_int(st__out_file_open(&f, path), -ENOENT, "a directory that does not exist: -ENOENT");
     ok(f.fd == -1 && !f.path && !f.tmp, "nothing held after a failed open");
 
+    snprintf(path, sizeof path, "%s", dir);
+    is_int(st__out_file_open(&f, path), -EISDIR, "a directory: -EISDIR at once, not at the rename");
     snprintf(path, sizeof path, "%s/out.trace", dir);
     unlink(path);
     rmdir(dir);
