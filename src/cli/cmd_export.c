@@ -1,5 +1,5 @@
 /*
- * simpletrace export --format=uftrace|chrome -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE
+ * simpletrace export --format=uftrace|chrome -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
  * Converts a trace for uftrace (a uftrace.data directory) or for Perfetto
  * UI / chrome://tracing (trace-event JSON) with the exporter (src/export/),
@@ -93,7 +93,7 @@ static int add_pair(const char *arg, struct export_cli *o)
 }
 
 enum {
-    OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_HELP,
+    OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_FUNCTIONS, OPT_HELP,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -103,6 +103,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case 'o': o->ex.output = optarg; return 0;
     case OPT_PAIR: return add_pair(optarg, o);
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
+    case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
     case 'q': o->quiet = true; return 0;
@@ -129,6 +130,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"pair", required_argument, NULL, OPT_PAIR},       {"no-default-pairs", no_argument, NULL, OPT_NO_DEFAULT_PAIRS},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
+        {"functions", required_argument, NULL, OPT_FUNCTIONS},
         CLI_READER_LONGOPTS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
@@ -226,10 +228,8 @@ static void progress_init(struct progress *pr, const struct export_cli *o)
 {
     memset(pr, 0, sizeof *pr);
     pr->show = !o->quiet && isatty(STDERR_FILENO);
-    if (o->in.rd.flags & ST_READER_ROTATED)
-        pr->total = pieces_size(o->in.trace);
-    else
-        pr->total = file_size(o->in.trace);
+    for (size_t i = 0; i < o->in.ntraces; i++)
+        pr->total += o->in.rd.flags & ST_READER_ROTATED ? pieces_size(o->in.traces[i]) : file_size(o->in.traces[i]);
     clock_gettime(CLOCK_MONOTONIC, &pr->next);
     pr->next.tv_sec++; /* short conversions show nothing */
 }
@@ -276,6 +276,10 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
             s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
             s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
             uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");
+    if (s->function_records || o->ex.functions)
+        fprintf(stderr, PROG ": %" PRIu64 " record%s of the function trace %s merged%s\n", s->function_records,
+                plural(s->function_records), o->ex.functions,
+                s->function_events ? " (its EVENT records left out: only calls are read)" : "");
     if (s->clamped)
         fprintf(stderr, PROG ": %" PRIu64 " timestamp%s went back within %s thread and %s raised\n", s->clamped,
                 plural(s->clamped), s->clamped == 1 ? "its" : "their", s->clamped == 1 ? "was" : "were");
@@ -352,12 +356,7 @@ int st_cmd_export(int argc, char **argv)
     memset(&t, 0, sizeof t);
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
-    if (o.in.ntraces > 1) {
-        /* Each process needs its own pid and thread tracks: not done yet, and never guessed. */
-        fprintf(stderr, PROG ": several traces (%zu) cannot be exported together yet: export each one\n",
-                o.in.ntraces);
-        status = 1;
-    } else if ((status = cli_trace_open("export", &o.in, &t)) == 0) {
+    if ((status = cli_trace_open("export", &o.in, &t)) == 0) {
         status = run(&o, &t);
     }
     cli_trace_close(&t);

@@ -167,10 +167,10 @@ static char *make_str(const char *prefix, const char *s, const char *suffix, siz
     return out;
 }
 
-static char *put_pid_tid(char *p, const struct st__ex_ctx *ctx, uint32_t tid)
+static char *put_pid_tid(char *p, const struct st__ex_process *proc, uint32_t tid)
 {
     p = PUT_LIT(p, ",\"pid\":");
-    p = put_u64(p, ctx->pid);
+    p = put_u64(p, proc->group);
     p = PUT_LIT(p, ",\"tid\":");
     return put_u64(p, tid);
 }
@@ -339,9 +339,9 @@ static int chrome_open(struct st__ex_ctx *ctx)
 
 /* --- events ------------------------------------------------------------------------------ */
 
-/* A metadata event naming the process or a thread. */
-static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, uint32_t tid, const char *prefix,
-                    const char *name)
+/* A metadata event naming process proc or its thread tid. */
+static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, const struct st__ex_process *proc,
+                    uint32_t tid, const char *prefix, const char *name)
 {
     int ret = 0;
     size_t n = strlen(name);
@@ -352,7 +352,7 @@ static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, 
     p = PUT_LIT(p, "{\"name\":\"");
     p = put_mem(p, what, strlen(what));
     p = PUT_LIT(p, "\",\"ph\":\"M\"");
-    p = put_pid_tid(p, ctx, tid);
+    p = put_pid_tid(p, proc, tid);
     p = PUT_LIT(p, ",\"args\":{\"name\":\"");
     p = put_mem(p, prefix, strlen(prefix));
     p = st__json_escape(p, (const uint8_t *)name, n);
@@ -366,26 +366,29 @@ static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
     struct chrome *c = ctx->out;
     char num[16];
     if (t->tid == ST__EX_LOST_TID)
-        return put_meta(ctx, c, "thread_name", t->tid, "", "lost events (no thread could record them)");
+        return put_meta(ctx, c, "thread_name", t->proc, t->tid, "", "lost events (no thread could record them)");
     snprintf(num, sizeof num, "%u", (unsigned)t->tid);
-    return put_meta(ctx, c, "thread_name", t->tid, "thread ", num);
+    return put_meta(ctx, c, "thread_name", t->proc, t->tid, "thread ", num);
 }
 
-/* The process's name, once the lowest thread id is known (see the top). */
-static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c)
+/* A process's name, once its lowest thread id is known (see the top). */
+static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c, const struct st__ex_process *proc)
 {
-    char name[400];
-    const char *trace = st__ex_basename(ctx->opts->trace_name);
-    if (!ctx->have_pid)
+    char name[600];
+    const char *trace = st__ex_basename(proc->trace);
+    if (!proc->started)
         return 0; /* no event, no process */
-    if (ctx->have_desc)
-        snprintf(name, sizeof name, "%.300s", st__ex_program(ctx));
-    else if (ctx->have_tid && st__ex_process_id(ctx) == ctx->pid)
+    if (proc->have_desc && !proc->group_moved)
+        snprintf(name, sizeof name, "%.300s", st__ex_program(proc));
+    else if (proc->have_desc)
+        snprintf(name, sizeof name, "%.300s (process %u; shown as %u: another process has its id)",
+                 st__ex_program(proc), (unsigned)proc->desc_pid, (unsigned)proc->group);
+    else if (proc->group_is_tid && st__ex_process_id(proc) == proc->group)
         snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s)", trace);
     else
-        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under thread %u)",
-                 trace, (unsigned)ctx->pid);
-    return put_meta(ctx, c, "process_name", ctx->pid, "", name);
+        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under %s %u)",
+                 trace, proc->group_is_tid ? "thread" : "id", (unsigned)proc->group);
+    return put_meta(ctx, c, "process_name", proc, proc->group, "", name);
 }
 
 /* One event: head (name, category, phase), ts, pid, tid, arguments of rec. */
@@ -401,8 +404,11 @@ static int put_event(struct st__ex_ctx *ctx, struct st__ex_thread *t, const char
     p = put_sep(p, c);
     p = put_mem(p, head, head_len);
     p = put_ts(p, ts);
-    p = put_pid_tid(p, ctx, t->tid);
-    p = rec ? put_args(p, f, rec) : PUT_LIT(p, ",\"args\":{\"unfinished\":true}");
+    p = put_pid_tid(p, t->proc, t->tid);
+    if (rec)
+        p = put_args(p, f, rec);
+    else if (ctx->closing)
+        p = PUT_LIT(p, ",\"args\":{\"unfinished\":true}");
     *p++ = '}';
     c->len = (size_t)(p - c->buf);
     return 0;
@@ -444,7 +450,7 @@ static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t
     p = put_sep(p, c);
     p = PUT_LIT(p, "{\"name\":\"dropped\"" CATEGORY ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
     p = put_ts(p, ts);
-    p = put_pid_tid(p, ctx, t->tid);
+    p = put_pid_tid(p, t->proc, t->tid);
     p = PUT_LIT(p, ",\"args\":{\"count\":");
     p = put_int(p, count, 0);
     p = PUT_LIT(p, "}}");
@@ -454,27 +460,54 @@ static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t
 
 /* --- the end ------------------------------------------------------------------------------- */
 
-/* The closing text: the event array ends, then the trace's metadata. */
+/* Bytes of proc's program and trace names in the closing text, escaped. */
+static size_t names_bound(const struct st__ex_process *proc)
+{
+    return ST__JSON_ESCAPED_MAX(strlen(proc->program)) + ST__JSON_ESCAPED_MAX(strlen(proc->trace ? proc->trace : "")) + 8;
+}
+
+/* The "program" and "pid" members of otherData for one process. */
+static char *put_process_words(char *p, const struct st__ex_process *proc)
+{
+    if (proc->have_desc) {
+        p = PUT_LIT(p, ",\"program\":\"");
+        p = st__json_escape(p, (const uint8_t *)proc->program, strlen(proc->program));
+        return PUT_LIT(p, "\",\"pid\":\"the process id the trace records\"");
+    }
+    return PUT_LIT(p, ",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a grouping id; "
+                      "the process id only if it is also the lowest thread id and the main thread traced\"");
+}
+
+/* The closing text: the event array ends, then the trace's metadata (its traces' names when several). */
 static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 {
     const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
+    size_t need = 600 + ST__JSON_ESCAPED_MAX(strlen(name));
+    for (size_t i = 0; i < ctx->nprocs; i++)
+        need += names_bound(ctx->procs[i]);
     int ret = 0;
-    char *p = room(ctx, c, 600 + ST__JSON_ESCAPED_MAX(strlen(name)) + ST__JSON_ESCAPED_MAX(strlen(ctx->program)), &ret);
+    char *p = room(ctx, c, need, &ret);
     if (!p)
         return ret;
     p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " SIMPLETRACE_VERSION_STRING
                    "\",\"trace\":\"");
     p = st__json_escape(p, (const uint8_t *)name, strlen(name));
-    if (ctx->have_desc) {
-        p = PUT_LIT(p, "\",\"program\":\"");
-        p = st__json_escape(p, (const uint8_t *)ctx->program, strlen(ctx->program));
-        p = PUT_LIT(p, "\",\"pid\":\"the process id the trace records\",");
-    } else {
-        p = PUT_LIT(p, "\",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a "
-                       "grouping id; the process id only if it is also the lowest thread id and the main thread "
-                       "traced\",");
+    *p++ = '"';
+    if (ctx->nprocs == 1) {
+        p = put_process_words(p, ctx->procs[0]);
+    } else if (ctx->nprocs > 1) {
+        p = PUT_LIT(p, ",\"processes\":[");
+        for (size_t i = 0; i < ctx->nprocs; i++) {
+            const char *trace = ctx->procs[i]->trace ? ctx->procs[i]->trace : "";
+            p = PUT_LIT(p, "{\"trace\":\"");
+            p = st__json_escape(p, (const uint8_t *)trace, strlen(trace));
+            *p++ = '"';
+            p = put_process_words(p, ctx->procs[i]);
+            p = PUT_LIT(p, "},");
+        }
+        p[-1] = ']';
     }
-    p = PUT_LIT(p, "\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
+    p = PUT_LIT(p, ",\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
     c->len = (size_t)(p - c->buf);
     c->finished = true;
     return flush_buf(ctx, c);
@@ -483,7 +516,9 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 static int chrome_finish(struct st__ex_ctx *ctx)
 {
     struct chrome *c = ctx->out;
-    int ret = put_process_name(ctx, c);
+    int ret = 0;
+    for (size_t i = 0; i < ctx->nprocs && ret == 0; i++)
+        ret = put_process_name(ctx, c, ctx->procs[i]);
     if (ret == 0)
         ret = put_footer(ctx, c);
     if (ret < 0 || c->to_stdout)

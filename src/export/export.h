@@ -33,6 +33,13 @@
  *   - a timestamp older than its thread's previous one is raised to it
  *     (uftrace requires time order per thread; "clamped").
  *
+ * Function calls: a function trace of the same run (the function tracer's
+ * uftrace.data, same clock) is merged by time with the records: its
+ * ENTRY/EXIT records open and close calls of the function its symbols
+ * name, on the thread of the same id in the process of the same id (one
+ * the traces describe, else a process named after its executable), and
+ * nest with the paired events there.
+ *
  * Processes: a trace's description (simpletrace's traces) names the
  * program and process, which both outputs use. A trace without one (its
  * pid field holds thread ids) gets no made-up name:
@@ -79,6 +86,7 @@ struct st_export_options {
     unsigned max_depth;          /* open frames per thread, 0 = 1024 (uftrace shows 1024 by default) */
     unsigned max_open_files;     /* uftrace: .dat files kept open at once, 0 = 128 */
     const char *trace_name;      /* the trace's path: shown labelled as the trace, never as the program */
+    const char *functions;       /* a function trace (uftrace.data directory) of the same run, or NULL */
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
     st_export_progress_fn progress;
     void *progress_opaque;
@@ -99,6 +107,8 @@ struct st_export_summary {
     uint64_t too_deep;       /* begins beyond max_depth, not written */
     uint64_t clamped;        /* timestamps raised to keep each thread in time order */
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
+    uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
+    uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
 };
 
 /*

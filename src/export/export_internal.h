@@ -44,14 +44,40 @@ struct st__ex_pairs {
 int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, const char *const *rules, size_t nrules,
                        bool no_defaults, char *unused, size_t unused_len, char *err, size_t errlen);
 
+/* Appends n function names name(arg, 0..n) (not deduplicated); *first gets the first one's id. 0 or -ENOMEM. */
+int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
+                     uint32_t *first);
+
 /* Frees what st__ex_pairs_build() allocated (a zeroed struct is fine). */
 void st__ex_pairs_free(struct st__ex_pairs *p);
 
 /* --- threads and the context ------------------------------------------------------ */
 
-/* One thread of the trace (a distinct pid field). */
+/*
+ * One process: the inputs whose descriptions name the same pid and host
+ * (st_reader_input_process()), or one input without a description.
+ */
+struct st__ex_process {
+    size_t index;          /* order of first appearance, from 0 */
+    bool have_desc;        /* its trace names it: desc_pid, program, cmdline, anchors */
+    uint32_t desc_pid;
+    char program[256];
+    char cmdline[4096];
+    uint64_t anchor_mono_ns, anchor_real_ns;
+    const char *trace;     /* the name of its first input */
+    bool started;          /* it had a record: group and first_ts are set */
+    uint32_t group;        /* Chrome's pid for its events: streamed before the rest is known (see chrome.c) */
+    bool group_is_tid;     /* group is its first record's thread id, not a recorded process id */
+    bool group_moved;      /* group is neither: the id it would have is another process's */
+    uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
+    bool have_tid;         /* ... once a record carried one (v0 records carry none) */
+    uint64_t first_ts;     /* its first record's timestamp */
+};
+
+/* One thread: a distinct pid field within one process. */
 struct st__ex_thread {
     uint32_t tid;
+    struct st__ex_process *proc;
     size_t index;          /* order of first appearance, from 0 */
     uint64_t first_ts;     /* its first record's (clamped) timestamp */
     uint64_t last_ts;      /* its latest timestamp: later ones never go below */
@@ -73,20 +99,16 @@ struct st__ex_ctx {
     const struct st_catalog *cat;
     struct st__ex_pairs pairs;
     struct st_export_summary *sum;
-    uint32_t pid;          /* Chrome's grouping id: the first record's thread (streamed before the rest is known) */
-    bool have_pid;
-    uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
-    bool have_tid;         /* ... once a record carried one (v0 records carry none) */
-    uint64_t first_ts;     /* of the whole trace, once have_pid */
-    bool desc_taken;       /* the trace's description was asked for (after its first record) */
-    bool have_desc;        /* the trace names its process: desc_pid, program, cmdline, anchors */
-    uint32_t desc_pid;
-    char program[256];
-    char cmdline[4096];
-    uint64_t anchor_mono_ns, anchor_real_ns;
+    bool have_record;      /* first_ts is set */
+    uint64_t first_ts;     /* of the whole export */
     uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */
+    struct st__ex_process **procs; /* by index */
+    size_t nprocs;
+    struct st__ex_process **input_proc; /* by reader input: its process, once it had a record */
+    size_t ninputs;
     struct st__ex_thread **threads; /* by index */
     size_t nthreads;
+    bool closing;          /* the engine is closing frames itself (never ended, closed early) */
     const struct st__ex_writer *w;
     void *out;             /* the writer's state */
     char *err;             /* where writers put their messages */
@@ -96,7 +118,8 @@ struct st__ex_ctx {
 /*
  * A writer. Every function returns 0 or a negative errno (with a message in
  * ctx->err for anything but -ENOMEM). rec is the record being converted
- * (NULL for frames the engine closes itself); depth is the frame's depth
+ * (NULL for a call of the function trace, and for frames the engine closes
+ * itself: ctx->closing tells those); depth is the frame's depth
  * (0 outermost; an EXIT gets its ENTRY's) or, for instants and marks, the
  * number of open frames.
  */
@@ -131,10 +154,10 @@ const char *st__ex_basename(const char *path);
  * without one (QEMU's, older simpletrace's), the lowest thread id, which is
  * the process id when the main thread traced. 0: neither is known (v0).
  */
-uint32_t st__ex_process_id(const struct st__ex_ctx *ctx);
+uint32_t st__ex_process_id(const struct st__ex_process *p);
 
 /* The program's name: the description's, else ST__EX_PROGRAM. */
-const char *st__ex_program(const struct st__ex_ctx *ctx);
+const char *st__ex_program(const struct st__ex_process *p);
 
 /* The pid field of dropped records for events no thread could take (README "Drops"). */
 #define ST__EX_LOST_TID UINT32_C(0xffffffff)
