@@ -48,12 +48,10 @@
 #include "json_escape.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -79,9 +77,9 @@ struct fn_fmt {
 };
 
 struct chrome {
-    int fd;
+    int fd;                  /* standard output, or the file's temporary */
     bool to_stdout;
-    char *path, *tmp;        /* the output and its temporary name (files only) */
+    struct st__ex_file file; /* the output file (not for standard output) */
     bool finished;           /* the closing text is written */
     char *buf;
     size_t len, cap;
@@ -98,7 +96,7 @@ static int flush_buf(struct st__ex_ctx *ctx, struct chrome *c)
 {
     int ret = st__write_all(c->fd, c->buf, c->len);
     c->len = 0;
-    return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->path) : 0;
+    return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->file.path) : 0;
 }
 
 /* Makes room for n more bytes; returns where they go, or NULL with *ret set. */
@@ -285,42 +283,18 @@ static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
     return 0;
 }
 
-/* Opens a temporary file next to path, with the mode a new file would get. */
-static int open_tmp(struct st__ex_ctx *ctx, struct chrome *c)
-{
-    struct stat st;
-    if (stat(c->path, &st) == 0 && S_ISDIR(st.st_mode))
-        return st__ex_fail(ctx, -EISDIR, "cannot write %s", c->path);
-    const char *base = st__ex_basename(c->path);
-    size_t plen = (size_t)(base - c->path), need = strlen(c->path) + 32;
-    if (!(c->tmp = malloc(need)))
-        return -ENOMEM;
-    snprintf(c->tmp, need, "%.*s.%s.tmp-XXXXXX", (int)plen, c->path, base);
-    c->fd = mkostemp(c->tmp, O_CLOEXEC);
-    if (c->fd < 0) {
-        int ret = st__ex_fail(ctx, -errno, "cannot create a file next to %s", c->path);
-        free(c->tmp);
-        c->tmp = NULL;
-        return ret;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(c->fd, 0666 & ~mask);
-    return 0;
-}
-
 static int chrome_open(struct st__ex_ctx *ctx)
 {
     struct chrome *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
     ctx->out = c;
-    c->fd = -1;
+    c->fd = c->file.fd = -1;
     const char *out = ctx->opts->output;
     if (!out || !*out)
         return st__ex_fail(ctx, -EINVAL, "no output file");
     c->to_stdout = strcmp(out, "-") == 0;
-    if (!(c->path = strdup(out)) || !(c->buf = malloc(BUF_BYTES)))
+    if (!(c->buf = malloc(BUF_BYTES)))
         return -ENOMEM;
     c->cap = BUF_BYTES;
     int ret = build_formats(ctx, c);
@@ -328,8 +302,10 @@ static int chrome_open(struct st__ex_ctx *ctx)
         return ret;
     if (c->to_stdout)
         c->fd = STDOUT_FILENO;
-    else if ((ret = open_tmp(ctx, c)) < 0)
+    else if ((ret = st__ex_file_open(ctx, &c->file, out)) < 0)
         return ret;
+    else
+        c->fd = c->file.fd;
     char *p = room(ctx, c, 64, &ret);
     if (!p)
         return ret;
@@ -523,15 +499,8 @@ static int chrome_finish(struct st__ex_ctx *ctx)
         ret = put_footer(ctx, c);
     if (ret < 0 || c->to_stdout)
         return ret;
-    int fd = c->fd;
     c->fd = -1;
-    if (close(fd) != 0)
-        return st__ex_fail(ctx, -errno, "cannot write %s", c->path);
-    if (rename(c->tmp, c->path) != 0)
-        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", c->tmp, c->path);
-    free(c->tmp);
-    c->tmp = NULL; /* installed: nothing to remove */
-    return 0;
+    return st__ex_file_install(ctx, &c->file);
 }
 
 static void chrome_discard(struct st__ex_ctx *ctx)
@@ -541,10 +510,7 @@ static void chrome_discard(struct st__ex_ctx *ctx)
         return;
     if (c->to_stdout && !c->finished && c->buf)
         put_footer(ctx, c); /* what was written stays valid JSON */
-    if (!c->to_stdout && c->fd >= 0)
-        close(c->fd);
-    if (c->tmp)
-        unlink(c->tmp);
+    st__ex_file_discard(&c->file);
     for (size_t i = 0; c->ev && i < c->nev; i++) {
         free(c->ev[i].head);
         for (unsigned a = 0; a < ST_READER_MAX_ARGS; a++)
@@ -556,8 +522,6 @@ static void chrome_discard(struct st__ex_ctx *ctx)
     }
     free(c->ev);
     free(c->fn);
-    free(c->tmp);
-    free(c->path);
     free(c->buf);
     free(c);
     ctx->out = NULL;

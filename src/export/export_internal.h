@@ -159,6 +159,53 @@ uint32_t st__ex_process_id(const struct st__ex_process *p);
 /* The program's name: the description's, else ST__EX_PROGRAM. */
 const char *st__ex_program(const struct st__ex_process *p);
 
+/* --- outputs that appear complete or not at all (output.c) ----------------------------- */
+
+/* A file written under a temporary name next to path and renamed into place. */
+struct st__ex_file {
+    const char *path;      /* the output, as given (the caller keeps it) */
+    char *tmp;             /* the temporary being written; NULL once installed or removed */
+    int fd;                /* of tmp, -1 once closed */
+};
+
+/* Creates f's temporary next to path (a new file's mode). 0 or -errno with a message. */
+int st__ex_file_open(struct st__ex_ctx *ctx, struct st__ex_file *f, const char *path);
+
+/* Closes the temporary and renames it to the path. 0 or -errno with a message. */
+int st__ex_file_install(struct st__ex_ctx *ctx, struct st__ex_file *f);
+
+/* Closes and removes what is left (nothing after an install). */
+void st__ex_file_discard(struct st__ex_file *f);
+
+/* What a writer's output directory holds: an existing one is replaced only if it holds nothing else. */
+struct st__ex_dir_kind {
+    const char *what;                 /* for messages: "uftrace data", "a CTF trace's file" */
+    bool (*ours)(const char *name);   /* a file name the writer writes */
+};
+
+/* A directory filled under a temporary name next to path, then put in its place. */
+struct st__ex_dir {
+    const char *path;      /* the output, as given (the caller keeps it) */
+    char *tmp;             /* the directory being filled (or the old one swapped out); NULL: nothing to remove */
+    int dirfd;             /* of tmp while filling, else -1 */
+    bool replace;          /* path exists (holding only the kind's files) */
+    const struct st__ex_dir_kind *kind;
+};
+
+/*
+ * Checks what is at path (nothing, or a directory of kind's files only:
+ * else -EEXIST or -ENOTDIR with a message) and makes the temporary
+ * directory (d->dirfd open on it). 0 or -errno with a message.
+ */
+int st__ex_dir_open(struct st__ex_ctx *ctx, struct st__ex_dir *d, const char *path,
+                    const struct st__ex_dir_kind *kind);
+
+/* Puts the filled directory at its path (checked again; replacing the old one). 0 or -errno with a message. */
+int st__ex_dir_install(struct st__ex_ctx *ctx, struct st__ex_dir *d);
+
+/* Removes what is left: the partial output, or the old directory an exchange swapped out. */
+void st__ex_dir_discard(struct st__ex_dir *d);
+
 /* The pid field of dropped records for events no thread could take (README "Drops"). */
 #define ST__EX_LOST_TID UINT32_C(0xffffffff)
 

@@ -75,11 +75,7 @@ struct slot {
 };
 
 struct uft {
-    char *dir;               /* the output directory, as given */
-    char *tmp;               /* the temporary directory being filled */
-    int dirfd;               /* of tmp */
-    bool replace;            /* dir exists (holding only uftrace data): swapped at the end */
-    bool installed;          /* tmp became dir: nothing to remove */
+    struct st__ex_dir out;   /* the output directory, filled under a temporary name */
     struct slot **slots;
     unsigned nslots, maxslots;
     uint64_t tick;
@@ -133,9 +129,9 @@ static int slot_get(struct st__ex_ctx *ctx, struct uft *u, struct st__ex_thread 
     struct slot *s = u->slots[idx];
     char name[32];
     snprintf(name, sizeof name, "%u.dat", (unsigned)t->tid);
-    s->fd = openat(u->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    s->fd = openat(u->out.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (s->fd < 0)
-        return st__ex_fail(ctx, -errno, "cannot create %s/%s", u->tmp, name);
+        return st__ex_fail(ctx, -errno, "cannot create %s/%s", u->out.tmp, name);
     s->t = t;
     t->slot = idx;
     *out = s;
@@ -218,56 +214,13 @@ static void make_exe(const struct st__ex_process *p, char exe[PATH_MAX])
             *c = '_';
 }
 
-/* Checks what is at dir now; sets u->replace. */
-static int check_target(struct st__ex_ctx *ctx, struct uft *u)
+/* An existing directory is replaced only if it holds nothing but uftrace data. */
+static bool is_uftrace_file(const char *name)
 {
-    struct stat st;
-    if (stat(u->dir, &st) != 0)
-        return errno == ENOENT ? 0 : st__ex_fail(ctx, -errno, "cannot use %s", u->dir);
-    if (!S_ISDIR(st.st_mode))
-        return st__ex_fail(ctx, -ENOTDIR, "%s exists", u->dir);
-    int fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return st__ex_fail(ctx, -errno, "cannot open %s", u->dir);
-    char bad[256];
-    int ret = st__uft_dir_check(fd, bad, sizeof bad);
-    close(fd);
-    if (ret == -EEXIST) {
-        snprintf(ctx->err, ctx->errlen, "%s exists and holds '%s', which is not uftrace data; not replacing it",
-                 u->dir, bad);
-        return ret;
-    }
-    if (ret < 0)
-        return st__ex_fail(ctx, ret, "cannot read %s", u->dir);
-    u->replace = true;
-    return 0;
+    return st__uft_is_data_file(name);
 }
 
-/* Creates the temporary directory next to dir. */
-static int make_tmp(struct st__ex_ctx *ctx, struct uft *u)
-{
-    size_t len = strlen(u->dir);
-    while (len > 1 && u->dir[len - 1] == '/')
-        len--;
-    const char *slash = memrchr(u->dir, '/', len);
-    size_t plen = slash ? (size_t)(slash - u->dir) + 1 : 0;
-    size_t need = len + 32;
-    u->tmp = malloc(need);
-    if (!u->tmp)
-        return -ENOMEM;
-    snprintf(u->tmp, need, "%.*s.%.*s.tmp-XXXXXX", (int)plen, u->dir, (int)(len - plen), u->dir + plen);
-    if (!mkdtemp(u->tmp)) {
-        int ret = st__ex_fail(ctx, -errno, "cannot create a directory next to %s", u->dir);
-        free(u->tmp);
-        u->tmp = NULL;
-        return ret;
-    }
-    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a new directory's mode */
-    umask(mask);
-    chmod(u->tmp, 0777 & ~mask);
-    u->dirfd = open(u->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    return u->dirfd < 0 ? st__ex_fail(ctx, -errno, "cannot open %s", u->tmp) : 0;
-}
+static const struct st__ex_dir_kind uftrace_dir = {.what = "uftrace data", .ours = is_uftrace_file};
 
 /* Open files allowed: the option, within what RLIMIT_NOFILE leaves. */
 static unsigned max_slots(const struct st_export_options *o)
@@ -285,17 +238,15 @@ static int uft_open(struct st__ex_ctx *ctx)
     if (!u)
         return -ENOMEM;
     ctx->out = u;
-    u->dirfd = -1;
+    u->out.dirfd = -1;
     if (!ctx->opts->output || !*ctx->opts->output)
         return st__ex_fail(ctx, -EINVAL, "no output directory");
-    u->dir = strdup(ctx->opts->output);
     u->maxslots = max_slots(ctx->opts);
     u->slots = calloc(u->maxslots, sizeof *u->slots);
     u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
-    if (!u->dir || !u->slots || !u->event_used)
+    if (!u->slots || !u->event_used)
         return -ENOMEM;
-    int ret = check_target(ctx, u);
-    return ret ? ret : make_tmp(ctx, u);
+    return st__ex_dir_open(ctx, &u->out, ctx->opts->output, &uftrace_dir);
 }
 
 /* -EEXIST, saying that two processes a and b share the id of a thread or process (what). */
@@ -369,8 +320,8 @@ static int put_text(struct st__ex_ctx *ctx, const char *name, int (*fill)(struct
         ret = -ENOMEM;
     if (fclose(out) != 0 && !ret)
         ret = -ENOMEM;
-    if (!ret && (ret = st__uft_put_file(u->dirfd, name, buf, len)) < 0)
-        st__ex_fail(ctx, ret, "cannot write %s/%s", u->tmp, name);
+    if (!ret && (ret = st__uft_put_file(u->out.dirfd, name, buf, len)) < 0)
+        st__ex_fail(ctx, ret, "cannot write %s/%s", u->out.tmp, name);
     free(buf);
     return ret;
 }
@@ -506,49 +457,6 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out, const void *arg)
     return ret;
 }
 
-/* --- installing the directory -------------------------------------------------------------- */
-
-/* Removes the (data) files of directory path, then the directory itself. */
-static int remove_data_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    char bad[256];
-    int ret = st__uft_dir_clear(fd, bad, sizeof bad);
-    close(fd);
-    if (ret == 0 && rmdir(path) != 0)
-        ret = -errno;
-    return ret;
-}
-
-/* Puts tmp in place of dir: a plain rename, or an exchange with the old one. */
-static int install(struct st__ex_ctx *ctx, struct uft *u)
-{
-    u->replace = false;
-    int ret = check_target(ctx, u); /* again: it may have changed while we converted */
-    if (ret < 0)
-        return ret;
-    if (!u->replace) {
-        if (rename(u->tmp, u->dir) != 0)
-            return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
-        return 0;
-    }
-    if (renameat2(AT_FDCWD, u->tmp, AT_FDCWD, u->dir, RENAME_EXCHANGE) == 0) {
-        u->installed = true;       /* the old data now sits at tmp: discard() removes it */
-        u->replace = false;
-        return 0;
-    }
-    if (errno != EINVAL && errno != ENOSYS)
-        return st__ex_fail(ctx, -errno, "cannot replace %s", u->dir);
-    /* No exchange on this file system: remove the old data, then rename. */
-    if ((ret = remove_data_dir(u->dir)) < 0)
-        return st__ex_fail(ctx, ret, "cannot remove the old %s", u->dir);
-    if (rename(u->tmp, u->dir) != 0)
-        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
-    return 0;
-}
-
 /* Whether an earlier process than k has the same program: its .sym file is written already. */
 static bool sym_written(const struct st__ex_ctx *ctx, size_t k)
 {
@@ -590,17 +498,7 @@ static int uft_finish(struct st__ex_ctx *ctx)
         ret = put_text(ctx, "task.txt", fill_tasks, NULL);
     if (!ret)
         ret = put_text(ctx, "info", fill_info, NULL);
-    if (!ret) {
-        close(u->dirfd);
-        u->dirfd = -1;
-        ret = install(ctx, u);
-        if (!ret && !u->installed) {
-            u->installed = true;
-            free(u->tmp); /* nothing left there to remove */
-            u->tmp = NULL;
-        }
-    }
-    return ret;
+    return ret ? ret : st__ex_dir_install(ctx, &u->out);
 }
 
 static void uft_discard(struct st__ex_ctx *ctx)
@@ -619,12 +517,7 @@ static void uft_discard(struct st__ex_ctx *ctx)
         free(ctx->threads[i]->pend);
         ctx->threads[i]->pend = NULL;
     }
-    if (u->dirfd >= 0)
-        close(u->dirfd);
-    if (u->tmp)
-        remove_data_dir(u->tmp); /* our partial output, or the data we replaced */
-    free(u->tmp);
-    free(u->dir);
+    st__ex_dir_discard(&u->out);
     free(u->slots);
     free(u->event_used);
     free(u);
