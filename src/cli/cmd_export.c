@@ -1,8 +1,10 @@
 /*
- * simpletrace export --format=uftrace|chrome -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
+ * simpletrace export --format=uftrace|chrome|perfetto|ctf -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
- * Converts a trace for uftrace (a uftrace.data directory) or for Perfetto
- * UI / chrome://tracing (trace-event JSON) with the exporter (src/export/),
+ * Converts a trace for uftrace (a uftrace.data directory), for Perfetto
+ * UI / chrome://tracing (trace-event JSON), for Perfetto UI and
+ * trace_processor (Perfetto's protobuf) or for babeltrace2 and Trace
+ * Compass (a CTF directory) with the exporter (src/export/),
  * which reads the trace through the public reader API: the same options
  * and the same error messages as `simpletrace print`. This file parses the
  * command line, shows progress on a terminal and prints the summary.
@@ -69,16 +71,18 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
     return 0;
 }
 
+/* --format names, by enum st_export_format. */
+static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf"};
+
 static int parse_format(const char *arg, struct export_cli *o)
 {
-    if (!strcmp(arg, "uftrace"))
-        o->ex.format = ST_EXPORT_UFTRACE;
-    else if (!strcmp(arg, "chrome"))
-        o->ex.format = ST_EXPORT_CHROME;
-    else
-        return usage_error("unknown format '%s' (uftrace or chrome)", arg);
-    o->format_set = true;
-    return 0;
+    for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
+        if (!strcmp(arg, format_names[i])) {
+            o->ex.format = (enum st_export_format)i;
+            o->format_set = true;
+            return 0;
+        }
+    return usage_error("unknown format '%s' (uftrace, chrome, perfetto or ctf)", arg);
 }
 
 static int add_pair(const char *arg, struct export_cli *o)
@@ -150,12 +154,13 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
-        return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
+        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome and perfetto)");
     if (!o->format_set)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
+                       : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
                                                                                       : ST_EXPORT_UFTRACE;
-    if (o->ex.format == ST_EXPORT_UFTRACE && !strcmp(o->ex.output, "-"))
-        return usage_error("%s", "uftrace output is a directory: -o - is for chrome only");
+    if (o->ex.format != ST_EXPORT_CHROME && !strcmp(o->ex.output, "-"))
+        return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
     return -1;
@@ -260,6 +265,7 @@ static void add_count(char *buf, size_t len, uint64_t n, const char *one, const 
 static void summary(const struct export_cli *o, const struct st_export_summary *s)
 {
     bool uft = o->ex.format == ST_EXPORT_UFTRACE;
+    const char *fmt = format_names[o->ex.format];
     char odd[1024] = "";
     add_count(odd, sizeof odd, s->unmatched_ends, "end without a begin (kept as an instant event)",
               "ends without a begin (kept as instant events)");
@@ -272,7 +278,7 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
     fprintf(stderr,
             PROG ": wrote %s (%s): %" PRIu64 " record%s, %" PRIu64 " thread%s: %" PRIu64 " call%s of %" PRIu64
                  " function%s, %" PRIu64 " instant event%s, %" PRIu64 " drop mark%s (%" PRIu64 " records lost)%s%s%s\n",
-            o->ex.output, uft ? "uftrace" : "chrome", s->records, plural(s->records), s->threads, plural(s->threads),
+            o->ex.output, fmt, s->records, plural(s->records), s->threads, plural(s->threads),
             s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
             s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
             uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");

@@ -351,19 +351,9 @@ static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
 static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c, const struct st__ex_process *proc)
 {
     char name[600];
-    const char *trace = st__ex_basename(proc->trace);
     if (!proc->started)
         return 0; /* no event, no process */
-    if (proc->have_desc && !proc->group_moved)
-        snprintf(name, sizeof name, "%.300s", st__ex_program(proc));
-    else if (proc->have_desc)
-        snprintf(name, sizeof name, "%.300s (process %u; shown as %u: another process has its id)",
-                 st__ex_program(proc), (unsigned)proc->desc_pid, (unsigned)proc->group);
-    else if (proc->group_is_tid && st__ex_process_id(proc) == proc->group)
-        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s)", trace);
-    else
-        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under %s %u)",
-                 trace, proc->group_is_tid ? "thread" : "id", (unsigned)proc->group);
+    st__ex_process_label(proc, name, sizeof name);
     return put_meta(ctx, c, "process_name", proc, proc->group, "", name);
 }
 

@@ -46,6 +46,21 @@ const char *st__ex_program(const struct st__ex_process *p)
     return p->have_desc && p->program[0] ? p->program : ST__EX_PROGRAM;
 }
 
+void st__ex_process_label(const struct st__ex_process *p, char *buf, size_t len)
+{
+    const char *trace = st__ex_basename(p->trace);
+    if (p->have_desc && !p->group_moved)
+        snprintf(buf, len, "%.300s", st__ex_program(p));
+    else if (p->have_desc)
+        snprintf(buf, len, "%.300s (process %u; shown as %u: another process has its id)", st__ex_program(p),
+                 (unsigned)p->desc_pid, (unsigned)p->group);
+    else if (p->group_is_tid && st__ex_process_id(p) == p->group)
+        snprintf(buf, len, ST__EX_PROGRAM " (trace %.300s)", trace);
+    else
+        snprintf(buf, len, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under %s %u)", trace,
+                 p->group_is_tid ? "thread" : "id", (unsigned)p->group);
+}
+
 const char *st__ex_basename(const char *path)
 {
     if (!path || strcmp(path, "-") == 0)
@@ -537,6 +552,15 @@ static int run_records(struct st__ex_ctx *ctx, struct table *tb, struct st_reade
     return ret;
 }
 
+static const struct st__ex_writer *writer_of(enum st_export_format f)
+{
+    switch (f) {
+    case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
+    case ST_EXPORT_PERFETTO: return &st__ex_perfetto_writer;
+    default: return &st__ex_uftrace_writer;
+    }
+}
+
 int st_export_run(struct st_reader *r, const struct st_export_options *o, struct st_export_summary *s, char *err,
                   size_t errlen)
 {
@@ -544,7 +568,7 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
     if (errlen)
         err[0] = '\0';
     struct st__ex_ctx ctx = {.opts = o, .cat = st_reader_catalog(r), .sum = s, .err = err, .errlen = errlen};
-    ctx.w = o->format == ST_EXPORT_CHROME ? &st__ex_chrome_writer : &st__ex_uftrace_writer;
+    ctx.w = writer_of(o->format);
     struct table tb = {0};
     bool opened = false;
     ctx.ninputs = st_reader_input_count(r);

@@ -65,6 +65,8 @@
 enum st_export_format {
     ST_EXPORT_UFTRACE, /* a uftrace.data directory */
     ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
+    ST_EXPORT_PERFETTO, /* Perfetto's protobuf trace (Perfetto UI, trace_processor) */
+    ST_EXPORT_CTF,     /* a CTF 1.8 trace directory (babeltrace2, Trace Compass) */
 };
 
 /* Where a long conversion is; given to the progress callback. */
@@ -79,7 +81,8 @@ typedef int (*st_export_progress_fn)(const struct st_export_progress *p, void *o
 /* What to do; zeroed members mean defaults. The caller owns everything. */
 struct st_export_options {
     enum st_export_format format;
-    const char *output;          /* uftrace: the directory; chrome: the file, "-" = standard output */
+    const char *output;          /* uftrace, ctf: the directory; chrome: the file, "-" = standard output;
+                                    perfetto: the file */
     const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME]", tried before the built-in ones */
     size_t npairs;
     bool no_default_pairs;       /* only the rules above */

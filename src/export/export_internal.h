@@ -139,6 +139,7 @@ struct st__ex_writer {
 
 extern const struct st__ex_writer st__ex_uftrace_writer;
 extern const struct st__ex_writer st__ex_chrome_writer;
+extern const struct st__ex_writer st__ex_perfetto_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
 
@@ -158,6 +159,16 @@ uint32_t st__ex_process_id(const struct st__ex_process *p);
 
 /* The program's name: the description's, else ST__EX_PROGRAM. */
 const char *st__ex_program(const struct st__ex_process *p);
+
+/*
+ * A process's name as the exports show it (in buf, len >= 600), once the
+ * whole trace is read: its program; for a trace that does not record its
+ * process, "unknown-program (trace NAME)" when its group (the id its
+ * tracks are grouped under, streamed before the rest is known) is also its
+ * lowest thread id, else a note that the process id is not recorded; and
+ * a note when another process had its id (group_moved).
+ */
+void st__ex_process_label(const struct st__ex_process *p, char *buf, size_t len);
 
 /* --- outputs that appear complete or not at all (output.c) ----------------------------- */
 
