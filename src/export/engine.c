@@ -261,7 +261,7 @@ static int do_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struc
     if (t->depth >= max_depth(ctx)) {
         t->overflow++;
         ctx->sum->too_deep++;
-        return 0;
+        return ctx->w->skipped && rec ? ctx->w->skipped(ctx, t, rec, ts) : 0;
     }
     if (t->depth == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 16;
@@ -289,7 +289,7 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
 {
     if (t->overflow) { /* LIFO: it ends the innermost frame, one we did not write */
         t->overflow--;
-        return 0;
+        return ctx->w->skipped && rec ? ctx->w->skipped(ctx, t, rec, ts) : 0;
     }
     uint32_t i = t->depth;
     while (i > 0 && t->stack[i - 1] != func)
@@ -557,6 +557,7 @@ static const struct st__ex_writer *writer_of(enum st_export_format f)
     switch (f) {
     case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
     case ST_EXPORT_PERFETTO: return &st__ex_perfetto_writer;
+    case ST_EXPORT_CTF: return &st__ex_ctf_writer;
     default: return &st__ex_uftrace_writer;
     }
 }

@@ -1,7 +1,7 @@
 /*
  * Exporter internals: the pairing table (pairs.c), the driver with its
- * per-thread stacks (engine.c), and the two writers behind one interface
- * (uftrace.c, chrome.c).
+ * per-thread stacks (engine.c), the writers behind one interface
+ * (uftrace.c, chrome.c, perfetto.c, ctf.c) and their outputs (output.c).
  *
  * Who owns what: the engine owns the context, the thread table and every
  * thread; a writer owns its own state (ctx->out) and the output files
@@ -133,6 +133,9 @@ struct st__ex_writer {
     int (*instant)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
                    uint64_t ts);
     int (*lost)(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts);
+    /* A record the nesting rules leave out (a begin beyond max_depth, an end closing one; never a call of
+     * the function trace): writers of every record (ctf) write it; NULL for the others. */
+    int (*skipped)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint64_t ts);
     int (*finish)(struct st__ex_ctx *ctx);  /* all records done: write the rest, put the output in place */
     void (*discard)(struct st__ex_ctx *ctx); /* after an error, or after finish: remove what is left, free */
 };
@@ -140,6 +143,7 @@ struct st__ex_writer {
 extern const struct st__ex_writer st__ex_uftrace_writer;
 extern const struct st__ex_writer st__ex_chrome_writer;
 extern const struct st__ex_writer st__ex_perfetto_writer;
+extern const struct st__ex_writer st__ex_ctf_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
 

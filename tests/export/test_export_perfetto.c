@@ -12,33 +12,7 @@
  */
 #include "ex_util.h"
 
-#define T0 UINT64_C(100000000000)
-#define MS UINT64_C(1000000)
-#define US UINT64_C(1000)
-
-/* Event IDs: positions in crafted-events, also used as mapping IDs. */
-enum { OUTER_START, OUTER_DONE, INNER_BEGIN, INNER_END, LEAF_ENTER, LEAF_EXIT, NOTE, LOCK_ACQ, LOCK_REL, ORPHAN };
-static const char *const names[] = {"outer_start", "outer_done",   "inner_begin", "inner_end", "leaf_enter",
-                                    "leaf_exit",   "note",         "lock_acquire", "lock_release", "orphan_start"};
-
 static const char *st_bin, *app_bin, *protoc, *py_bin, *events, *app_events, *checker, *proto;
-
-static char *path_in_tmp(const char *name)
-{
-    static char buf[8][4300];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, sizeof buf[0], "%s/%s", ex_tmpdir, name);
-    return p;
-}
-
-static void begin_trace(struct ex_trace *t)
-{
-    memset(t, 0, sizeof *t);
-    ex_header(t);
-    for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
-        ex_mapping(t, i, names[i]);
-}
 
 static bool tools(void)
 {
@@ -47,16 +21,6 @@ static bool tools(void)
     ok(0, "protoc and python3 are installed (configure found %s%s; CI installs them)", protoc[0] ? "" : "no protoc ",
        py_bin[0] ? "" : "no python3");
     return false;
-}
-
-/* Writes print --format=json of trace (events file ev) to json. */
-static void print_json(const char *ev, const char *trace, const char *json)
-{
-    struct ex_run r = ex_run(st_bin, "print", "--format=json", ev, trace);
-    FILE *f = fopen(json, "w");
-    fputs(r.out, f);
-    fclose(f);
-    ex_run_free(&r);
 }
 
 /* Runs the checker; its output (listing and "ok ..."), or NULL with diagnostics when it failed. */
@@ -92,52 +56,25 @@ static char *decode(const char *pftrace)
 
 /* --- crafted traces ------------------------------------------------------------------------ */
 
-/* Nested calls on two threads, instants with every kind of argument (as test_export_cli.c's). */
-static void build_nested(const char *path)
-{
-    struct ex_trace t;
-    begin_trace(&t);
-    ex_ev(&t, OUTER_START, T0 + 1 * MS, 4001, EX_INT(1));
-    ex_ev(&t, INNER_BEGIN, T0 + 1 * MS + 500 * US, 4001, EX_INT(7));
-    ex_ev0(&t, LEAF_ENTER, T0 + 2 * MS, 4001);
-    ex_ev(&t, LEAF_EXIT, T0 + 3 * MS, 4001, EX_INT(-1));
-    ex_ev0(&t, INNER_END, T0 + 6 * MS, 4001);
-    ex_ev(&t, NOTE, T0 + 6 * MS + 200 * US + 1, 4001, EX_STR("caf\xc3\xa9 \xff \"q\" \x01"), EX_INT(UINT64_MAX),
-          EX_INT(INT64_MIN), EX_INT(1), EX_INT(0xdeadbeef));
-    ex_ev(&t, OUTER_DONE, T0 + 9 * MS, 4001, EX_INT(1));
-    ex_ev(&t, OUTER_START, T0 + 12 * MS + 500 * US, 4002, EX_INT(2));
-    ex_ev(&t, NOTE, T0 + 13 * MS + 999, 4002, EX_STR(""), EX_INT(UINT64_C(1) << 53), EX_INT(-(INT64_C(1) << 53)),
-          EX_INT(0), EX_INT(0));
-    /* A string of 200 bytes: its annotation and packet need 2-byte lengths. */
-    ex_ev(&t, NOTE, T0 + 13 * MS + 1000, 4002,
-          EX_STR("0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
-                 "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"),
-          EX_INT(5), EX_INT(-5), EX_INT(0), EX_INT(0x10));
-    ex_ev(&t, LOCK_ACQ, T0 + 14 * MS, 4002, EX_INT(0x10));
-    ex_ev(&t, LOCK_REL, T0 + 15 * MS, 4002, EX_INT(0x10));
-    ex_ev(&t, OUTER_DONE, T0 + 18 * MS, 4002, EX_INT(2));
-    ex_save(&t, path);
-}
-
 static void test_nested(void)
 {
-    char *trace = path_in_tmp("nested.trace"), *out = path_in_tmp("nested.pftrace"), *json = path_in_tmp("nested.json");
-    build_nested(trace);
+    char *trace = ex_path("nested.trace"), *out = ex_path("nested.pftrace"), *json = ex_path("nested.json");
+    ex_build_kinds(trace);
     struct ex_run r = run_export("--format=perfetto", "--pair=lock_acquire:lock_release", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, "wrote ") && ex_has(r.err, " (perfetto): 13 records, 2 threads: 5 calls"),
        "nested: export --format=perfetto succeeds; the summary names the format");
     ex_show("summary", r.err, 2);
     ex_run_free(&r);
-    r = run_export("-q", "--pair=lock_acquire:lock_release", "-o", path_in_tmp("by-name.pftrace"), events, trace);
+    r = run_export("-q", "--pair=lock_acquire:lock_release", "-o", ex_path("by-name.pftrace"), events, trace);
     size_t a, b;
-    char *x = ex_slurp(out, &a), *y = ex_slurp(path_in_tmp("by-name.pftrace"), &b);
+    char *x = ex_slurp(out, &a), *y = ex_slurp(ex_path("by-name.pftrace"), &b);
     ok(r.status == 0 && a == b && a > 0 && memcmp(x, y, a) == 0, "nested: an output named *.pftrace means perfetto");
     free(x);
     free(y);
     ex_run_free(&r);
     if (!tools())
         return;
-    print_json(events, trace, json);
+    ex_print_json(st_bin, events, trace, json);
     char *l = check(out, json, "lock_acquire=B:lock", "lock_release=E:lock");
     ok(l && ex_has(l, "\nok "), "nested: protoc decodes every packet; flags, interning, clock, tracks and every "
                                 "event, timestamp and typed argument equal print --format=json");
@@ -160,7 +97,7 @@ static void test_nested(void)
        "nested: a trace without a description: unknown-program, as the other exports say");
     free(text);
     /* The checker itself: a value changed in print's records must fail it. */
-    char *bad = path_in_tmp("nested-bad.json");
+    char *bad = ex_path("nested-bad.json");
     char *good = ex_slurp(json, NULL), *at = strstr(good, "\"big\":18446744073709551615");
     at[strlen("\"big\":1844674407370955161")] = '4';
     FILE *f = fopen(bad, "w");
@@ -177,24 +114,14 @@ static void test_nested(void)
 /* Dropped records, the lost-events pseudo-thread, unmatched events and frames the exporter closes. */
 static void test_unmatched(void)
 {
-    char *trace = path_in_tmp("odd.trace"), *out = path_in_tmp("odd.pftrace"), *json = path_in_tmp("odd.json");
-    struct ex_trace t;
-    begin_trace(&t);
-    ex_ev0(&t, INNER_END, T0 + 1 * MS, 4001);
-    ex_ev(&t, OUTER_START, T0 + 2 * MS, 4001, EX_INT(1));
-    ex_ev(&t, INNER_BEGIN, T0 + 3 * MS, 4001, EX_INT(1));
-    ex_dropped(&t, T0 + 3 * MS + 1, 4001, 5);
-    ex_ev(&t, OUTER_DONE, T0 + 4 * MS, 4001, EX_INT(1));
-    ex_dropped(&t, T0 + 4 * MS, 0xffffffffu, 2);
-    ex_ev0(&t, LEAF_ENTER, T0 + 5 * MS, 4001);
-    ex_ev(&t, NOTE, T0 + 9 * MS, 4002, EX_STR("end"), EX_INT(0), EX_INT(0), EX_INT(0), EX_INT(0));
-    ex_save(&t, trace);
+    char *trace = ex_path("odd.trace"), *out = ex_path("odd.pftrace"), *json = ex_path("odd.json");
+    ex_build_odd(trace);
     struct ex_run r = run_export("--format=perfetto", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, "2 drop marks (7 records lost)"), "odd: export succeeds, counting the drops");
     ex_run_free(&r);
     if (!tools())
         return;
-    print_json(events, trace, json);
+    ex_print_json(st_bin, events, trace, json);
     char *l = check(out, json, "inner_end=I:", "leaf_enter=B:leaf");
     ok(l && ex_has(l, "\nok ") && ex_has(l, " 2\n"), "odd: the checker agrees; 2 slice ends added by the exporter");
     ok(ex_has(l, "4001 100003000001 INSTANT dropped count=uint:5\n") &&
@@ -213,7 +140,7 @@ static void test_unmatched(void)
 /* A program traced by the runtime: its description names the process; its clock anchor gives REALTIME. */
 static void test_runtime(void)
 {
-    char *trace = path_in_tmp("app.trace"), *out = path_in_tmp("app.pftrace"), *json = path_in_tmp("app.json");
+    char *trace = ex_path("app.trace"), *out = ex_path("app.pftrace"), *json = ex_path("app.json");
     char cfg[4400];
     snprintf(cfg, sizeof cfg, "enable=*,file=%s", trace);
     setenv("SIMPLETRACE", cfg, 1);
@@ -228,7 +155,7 @@ static void test_runtime(void)
     ex_run_free(&r);
     if (!tools())
         return;
-    print_json(app_events, trace, json);
+    ex_print_json(st_bin, app_events, trace, json);
     char *l = check(out, json, NULL, NULL);
     ok(l && ex_has(l, "\nok "), "runtime: the checker agrees (REALTIME equals print's wall time of each thread)");
     free(l);
@@ -245,13 +172,8 @@ static void test_runtime(void)
 
 static void test_errors(void)
 {
-    char *trace = path_in_tmp("nested.trace"), *cut = path_in_tmp("cut.trace"), *out = path_in_tmp("cut.pftrace");
-    size_t len;
-    char *whole = ex_slurp(trace, &len);
-    FILE *f = fopen(cut, "wb");
-    fwrite(whole, 1, len - 5, f);
-    fclose(f);
-    free(whole);
+    char *trace = ex_path("nested.trace"), *cut = ex_path("cut.trace"), *out = ex_path("cut.pftrace");
+    ex_cut(trace, cut, 5);
     struct ex_run r = run_export("--format=perfetto", "-o", out, events, cut);
     ok(r.status == 1 && ex_has(r.err, "byte offset ") && !ex_exists(out) && ex_count_entries(ex_tmpdir, ".cut") == 0,
        "errors: a cut trace: exit 1 with the reader's message, no output, no temporary");
