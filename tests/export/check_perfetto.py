@@ -2,7 +2,7 @@
 """Checks a Perfetto trace written by `simpletrace export --format=perfetto`
 against Perfetto's schema and against `simpletrace print --format=json`.
 
-    check_perfetto.py PROTOC PROTO PFTRACE PRINT_JSON [EVENT=B:FUNCTION|EVENT=E:FUNCTION|EVENT=I: ...]
+    check_perfetto.py PROTOC PROTO PFTRACE PRINT_JSON|- [EVENT=B:FUNCTION|EVENT=E:FUNCTION|EVENT=I: ...]
 
 Decodes PFTRACE with `PROTOC --decode=perfetto.protos.Trace` and the
 schema PROTO (protoc fails on anything that is not a valid Trace), then
@@ -31,7 +31,8 @@ pointer_value, bools bool_value, strings string_value). Slice ends the
 exporter adds (unfinished=true) are counted apart; slices must nest.
 
 Prints a listing (TID TS TYPE NAME ARGS) and "ok PACKETS EVENTS UNFINISHED",
-or "error: ..." and exits 1.
+or "error: ..." and exits 1. With - for PRINT_JSON, only the schema's rules,
+tracks and nesting are checked ("ok PACKETS EVENTS").
 """
 import json
 import re
@@ -263,39 +264,18 @@ def same_value(kind, got, want):
     return kind == 'string' and got == want
 
 
-def wall_ns(iso):
-    """'2026-11-24T19:36:37.123456789Z' -> ns since the epoch."""
-    secs, frac = iso.rstrip('Z').split('.')
-    dt = datetime.strptime(secs, '%Y-%m-%dT%H:%M:%S').replace(tzinfo=timezone.utc)
-    return int(dt.timestamp()) * 1000000000 + int(frac.ljust(9, '0'))
-
-
-def main():
-    protoc, proto, pftrace, print_json = sys.argv[1:5]
-    include = proto.rsplit('/', 1)[0] if '/' in proto else '.'
-    with open(pftrace, 'rb') as f:
-        r = subprocess.run([protoc, '--decode=perfetto.protos.Trace', '-I', include, proto], stdin=f,
-                           capture_output=True)
-    if r.returncode != 0:
-        fail("protoc cannot decode %s: %s" % (pftrace, r.stderr.decode(errors='replace').strip()))
-    packets = parse_text(r.stdout.decode('latin-1')).get('packet', [])
-    seqs, tracks, processes, events = read_trace(packets)
-
-    recs = [json.loads(line) for line in open(print_json, encoding='utf-8') if line.strip()]
-    roles = pairing({rec['name'] for rec in recs}, sys.argv[5:])
-
-    by_tid, first_wall = {}, {}
-    for rec in recs:
-        by_tid.setdefault(rec['pid'], []).append(rec)
-        if 'wall_time' in rec:
-            first_wall.setdefault(rec['pid'], rec['wall_time'])
-    threads = {}
+def thread_events(tracks, processes, events):
+    """Events by thread id, a listing (TID TS TYPE NAME ARGS), each thread's pid; checks tracks and nesting."""
+    threads, pid_of = {}, {}
     for uuid, td in tracks.items():
         if 'thread' in td:
             t = td['thread'][0]
             if one(t, 'pid') not in processes:
                 fail("thread %d of process %d, which has no descriptor" % (one(t, 'tid'), one(t, 'pid')))
+            if one(t, 'tid') in threads.values():
+                fail("thread id %d in two processes: this checker keys threads by id" % one(t, 'tid'))
             threads[uuid] = one(t, 'tid')
+            pid_of[one(t, 'tid')] = one(t, 'pid')
         elif 'process' not in td:
             parent = one(td, 'parent_uuid')
             if parent not in {u for u, _ in processes.values()}:
@@ -319,10 +299,43 @@ def main():
             unfinished += 1
             continue
         per_track.setdefault(tid, []).append((ts, typ, name, args, seq_id))
-    print("\n".join(listing))
     for tid, st in stacks.items():
         if st:
             fail("slices %s never end" % st)
+    return listing, per_track, unfinished, pid_of
+
+
+def wall_ns(iso):
+    """'2026-11-24T19:36:37.123456789Z' -> ns since the epoch."""
+    secs, frac = iso.rstrip('Z').split('.')
+    dt = datetime.strptime(secs, '%Y-%m-%dT%H:%M:%S').replace(tzinfo=timezone.utc)
+    return int(dt.timestamp()) * 1000000000 + int(frac.ljust(9, '0'))
+
+
+def main():
+    protoc, proto, pftrace, print_json = sys.argv[1:5]
+    include = proto.rsplit('/', 1)[0] if '/' in proto else '.'
+    with open(pftrace, 'rb') as f:
+        r = subprocess.run([protoc, '--decode=perfetto.protos.Trace', '-I', include, proto], stdin=f,
+                           capture_output=True)
+    if r.returncode != 0:
+        fail("protoc cannot decode %s: %s" % (pftrace, r.stderr.decode(errors='replace').strip()))
+    packets = parse_text(r.stdout.decode('latin-1')).get('packet', [])
+    seqs, tracks, processes, events = read_trace(packets)
+
+    listing, per_track, unfinished, pid_of = thread_events(tracks, processes, events)
+    print("\n".join(listing))
+    if print_json == '-':  # the schema's rules and the listing only
+        print("ok %d %d" % (len(packets), len(events)))
+        return
+    recs = [json.loads(line) for line in open(print_json, encoding='utf-8') if line.strip()]
+    roles = pairing({rec['name'] for rec in recs}, sys.argv[5:])
+
+    by_tid, first_wall = {}, {}
+    for rec in recs:
+        by_tid.setdefault(rec['pid'], []).append(rec)
+        if 'wall_time' in rec:
+            first_wall.setdefault(rec['pid'], rec['wall_time'])
     if sorted(per_track) != sorted(by_tid):
         fail("threads %s, print has %s" % (sorted(per_track), sorted(by_tid)))
     for tid, recs_t in by_tid.items():
@@ -330,6 +343,9 @@ def main():
         if len(got) != len(recs_t):
             fail("thread %d: %d events, print has %d records" % (tid, len(got), len(recs_t)))
         seq = seqs[got[0][4]]
+        proc = recs_t[0].get('process')  # print names each record's process when there are several
+        if proc and (pid_of[tid] != proc['pid'] or processes[proc['pid']][1] != proc['program']):
+            fail("thread %d: in process %d %r, print says %r" % (tid, pid_of[tid], processes[pid_of[tid]][1], proc))
         if tid in first_wall and seq.realtime != wall_ns(first_wall[tid]):
             fail("thread %d: REALTIME %s, print's wall time %s" % (tid, seq.realtime, first_wall[tid]))
         for (ts, typ, name, args), rec in zip((g[:4] for g in got), recs_t):
