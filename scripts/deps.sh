@@ -18,7 +18,8 @@ case "$set_name" in
   install) want=(meson ninja-build gcc binutils libc6-dev python3) ;;
   build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3 groff-base man-db
-               uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap util-linux) ;;
+               uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
+               systemtap util-linux) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
                babeltrace2 uftrace) ;;
   *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
