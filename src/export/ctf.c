@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #define PACKET_BYTES (64u * 1024u)       /* a packet is written out when it would grow past this */
-#define BUDGET_BYTES (16u * 1024u * 1024u) /* all open packets together: past this, all are written out */
+#define BUDGET_BYTES (8u * 1024u * 1024u) /* all open packets together: past this, all are written out */
 #define FIRST_CAP 1024u                  /* a thread's first packet buffer */
 #define STREAM_PREFIX "stream-"
 

@@ -1,10 +1,12 @@
 /*
  * The exporter: turns a simpletrace trace, read through the public reader
- * API, into a uftrace.data directory or a Chrome trace-event JSON file,
- * streaming (memory bounded by the number of threads, never by the size of
- * the trace). The `simpletrace export` command is its front end.
+ * API, into a uftrace.data directory, a Chrome trace-event JSON file, a
+ * Perfetto protobuf trace or a CTF 1.8 directory, streaming (memory
+ * bounded by the number of threads, never by the size of the trace). The
+ * `simpletrace export` command is its front end.
  *
- * What becomes what (both formats use the same pairing and nesting):
+ * What becomes what (every format uses the same pairing and nesting; CTF,
+ * which has no calls, writes every record as an event of its own):
  *   - a begin event (see "pairing") opens a call of its function on the
  *     record's thread (the record's pid field), its end event closes it;
  *     calls nest by a per-thread stack;
@@ -41,7 +43,7 @@
  * nest with the paired events there.
  *
  * Processes: a trace's description (simpletrace's traces) names the
- * program and process, which both outputs use. A trace without one (its
+ * program and process, which every output uses. A trace without one (its
  * pid field holds thread ids) gets no made-up name:
  * the program is "unknown-program", the trace file is named as the trace
  * (Chrome's otherData, uftrace's cmdline), tracks and tasks are named by
