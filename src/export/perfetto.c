@@ -258,12 +258,7 @@ static int build_names(struct st__ex_ctx *ctx, struct perfetto *pf)
     return 0;
 }
 
-/* Bit of event name iid / annotation name iid in a thread's interned bitmap. */
-static inline size_t name_bit(uint32_t iid)
-{
-    return iid;
-}
-
+/* A thread's interned bitmap: event name iid k is bit k, annotation name iid k bit nnames + k. */
 static inline size_t aname_bit(const struct perfetto *pf, uint32_t iid)
 {
     return pf->nnames + iid;
@@ -284,7 +279,7 @@ struct pending {
 
 static void want_name(const struct perfetto *pf, const struct pf_thread *t, struct pending *n, uint32_t iid)
 {
-    if (iid && !interned(t, name_bit(iid))) {
+    if (iid && !interned(t, iid)) {
         n->name = iid;
         n->bytes += pf->names[iid].len;
     }
@@ -318,7 +313,7 @@ static uint8_t *put_interned(const struct perfetto *pf, struct pf_thread *t, uin
         uint8_t *e = pb_open(p, ST_PF_INTERNED_EVENT_NAMES);
         p = pb_uint(e, ST_PF_INTERNED_IID, n->name);
         p = pb_close(e, pb_text(p, ST_PF_INTERNED_NAME, pf->names[n->name].str, pf->names[n->name].len));
-        t->interned[name_bit(n->name) >> 3] |= (uint8_t)(1u << (name_bit(n->name) & 7));
+        t->interned[n->name >> 3] |= (uint8_t)(1u << (n->name & 7));
     }
     for (unsigned i = 0; i < n->nanames; i++) {
         uint32_t iid = n->anames[i];
