@@ -239,23 +239,15 @@ class _Declarations:
         if isinstance(events, (list, tuple)):
             if all(isinstance(e, (str, os.PathLike)) for e in events):
                 texts = []
-                for path in events:
+                for path in events:  # an OSError names the file
                     with builtins.open(path, 'r') as f:
                         texts.append((os.fsdecode(path), f.read()))
-                return cls._from_texts(texts)
+                catalog = _core.load_events_files(list(events))  # before ours: its errors say FILE:LINE: what
+                return cls(catalog, [e for name, text in texts for e in read_events(text.splitlines(True), name)])
             return cls(_core.load_events('<events list>', ''.join(_declaration(e) for e in events)), events)
-        return cls._from_texts([(str(getattr(events, 'name', '<events>')), events.read())])
-
-    @classmethod
-    def _from_texts(cls, texts):
-        parsed = []
-        for name, text in texts:
-            parsed += read_events(text.splitlines(keepends=True), name)
-        if len(texts) == 1:
-            catalog = _core.load_events(texts[0][0], texts[0][1])
-        else:  # IDs of --no-header traces count across the files, in order
-            catalog = _core.load_events('+'.join(n for n, _ in texts), ''.join(t for _, t in texts))
-        return cls(catalog, parsed)
+        name, text = str(getattr(events, 'name', '<events>')), events.read()
+        catalog = _core.load_events(name, text)
+        return cls(catalog, read_events(text.splitlines(keepends=True), name))
 
     def bind(self, reader):
         reader.bind(tuple(self.events), self.ids, self.argnames)

@@ -85,7 +85,9 @@ static PyObject *load_events_files(PyObject *mod, PyObject *arg)
     struct st_catalog *cat;
     char errbuf[1024];
     int ret = st_catalog_load(&cat, paths, (size_t)n, errbuf, sizeof errbuf);
-    if (ret < 0)
+    if (ret == -EINVAL || ret == -EMEDIUMTYPE)
+        pyst_events_error(errbuf);
+    else if (ret < 0)
         pyst_open_error(ret, n == 1 ? paths[0] : NULL, errbuf);
     else
         result = pyst_catalog_wrap(cat, true, NULL);

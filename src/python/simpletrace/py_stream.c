@@ -38,11 +38,14 @@ static ssize_t read_into(struct pyst_stream *s, char *buf, size_t size)
     if (!view)
         return -1;
     PyObject *res = PyObject_CallOneArg(s->method, view);
-    /* The memory is the reader's: no view of it may outlive the call. */
+    /* The memory is the reader's: no view of it may outlive the call (the call's exception kept aside). */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     PyObject *rel = PyObject_CallMethod(view, "release", NULL);
     if (!rel)
         PyErr_Clear();
     Py_XDECREF(rel);
+    PyErr_Restore(type, value, tb);
     Py_DECREF(view);
     if (!res)
         return -1;
@@ -159,7 +162,7 @@ FILE *pyst_stream_open_read(PyObject *fobj, const void *prefix, size_t prefix_le
         PyErr_SetFromErrno(PyExc_OSError);
         goto fail;
     }
-    setvbuf(f, NULL, _IONBF, 0); /* the reader reads large blocks itself */
+    setvbuf(f, NULL, _IOFBF, 1 << 16); /* unbuffered, glibc would ask for one byte at a time */
     *streamp = s;
     return f;
 fail:
