@@ -143,7 +143,10 @@ def main():
         measure('Analyzer (deprecated): three arities and catchall(event, rec)', analyzer_way(legacy), watched)
         measure('an own _process_event', analyzer_way(own), watched)
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss
-        ok(grown < 64 << 10, 'peak RSS grew by %d KiB while streaming 5 x %d records' % (grown, records))
+        if 'asan' in os.environ.get('LD_PRELOAD', ''):
+            ok(True, 'peak RSS while streaming # SKIP under AddressSanitizer, whose quarantine keeps freed memory')
+        else:
+            ok(grown < 64 << 10, 'peak RSS grew by %d KiB while streaming 5 x %d records' % (grown, records))
         try:
             import numpy  # noqa: F401
             measure('numpy columns, dropped after use', columns_way, watched, peak_limit=1 << 40)
