@@ -47,6 +47,16 @@ def skip(what, why):
     ok(True, '%s # SKIP %s' % (what, why))
 
 
+def slurp(path, mode='r'):
+    with open(path, mode) as f:
+        return f.read()
+
+
+def events_of(path):
+    with open(path) as f:
+        return simpletrace.read_events(f, path)
+
+
 def expected_records(n, seed):
     """(name, ts, pid, typed args, raw args, offset, number) of tracegen's records, decoded here."""
     types = {'lock_acquire': 'p s i32', 'lock_release': 'p s i32', 'io_submit': 'u64 u32 bool',
@@ -107,7 +117,7 @@ def check_typed(tmp):
 
 def check_sources(ev, tr, want):
     names = [w[0] for w in want]
-    data = open(tr, 'rb').read()
+    data = slurp(tr, 'rb')
     ok([r.name for r in simpletrace.open(data, ev)] == names, 'bytes as the trace')
     ok([r.name for r in simpletrace.open(io.BytesIO(data), ev)] == names, 'a BytesIO as the trace')
     rfd, wfd = os.pipe()
@@ -129,8 +139,9 @@ def check_sources(ev, tr, want):
         ok(False, "a file object's exception reaches the caller")
     except ConnectionResetError as e:
         ok(str(e) == 'the source broke', "a file object's exception reaches the caller as it was raised")
-    ok([r.name for r in simpletrace.open(tr, open(ev))] == names and
-       [r.name for r in simpletrace.open(tr, simpletrace.read_events(open(ev), ev))] == names,
+    with open(ev) as f:
+        as_file = [r.name for r in simpletrace.open(tr, f)]
+    ok(as_file == names and [r.name for r in simpletrace.open(tr, events_of(ev))] == names,
        'events as a text file and as a list of Event objects')
 
 
@@ -242,7 +253,7 @@ def check_columns(ev, tr, want):
 
 
 def check_qemu_objects(ev, tr):
-    events = simpletrace.read_events(open(ev), ev)
+    events = events_of(ev)
     lock = events[0]
     ok(lock.name == 'lock_acquire' and list(lock.args) == [('void *', 'mutex'), ('const char *', 'file'),
                                                           ('int', 'line')]
@@ -278,7 +289,7 @@ def check_docs():
     undocumented = [n for n in simpletrace.__all__ if not getattr(simpletrace, n).__doc__]
     ok(not undocumented, 'every public name has a docstring', undocumented)
     stub = os.path.join(os.path.dirname(simpletrace.__file__), '__init__.pyi')
-    tree = ast.parse(open(stub).read())
+    tree = ast.parse(slurp(stub))
     declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     declared |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
