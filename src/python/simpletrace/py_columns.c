@@ -78,6 +78,7 @@ struct colset {
     size_t rows;
     struct st__growbuf col[FIXED + ST_READER_MAX_ARGS];
     PyObject *strings[ST_READER_MAX_ARGS]; /* lists, for string arguments */
+    PyObject *last[ST_READER_MAX_ARGS];    /* the last string of each (borrowed from its list): reused while it repeats */
 };
 
 /* Bytes per value and numpy type code of each conversion. */
@@ -90,12 +91,14 @@ static const struct {
     [CONV_BOOL] = {1, "b1"}, [CONV_PTR] = {8, "u8"}, [CONV_STR] = {0, "O"},
 };
 
+/* Appends n bytes: inline while the column has room, growbuf's when it must grow. */
 static inline void put(struct st__growbuf *b, const void *p, size_t n)
 {
-    uint8_t *at = st__growbuf_room(b, n);
-    if (at) {
-        memcpy(at, p, n);
-        st__growbuf_commit(b, n);
+    if (b->data && b->cap - b->len >= n) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        st__growbuf_put(b, p, n);
     }
 }
 
@@ -123,26 +126,38 @@ static inline void put_word(struct st__growbuf *b, uint64_t w, enum pyst_conv co
     }
 }
 
-/* Appends rec to its event's columns. 0, or -1 with an exception. */
-static int add_row(struct colset *cs, const struct pyst_evinfo *info, const struct st_record *rec)
+/* The Python object of string argument v for column i: the previous one while the bytes repeat. */
+static PyObject *string_value(struct colset *cs, unsigned i, const struct st_value *v)
+{
+    PyObject *last = cs->last[i];
+    if (v->kind != ST_VALUE_STRING) /* v0: a pointer */
+        return PyLong_FromUnsignedLongLong(v->u64);
+    if (last && (size_t)PyBytes_GET_SIZE(last) == v->len && memcmp(PyBytes_AS_STRING(last), v->str, v->len) == 0)
+        return Py_NewRef(last);
+    return PyBytes_FromStringAndSize(v->str, v->len);
+}
+
+/* Appends rec to its event's columns (input only with several inputs). 0, or -1 with an exception. */
+static int add_row(struct colset *cs, const struct pyst_evinfo *info, const struct st_record *rec, bool inputs)
 {
     uint32_t pid = rec->pid, input = rec->input;
     put(&cs->col[0], &rec->timestamp_ns, 8);
     put(&cs->col[1], &pid, 4);
-    put(&cs->col[2], &input, 4);
+    if (inputs)
+        put(&cs->col[2], &input, 4);
     for (unsigned i = 0; i < rec->nargs; i++) {
         const struct st_value *v = &rec->args[i];
         if (info->conv[i] != CONV_STR) {
             put_word(&cs->col[FIXED + i], v->u64, (enum pyst_conv)info->conv[i]);
             continue;
         }
-        PyObject *o = v->kind == ST_VALUE_STRING ? PyBytes_FromStringAndSize(v->str, v->len)
-                                                 : PyLong_FromUnsignedLongLong(v->u64); /* v0: a pointer */
+        PyObject *o = string_value(cs, i, v);
         if (!o || PyList_Append(cs->strings[i], o) < 0) {
             Py_XDECREF(o);
             return -1;
         }
-        Py_DECREF(o);
+        cs->last[i] = PyBytes_CheckExact(o) ? o : NULL;
+        Py_DECREF(o); /* the list holds it */
     }
     cs->rows++;
     return 0;
@@ -206,6 +221,10 @@ PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwar
     PyObject *select = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kwlist, &select))
         return NULL;
+    if (!self->r || self->closed) {
+        PyErr_SetString(PyExc_ValueError, "the reader is closed");
+        return NULL;
+    }
     size_t n = self->nevents;
     struct colset **sets = PyMem_Calloc(n, sizeof *sets);
     bool *wanted = PyMem_Calloc(n, sizeof *wanted);
@@ -236,13 +255,14 @@ PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwar
     }
     const struct st_record *rec;
     int ret;
+    bool inputs = st_reader_input_count(self->r) > 1;
     while ((ret = pyst_reader_next(self, &rec, true)) > 0) {
         size_t idx = rec->event->index;
         if (!wanted[idx])
             continue;
         if (!sets[idx] && !(sets[idx] = colset_new(&self->info[idx])))
             goto out;
-        if (add_row(sets[idx], &self->info[idx], rec) < 0)
+        if (add_row(sets[idx], &self->info[idx], rec, inputs) < 0)
             goto out;
     }
     if (ret < 0)
