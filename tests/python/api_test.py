@@ -139,6 +139,22 @@ def check_sources(ev, tr, want):
         ok(False, "a file object's exception reaches the caller")
     except ConnectionResetError as e:
         ok(str(e) == 'the source broke', "a file object's exception reaches the caller as it was raised")
+    class Reentrant(io.RawIOBase):  # reads the reader it feeds, from inside the read
+        reader = None
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            next(self.reader)
+            return 0
+    source = Reentrant()
+    source.reader = simpletrace.open(source, ev)
+    try:
+        next(source.reader)
+        ok(False, 'a file object that reads its own reader')
+    except RuntimeError as e:
+        ok('in use' in str(e), 'a file object that reads its own reader from its callback: RuntimeError, no crash')
     with open(ev) as f:
         as_file = [r.name for r in simpletrace.open(tr, f)]
     ok(as_file == names and [r.name for r in simpletrace.open(tr, events_of(ev))] == names,

@@ -346,8 +346,8 @@ def _resolver(analyzer, decl):
         return (lambda i: (getattr(analyzer, events[i].name, analyzer.catchall), _M_KW)), False
     if own is Analyzer._process_event:
         return (lambda i: analyzer._handler(events[i])), True
-    process_event = analyzer._process_event  # a subclass's own: called for every record, as QEMU does
-    return (lambda i: (process_event, _M_PROCESS)), False
+    # Its own _process_event (or none: AttributeError at the first record, as in simpletrace.py).
+    return (lambda i: (analyzer._process_event, _M_PROCESS)), False
 
 
 def process(events, log, analyzer, read_header=True):

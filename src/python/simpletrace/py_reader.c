@@ -103,10 +103,23 @@ PyObject *pyst_raw_value(ReaderObject *self, const struct st_record *rec, unsign
 
 static bool check_open(ReaderObject *self)
 {
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the reader is in use (by its own file object's callback?)");
+        return false;
+    }
     if (self->r && !self->closed)
         return true;
     PyErr_SetString(PyExc_ValueError, "the reader is closed");
     return false;
+}
+
+/* st_reader_next() with the reader marked busy. */
+static int next_busy(ReaderObject *self, const struct st_record **rec)
+{
+    self->busy = true;
+    int ret = st_reader_next(self->r, rec);
+    self->busy = false;
+    return ret;
 }
 
 int pyst_reader_next(ReaderObject *self, const struct st_record **rec, bool declared)
@@ -119,7 +132,7 @@ int pyst_reader_next(ReaderObject *self, const struct st_record **rec, bool decl
         ret = self->pending_ret;
         *rec = self->pending_rec;
     } else {
-        ret = st_reader_next(self->r, rec);
+        ret = next_busy(self, rec);
     }
     if (ret > 0) {
         if (declared && !(*rec)->event) { /* only with undeclared=True */
@@ -398,7 +411,7 @@ static PyObject *reader_prime(ReaderObject *self, PyObject *unused)
     if (self->has_pending)
         Py_RETURN_NONE;
     const struct st_record *rec = NULL;
-    int ret = st_reader_next(self->r, &rec);
+    int ret = next_busy(self, &rec);
     if (ret < 0 && st_reader_error(self->r)->record == 0)
         return pyst_reader_raise(self);
     self->has_pending = true;
@@ -429,9 +442,13 @@ static PyObject *reader_format_text(ReaderObject *self, PyObject *args, PyObject
         goto out;
     }
     const struct st_record *rec;
-    while ((ret = pyst_reader_next(self, &rec, true)) > 0)
-        if ((ret = st_formatter_write(f, rec)) < 0)
+    while ((ret = pyst_reader_next(self, &rec, true)) > 0) {
+        self->busy = true; /* the writer's callback must not close the reader under the record */
+        ret = st_formatter_write(f, rec);
+        self->busy = false;
+        if (ret < 0)
             break;
+    }
     if (ret == 0 && (ret = st_formatter_flush(f)) == 0)
         result = Py_NewRef(Py_None);
     else if (!PyErr_Occurred() && !pyst_stream_raise(s)) /* the reader's error is set already */
@@ -462,6 +479,10 @@ static void release(ReaderObject *self)
 
 static PyObject *reader_close(ReaderObject *self, PyObject *unused)
 {
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the reader is in use: it cannot be closed now");
+        return NULL;
+    }
     release(self);
     Py_RETURN_NONE;
 }
@@ -473,7 +494,10 @@ static PyObject *reader_enter(ReaderObject *self, PyObject *unused)
 
 static PyObject *reader_exit(ReaderObject *self, PyObject *args)
 {
-    release(self);
+    PyObject *r = reader_close(self, NULL);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
     Py_RETURN_FALSE;
 }
 

@@ -163,8 +163,10 @@ static PyObject *get_name(RecordObject *self, void *unused)
 {
     if (self->index == UNDECLARED)
         return Py_NewRef(self->undeclared_name);
-    PyObject *ev = PyTuple_GET_ITEM(self->reader->events, self->index);
-    return PyObject_GetAttrString(ev, "name");
+    PyObject *ev = bound(self, self->reader->events);
+    PyObject *name = ev == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttrString(ev, "name");
+    Py_DECREF(ev);
+    return name;
 }
 
 static PyObject *get_event(RecordObject *self, void *unused)

@@ -118,6 +118,8 @@ typedef struct {
     PyObject *conflicts;         /* list of messages (st_conflict_fn) */
     bool qemu;                   /* iteration yields QEMU's tuples, not Records */
     bool closed;
+    bool busy;                   /* inside the library: a file object's callback may run Python code,
+                                    which must not read or close this reader meanwhile */
     /* the source, when not a path */
     FILE *fp;
     struct pyst_stream *stream;
