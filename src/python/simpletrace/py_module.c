@@ -214,8 +214,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (add_type(mod, &pyst_CatalogType, "Catalog") < 0 || add_type(mod, &pyst_ReaderType, "Reader") < 0 ||
         add_type(mod, &pyst_RecordType, "Record") < 0 || add_type(mod, &pyst_BufferType, "Buffer") < 0)
         goto fail;
-    if (PyModule_AddStringConstant(mod, "library_version", st_version_string()) < 0 ||
-        PyModule_AddIntConstant(mod, "CONV_STR", CONV_STR) < 0)
+    if (PyModule_AddStringConstant(mod, "library_version", st_version_string()) < 0)
         goto fail;
     return mod;
 fail:
