@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -258,6 +259,8 @@ def check_columns(ev, tr, want):
     part = simpletrace.open(tr, ev, tid=4244).columns(['io_*'])
     ok(set(part) == {'io_submit', 'io_complete'} and all((t['pid'] == 4244).all() for t in part.values()),
        'columns(select) with a reader filter')
+    ok(set(simpletrace.open(tr, ev).columns('io_*,-io_complete,tick')) == {'io_submit', 'tick'},
+       "columns('io_*,-io_complete,tick'): globs as open() takes them")
     if pandas is None:
         skip('pandas DataFrames', 'pandas is not installed (Debian python3-pandas)')
         return
@@ -296,6 +299,39 @@ def check_qemu_objects(ev, tr):
        own.calls.count('io_complete handler') == sum(1 for c in own.calls if c != 'io_complete handler' and
                                                      c[1] == 'io_complete'),
        "an analyzer's own _process_event gets every record (args as a list), and Analyzer2's through super()")
+
+
+def check_legacy_override(ev, tr, want):
+    class Legacy(simpletrace.Analyzer):
+        def __init__(self):
+            self.seen = []
+
+        def _process_event(self, rec_args, **kwargs):  # filters, then QEMU's Analyzer logic through super()
+            if kwargs['event'].name in ('io_submit', 'io_complete', 'tick'):
+                super()._process_event(rec_args, **kwargs)
+
+        def io_submit(self, timestamp, pid, offset, nbytes, write):
+            self.seen.append(('io_submit', timestamp, pid, offset, nbytes, write))
+
+        def io_complete(self, offset, ret):
+            self.seen.append(('io_complete', offset, ret))
+
+        def catchall(self, event, rec):
+            self.seen.append((event.name,) + rec)
+    legacy = Legacy()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        simpletrace.process(ev, tr, legacy)
+    expect = []
+    for name, ts, pid, _, raw, _, _ in want:
+        if name == 'io_submit':
+            expect.append((name, ts, pid) + raw)
+        elif name == 'io_complete':
+            expect.append((name,) + raw)
+        elif name == 'tick':
+            expect.append((name, name, ts, pid))
+    ok(legacy.seen == expect and any(w.category is DeprecationWarning for w in caught),
+       "Analyzer's arity rule and catchall(event, rec) through super()._process_event, with a DeprecationWarning")
 
 
 def check_docs():
@@ -352,6 +388,7 @@ def main():
         check_self_describing(cli, demo, tmp)
         check_columns(ev, tr, want)
         check_qemu_objects(ev, tr)
+        check_legacy_override(ev, tr, want)
         check_docs()
         check_errors(ev, tr, fixtures, tmp)
     return done()

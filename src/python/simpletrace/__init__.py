@@ -447,6 +447,19 @@ class Reader(_core.Reader):
         """{name: Event} of every declared event (Dropped_Event included)."""
         return dict(self._decl.by_name)
 
+    def _indexes(self, select):
+        """Catalog indexes of the events select names (globs, "-glob" excluding; the last match wins)."""
+        globs = [g for part in ([select] if isinstance(select, str) else select) for g in part.split(',') if g]
+        chosen = []
+        for i, event in enumerate(self._decl.events):
+            keep = False
+            for g in globs:
+                if fnmatch.fnmatchcase(event.name, g.lstrip('-')):
+                    keep = not g.startswith('-')
+            if keep:
+                chosen.append(i)
+        return chosen
+
     def columns(self, select=None):
         """Reads every remaining record into numpy arrays: {event name: {column: array}}.
 
@@ -454,18 +467,13 @@ class Reader(_core.Reader):
         several traces), then one per argument, typed by its declaration
         (int8..int64, uint8..uint64, bool; pointers uint64; strings an object
         array of bytes). An argument named like a record column gets the
-        suffix "_arg". select: event names or globs (a string or a list);
-        None: every event. Events without records have no entry.
+        suffix "_arg". select: event globs as open() takes them ("io_*,-tick"
+        or a list); None: every event. Events without records have no entry.
         """
         import numpy
-        indexes = None
-        if select is not None:
-            globs = [select] if isinstance(select, str) else list(select)
-            indexes = [i for i, e in enumerate(self._decl.events)
-                       if any(fnmatch.fnmatchcase(e.name, g) for g in globs)]
         out = {}
         several = self.inputs > 1
-        for index, rows, cols in super().columns(indexes):
+        for index, rows, cols in super().columns(None if select is None else self._indexes(select)):
             names = ['timestamp_ns', 'pid', 'input']
             names += [a + '_arg' if a in names else a for a in self._decl.argnames[index]]
             table = {}
@@ -473,11 +481,10 @@ class Reader(_core.Reader):
                 if name == 'input' and not several:
                     continue
                 if code == 'O':
-                    array = numpy.empty(rows, dtype=object)
-                    array[:] = data
+                    table[name] = numpy.empty(rows, dtype=object)
+                    table[name][:] = data
                 else:
-                    array = numpy.frombuffer(data, dtype=numpy.dtype(code if code != 'b1' else '?'))
-                table[name] = array
+                    table[name] = numpy.frombuffer(data, dtype=code)
             out[self._decl.events[index].name] = table
         return out
 
@@ -487,12 +494,14 @@ class Reader(_core.Reader):
         return {name: pandas.DataFrame(cols) for name, cols in self.columns(select).items()}
 
     def dataframe(self, event):
-        """Reads every remaining record; the DataFrame of the records of event (empty when none)."""
+        """Reads every remaining record; the DataFrame of the records of event (no rows when none)."""
         import pandas
+        if event not in self._decl.by_name:
+            raise KeyError('no event %r is declared' % event)
         frames = self.dataframes([event])
         if event in frames:
             return frames[event]
-        names = ['timestamp_ns', 'pid'] + list(self._decl.argnames[self.catalog.find(event)])
+        names = ['timestamp_ns', 'pid'] + list(self._decl.argnames[self._decl.events.index(self._decl.by_name[event])])
         return pandas.DataFrame({n: [] for n in names})
 
 

@@ -176,7 +176,7 @@ fail:
     return NULL;
 }
 
-static bool check_bound(ReaderObject *self)
+bool pyst_reader_bound(ReaderObject *self)
 {
     if (self->events)
         return true;
@@ -187,7 +187,7 @@ static bool check_bound(ReaderObject *self)
 static PyObject *reader_iternext(ReaderObject *self)
 {
     const struct st_record *rec;
-    if (!check_bound(self))
+    if (!pyst_reader_bound(self))
         return NULL;
     int ret = pyst_reader_next(self, &rec, self->qemu);
     if (ret <= 0)

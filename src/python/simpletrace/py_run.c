@@ -115,10 +115,8 @@ PyObject *pyst_reader_run(ReaderObject *self, PyObject *args)
     int deprecated;
     if (!PyArg_ParseTuple(args, "Op", &resolve, &deprecated))
         return NULL;
-    if (!self->events) {
-        PyErr_SetString(PyExc_RuntimeError, "Reader.bind() was not called");
+    if (!pyst_reader_bound(self))
         return NULL;
-    }
     struct slot *slots = PyMem_Calloc(self->nevents, sizeof *slots);
     if (!slots)
         return PyErr_NoMemory();

@@ -151,6 +151,9 @@ PyObject *pyst_raw_value(ReaderObject *self, const struct st_record *rec, unsign
 /* The record's pid as a new reference (reused while it repeats). */
 PyObject *pyst_pid_value(ReaderObject *self, const struct st_record *rec);
 
+/* Whether bind() gave the reader its Event objects; else false with RuntimeError. */
+bool pyst_reader_bound(ReaderObject *self);
+
 /* Raises the reader's error (or the stream's Python exception). Returns NULL. */
 PyObject *pyst_reader_raise(ReaderObject *self);
 
