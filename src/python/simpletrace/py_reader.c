@@ -274,6 +274,75 @@ static int open_path(ReaderObject *self, PyObject *source, const struct st_reade
     return ret < 0 ? -1 : 0;
 }
 
+/* Sets a filter from an optional Python int (None: off). 0, or -1 with an exception. */
+static int set_filter(PyObject *value, bool *on, int64_t *out)
+{
+    if (value == Py_None)
+        return 0;
+    *on = true;
+    *out = PyLong_AsLongLong(value);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A bytes-like trace (kept by the reader until it closes). */
+static int open_memory(ReaderObject *self, PyObject *source, const char *name, const struct st_catalog *cat,
+                       const struct st_reader_options *o, struct st_reader_error *err)
+{
+    if (PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE) < 0)
+        return -1;
+    self->has_view = true;
+    int ret = st_reader_open_memory(&self->r, self->view.buf, (size_t)self->view.len, name ? name : "<bytes>", cat,
+                                    o, err);
+    if (ret < 0)
+        pyst_open_error(ret, NULL, err->message);
+    return ret < 0 ? -1 : 0;
+}
+
+/* A file object, read from where it stands (after a v4 header of our own when its header was read). */
+static int open_file_object(ReaderObject *self, PyObject *source, const char *name, bool header,
+                            const struct st_catalog *cat, const struct st_reader_options *o,
+                            struct st_reader_error *err)
+{
+    self->fp = pyst_stream_open_read(source, header ? native_header : NULL, header ? sizeof native_header : 0,
+                                     &self->stream);
+    if (!self->fp)
+        return -1;
+    PyObject *attr = name ? NULL : PyObject_GetAttrString(source, "name"); /* the file's name for messages */
+    PyObject *text = attr ? PyObject_Str(attr) : NULL;
+    if (text)
+        name = PyUnicode_AsUTF8(text);
+    PyErr_Clear();
+    int ret = st_reader_open_stream(&self->r, self->fp, name ? name : "<file object>", cat, o, err);
+    Py_XDECREF(text);
+    Py_XDECREF(attr);
+    if (ret < 0)
+        pyst_open_error(ret, NULL, err->message);
+    return ret < 0 ? -1 : 0;
+}
+
+/* Opens source as the kind of thing it is. 0, or -1 with an exception. */
+static int open_source(ReaderObject *self, PyObject *source, const char *name, bool header,
+                       const struct st_reader_options *o)
+{
+    struct st_reader_error err = {.struct_size = sizeof err};
+    const struct st_catalog *cat = self->catalog ? ((CatalogObject *)self->catalog)->cat : NULL;
+    if (PyList_Check(source) || PyTuple_Check(source)) {
+        PyObject *list = PySequence_Fast(source, "");
+        int ret = list ? open_many(self, list, cat, o, &err) : -1;
+        Py_XDECREF(list);
+        return ret;
+    }
+    if (is_path(source))
+        return open_path(self, source, o, &err);
+    if (!cat) {
+        PyErr_SetString(PyExc_TypeError, "a trace in memory or a file object needs its events (trace-events)");
+        return -1;
+    }
+    if (PyObject_CheckBuffer(source))
+        return open_memory(self, source, name, cat, o, &err);
+    return open_file_object(self, source, name, header, cat, o, &err);
+}
+
 static int reader_init(ReaderObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"source", "catalog", "no_header", "header", "select", "tid", "pid", "from_ns",
@@ -301,83 +370,28 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kwargs)
                                   .events = select,
                                   .conflict = conflict,
                                   .conflict_opaque = self};
-    if (tid != Py_None) {
-        o.filter_tid = true;
-        o.tid = (uint32_t)PyLong_AsUnsignedLong(tid);
-    }
-    if (pid != Py_None) {
-        o.filter_pid = true;
-        o.pid = (uint32_t)PyLong_AsUnsignedLong(pid);
-    }
-    if (from_ns != Py_None) {
-        o.filter_from = true;
-        o.from_ns = PyLong_AsLongLong(from_ns);
-    }
-    if (to_ns != Py_None) {
-        o.filter_to = true;
-        o.to_ns = PyLong_AsLongLong(to_ns);
-    }
-    if (PyErr_Occurred())
+    int64_t tid64 = 0, pid64 = 0;
+    if (set_filter(tid, &o.filter_tid, &tid64) < 0 || set_filter(pid, &o.filter_pid, &pid64) < 0 ||
+        set_filter(from_ns, &o.filter_from, &o.from_ns) < 0 || set_filter(to_ns, &o.filter_to, &o.to_ns) < 0)
         return -1;
+    o.tid = (uint32_t)tid64;
+    o.pid = (uint32_t)pid64;
     self->qemu = qemu;
     if (!(self->conflicts = PyList_New(0)))
         return -1;
     if (catalog != Py_None)
         self->catalog = Py_NewRef(catalog);
-    struct st_reader_error err = {.struct_size = sizeof err};
-    const struct st_catalog *cat = self->catalog ? ((CatalogObject *)self->catalog)->cat : NULL;
-    int ret;
-    if (PyList_Check(source) || PyTuple_Check(source)) {
-        PyObject *list = PySequence_Fast(source, "");
-        if (!list)
-            return -1;
-        ret = open_many(self, list, cat, &o, &err);
-        Py_DECREF(list);
-    } else if (is_path(source)) {
-        ret = open_path(self, source, &o, &err);
-    } else if (!cat) {
-        PyErr_SetString(PyExc_TypeError, "a trace in memory or a file object needs its events (trace-events)");
-        return -1;
-    } else if (PyObject_CheckBuffer(source)) {
-        if (PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE) < 0)
-            return -1;
-        self->has_view = true;
-        ret = st_reader_open_memory(&self->r, self->view.buf, (size_t)self->view.len, name ? name : "<bytes>", cat,
-                                    &o, &err);
-        if (ret < 0)
-            pyst_open_error(ret, NULL, err.message);
-    } else {
-        self->fp = pyst_stream_open_read(source, header ? native_header : NULL, header ? sizeof native_header : 0,
-                                         &self->stream);
-        if (!self->fp)
-            return -1;
-        if (!name) {
-            PyObject *n = PyObject_GetAttrString(source, "name");
-            PyObject *s = n ? PyObject_Str(n) : NULL;
-            PyErr_Clear();
-            name = s ? PyUnicode_AsUTF8(s) : NULL;
-            PyErr_Clear();
-            ret = st_reader_open_stream(&self->r, self->fp, name ? name : "<file object>", cat, &o, &err);
-            Py_XDECREF(s);
-            Py_XDECREF(n);
-        } else {
-            ret = st_reader_open_stream(&self->r, self->fp, name, cat, &o, &err);
-        }
-        if (ret < 0)
-            pyst_open_error(ret, NULL, err.message);
-    }
-    if (ret < 0)
+    if (open_source(self, source, name, header, &o) < 0)
         return -1;
     const struct st_catalog *used = st_reader_catalog(self->r);
     self->nevents = st_catalog_count(used) + 1;
     if (self->catalog) {
         self->info = ((CatalogObject *)self->catalog)->info;
-    } else {
-        if (!(self->own_info = pyst_evinfo_build(used)))
-            return -1;
-        self->info = self->own_info;
+        return 0;
     }
-    return 0;
+    self->own_info = pyst_evinfo_build(used);
+    self->info = self->own_info;
+    return self->info ? 0 : -1;
 }
 
 /* --- methods ----------------------------------------------------------------- */
