@@ -173,7 +173,8 @@ def main():
 
         def line(title, r, q=None, note=''):
             if r is None:
-                print('%-44s %9s' % (title, 'failed'))
+                print('%-44s %9s' % (title, 'not run' if qemu is None and title.endswith('simpletrace.py') else
+                                     'failed'))
                 return
             ratio = '%.1fx' % (q[0] / r[0]) if q else '-'
             print('%-44s %9.3f %10s %6.1fMB %10s  %s' % (title, r[0], rate(r[1], r[0]), r[2] / 1024, ratio, note))
