@@ -15,12 +15,13 @@ mode=install
 if [ "${1:-}" = --check ]; then mode=check; shift; fi
 set_name=${1:-build}
 case "$set_name" in
-  install) want=(meson ninja-build gcc binutils libc6-dev python3) ;;
-  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3) ;;
+  install) want=(meson ninja-build gcc binutils libc6-dev python3 python3-dev) ;;
+  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3 python3-dev) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3 groff-base man-db
-               uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 bpftrace systemtap util-linux) ;;
+               uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
+               systemtap util-linux python3-dev python3-numpy python3-pandas) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
-               babeltrace2 uftrace) ;;
+               babeltrace2 uftrace python3-dev python3-numpy python3-pandas) ;;
   *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
 esac
 
@@ -42,6 +43,10 @@ present() { # package
     pkg-config) have pkg-config ;;
     cmake) have cmake ;;
     python3) have python3 ;;
+    # The Python module is built for, and tested with, Debian's /usr/bin/python3.
+    python3-dev) [ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ;;
+    python3-numpy) /usr/bin/python3 -c 'import numpy' 2>/dev/null ;;
+    python3-pandas) /usr/bin/python3 -c 'import pandas' 2>/dev/null ;;
     *) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' ;;
   esac
 }
@@ -50,6 +55,7 @@ what() { # package
   case $1 in
     ninja-build) echo ninja ;; gcc) echo "a C compiler (cc)" ;; g++) echo "a C++ compiler (c++)" ;;
     binutils) echo "ld, objcopy, ar" ;; libc6-dev) echo "the C library headers" ;;
+    python3-dev) echo "Python's headers (for the Python module)" ;;
     *) echo "$1" ;;
   esac
 }

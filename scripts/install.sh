@@ -45,6 +45,18 @@ if "$ldconfig" -v -N 2>/dev/null | awk -F: -v dir="$libdir" '$1 == dir {found = 
 else
   hints+=("export LD_LIBRARY_PATH=$libdir     # or link with -Wl,-rpath,$libdir, or statically")
 fi
+# The Python module: the interpreter it was built for searches its directory, or is told.
+pydir=$(meson introspect --installed "$build" 2>/dev/null | python3 -c '
+import json, os, sys
+dirs = [os.path.dirname(os.path.dirname(d)) for d in json.load(sys.stdin).values()
+        if d.endswith(os.sep + os.path.join("simpletrace", "__init__.py"))]
+print(dirs[0] if dirs else "")')
+pyexe=$(meson introspect --buildoptions "$build" 2>/dev/null | python3 -c '
+import json, sys
+print(next((o["value"] for o in json.load(sys.stdin) if o["name"] == "python_interpreter"), ""))')
+if [ -n "$pydir" ] && ! "$pyexe" -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$pydir" 2>/dev/null; then
+  hints+=("export PYTHONPATH=$pydir     # for $pyexe: import simpletrace")
+fi
 if [ ${#hints[@]} -gt 0 ]; then
   echo
   echo "Installed into $prefix. To use it from this shell (README \"Installing\"):"

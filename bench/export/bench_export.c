@@ -12,8 +12,11 @@
  * 2. Times R runs (best reported) of
  *      simpletrace export --format=uftrace -o DIR/x.data
  *      simpletrace export --format=chrome  -o DIR/x.json
+ *      simpletrace export --format=perfetto -o DIR/x.pftrace
+ *      simpletrace export --format=ctf     -o DIR/x.ctf
  *      simpletrace print > /dev/null             (the reader alone, for reference)
- *    and prints records/s, MB/s of input, MB written and the child's max RSS.
+ *    and prints records/s, MB/s of input, MB written, bytes per record and
+ *    the child's max RSS, then each output's size against Chrome JSON's.
  * Prints figures; never fails on speed.
  */
 #include <dirent.h>
@@ -160,8 +163,8 @@ static void remove_output(const char *path)
     }
 }
 
-/* Times one command R times; prints the best run. */
-static void measure(const struct opts *o, const char *label, char *const argv[], const char *out, uint64_t records,
+/* Times one command R times; prints the best run. Returns the bytes it wrote (0 if it failed). */
+static uint64_t measure(const struct opts *o, const char *label, char *const argv[], const char *out, uint64_t records,
                     uint64_t bytes)
 {
     double best = 0, best_cpu = 0;
@@ -175,7 +178,7 @@ static void measure(const struct opts *o, const char *label, char *const argv[],
         int status = timed_run(argv, &s, &cpu, &kb);
         if (status != 0) {
             printf("  %-18s failed (exit status %d)\n", label, status);
-            return;
+            return 0;
         }
         if (best == 0 || s < best)
             best = s;
@@ -185,12 +188,14 @@ static void measure(const struct opts *o, const char *label, char *const argv[],
             rss = kb;
         written = out ? size_of(out) : 0;
     }
-    printf("  %-18s %7.3f s  %6.2f M records/s  %7.1f MB/s in  %7.1f MB out  max RSS %5.1f MB"
+    printf("  %-18s %7.3f s  %6.2f M records/s  %7.1f MB/s in  %7.1f MB out  %6.1f B/record  max RSS %5.1f MB"
            "  (CPU %.3f s: %.2f M records/s)\n",
            label, best, (double)records / best / 1e6, (double)bytes / best / 1e6, (double)written / 1e6,
-           (double)rss / 1024.0, best_cpu, best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
+           (double)written / (double)records, (double)rss / 1024.0, best_cpu,
+           best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
     if (out)
         remove_output(out);
+    return written;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -225,11 +230,13 @@ int main(int argc, char **argv)
                         "[--runs R] [--dir DIR]\n");
         return 2;
     }
-    char trace[4200], data[4200], json[4200];
+    char trace[4200], data[4200], json[4200], pftrace[4200], ctf[4200];
     long pid = (long)getpid();
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-export-%ld.trace", o.dir, pid);
     snprintf(data, sizeof data, "%s/simpletrace-bench-export-%ld.data", o.dir, pid);
     snprintf(json, sizeof json, "%s/simpletrace-bench-export-%ld.json", o.dir, pid);
+    snprintf(pftrace, sizeof pftrace, "%s/simpletrace-bench-export-%ld.pftrace", o.dir, pid);
+    snprintf(ctf, sizeof ctf, "%s/simpletrace-bench-export-%ld.ctf", o.dir, pid);
     /* Trace in a child: a spawned converter's max RSS would otherwise include
      * the runtime's buffers (the high-water mark survives exec). */
     fflush(stdout);
@@ -246,9 +253,17 @@ int main(int argc, char **argv)
     char *uft[] = {(char *)o.exe, "export", "-q", "--format=uftrace", "-o", data, (char *)o.events, trace, NULL};
     char *chr[] = {(char *)o.exe, "export", "-q", "--format=chrome", "-o", json, (char *)o.events, trace, NULL};
     char *prt[] = {(char *)o.exe, "print", (char *)o.events, trace, NULL};
-    measure(&o, "export uftrace", uft, data, records, bytes);
-    measure(&o, "export chrome", chr, json, records, bytes);
+    char *pft[] = {(char *)o.exe, "export", "-q", "--format=perfetto", "-o", pftrace, (char *)o.events, trace, NULL};
+    char *ctfa[] = {(char *)o.exe, "export", "-q", "--format=ctf", "-o", ctf, (char *)o.events, trace, NULL};
+    uint64_t size_uft = measure(&o, "export uftrace", uft, data, records, bytes);
+    uint64_t size_chrome = measure(&o, "export chrome", chr, json, records, bytes);
+    uint64_t size_pf = measure(&o, "export perfetto", pft, pftrace, records, bytes);
+    uint64_t size_ctf = measure(&o, "export ctf", ctfa, ctf, records, bytes);
     measure(&o, "print (reference)", prt, NULL, records, bytes);
+    if (size_chrome && size_uft && size_pf && size_ctf)
+        printf("size against chrome JSON: uftrace %.1fx, perfetto %.1fx, ctf %.1fx smaller\n",
+               (double)size_chrome / (double)size_uft, (double)size_chrome / (double)size_pf,
+               (double)size_chrome / (double)size_ctf);
     unlink(trace);
     return 0;
 }

@@ -390,6 +390,15 @@ ST_API size_t st_reader_input_count(const struct st_reader *r);
 ST_API const struct st_reader *st_reader_input(const struct st_reader *r, size_t i);
 
 /*
+ * The process input i belongs to, as the lowest input number of that
+ * process: inputs whose descriptions name the same pid and host are one
+ * process (a rotated piece, a recovered tail); an input without a
+ * description is a process of its own, and gives i. Known once the first
+ * record was asked for (st_reader_next() reads every input's description).
+ */
+ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i);
+
+/*
  * The declarations a trace carries (simpletrace writes them into every file
  * it makes since 0.3), as a catalog in *out: path is read as st_reader_open()
  * reads it with opts (ST_READER_ROTATED: every piece; NULL: defaults; the

@@ -1,8 +1,10 @@
 /*
- * simpletrace export --format=uftrace|chrome -o OUT [OPTIONS] TRACE-EVENTS... TRACE-FILE
+ * simpletrace export --format=uftrace|chrome|perfetto|ctf -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
- * Converts a trace for uftrace (a uftrace.data directory) or for Perfetto
- * UI / chrome://tracing (trace-event JSON) with the exporter (src/export/),
+ * Converts a trace for uftrace (a uftrace.data directory), for Perfetto
+ * UI / chrome://tracing (trace-event JSON), for Perfetto UI and
+ * trace_processor (Perfetto's protobuf) or for babeltrace2 and Trace
+ * Compass (a CTF directory) with the exporter (src/export/),
  * which reads the trace through the public reader API: the same options
  * and the same error messages as `simpletrace print`. This file parses the
  * command line, shows progress on a terminal and prints the summary.
@@ -69,16 +71,18 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
     return 0;
 }
 
+/* --format names, by enum st_export_format. */
+static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf"};
+
 static int parse_format(const char *arg, struct export_cli *o)
 {
-    if (!strcmp(arg, "uftrace"))
-        o->ex.format = ST_EXPORT_UFTRACE;
-    else if (!strcmp(arg, "chrome"))
-        o->ex.format = ST_EXPORT_CHROME;
-    else
-        return usage_error("unknown format '%s' (uftrace or chrome)", arg);
-    o->format_set = true;
-    return 0;
+    for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
+        if (!strcmp(arg, format_names[i])) {
+            o->ex.format = (enum st_export_format)i;
+            o->format_set = true;
+            return 0;
+        }
+    return usage_error("unknown format '%s' (uftrace, chrome, perfetto or ctf)", arg);
 }
 
 static int add_pair(const char *arg, struct export_cli *o)
@@ -93,7 +97,7 @@ static int add_pair(const char *arg, struct export_cli *o)
 }
 
 enum {
-    OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_HELP,
+    OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_FUNCTIONS, OPT_HELP,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -103,6 +107,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case 'o': o->ex.output = optarg; return 0;
     case OPT_PAIR: return add_pair(optarg, o);
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
+    case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
     case 'q': o->quiet = true; return 0;
@@ -129,6 +134,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"pair", required_argument, NULL, OPT_PAIR},       {"no-default-pairs", no_argument, NULL, OPT_NO_DEFAULT_PAIRS},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
+        {"functions", required_argument, NULL, OPT_FUNCTIONS},
         CLI_READER_LONGOPTS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
@@ -148,12 +154,13 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
-        return usage_error("%s", "need -o OUT (a directory for uftrace, a .json file for chrome)");
+        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome and perfetto)");
     if (!o->format_set)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
+                       : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
                                                                                       : ST_EXPORT_UFTRACE;
-    if (o->ex.format == ST_EXPORT_UFTRACE && !strcmp(o->ex.output, "-"))
-        return usage_error("%s", "uftrace output is a directory: -o - is for chrome only");
+    if (o->ex.format != ST_EXPORT_CHROME && !strcmp(o->ex.output, "-"))
+        return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
     return -1;
@@ -226,10 +233,8 @@ static void progress_init(struct progress *pr, const struct export_cli *o)
 {
     memset(pr, 0, sizeof *pr);
     pr->show = !o->quiet && isatty(STDERR_FILENO);
-    if (o->in.rd.flags & ST_READER_ROTATED)
-        pr->total = pieces_size(o->in.trace);
-    else
-        pr->total = file_size(o->in.trace);
+    for (size_t i = 0; i < o->in.ntraces; i++)
+        pr->total += o->in.rd.flags & ST_READER_ROTATED ? pieces_size(o->in.traces[i]) : file_size(o->in.traces[i]);
     clock_gettime(CLOCK_MONOTONIC, &pr->next);
     pr->next.tv_sec++; /* short conversions show nothing */
 }
@@ -260,6 +265,7 @@ static void add_count(char *buf, size_t len, uint64_t n, const char *one, const 
 static void summary(const struct export_cli *o, const struct st_export_summary *s)
 {
     bool uft = o->ex.format == ST_EXPORT_UFTRACE;
+    const char *fmt = format_names[o->ex.format];
     char odd[1024] = "";
     add_count(odd, sizeof odd, s->unmatched_ends, "end without a begin (kept as an instant event)",
               "ends without a begin (kept as instant events)");
@@ -272,10 +278,14 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
     fprintf(stderr,
             PROG ": wrote %s (%s): %" PRIu64 " record%s, %" PRIu64 " thread%s: %" PRIu64 " call%s of %" PRIu64
                  " function%s, %" PRIu64 " instant event%s, %" PRIu64 " drop mark%s (%" PRIu64 " records lost)%s%s%s\n",
-            o->ex.output, uft ? "uftrace" : "chrome", s->records, plural(s->records), s->threads, plural(s->threads),
+            o->ex.output, fmt, s->records, plural(s->records), s->threads, plural(s->threads),
             s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
             s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
             uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");
+    if (s->function_records || o->ex.functions)
+        fprintf(stderr, PROG ": %" PRIu64 " record%s of the function trace %s merged%s\n", s->function_records,
+                plural(s->function_records), o->ex.functions,
+                s->function_events ? " (its EVENT records left out: only calls are read)" : "");
     if (s->clamped)
         fprintf(stderr, PROG ": %" PRIu64 " timestamp%s went back within %s thread and %s raised\n", s->clamped,
                 plural(s->clamped), s->clamped == 1 ? "its" : "their", s->clamped == 1 ? "was" : "were");
@@ -352,12 +362,7 @@ int st_cmd_export(int argc, char **argv)
     memset(&t, 0, sizeof t);
     char *cmdline = join_args(argc, argv);
     o.ex.cmdline = cmdline;
-    if (o.in.ntraces > 1) {
-        /* Each process needs its own pid and thread tracks: not done yet, and never guessed. */
-        fprintf(stderr, PROG ": several traces (%zu) cannot be exported together yet: export each one\n",
-                o.in.ntraces);
-        status = 1;
-    } else if ((status = cli_trace_open("export", &o.in, &t)) == 0) {
+    if ((status = cli_trace_open("export", &o.in, &t)) == 0) {
         status = run(&o, &t);
     }
     cli_trace_close(&t);

@@ -241,10 +241,10 @@ static void print_processes(const struct cli_trace *tr, const struct totals *t, 
     for (size_t i = 0, k = 0; i < n; i++) {
         struct st_trace_description d = {.struct_size = sizeof d};
         uint64_t count = 0;
-        if (cli_trace_process_of(tr, i) != i)
+        if (st_reader_input_process(tr->r, i) != i)
             continue;
         for (size_t j = i; j < n; j++)
-            count += cli_trace_process_of(tr, j) == i ? t->per_input[j] : 0;
+            count += st_reader_input_process(tr->r, j) == i ? t->per_input[j] : 0;
         if (!json) {
             cli_trace_process_name(tr, i, name, sizeof name);
             printf("  %-30s %llu records\n", name, (unsigned long long)count);

@@ -503,22 +503,11 @@ int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
     return ret == -EINVAL ? 2 : 1;
 }
 
-size_t cli_trace_process_of(const struct cli_trace *t, size_t i)
-{
-    struct st_trace_description a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
-    if (st_reader_description(st_reader_input(t->r, i), &a) < 0 || a.pid == 0)
-        return i;
-    for (size_t j = 0; j < i; j++)
-        if (st_reader_description(st_reader_input(t->r, j), &b) == 0 && b.pid == a.pid && !strcmp(a.host, b.host))
-            return j; /* the first input of that process */
-    return i;
-}
-
 size_t cli_trace_processes(const struct cli_trace *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < st_reader_input_count(t->r); i++)
-        n += cli_trace_process_of(t, i) == i;
+        n += st_reader_input_process(t->r, i) == i;
     return n;
 }
 

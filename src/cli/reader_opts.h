@@ -113,18 +113,10 @@ struct cli_trace {
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t);
 
 /*
- * The number of processes the trace's inputs hold (after the first
- * st_reader_next(), which reads every input's description): inputs whose
- * descriptions name the same pid and host are one; an input without a
- * description is a process of its own.
+ * The number of processes the trace's inputs hold (st_reader_input_process(),
+ * after the first st_reader_next()).
  */
 size_t cli_trace_processes(const struct cli_trace *t);
-
-/*
- * The process input i belongs to: the lowest input number of the same
- * process (cli_trace_processes()).
- */
-size_t cli_trace_process_of(const struct cli_trace *t, size_t i);
 
 /* Writes input i's process as print shows it: "PROGRAM[PID]", or "input#N" without a description. */
 void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size_t len);

@@ -1,37 +1,10 @@
 /* The JSON string escaper (rules in json_escape.h). */
 #include "json_escape.h"
+#include "utf8.h"
 
 #include <string.h>
 
 static const char hexdig[] = "0123456789abcdef";
-
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 when it is not one. */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    uint32_t min, cp;
-    size_t len;
-
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2, min = 0x80, cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3, min = 0x800, cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4, min = 0x10000, cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0; /* overlong, beyond Unicode, or a surrogate */
-    return len;
-}
 
 char *st__json_escape(char *p, const uint8_t *s, size_t n)
 {
@@ -46,7 +19,7 @@ char *st__json_escape(char *p, const uint8_t *s, size_t n)
         if (i == n)
             break;
         c = s[i];
-        if (c >= 0x80 && (u = utf8_seq(s + i, n - i)) != 0) {
+        if (c >= 0x80 && (u = st__utf8_seq(s + i, n - i)) != 0) {
             memcpy(p, s + i, u);
             p += u;
             i += u;

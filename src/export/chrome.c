@@ -48,12 +48,10 @@
 #include "json_escape.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -79,9 +77,9 @@ struct fn_fmt {
 };
 
 struct chrome {
-    int fd;
+    int fd;                  /* standard output, or the file's temporary */
     bool to_stdout;
-    char *path, *tmp;        /* the output and its temporary name (files only) */
+    struct st__ex_file file; /* the output file (not for standard output) */
     bool finished;           /* the closing text is written */
     char *buf;
     size_t len, cap;
@@ -98,7 +96,7 @@ static int flush_buf(struct st__ex_ctx *ctx, struct chrome *c)
 {
     int ret = st__write_all(c->fd, c->buf, c->len);
     c->len = 0;
-    return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->path) : 0;
+    return ret ? st__ex_fail(ctx, ret, "cannot write %s", c->to_stdout ? "standard output" : c->file.path) : 0;
 }
 
 /* Makes room for n more bytes; returns where they go, or NULL with *ret set. */
@@ -167,10 +165,10 @@ static char *make_str(const char *prefix, const char *s, const char *suffix, siz
     return out;
 }
 
-static char *put_pid_tid(char *p, const struct st__ex_ctx *ctx, uint32_t tid)
+static char *put_pid_tid(char *p, const struct st__ex_process *proc, uint32_t tid)
 {
     p = PUT_LIT(p, ",\"pid\":");
-    p = put_u64(p, ctx->pid);
+    p = put_u64(p, proc->group);
     p = PUT_LIT(p, ",\"tid\":");
     return put_u64(p, tid);
 }
@@ -285,42 +283,18 @@ static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
     return 0;
 }
 
-/* Opens a temporary file next to path, with the mode a new file would get. */
-static int open_tmp(struct st__ex_ctx *ctx, struct chrome *c)
-{
-    struct stat st;
-    if (stat(c->path, &st) == 0 && S_ISDIR(st.st_mode))
-        return st__ex_fail(ctx, -EISDIR, "cannot write %s", c->path);
-    const char *base = st__ex_basename(c->path);
-    size_t plen = (size_t)(base - c->path), need = strlen(c->path) + 32;
-    if (!(c->tmp = malloc(need)))
-        return -ENOMEM;
-    snprintf(c->tmp, need, "%.*s.%s.tmp-XXXXXX", (int)plen, c->path, base);
-    c->fd = mkostemp(c->tmp, O_CLOEXEC);
-    if (c->fd < 0) {
-        int ret = st__ex_fail(ctx, -errno, "cannot create a file next to %s", c->path);
-        free(c->tmp);
-        c->tmp = NULL;
-        return ret;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(c->fd, 0666 & ~mask);
-    return 0;
-}
-
 static int chrome_open(struct st__ex_ctx *ctx)
 {
     struct chrome *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
     ctx->out = c;
-    c->fd = -1;
+    c->fd = c->file.fd = -1;
     const char *out = ctx->opts->output;
     if (!out || !*out)
         return st__ex_fail(ctx, -EINVAL, "no output file");
     c->to_stdout = strcmp(out, "-") == 0;
-    if (!(c->path = strdup(out)) || !(c->buf = malloc(BUF_BYTES)))
+    if (!(c->buf = malloc(BUF_BYTES)))
         return -ENOMEM;
     c->cap = BUF_BYTES;
     int ret = build_formats(ctx, c);
@@ -328,8 +302,10 @@ static int chrome_open(struct st__ex_ctx *ctx)
         return ret;
     if (c->to_stdout)
         c->fd = STDOUT_FILENO;
-    else if ((ret = open_tmp(ctx, c)) < 0)
+    else if ((ret = st__ex_file_open(ctx, &c->file, out)) < 0)
         return ret;
+    else
+        c->fd = c->file.fd;
     char *p = room(ctx, c, 64, &ret);
     if (!p)
         return ret;
@@ -339,9 +315,9 @@ static int chrome_open(struct st__ex_ctx *ctx)
 
 /* --- events ------------------------------------------------------------------------------ */
 
-/* A metadata event naming the process or a thread. */
-static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, uint32_t tid, const char *prefix,
-                    const char *name)
+/* A metadata event naming process proc or its thread tid. */
+static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, const struct st__ex_process *proc,
+                    uint32_t tid, const char *prefix, const char *name)
 {
     int ret = 0;
     size_t n = strlen(name);
@@ -352,7 +328,7 @@ static int put_meta(struct st__ex_ctx *ctx, struct chrome *c, const char *what, 
     p = PUT_LIT(p, "{\"name\":\"");
     p = put_mem(p, what, strlen(what));
     p = PUT_LIT(p, "\",\"ph\":\"M\"");
-    p = put_pid_tid(p, ctx, tid);
+    p = put_pid_tid(p, proc, tid);
     p = PUT_LIT(p, ",\"args\":{\"name\":\"");
     p = put_mem(p, prefix, strlen(prefix));
     p = st__json_escape(p, (const uint8_t *)name, n);
@@ -366,26 +342,19 @@ static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
     struct chrome *c = ctx->out;
     char num[16];
     if (t->tid == ST__EX_LOST_TID)
-        return put_meta(ctx, c, "thread_name", t->tid, "", "lost events (no thread could record them)");
+        return put_meta(ctx, c, "thread_name", t->proc, t->tid, "", "lost events (no thread could record them)");
     snprintf(num, sizeof num, "%u", (unsigned)t->tid);
-    return put_meta(ctx, c, "thread_name", t->tid, "thread ", num);
+    return put_meta(ctx, c, "thread_name", t->proc, t->tid, "thread ", num);
 }
 
-/* The process's name, once the lowest thread id is known (see the top). */
-static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c)
+/* A process's name, once its lowest thread id is known (see the top). */
+static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c, const struct st__ex_process *proc)
 {
-    char name[400];
-    const char *trace = st__ex_basename(ctx->opts->trace_name);
-    if (!ctx->have_pid)
+    char name[600];
+    if (!proc->started)
         return 0; /* no event, no process */
-    if (ctx->have_desc)
-        snprintf(name, sizeof name, "%.300s", st__ex_program(ctx));
-    else if (ctx->have_tid && st__ex_process_id(ctx) == ctx->pid)
-        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s)", trace);
-    else
-        snprintf(name, sizeof name, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under thread %u)",
-                 trace, (unsigned)ctx->pid);
-    return put_meta(ctx, c, "process_name", ctx->pid, "", name);
+    st__ex_process_label(proc, name, sizeof name);
+    return put_meta(ctx, c, "process_name", proc, proc->group, "", name);
 }
 
 /* One event: head (name, category, phase), ts, pid, tid, arguments of rec. */
@@ -401,8 +370,11 @@ static int put_event(struct st__ex_ctx *ctx, struct st__ex_thread *t, const char
     p = put_sep(p, c);
     p = put_mem(p, head, head_len);
     p = put_ts(p, ts);
-    p = put_pid_tid(p, ctx, t->tid);
-    p = rec ? put_args(p, f, rec) : PUT_LIT(p, ",\"args\":{\"unfinished\":true}");
+    p = put_pid_tid(p, t->proc, t->tid);
+    if (rec)
+        p = put_args(p, f, rec);
+    else if (ctx->closing)
+        p = PUT_LIT(p, ",\"args\":{\"unfinished\":true}");
     *p++ = '}';
     c->len = (size_t)(p - c->buf);
     return 0;
@@ -444,7 +416,7 @@ static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t
     p = put_sep(p, c);
     p = PUT_LIT(p, "{\"name\":\"dropped\"" CATEGORY ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
     p = put_ts(p, ts);
-    p = put_pid_tid(p, ctx, t->tid);
+    p = put_pid_tid(p, t->proc, t->tid);
     p = PUT_LIT(p, ",\"args\":{\"count\":");
     p = put_int(p, count, 0);
     p = PUT_LIT(p, "}}");
@@ -454,27 +426,54 @@ static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t
 
 /* --- the end ------------------------------------------------------------------------------- */
 
-/* The closing text: the event array ends, then the trace's metadata. */
+/* Bytes of proc's program and trace names in the closing text, escaped. */
+static size_t names_bound(const struct st__ex_process *proc)
+{
+    return ST__JSON_ESCAPED_MAX(strlen(proc->program)) + ST__JSON_ESCAPED_MAX(strlen(proc->trace ? proc->trace : "")) + 8;
+}
+
+/* The "program" and "pid" members of otherData for one process. */
+static char *put_process_words(char *p, const struct st__ex_process *proc)
+{
+    if (proc->have_desc) {
+        p = PUT_LIT(p, ",\"program\":\"");
+        p = st__json_escape(p, (const uint8_t *)proc->program, strlen(proc->program));
+        return PUT_LIT(p, "\",\"pid\":\"the process id the trace records\"");
+    }
+    return PUT_LIT(p, ",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a grouping id; "
+                      "the process id only if it is also the lowest thread id and the main thread traced\"");
+}
+
+/* The closing text: the event array ends, then the trace's metadata (its traces' names when several). */
 static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 {
     const char *name = ctx->opts->trace_name ? ctx->opts->trace_name : "-";
+    size_t need = 600 + ST__JSON_ESCAPED_MAX(strlen(name));
+    for (size_t i = 0; i < ctx->nprocs; i++)
+        need += names_bound(ctx->procs[i]);
     int ret = 0;
-    char *p = room(ctx, c, 600 + ST__JSON_ESCAPED_MAX(strlen(name)) + ST__JSON_ESCAPED_MAX(strlen(ctx->program)), &ret);
+    char *p = room(ctx, c, need, &ret);
     if (!p)
         return ret;
     p = PUT_LIT(p, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"simpletrace export " SIMPLETRACE_VERSION_STRING
                    "\",\"trace\":\"");
     p = st__json_escape(p, (const uint8_t *)name, strlen(name));
-    if (ctx->have_desc) {
-        p = PUT_LIT(p, "\",\"program\":\"");
-        p = st__json_escape(p, (const uint8_t *)ctx->program, strlen(ctx->program));
-        p = PUT_LIT(p, "\",\"pid\":\"the process id the trace records\",");
-    } else {
-        p = PUT_LIT(p, "\",\"program\":\"not recorded in the trace\",\"pid\":\"the first record's thread id, a "
-                       "grouping id; the process id only if it is also the lowest thread id and the main thread "
-                       "traced\",");
+    *p++ = '"';
+    if (ctx->nprocs == 1) {
+        p = put_process_words(p, ctx->procs[0]);
+    } else if (ctx->nprocs > 1) {
+        p = PUT_LIT(p, ",\"processes\":[");
+        for (size_t i = 0; i < ctx->nprocs; i++) {
+            const char *trace = ctx->procs[i]->trace ? ctx->procs[i]->trace : "";
+            p = PUT_LIT(p, "{\"trace\":\"");
+            p = st__json_escape(p, (const uint8_t *)trace, strlen(trace));
+            *p++ = '"';
+            p = put_process_words(p, ctx->procs[i]);
+            p = PUT_LIT(p, "},");
+        }
+        p[-1] = ']';
     }
-    p = PUT_LIT(p, "\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
+    p = PUT_LIT(p, ",\"tid\":\"the record's pid field: the thread id (QEMU traces: the process id)\"}}\n");
     c->len = (size_t)(p - c->buf);
     c->finished = true;
     return flush_buf(ctx, c);
@@ -483,20 +482,15 @@ static int put_footer(struct st__ex_ctx *ctx, struct chrome *c)
 static int chrome_finish(struct st__ex_ctx *ctx)
 {
     struct chrome *c = ctx->out;
-    int ret = put_process_name(ctx, c);
+    int ret = 0;
+    for (size_t i = 0; i < ctx->nprocs && ret == 0; i++)
+        ret = put_process_name(ctx, c, ctx->procs[i]);
     if (ret == 0)
         ret = put_footer(ctx, c);
     if (ret < 0 || c->to_stdout)
         return ret;
-    int fd = c->fd;
     c->fd = -1;
-    if (close(fd) != 0)
-        return st__ex_fail(ctx, -errno, "cannot write %s", c->path);
-    if (rename(c->tmp, c->path) != 0)
-        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", c->tmp, c->path);
-    free(c->tmp);
-    c->tmp = NULL; /* installed: nothing to remove */
-    return 0;
+    return st__ex_file_install(ctx, &c->file);
 }
 
 static void chrome_discard(struct st__ex_ctx *ctx)
@@ -506,10 +500,7 @@ static void chrome_discard(struct st__ex_ctx *ctx)
         return;
     if (c->to_stdout && !c->finished && c->buf)
         put_footer(ctx, c); /* what was written stays valid JSON */
-    if (!c->to_stdout && c->fd >= 0)
-        close(c->fd);
-    if (c->tmp)
-        unlink(c->tmp);
+    st__ex_file_discard(&c->file);
     for (size_t i = 0; c->ev && i < c->nev; i++) {
         free(c->ev[i].head);
         for (unsigned a = 0; a < ST_READER_MAX_ARGS; a++)
@@ -521,8 +512,6 @@ static void chrome_discard(struct st__ex_ctx *ctx)
     }
     free(c->ev);
     free(c->fn);
-    free(c->tmp);
-    free(c->path);
     free(c->buf);
     free(c);
     ctx->out = NULL;

@@ -8,6 +8,7 @@
  * keeps (bounded buffers). Nothing grows with the number of records.
  */
 #include "export_internal.h"
+#include "uftrace_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,32 +34,31 @@ int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...)
     return err;
 }
 
-uint32_t st__ex_process_id(const struct st__ex_ctx *ctx)
+uint32_t st__ex_process_id(const struct st__ex_process *p)
 {
-    if (ctx->have_desc)
-        return ctx->desc_pid;
-    return ctx->have_tid ? ctx->lowest_tid : 0;
+    if (p->have_desc)
+        return p->desc_pid;
+    return p->have_tid ? p->lowest_tid : 0;
 }
 
-const char *st__ex_program(const struct st__ex_ctx *ctx)
+const char *st__ex_program(const struct st__ex_process *p)
 {
-    return ctx->have_desc && ctx->program[0] ? ctx->program : ST__EX_PROGRAM;
+    return p->have_desc && p->program[0] ? p->program : ST__EX_PROGRAM;
 }
 
-/* What the trace says about its process: asked once its first record was read (the description precedes it). */
-static void take_description(struct st__ex_ctx *ctx, struct st_reader *r)
+void st__ex_process_label(const struct st__ex_process *p, char *buf, size_t len)
 {
-    struct st_trace_description d = {.struct_size = sizeof d};
-
-    ctx->desc_taken = true;
-    if (st_reader_description(r, &d) < 0 || d.pid == 0)
-        return;
-    ctx->have_desc = true;
-    ctx->desc_pid = d.pid;
-    snprintf(ctx->program, sizeof ctx->program, "%s", d.program);
-    snprintf(ctx->cmdline, sizeof ctx->cmdline, "%s", d.cmdline);
-    ctx->anchor_mono_ns = d.anchor_mono_ns;
-    ctx->anchor_real_ns = d.anchor_real_ns;
+    const char *trace = st__ex_basename(p->trace);
+    if (p->have_desc && !p->group_moved)
+        snprintf(buf, len, "%.300s", st__ex_program(p));
+    else if (p->have_desc)
+        snprintf(buf, len, "%.300s (process %u; shown as %u: another process has its id)", st__ex_program(p),
+                 (unsigned)p->desc_pid, (unsigned)p->group);
+    else if (p->group_is_tid && st__ex_process_id(p) == p->group)
+        snprintf(buf, len, ST__EX_PROGRAM " (trace %.300s)", trace);
+    else
+        snprintf(buf, len, ST__EX_PROGRAM " (trace %.300s; process id not recorded: grouped under %s %u)", trace,
+                 p->group_is_tid ? "thread" : "id", (unsigned)p->group);
 }
 
 const char *st__ex_basename(const char *path)
@@ -69,18 +69,106 @@ const char *st__ex_basename(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
+/* --- processes -------------------------------------------------------------------- */
+
+/* A new process, not described yet. */
+static int process_new(struct st__ex_ctx *ctx, struct st__ex_process **out)
+{
+    if ((ctx->nprocs & (ctx->nprocs - 1)) == 0) { /* 0, 1, 2, 4, ...: double the array */
+        struct st__ex_process **v = realloc(ctx->procs, (ctx->nprocs ? ctx->nprocs * 2 : 1) * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        ctx->procs = v;
+    }
+    struct st__ex_process *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    p->index = ctx->nprocs;
+    ctx->procs[ctx->nprocs++] = p;
+    *out = p;
+    return 0;
+}
+
+/* What input's trace says about its process p. */
+static void process_describe(struct st__ex_process *p, const struct st_reader *input)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+    p->trace = st_reader_name(input);
+    if (st_reader_description(input, &d) < 0 || d.pid == 0)
+        return;
+    p->have_desc = true;
+    p->desc_pid = d.pid;
+    snprintf(p->program, sizeof p->program, "%s", d.program);
+    snprintf(p->cmdline, sizeof p->cmdline, "%s", d.cmdline);
+    p->anchor_mono_ns = d.anchor_mono_ns;
+    p->anchor_real_ns = d.anchor_real_ns;
+}
+
+/* The process of input i (inputs of one process share it: st_reader_input_process()). */
+static int process_of(struct st__ex_ctx *ctx, struct st_reader *r, size_t i, struct st__ex_process **out)
+{
+    if (i >= ctx->ninputs)
+        return -EINVAL; /* cannot happen: the reader numbers its inputs */
+    if (!ctx->input_proc[i]) {
+        size_t k = st_reader_input_process(r, i);
+        if (!ctx->input_proc[k]) {
+            int ret = process_new(ctx, &ctx->input_proc[k]);
+            if (ret < 0)
+                return ret;
+            process_describe(ctx->input_proc[k], st_reader_input(r, k));
+        }
+        ctx->input_proc[i] = ctx->input_proc[k];
+    }
+    *out = ctx->input_proc[i];
+    return 0;
+}
+
+static bool group_taken(const struct st__ex_ctx *ctx, uint32_t group)
+{
+    for (size_t i = 0; i < ctx->nprocs; i++)
+        if (ctx->procs[i]->started && ctx->procs[i]->group == group)
+            return true;
+    return false;
+}
+
+/*
+ * p's first record, on thread tid at ts: its Chrome grouping id is the
+ * process id its trace records, else that thread's id; one taken by another
+ * process (two hosts, the same pid) is replaced by a free one.
+ */
+static void process_start(struct st__ex_ctx *ctx, struct st__ex_process *p, uint32_t tid, uint64_t ts)
+{
+    p->group = p->have_desc ? p->desc_pid : tid;
+    p->group_is_tid = !p->have_desc;
+    while (group_taken(ctx, p->group)) {
+        p->group += 0x10000000u;
+        p->group_is_tid = false;
+        p->group_moved = true;
+    }
+    p->first_ts = ts;
+    p->started = true;
+}
+
+static void processes_free(struct st__ex_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->nprocs; i++)
+        free(ctx->procs[i]);
+    free(ctx->procs);
+    free(ctx->input_proc);
+}
+
 /* --- the thread table ------------------------------------------------------------- */
 
-/* Open addressing on the tid; slots hold thread index + 1 (0 = empty). */
+/* Open addressing on (process, tid); slots hold thread index + 1 (0 = empty). */
 struct table {
     uint32_t *slot;
     size_t mask;              /* capacity - 1, a power of two minus one */
     struct st__ex_thread *last; /* the previous record's thread: the common case */
 };
 
-static size_t hash_tid(uint32_t tid)
+static size_t hash_tid(const struct st__ex_process *p, uint32_t tid)
 {
-    return (size_t)(tid * UINT32_C(2654435761));
+    return (size_t)((tid ^ (uint32_t)p->index << 22) * UINT32_C(2654435761));
 }
 
 static int table_grow(struct table *tb, struct st__ex_ctx *ctx)
@@ -90,7 +178,7 @@ static int table_grow(struct table *tb, struct st__ex_ctx *ctx)
     if (!slot)
         return -ENOMEM;
     for (size_t i = 0; i < ctx->nthreads; i++) {
-        size_t h = hash_tid(ctx->threads[i]->tid) & (cap - 1);
+        size_t h = hash_tid(ctx->threads[i]->proc, ctx->threads[i]->tid) & (cap - 1);
         while (slot[h])
             h = (h + 1) & (cap - 1);
         slot[h] = (uint32_t)(i + 1);
@@ -101,8 +189,8 @@ static int table_grow(struct table *tb, struct st__ex_ctx *ctx)
     return 0;
 }
 
-/* A new thread tid whose first record is at ts, announced to the writer. */
-static int thread_new(struct st__ex_ctx *ctx, struct table *tb, uint32_t tid, uint64_t ts,
+/* A new thread tid of p whose first record is at ts, announced to the writer. */
+static int thread_new(struct st__ex_ctx *ctx, struct table *tb, struct st__ex_process *p, uint32_t tid, uint64_t ts,
                       struct st__ex_thread **out)
 {
     if ((ctx->nthreads + 1) * 2 > tb->mask + 1 || !tb->slot) {
@@ -119,9 +207,10 @@ static int thread_new(struct st__ex_ctx *ctx, struct table *tb, uint32_t tid, ui
     struct st__ex_thread *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
-    *t = (struct st__ex_thread){.tid = tid, .index = ctx->nthreads, .first_ts = ts, .last_ts = ts, .slot = -1};
+    *t = (struct st__ex_thread){
+        .tid = tid, .proc = p, .index = ctx->nthreads, .first_ts = ts, .last_ts = ts, .slot = -1};
     ctx->threads[ctx->nthreads++] = t;
-    size_t h = hash_tid(tid) & tb->mask;
+    size_t h = hash_tid(p, tid) & tb->mask;
     while (tb->slot[h])
         h = (h + 1) & tb->mask;
     tb->slot[h] = (uint32_t)ctx->nthreads;
@@ -129,19 +218,23 @@ static int thread_new(struct st__ex_ctx *ctx, struct table *tb, uint32_t tid, ui
     return ctx->w->thread_new(ctx, t);
 }
 
-static int thread_get(struct st__ex_ctx *ctx, struct table *tb, uint32_t tid, uint64_t ts, struct st__ex_thread **out)
+static int thread_get(struct st__ex_ctx *ctx, struct table *tb, struct st__ex_process *p, uint32_t tid, uint64_t ts,
+                      struct st__ex_thread **out)
 {
-    if (tb->last && tb->last->tid == tid) {
+    if (tb->last && tb->last->tid == tid && tb->last->proc == p) {
         *out = tb->last;
         return 0;
     }
-    for (size_t h = tb->slot ? hash_tid(tid) & tb->mask : 0; tb->slot && tb->slot[h]; h = (h + 1) & tb->mask)
-        if (ctx->threads[tb->slot[h] - 1]->tid == tid) {
-            *out = tb->last = ctx->threads[tb->slot[h] - 1];
+    for (size_t h = tb->slot ? hash_tid(p, tid) & tb->mask : 0; tb->slot && tb->slot[h]; h = (h + 1) & tb->mask) {
+        struct st__ex_thread *t = ctx->threads[tb->slot[h] - 1];
+        if (t->tid == tid && t->proc == p) {
+            *out = tb->last = t;
             return 0;
         }
-    int ret = thread_new(ctx, tb, tid, ts, out);
-    tb->last = *out;
+    }
+    int ret = thread_new(ctx, tb, p, tid, ts, out);
+    if (ret == 0)
+        tb->last = *out;
     return ret;
 }
 
@@ -168,7 +261,7 @@ static int do_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struc
     if (t->depth >= max_depth(ctx)) {
         t->overflow++;
         ctx->sum->too_deep++;
-        return 0;
+        return ctx->w->skipped && rec ? ctx->w->skipped(ctx, t, rec, ts) : 0;
     }
     if (t->depth == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 16;
@@ -196,7 +289,7 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
 {
     if (t->overflow) { /* LIFO: it ends the innermost frame, one we did not write */
         t->overflow--;
-        return 0;
+        return ctx->w->skipped && rec ? ctx->w->skipped(ctx, t, rec, ts) : 0;
     }
     uint32_t i = t->depth;
     while (i > 0 && t->stack[i - 1] != func)
@@ -207,10 +300,12 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
         return ctx->w->instant(ctx, t, rec, t->depth, ts);
     }
     int ret = 0;
+    ctx->closing = true;
     while (ret == 0 && t->depth > i) {
         ctx->sum->closed_early++;
         ret = pop(ctx, t, NULL, ts);
     }
+    ctx->closing = false;
     return ret ? ret : pop(ctx, t, rec, ts);
 }
 
@@ -218,6 +313,7 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
 static int close_all(struct st__ex_ctx *ctx)
 {
     int ret = 0;
+    ctx->closing = true;
     for (size_t i = 0; i < ctx->nthreads && ret == 0; i++) {
         struct st__ex_thread *t = ctx->threads[i];
         while (ret == 0 && t->depth) {
@@ -226,36 +322,55 @@ static int close_all(struct st__ex_ctx *ctx)
         }
         t->overflow = 0;
     }
+    ctx->closing = false;
     return ret;
 }
 
 /* --- the record loop ------------------------------------------------------------------- */
 
-static int convert(struct st__ex_ctx *ctx, struct table *tb, const struct st_record *rec)
+/*
+ * The thread of a record of process p on thread tid (has_tid: a real one)
+ * at *ts, which is raised to the thread's latest time when it went back.
+ */
+static int place(struct st__ex_ctx *ctx, struct table *tb, struct st__ex_process *p, uint32_t tid, bool has_tid,
+                 uint64_t *ts, struct st__ex_thread **out)
 {
-    /* v0 records carry no thread: one thread stands for them all. */
-    uint32_t tid = rec->has_pid ? rec->pid : 1;
-    uint64_t ts = rec->timestamp_ns;
-    if (!ctx->have_pid) {
-        ctx->have_pid = true;
-        ctx->pid = ctx->have_desc ? ctx->desc_pid : tid;
-        ctx->first_ts = ctx->last_ts = ts;
+    if (!ctx->have_record) {
+        ctx->have_record = true;
+        ctx->first_ts = ctx->last_ts = *ts;
     }
-    if (rec->has_pid && tid != ST__EX_LOST_TID && (!ctx->have_tid || tid < ctx->lowest_tid)) {
-        ctx->have_tid = true;
-        ctx->lowest_tid = tid;
+    if (!p->started)
+        process_start(ctx, p, tid, *ts);
+    if (has_tid && tid != ST__EX_LOST_TID && (!p->have_tid || tid < p->lowest_tid)) {
+        p->have_tid = true;
+        p->lowest_tid = tid;
     }
     struct st__ex_thread *t;
-    int ret = thread_get(ctx, tb, tid, ts, &t);
+    int ret = thread_get(ctx, tb, p, tid, *ts, &t);
     if (ret < 0)
         return ret;
-    if (ts < t->last_ts) {
-        ts = t->last_ts;
+    if (*ts < t->last_ts) {
+        *ts = t->last_ts;
         ctx->sum->clamped++;
     }
-    t->last_ts = ts;
-    if (ts > ctx->last_ts)
-        ctx->last_ts = ts;
+    t->last_ts = *ts;
+    if (*ts > ctx->last_ts)
+        ctx->last_ts = *ts;
+    *out = t;
+    return 0;
+}
+
+static int convert(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r, const struct st_record *rec)
+{
+    /* v0 records carry no thread: one thread stands for them all. */
+    uint64_t ts = rec->timestamp_ns;
+    struct st__ex_process *p;
+    struct st__ex_thread *t;
+    int ret = process_of(ctx, r, rec->input, &p);
+    if (ret == 0)
+        ret = place(ctx, tb, p, rec->has_pid ? rec->pid : 1, rec->has_pid, &ts, &t);
+    if (ret < 0)
+        return ret;
     ctx->sum->records++;
     if (rec->dropped) {
         ctx->sum->drop_marks++;
@@ -272,6 +387,128 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, const struct st_rec
     }
 }
 
+/* --- the function trace ------------------------------------------------------------------ */
+
+/* A function trace being merged: its reader, its next record, and where its names start. */
+struct calls {
+    struct st__uft_data *d;
+    struct st__uft_call next;
+    bool have;          /* next holds a record */
+    uint32_t first_func;
+    struct st__ex_process **sess_proc; /* by session: its process, once found */
+    struct st__ex_process *last;       /* the previous record's process ... */
+    uint32_t last_pid;                 /* ... and its process id */
+};
+
+static const char *call_func_name(const void *d, size_t i)
+{
+    return st__uft_data_func(d, i);
+}
+
+static int calls_pull(struct st__ex_ctx *ctx, struct calls *c)
+{
+    int ret = st__uft_data_next(c->d, &c->next, ctx->err, ctx->errlen);
+    c->have = ret > 0;
+    return ret < 0 ? ret : 0;
+}
+
+/* Opens the function trace of o->functions and adds its function names. */
+static int calls_open(struct st__ex_ctx *ctx, struct calls *c)
+{
+    int ret = st__uft_data_open(&c->d, ctx->opts->functions, ctx->err, ctx->errlen);
+    if (ret == 0 && !(c->sess_proc = calloc(st__uft_data_sessions(c->d) + 1, sizeof *c->sess_proc)))
+        ret = -ENOMEM;
+    if (ret == 0)
+        ret = st__ex_pairs_add(&ctx->pairs, st__uft_data_funcs(c->d), call_func_name, c->d, &c->first_func);
+    return ret;
+}
+
+/*
+ * The process of function-trace process pid: the one a trace describes
+ * with that id (every input's description is known once the first record
+ * was read), else one named after the function trace's executable.
+ */
+static int call_process(struct st__ex_ctx *ctx, struct st_reader *r, struct calls *c, struct st__ex_process **out)
+{
+    if (c->last && c->last_pid == c->next.pid) {
+        *out = c->last;
+        return 0;
+    }
+    c->last_pid = c->next.pid;
+    for (size_t i = 0; i < ctx->ninputs; i++) {
+        struct st__ex_process *p;
+        int ret = process_of(ctx, r, i, &p);
+        if (ret < 0)
+            return ret;
+        if (p->have_desc && p->desc_pid == c->next.pid) {
+            *out = c->last = p;
+            return 0;
+        }
+    }
+    size_t n = st__uft_data_sessions(c->d), s = 0;
+    while (s < n && st__uft_data_session(c->d, s)->pid != (int)c->next.pid)
+        s++;
+    if (!c->sess_proc[s]) { /* s == n cannot happen: each thread belongs to a session */
+        const struct st__uft_session *us = st__uft_data_session(c->d, s);
+        int ret = process_new(ctx, &c->sess_proc[s]);
+        if (ret < 0)
+            return ret;
+        struct st__ex_process *p = c->sess_proc[s];
+        p->trace = ctx->opts->functions;
+        p->have_desc = true;
+        p->desc_pid = c->next.pid;
+        snprintf(p->program, sizeof p->program, "%s", us ? st__ex_basename(us->exename) : "");
+    }
+    *out = c->last = c->sess_proc[s];
+    return 0;
+}
+
+/* An EXIT of the function trace: ends its call when open (nothing to show otherwise). */
+static int call_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint32_t func, uint64_t ts)
+{
+    for (uint32_t i = t->depth; i > 0; i--)
+        if (t->stack[i - 1] == func)
+            return do_end(ctx, t, NULL, func, ts);
+    if (t->overflow)
+        return do_end(ctx, t, NULL, func, ts);
+    ctx->sum->unmatched_ends++; /* its ENTRY is before a --from, or was closed early by an event's end */
+    return 0;
+}
+
+static int convert_call(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r, struct calls *c)
+{
+    const struct st__uft_call *k = &c->next;
+    uint64_t ts = k->ts;
+    struct st__ex_process *p;
+    struct st__ex_thread *t;
+    if (k->type == ST_UFT_REC_EVENT) {
+        ctx->sum->function_events++;
+        return 0;
+    }
+    int ret = call_process(ctx, r, c, &p);
+    if (ret == 0)
+        ret = place(ctx, tb, p, k->tid, true, &ts, &t);
+    if (ret < 0)
+        return ret;
+    ctx->sum->function_records++;
+    switch (k->type) {
+    case ST_UFT_REC_ENTRY: return do_begin(ctx, t, NULL, c->first_func + k->func, ts);
+    case ST_UFT_REC_EXIT: return call_end(ctx, t, c->first_func + k->func, ts);
+    default:
+        ctx->sum->drop_marks++;
+        ctx->sum->dropped_events += k->addr;
+        return ctx->w->lost(ctx, t, k->addr, t->depth, ts);
+    }
+}
+
+static void calls_close(struct calls *c)
+{
+    st__uft_data_close(c->d);
+    free(c->sess_proc);
+}
+
+/* --- the record loop ------------------------------------------------------------------- */
+
 static int progress(struct st__ex_ctx *ctx, struct st_reader *r)
 {
     if (!ctx->opts->progress)
@@ -283,25 +520,45 @@ static int progress(struct st__ex_ctx *ctx, struct st_reader *r)
     return ctx->opts->progress(&p, ctx->opts->progress_opaque) ? -EINTR : 0;
 }
 
-static int run_records(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r)
+/* The records of r, merged by time with the function trace's (events first at equal times). */
+static int run_records(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r, struct calls *c)
 {
     unsigned countdown = PROGRESS_EVERY;
-    for (;;) {
-        const struct st_record *rec;
-        int ret = st_reader_next(r, &rec);
-        if (ret == 0)
-            return 0;
-        if (ret < 0)
-            return ret == -EAGAIN ? -EIO : ret; /* -EAGAIN: a follow-mode reader, not ours */
-        if (!ctx->desc_taken)
-            take_description(ctx, r);
-        if ((ret = convert(ctx, tb, rec)) < 0)
-            return ret;
-        if (--countdown == 0) {
-            countdown = PROGRESS_EVERY;
-            if ((ret = progress(ctx, r)) < 0)
-                return ret;
+    const struct st_record *rec = NULL;
+    bool more = true; /* r may have records left */
+    int ret = c->d ? calls_pull(ctx, c) : 0;
+    while (ret == 0 && (more || c->have)) {
+        if (more && !rec) {
+            ret = st_reader_next(r, &rec);
+            if (ret < 0)
+                return ret == -EAGAIN ? -EIO : ret; /* -EAGAIN: a follow-mode reader, not ours */
+            more = ret > 0;
+            if (!more)
+                continue;
         }
+        if (rec && (!c->have || rec->timestamp_ns <= c->next.ts)) {
+            ret = convert(ctx, tb, r, rec);
+            rec = NULL;
+        } else {
+            ret = convert_call(ctx, tb, r, c);
+            if (ret == 0)
+                ret = calls_pull(ctx, c);
+        }
+        if (ret == 0 && --countdown == 0) {
+            countdown = PROGRESS_EVERY;
+            ret = progress(ctx, r);
+        }
+    }
+    return ret;
+}
+
+static const struct st__ex_writer *writer_of(enum st_export_format f)
+{
+    switch (f) {
+    case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
+    case ST_EXPORT_PERFETTO: return &st__ex_perfetto_writer;
+    case ST_EXPORT_CTF: return &st__ex_ctf_writer;
+    default: return &st__ex_uftrace_writer;
     }
 }
 
@@ -312,18 +569,24 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
     if (errlen)
         err[0] = '\0';
     struct st__ex_ctx ctx = {.opts = o, .cat = st_reader_catalog(r), .sum = s, .err = err, .errlen = errlen};
-    ctx.w = o->format == ST_EXPORT_CHROME ? &st__ex_chrome_writer : &st__ex_uftrace_writer;
+    ctx.w = writer_of(o->format);
     struct table tb = {0};
     bool opened = false;
+    ctx.ninputs = st_reader_input_count(r);
+    if (!(ctx.input_proc = calloc(ctx.ninputs, sizeof *ctx.input_proc)))
+        return -ENOMEM;
+    struct calls calls = {0};
     int ret = st__ex_pairs_build(&ctx.pairs, ctx.cat, o->pairs, o->npairs, o->no_default_pairs, s->unused_rule,
                                  sizeof s->unused_rule, err, errlen);
+    if (ret == 0 && o->functions)
+        ret = calls_open(&ctx, &calls);
     if (ret == 0) {
         s->functions = ctx.pairs.nfuncs;
         ret = ctx.w->open(&ctx);
         opened = true;
     }
     if (ret == 0) {
-        ret = run_records(&ctx, &tb, r);
+        ret = run_records(&ctx, &tb, r, &calls);
         /* A bad trace: frames open so far are closed anyway, so that JSON
          * on standard output (the only output kept) stays balanced. */
         if (ret < 0 && st_reader_error(r)->code != 0)
@@ -331,6 +594,10 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
     }
     if (ret == 0)
         ret = close_all(&ctx);
+    if (ret == 0 && ctx.nprocs == 0) { /* no record: the writers still name the trace's process */
+        struct st__ex_process *p;
+        ret = process_of(&ctx, r, 0, &p);
+    }
     if (ret == 0)
         ret = ctx.w->finish(&ctx);
     if (opened)
@@ -341,6 +608,8 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
         snprintf(err, errlen, "interrupted");
     s->threads = ctx.nthreads;
     threads_free(&ctx, &tb);
+    processes_free(&ctx);
+    calls_close(&calls);
     st__ex_pairs_free(&ctx.pairs);
     return ret;
 }

@@ -1,10 +1,12 @@
 /*
  * The exporter: turns a simpletrace trace, read through the public reader
- * API, into a uftrace.data directory or a Chrome trace-event JSON file,
- * streaming (memory bounded by the number of threads, never by the size of
- * the trace). The `simpletrace export` command is its front end.
+ * API, into a uftrace.data directory, a Chrome trace-event JSON file, a
+ * Perfetto protobuf trace or a CTF 1.8 directory, streaming (memory
+ * bounded by the number of threads, never by the size of the trace). The
+ * `simpletrace export` command is its front end.
  *
- * What becomes what (both formats use the same pairing and nesting):
+ * What becomes what (every format uses the same pairing and nesting; CTF,
+ * which has no calls, writes every record as an event of its own):
  *   - a begin event (see "pairing") opens a call of its function on the
  *     record's thread (the record's pid field), its end event closes it;
  *     calls nest by a per-thread stack;
@@ -33,8 +35,15 @@
  *   - a timestamp older than its thread's previous one is raised to it
  *     (uftrace requires time order per thread; "clamped").
  *
+ * Function calls: a function trace of the same run (the function tracer's
+ * uftrace.data, same clock) is merged by time with the records: its
+ * ENTRY/EXIT records open and close calls of the function its symbols
+ * name, on the thread of the same id in the process of the same id (one
+ * the traces describe, else a process named after its executable), and
+ * nest with the paired events there.
+ *
  * Processes: a trace's description (simpletrace's traces) names the
- * program and process, which both outputs use. A trace without one (its
+ * program and process, which every output uses. A trace without one (its
  * pid field holds thread ids) gets no made-up name:
  * the program is "unknown-program", the trace file is named as the trace
  * (Chrome's otherData, uftrace's cmdline), tracks and tasks are named by
@@ -58,6 +67,8 @@
 enum st_export_format {
     ST_EXPORT_UFTRACE, /* a uftrace.data directory */
     ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
+    ST_EXPORT_PERFETTO, /* Perfetto's protobuf trace (Perfetto UI, trace_processor) */
+    ST_EXPORT_CTF,     /* a CTF 1.8 trace directory (babeltrace2, Trace Compass) */
 };
 
 /* Where a long conversion is; given to the progress callback. */
@@ -72,13 +83,15 @@ typedef int (*st_export_progress_fn)(const struct st_export_progress *p, void *o
 /* What to do; zeroed members mean defaults. The caller owns everything. */
 struct st_export_options {
     enum st_export_format format;
-    const char *output;          /* uftrace: the directory; chrome: the file, "-" = standard output */
+    const char *output;          /* uftrace, ctf: the directory; chrome: the file, "-" = standard output;
+                                    perfetto: the file */
     const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME]", tried before the built-in ones */
     size_t npairs;
     bool no_default_pairs;       /* only the rules above */
     unsigned max_depth;          /* open frames per thread, 0 = 1024 (uftrace shows 1024 by default) */
     unsigned max_open_files;     /* uftrace: .dat files kept open at once, 0 = 128 */
     const char *trace_name;      /* the trace's path: shown labelled as the trace, never as the program */
+    const char *functions;       /* a function trace (uftrace.data directory) of the same run, or NULL */
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
     st_export_progress_fn progress;
     void *progress_opaque;
@@ -99,6 +112,8 @@ struct st_export_summary {
     uint64_t too_deep;       /* begins beyond max_depth, not written */
     uint64_t clamped;        /* timestamps raised to keep each thread in time order */
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
+    uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
+    uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
 };
 
 /*

@@ -1,7 +1,7 @@
 /*
  * Exporter internals: the pairing table (pairs.c), the driver with its
- * per-thread stacks (engine.c), and the two writers behind one interface
- * (uftrace.c, chrome.c).
+ * per-thread stacks (engine.c), the writers behind one interface
+ * (uftrace.c, chrome.c, perfetto.c, ctf.c) and their outputs (output.c).
  *
  * Who owns what: the engine owns the context, the thread table and every
  * thread; a writer owns its own state (ctx->out) and the output files
@@ -44,14 +44,40 @@ struct st__ex_pairs {
 int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, const char *const *rules, size_t nrules,
                        bool no_defaults, char *unused, size_t unused_len, char *err, size_t errlen);
 
+/* Appends n function names name(arg, 0..n) (not deduplicated); *first gets the first one's id. 0 or -ENOMEM. */
+int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
+                     uint32_t *first);
+
 /* Frees what st__ex_pairs_build() allocated (a zeroed struct is fine). */
 void st__ex_pairs_free(struct st__ex_pairs *p);
 
 /* --- threads and the context ------------------------------------------------------ */
 
-/* One thread of the trace (a distinct pid field). */
+/*
+ * One process: the inputs whose descriptions name the same pid and host
+ * (st_reader_input_process()), or one input without a description.
+ */
+struct st__ex_process {
+    size_t index;          /* order of first appearance, from 0 */
+    bool have_desc;        /* its trace names it: desc_pid, program, cmdline, anchors */
+    uint32_t desc_pid;
+    char program[256];
+    char cmdline[4096];
+    uint64_t anchor_mono_ns, anchor_real_ns;
+    const char *trace;     /* the name of its first input */
+    bool started;          /* it had a record: group and first_ts are set */
+    uint32_t group;        /* Chrome's pid for its events: streamed before the rest is known (see chrome.c) */
+    bool group_is_tid;     /* group is its first record's thread id, not a recorded process id */
+    bool group_moved;      /* group is neither: the id it would have is another process's */
+    uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
+    bool have_tid;         /* ... once a record carried one (v0 records carry none) */
+    uint64_t first_ts;     /* its first record's timestamp */
+};
+
+/* One thread: a distinct pid field within one process. */
 struct st__ex_thread {
     uint32_t tid;
+    struct st__ex_process *proc;
     size_t index;          /* order of first appearance, from 0 */
     uint64_t first_ts;     /* its first record's (clamped) timestamp */
     uint64_t last_ts;      /* its latest timestamp: later ones never go below */
@@ -73,20 +99,16 @@ struct st__ex_ctx {
     const struct st_catalog *cat;
     struct st__ex_pairs pairs;
     struct st_export_summary *sum;
-    uint32_t pid;          /* Chrome's grouping id: the first record's thread (streamed before the rest is known) */
-    bool have_pid;
-    uint32_t lowest_tid;   /* lowest real thread id (not the lost-drops pseudo-thread) ... */
-    bool have_tid;         /* ... once a record carried one (v0 records carry none) */
-    uint64_t first_ts;     /* of the whole trace, once have_pid */
-    bool desc_taken;       /* the trace's description was asked for (after its first record) */
-    bool have_desc;        /* the trace names its process: desc_pid, program, cmdline, anchors */
-    uint32_t desc_pid;
-    char program[256];
-    char cmdline[4096];
-    uint64_t anchor_mono_ns, anchor_real_ns;
+    bool have_record;      /* first_ts is set */
+    uint64_t first_ts;     /* of the whole export */
     uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */
+    struct st__ex_process **procs; /* by index */
+    size_t nprocs;
+    struct st__ex_process **input_proc; /* by reader input: its process, once it had a record */
+    size_t ninputs;
     struct st__ex_thread **threads; /* by index */
     size_t nthreads;
+    bool closing;          /* the engine is closing frames itself (never ended, closed early) */
     const struct st__ex_writer *w;
     void *out;             /* the writer's state */
     char *err;             /* where writers put their messages */
@@ -96,7 +118,8 @@ struct st__ex_ctx {
 /*
  * A writer. Every function returns 0 or a negative errno (with a message in
  * ctx->err for anything but -ENOMEM). rec is the record being converted
- * (NULL for frames the engine closes itself); depth is the frame's depth
+ * (NULL for a call of the function trace, and for frames the engine closes
+ * itself: ctx->closing tells those); depth is the frame's depth
  * (0 outermost; an EXIT gets its ENTRY's) or, for instants and marks, the
  * number of open frames.
  */
@@ -110,12 +133,17 @@ struct st__ex_writer {
     int (*instant)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
                    uint64_t ts);
     int (*lost)(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts);
+    /* A record the nesting rules leave out (a begin beyond max_depth, an end closing one; never a call of
+     * the function trace): writers of every record (ctf) write it; NULL for the others. */
+    int (*skipped)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint64_t ts);
     int (*finish)(struct st__ex_ctx *ctx);  /* all records done: write the rest, put the output in place */
     void (*discard)(struct st__ex_ctx *ctx); /* after an error, or after finish: remove what is left, free */
 };
 
 extern const struct st__ex_writer st__ex_uftrace_writer;
 extern const struct st__ex_writer st__ex_chrome_writer;
+extern const struct st__ex_writer st__ex_perfetto_writer;
+extern const struct st__ex_writer st__ex_ctf_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
 
@@ -131,10 +159,67 @@ const char *st__ex_basename(const char *path);
  * without one (QEMU's, older simpletrace's), the lowest thread id, which is
  * the process id when the main thread traced. 0: neither is known (v0).
  */
-uint32_t st__ex_process_id(const struct st__ex_ctx *ctx);
+uint32_t st__ex_process_id(const struct st__ex_process *p);
 
 /* The program's name: the description's, else ST__EX_PROGRAM. */
-const char *st__ex_program(const struct st__ex_ctx *ctx);
+const char *st__ex_program(const struct st__ex_process *p);
+
+/*
+ * A process's name as the exports show it (in buf, len >= 600), once the
+ * whole trace is read: its program; for a trace that does not record its
+ * process, "unknown-program (trace NAME)" when its group (the id its
+ * tracks are grouped under, streamed before the rest is known) is also its
+ * lowest thread id, else a note that the process id is not recorded; and
+ * a note when another process had its id (group_moved).
+ */
+void st__ex_process_label(const struct st__ex_process *p, char *buf, size_t len);
+
+/* --- outputs that appear complete or not at all (output.c) ----------------------------- */
+
+/* A file written under a temporary name next to path and renamed into place. */
+struct st__ex_file {
+    const char *path;      /* the output, as given (the caller keeps it) */
+    char *tmp;             /* the temporary being written; NULL once installed or removed */
+    int fd;                /* of tmp, -1 once closed */
+};
+
+/* Creates f's temporary next to path (a new file's mode). 0 or -errno with a message. */
+int st__ex_file_open(struct st__ex_ctx *ctx, struct st__ex_file *f, const char *path);
+
+/* Closes the temporary and renames it to the path. 0 or -errno with a message. */
+int st__ex_file_install(struct st__ex_ctx *ctx, struct st__ex_file *f);
+
+/* Closes and removes what is left (nothing after an install). */
+void st__ex_file_discard(struct st__ex_file *f);
+
+/* What a writer's output directory holds: an existing one is replaced only if it holds nothing else. */
+struct st__ex_dir_kind {
+    const char *what;                 /* for messages: "uftrace data", "a CTF trace's file" */
+    bool (*ours)(const char *name);   /* a file name the writer writes */
+};
+
+/* A directory filled under a temporary name next to path, then put in its place. */
+struct st__ex_dir {
+    const char *path;      /* the output, as given (the caller keeps it) */
+    char *tmp;             /* the directory being filled (or the old one swapped out); NULL: nothing to remove */
+    int dirfd;             /* of tmp while filling, else -1 */
+    bool replace;          /* path exists (holding only the kind's files) */
+    const struct st__ex_dir_kind *kind;
+};
+
+/*
+ * Checks what is at path (nothing, or a directory of kind's files only:
+ * else -EEXIST or -ENOTDIR with a message) and makes the temporary
+ * directory (d->dirfd open on it). 0 or -errno with a message.
+ */
+int st__ex_dir_open(struct st__ex_ctx *ctx, struct st__ex_dir *d, const char *path,
+                    const struct st__ex_dir_kind *kind);
+
+/* Puts the filled directory at its path (checked again; replacing the old one). 0 or -errno with a message. */
+int st__ex_dir_install(struct st__ex_ctx *ctx, struct st__ex_dir *d);
+
+/* Removes what is left: the partial output, or the old directory an exchange swapped out. */
+void st__ex_dir_discard(struct st__ex_dir *d);
 
 /* The pid field of dropped records for events no thread could take (README "Drops"). */
 #define ST__EX_LOST_TID UINT32_C(0xffffffff)

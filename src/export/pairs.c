@@ -215,6 +215,20 @@ int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, con
     return 0;
 }
 
+int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
+                     uint32_t *first)
+{
+    char **v = realloc(p->names, (p->nfuncs + n + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    p->names = v;
+    *first = (uint32_t)p->nfuncs;
+    for (size_t i = 0; i < n; i++, p->nfuncs++)
+        if (!(v[p->nfuncs] = strdup(name(arg, i))))
+            return -ENOMEM;
+    return 0;
+}
+
 void st__ex_pairs_free(struct st__ex_pairs *p)
 {
     for (size_t i = 0; i < p->nfuncs; i++)

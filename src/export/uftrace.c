@@ -8,18 +8,23 @@
  *                arguments: uftrace user events cannot carry data), LOST
  *                for dropped-events records (count in addr)
  *   BASE.sym     one synthetic function per pairing name, 16 bytes each
- *   sid-SID.map  the synthetic object (path = exename) and a [stack] line
+ *                (one file per program name, all alike)
+ *   sid-SID.map  per process: the synthetic object (path = its exename) and
+ *                a [stack] line
  *   events.txt   "EVENT: ID simpletrace:NAME" for each event used
- *   task.txt     SESS, then a TASK per thread at its first record's time
+ *   task.txt     per process a SESS, then a TASK per thread at its first
+ *                record's time (uftrace's layout for several processes)
  *   info         exename, cmdline, the thread list, date and duration
  *
- * The synthetic object: the trace does not record its program, so
- * exename is /simpletrace/unknown-program (uftrace names every task after
- * its basename; `info` shows the export command, which names the trace),
- * mapped at SYM_BASE; function id k lives at SYM_BASE + SYM_FIRST + 16 k.
- * Its .sym file names every function, so uftrace never falls back to
- * reading the "ELF". The session and its tasks belong to the process
- * st__ex_process_id(): the lowest thread id (see export_internal.h).
+ * The synthetic object: exename is /simpletrace/PROGRAM, the program the
+ * trace records, or /simpletrace/unknown-program (uftrace names every task
+ * after its basename; `info` shows the export command, which names the
+ * trace), mapped at SYM_BASE; function id k lives at SYM_BASE + SYM_FIRST +
+ * 16 k. Its .sym file names every function, so uftrace never falls back to
+ * reading the "ELF". Each session and its tasks belong to the process id
+ * st__ex_process_id() (see export_internal.h). uftrace names files and
+ * tasks by thread id and sessions by process id: several processes sharing
+ * one (traces of two hosts) cannot be told apart there and are refused.
  *
  * Streaming: records go through per-file buffers; at most max_open_files
  * .dat files are open at once (least recently used closed first, reopened
@@ -70,17 +75,11 @@ struct slot {
 };
 
 struct uft {
-    char *dir;               /* the output directory, as given */
-    char *tmp;               /* the temporary directory being filled */
-    int dirfd;               /* of tmp */
-    bool replace;            /* dir exists (holding only uftrace data): swapped at the end */
-    bool installed;          /* tmp became dir: nothing to remove */
+    struct st__ex_dir out;   /* the output directory, filled under a temporary name */
     struct slot **slots;
     unsigned nslots, maxslots;
     uint64_t tick;
     uint8_t *event_used;     /* per catalog index: in events.txt */
-    char exe[PATH_MAX];      /* exename and map path */
-    char sid[17];
 };
 
 /* --- output files ---------------------------------------------------------------- */
@@ -130,9 +129,9 @@ static int slot_get(struct st__ex_ctx *ctx, struct uft *u, struct st__ex_thread 
     struct slot *s = u->slots[idx];
     char name[32];
     snprintf(name, sizeof name, "%u.dat", (unsigned)t->tid);
-    s->fd = openat(u->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    s->fd = openat(u->out.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (s->fd < 0)
-        return st__ex_fail(ctx, -errno, "cannot create %s/%s", u->tmp, name);
+        return st__ex_fail(ctx, -errno, "cannot create %s/%s", u->out.tmp, name);
     s->t = t;
     t->slot = idx;
     *out = s;
@@ -197,65 +196,31 @@ static int close_all_slots(struct st__ex_ctx *ctx, struct uft *u)
 
 /* --- the writer interface ------------------------------------------------------------ */
 
-/* A session id from the trace's name: stable output for the same input. */
-static void make_sid(struct uft *u, const char *trace)
+/* A session id from the process's trace name and index: stable output for the same input. */
+static void make_sid(const struct st__ex_process *p, char sid[17])
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const char *p = trace ? trace : "-"; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
-    snprintf(u->sid, sizeof u->sid, "%016" PRIx64, h);
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ p->index;
+    for (const char *c = p->trace ? p->trace : "-"; *c; c++)
+        h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
+    snprintf(sid, 17, "%016" PRIx64, h);
 }
 
-/* Checks what is at dir now; sets u->replace. */
-static int check_target(struct st__ex_ctx *ctx, struct uft *u)
+/* The executable uftrace names p's tasks after: a path of ours (its symbols are ours), the program's name. */
+static void make_exe(const struct st__ex_process *p, char exe[PATH_MAX])
 {
-    struct stat st;
-    if (stat(u->dir, &st) != 0)
-        return errno == ENOENT ? 0 : st__ex_fail(ctx, -errno, "cannot use %s", u->dir);
-    if (!S_ISDIR(st.st_mode))
-        return st__ex_fail(ctx, -ENOTDIR, "%s exists", u->dir);
-    int fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return st__ex_fail(ctx, -errno, "cannot open %s", u->dir);
-    char bad[256];
-    int ret = st__uft_dir_check(fd, bad, sizeof bad);
-    close(fd);
-    if (ret == -EEXIST) {
-        snprintf(ctx->err, ctx->errlen, "%s exists and holds '%s', which is not uftrace data; not replacing it",
-                 u->dir, bad);
-        return ret;
-    }
-    if (ret < 0)
-        return st__ex_fail(ctx, ret, "cannot read %s", u->dir);
-    u->replace = true;
-    return 0;
+    int n = snprintf(exe, PATH_MAX, "/simpletrace/%.200s", st__ex_program(p));
+    for (char *c = exe + 13; c < exe + n; c++)
+        if (*c == '/')
+            *c = '_';
 }
 
-/* Creates the temporary directory next to dir. */
-static int make_tmp(struct st__ex_ctx *ctx, struct uft *u)
+/* An existing directory is replaced only if it holds nothing but uftrace data. */
+static bool is_uftrace_file(const char *name)
 {
-    size_t len = strlen(u->dir);
-    while (len > 1 && u->dir[len - 1] == '/')
-        len--;
-    const char *slash = memrchr(u->dir, '/', len);
-    size_t plen = slash ? (size_t)(slash - u->dir) + 1 : 0;
-    size_t need = len + 32;
-    u->tmp = malloc(need);
-    if (!u->tmp)
-        return -ENOMEM;
-    snprintf(u->tmp, need, "%.*s.%.*s.tmp-XXXXXX", (int)plen, u->dir, (int)(len - plen), u->dir + plen);
-    if (!mkdtemp(u->tmp)) {
-        int ret = st__ex_fail(ctx, -errno, "cannot create a directory next to %s", u->dir);
-        free(u->tmp);
-        u->tmp = NULL;
-        return ret;
-    }
-    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a new directory's mode */
-    umask(mask);
-    chmod(u->tmp, 0777 & ~mask);
-    u->dirfd = open(u->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    return u->dirfd < 0 ? st__ex_fail(ctx, -errno, "cannot open %s", u->tmp) : 0;
+    return st__uft_is_data_file(name);
 }
+
+static const struct st__ex_dir_kind uftrace_dir = {.what = "uftrace data", .ours = is_uftrace_file};
 
 /* Open files allowed: the option, within what RLIMIT_NOFILE leaves. */
 static unsigned max_slots(const struct st_export_options *o)
@@ -273,25 +238,37 @@ static int uft_open(struct st__ex_ctx *ctx)
     if (!u)
         return -ENOMEM;
     ctx->out = u;
-    u->dirfd = -1;
+    u->out.dirfd = -1;
     if (!ctx->opts->output || !*ctx->opts->output)
         return st__ex_fail(ctx, -EINVAL, "no output directory");
-    u->dir = strdup(ctx->opts->output);
     u->maxslots = max_slots(ctx->opts);
     u->slots = calloc(u->maxslots, sizeof *u->slots);
     u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
-    if (!u->dir || !u->slots || !u->event_used)
+    if (!u->slots || !u->event_used)
         return -ENOMEM;
-    make_sid(u, ctx->opts->trace_name);
-    int ret = check_target(ctx, u);
-    return ret ? ret : make_tmp(ctx, u);
+    return st__ex_dir_open(ctx, &u->out, ctx->opts->output, &uftrace_dir);
 }
 
+/* -EEXIST, saying that two processes a and b share the id of a thread or process (what). */
+static int refuse(struct st__ex_ctx *ctx, const char *what, uint32_t id, const struct st__ex_process *a,
+                  const struct st__ex_process *b)
+{
+    snprintf(ctx->err, ctx->errlen,
+             "%s %u is in %s and in %s (traces of two hosts?): uftrace tells them apart only by id; export these traces "
+             "separately, or to chrome",
+             what, (unsigned)id, a->trace ? a->trace : "-", b->trace ? b->trace : "-");
+    return -EEXIST;
+}
+
+/* Its file is created with its first record; its name, TID.dat, must be its own. */
 static int uft_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
 {
-    (void)ctx;
-    (void)t;
-    return 0; /* its file is created with its first record */
+    for (size_t i = 0; i < ctx->nthreads; i++) {
+        const struct st__ex_thread *o = ctx->threads[i];
+        if (o != t && o->tid == t->tid)
+            return refuse(ctx, "thread", t->tid, o->proc, t->proc);
+    }
+    return 0;
 }
 
 static uint64_t func_addr(uint32_t func)
@@ -329,7 +306,8 @@ static int uft_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t co
 /* --- metadata --------------------------------------------------------------------------- */
 
 /* Writes what fill() prints into out as file name of the temporary directory. */
-static int put_text(struct st__ex_ctx *ctx, const char *name, int (*fill)(struct st__ex_ctx *, FILE *))
+static int put_text(struct st__ex_ctx *ctx, const char *name, int (*fill)(struct st__ex_ctx *, FILE *, const void *),
+                    const void *arg)
 {
     struct uft *u = ctx->out;
     char *buf = NULL;
@@ -337,19 +315,20 @@ static int put_text(struct st__ex_ctx *ctx, const char *name, int (*fill)(struct
     FILE *out = open_memstream(&buf, &len);
     if (!out)
         return -ENOMEM;
-    int ret = fill(ctx, out);
+    int ret = fill(ctx, out, arg);
     if (!ret && ferror(out))
         ret = -ENOMEM;
     if (fclose(out) != 0 && !ret)
         ret = -ENOMEM;
-    if (!ret && (ret = st__uft_put_file(u->dirfd, name, buf, len)) < 0)
-        st__ex_fail(ctx, ret, "cannot write %s/%s", u->tmp, name);
+    if (!ret && (ret = st__uft_put_file(u->out.dirfd, name, buf, len)) < 0)
+        st__ex_fail(ctx, ret, "cannot write %s/%s", u->out.tmp, name);
     free(buf);
     return ret;
 }
 
-static int fill_sym(struct st__ex_ctx *ctx, FILE *out)
+static int fill_sym(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 {
+    (void)arg;
     struct st__uft_symw w = {0};
     for (size_t i = 0; i < ctx->pairs.nfuncs; i++)
         st__uft_sym_add(&w, out, func_addr((uint32_t)i) - SYM_BASE, SYM_SIZE, ctx->pairs.names[i]);
@@ -357,18 +336,21 @@ static int fill_sym(struct st__ex_ctx *ctx, FILE *out)
     return 0;
 }
 
-static int fill_map(struct st__ex_ctx *ctx, FILE *out)
+/* The map of process arg. */
+static int fill_map(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 {
-    struct uft *u = ctx->out;
+    char exe[PATH_MAX];
     uint64_t end = func_addr((uint32_t)ctx->pairs.nfuncs);
     end = (end + 0xfff) & ~UINT64_C(0xfff);
-    st__uft_map_line(out, SYM_BASE, end, "r-xp", u->exe);
+    make_exe(arg, exe);
+    st__uft_map_line(out, SYM_BASE, end, "r-xp", exe);
     st__uft_map_stack(out);
     return 0;
 }
 
-static int fill_events(struct st__ex_ctx *ctx, FILE *out)
+static int fill_events(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 {
+    (void)arg;
     struct uft *u = ctx->out;
     size_t n = st_catalog_count(ctx->cat);
     for (size_t i = 0; i < n; i++)
@@ -377,25 +359,50 @@ static int fill_events(struct st__ex_ctx *ctx, FILE *out)
     return 0;
 }
 
-/* The session starts no later than any thread's first record. */
-static uint64_t sess_time(const struct st__ex_ctx *ctx)
+/* The session of p starts no later than any of its threads' first record. */
+static uint64_t sess_time(const struct st__ex_ctx *ctx, const struct st__ex_process *p)
 {
-    uint64_t ts = ctx->nthreads ? ctx->threads[0]->first_ts : 0;
-    for (size_t i = 1; i < ctx->nthreads; i++)
-        if (ctx->threads[i]->first_ts < ts)
+    uint64_t ts = UINT64_MAX;
+    for (size_t i = 0; i < ctx->nthreads; i++)
+        if (ctx->threads[i]->proc == p && ctx->threads[i]->first_ts < ts)
             ts = ctx->threads[i]->first_ts;
-    return ts;
+    return ts == UINT64_MAX ? 0 : ts;
 }
 
-static int fill_tasks(struct st__ex_ctx *ctx, FILE *out)
+/* The process id of p's session. */
+static int sess_pid(const struct st__ex_ctx *ctx, const struct st__ex_process *p)
 {
-    struct uft *u = ctx->out;
-    int pid = (int)st__ex_process_id(ctx);
-    if (pid <= 0)
-        pid = ctx->nthreads ? (int)ctx->threads[0]->tid : 1; /* no thread ids (v0): the one stand-in thread */
-    st__uft_task_sess(out, sess_time(ctx), pid, u->sid, u->exe);
-    for (size_t i = 0; i < ctx->nthreads; i++)
-        st__uft_task_task(out, ctx->threads[i]->first_ts, (int)ctx->threads[i]->tid, pid);
+    int pid = (int)st__ex_process_id(p);
+    for (size_t i = 0; pid <= 0 && i < ctx->nthreads; i++)
+        if (ctx->threads[i]->proc == p)
+            pid = (int)ctx->threads[i]->tid; /* no thread ids (v0): the one stand-in thread */
+    return pid > 0 ? pid : 1;
+}
+
+/* Sessions are told apart by process id: two processes with one (two hosts) are refused. */
+static int check_pids(struct st__ex_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->nprocs; i++)
+        for (size_t j = 0; j < i; j++)
+            if (sess_pid(ctx, ctx->procs[i]) == sess_pid(ctx, ctx->procs[j]))
+                return refuse(ctx, "process", (uint32_t)sess_pid(ctx, ctx->procs[i]), ctx->procs[j], ctx->procs[i]);
+    return 0;
+}
+
+static int fill_tasks(struct st__ex_ctx *ctx, FILE *out, const void *arg)
+{
+    (void)arg;
+    for (size_t k = 0; k < ctx->nprocs; k++) {
+        const struct st__ex_process *p = ctx->procs[k];
+        char sid[17], exe[PATH_MAX];
+        int pid = sess_pid(ctx, p);
+        make_sid(p, sid);
+        make_exe(p, exe);
+        st__uft_task_sess(out, sess_time(ctx, p), pid, sid, exe);
+        for (size_t i = 0; i < ctx->nthreads; i++)
+            if (ctx->threads[i]->proc == p)
+                st__uft_task_task(out, ctx->threads[i]->first_ts, (int)ctx->threads[i]->tid, pid);
+    }
     return 0;
 }
 
@@ -409,33 +416,36 @@ static bool any_event(const struct st__ex_ctx *ctx)
     return false;
 }
 
-static int fill_info(struct st__ex_ctx *ctx, FILE *out)
+static int fill_info(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 {
-    struct uft *u = ctx->out;
+    (void)arg;
     int *tids = malloc((ctx->nthreads + 1) * sizeof *tids);
     if (!tids)
         return -ENOMEM;
     for (size_t i = 0; i < ctx->nthreads; i++)
         tids[i] = (int)ctx->threads[i]->tid;
-    /* The recording date: the first record's wall time when the trace has an anchor, else the file's; the
-     * duration, first to last record. */
-    char date[64] = "", elapsed[64];
+    /* The recording date: the first record's wall time when the first process's trace has an anchor, else the
+     * file's; the duration, first to last record. The program and its command line: the first process's. */
+    const struct st__ex_process *first = ctx->procs[0];
+    char date[64] = "", elapsed[64], exe[PATH_MAX];
     struct stat st;
     struct tm tm;
-    time_t start = ctx->anchor_real_ns ? (time_t)((ctx->anchor_real_ns - ctx->anchor_mono_ns + ctx->first_ts) / 1000000000u)
-                                       : 0;
+    time_t start = first->anchor_real_ns
+                       ? (time_t)((first->anchor_real_ns - first->anchor_mono_ns + ctx->first_ts) / 1000000000u)
+                       : 0;
     if (!start && ctx->opts->trace_name && stat(ctx->opts->trace_name, &st) == 0)
         start = st.st_mtime;
     if (start && localtime_r(&start, &tm))
         strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
     uint64_t ns = ctx->last_ts - ctx->first_ts;
     snprintf(elapsed, sizeof elapsed, "%" PRIu64 ".%09" PRIu64 " sec", ns / 1000000000u, ns % 1000000000u);
+    make_exe(first, exe);
     struct st__uft_info info = {
         .feat = ST_UFT_FEAT_TASK_SESSION | ST_UFT_FEAT_MAX_STACK | (any_event(ctx) ? ST_UFT_FEAT_EVENT : 0),
         .max_stack = (uint16_t)(!ctx->opts->max_depth ? 1024 : ctx->opts->max_depth > 65535 ? 65535
                                                                                             : ctx->opts->max_depth),
-        .exename = u->exe,
-        .cmdline = ctx->have_desc && ctx->cmdline[0] ? ctx->cmdline : ctx->opts->cmdline,
+        .exename = exe,
+        .cmdline = ctx->nprocs == 1 && first->have_desc && first->cmdline[0] ? first->cmdline : ctx->opts->cmdline,
         .tids = tids,
         .ntids = ctx->nthreads,
         .record_date = date[0] ? date : NULL,
@@ -447,88 +457,48 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out)
     return ret;
 }
 
-/* --- installing the directory -------------------------------------------------------------- */
-
-/* Removes the (data) files of directory path, then the directory itself. */
-static int remove_data_dir(const char *path)
+/* Whether an earlier process than k has the same program: its .sym file is written already. */
+static bool sym_written(const struct st__ex_ctx *ctx, size_t k)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    char bad[256];
-    int ret = st__uft_dir_clear(fd, bad, sizeof bad);
-    close(fd);
-    if (ret == 0 && rmdir(path) != 0)
-        ret = -errno;
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(st__ex_program(ctx->procs[i]), st__ex_program(ctx->procs[k])))
+            return true;
+    return false;
+}
+
+/* Per process: its .sym file (one per program) and its map. */
+static int put_sessions(struct st__ex_ctx *ctx)
+{
+    int ret = 0;
+    for (size_t k = 0; k < ctx->nprocs && ret == 0; k++) {
+        char exe[PATH_MAX], sid[17], sym[NAME_MAX + 1], map[64];
+        make_exe(ctx->procs[k], exe);
+        make_sid(ctx->procs[k], sid);
+        snprintf(sym, sizeof sym, "%s.sym", st__ex_basename(exe));
+        snprintf(map, sizeof map, "sid-%s.map", sid);
+        if (!sym_written(ctx, k))
+            ret = put_text(ctx, sym, fill_sym, NULL);
+        if (!ret)
+            ret = put_text(ctx, map, fill_map, ctx->procs[k]);
+    }
     return ret;
-}
-
-/* Puts tmp in place of dir: a plain rename, or an exchange with the old one. */
-static int install(struct st__ex_ctx *ctx, struct uft *u)
-{
-    u->replace = false;
-    int ret = check_target(ctx, u); /* again: it may have changed while we converted */
-    if (ret < 0)
-        return ret;
-    if (!u->replace) {
-        if (rename(u->tmp, u->dir) != 0)
-            return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
-        return 0;
-    }
-    if (renameat2(AT_FDCWD, u->tmp, AT_FDCWD, u->dir, RENAME_EXCHANGE) == 0) {
-        u->installed = true;       /* the old data now sits at tmp: discard() removes it */
-        u->replace = false;
-        return 0;
-    }
-    if (errno != EINVAL && errno != ENOSYS)
-        return st__ex_fail(ctx, -errno, "cannot replace %s", u->dir);
-    /* No exchange on this file system: remove the old data, then rename. */
-    if ((ret = remove_data_dir(u->dir)) < 0)
-        return st__ex_fail(ctx, ret, "cannot remove the old %s", u->dir);
-    if (rename(u->tmp, u->dir) != 0)
-        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", u->tmp, u->dir);
-    return 0;
-}
-
-/* The executable uftrace names every task after: a path of ours (its symbols are ours), the program's name. */
-static void set_exe(struct st__ex_ctx *ctx, struct uft *u)
-{
-    int n = snprintf(u->exe, sizeof u->exe, "/simpletrace/%.200s", st__ex_program(ctx));
-
-    for (char *p = u->exe + 13; p < u->exe + n; p++)
-        if (*p == '/')
-            *p = '_';
 }
 
 static int uft_finish(struct st__ex_ctx *ctx)
 {
     struct uft *u = ctx->out;
     int ret = close_all_slots(ctx, u);
-    char sym[NAME_MAX + 1], map[64];
-    set_exe(ctx, u);
-    snprintf(sym, sizeof sym, "%s.sym", st__ex_basename(u->exe));
-    snprintf(map, sizeof map, "sid-%s.map", u->sid);
     if (!ret)
-        ret = put_text(ctx, sym, fill_sym);
+        ret = check_pids(ctx);
     if (!ret)
-        ret = put_text(ctx, map, fill_map);
+        ret = put_sessions(ctx);
     if (!ret && any_event(ctx))
-        ret = put_text(ctx, "events.txt", fill_events);
+        ret = put_text(ctx, "events.txt", fill_events, NULL);
     if (!ret)
-        ret = put_text(ctx, "task.txt", fill_tasks);
+        ret = put_text(ctx, "task.txt", fill_tasks, NULL);
     if (!ret)
-        ret = put_text(ctx, "info", fill_info);
-    if (!ret) {
-        close(u->dirfd);
-        u->dirfd = -1;
-        ret = install(ctx, u);
-        if (!ret && !u->installed) {
-            u->installed = true;
-            free(u->tmp); /* nothing left there to remove */
-            u->tmp = NULL;
-        }
-    }
-    return ret;
+        ret = put_text(ctx, "info", fill_info, NULL);
+    return ret ? ret : st__ex_dir_install(ctx, &u->out);
 }
 
 static void uft_discard(struct st__ex_ctx *ctx)
@@ -547,12 +517,7 @@ static void uft_discard(struct st__ex_ctx *ctx)
         free(ctx->threads[i]->pend);
         ctx->threads[i]->pend = NULL;
     }
-    if (u->dirfd >= 0)
-        close(u->dirfd);
-    if (u->tmp)
-        remove_data_dir(u->tmp); /* our partial output, or the data we replaced */
-    free(u->tmp);
-    free(u->dir);
+    st__ex_dir_discard(&u->out);
     free(u->slots);
     free(u->event_used);
     free(u);

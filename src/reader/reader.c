@@ -1318,6 +1318,17 @@ ST_API const struct st_reader *st_reader_input(const struct st_reader *r, size_t
     return i == 0 ? r : NULL;
 }
 
+ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i)
+{
+    struct st_trace_description a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
+    if (st_reader_description(st_reader_input(r, i), &a) < 0 || a.pid == 0)
+        return i;
+    for (size_t j = 0; j < i; j++)
+        if (st_reader_description(st_reader_input(r, j), &b) == 0 && b.pid == a.pid && !strcmp(a.host, b.host))
+            return j;
+    return i;
+}
+
 struct st__meta *st__reader_meta(struct st_reader *r)
 {
     return &r->meta;

@@ -28,6 +28,7 @@ ALLOWED = {
     'functrace': {'uftrace', 'format', 'common'},
     'export': {'uftrace', 'format', 'common'},
     'cli': {'gen', 'events', 'export', 'recover', 'format', 'common'},
+    'python': {'common'},
 }
 # (part, used part) -> the only headers of the used part it may include.
 ONLY = {
@@ -37,6 +38,7 @@ ONLY = {
     ('runtime/monitor', 'runtime/drain'): {'drain.h'},
     ('runtime/monitor', 'format'): {'monitor_proto.h'},
     ('recover', 'runtime/drain'): {'merge.h'},
+    ('python', 'common'): {'growbuf.h'},
 }
 SYSTEM_DIRS = ['/usr/include', '/usr/include/x86_64-linux-gnu', '/usr/local/include']
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

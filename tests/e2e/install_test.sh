@@ -103,7 +103,7 @@ check "man pages go to PREFIX/share/man: simpletrace(1), one per subcommand, sim
 check "man finds the installed page by name with MANPATH=PREFIX/share/man" \
   'MANPATH="$prefix/share/man" man -w simpletrace-print 2>/dev/null | grep -qx "$prefix/share/man/man1/simpletrace-print.1"'
 check "nothing under PREFIX/lib/x86_64-linux-gnu or another multiarch directory" \
-  '[ -z "$(find "$prefix/lib" -mindepth 1 -maxdepth 1 -type d ! -name pkgconfig ! -name cmake)" ]'
+  '[ -z "$(find "$prefix/lib" -mindepth 1 -maxdepth 1 -type d ! -name pkgconfig ! -name cmake ! -name python3)" ]'
 check "make install leaves the build directory of make alone" '[ ! -e "$tmp/no-build" ]'
 # What the install build contains: the targets meson knows, by folder.
 meson introspect --targets "$tmp/build" >"$tmp/targets.json" 2>"$tmp/introspect.log"
@@ -130,6 +130,19 @@ while read -r b tag arg; do
             expected=$blocks/$b ;;
   esac
 done <"$blocks/index"
+
+# --- The Python module, as the README's install block says (PYTHONPATH, no LD_LIBRARY_PATH)
+pymod=$prefix/lib/python3/site-packages
+if [ -f "$pymod/simpletrace/__init__.py" ]; then
+  check "the install lines name the Python module's directory" 'grep -q "export PYTHONPATH=$pymod" "$out/$first"'
+  (cd "$work" && env -u LD_LIBRARY_PATH PYTHONPATH="$pymod" /usr/bin/python3 -m simpletrace trace-events app.trace) \
+    >"$tmp/python.txt" 2>&1
+  check "python3 -m simpletrace (installed) prints the tutorial's trace as simpletrace print does" \
+    'diff <("$prefix/bin/simpletrace" print "$work/trace-events" "$work/app.trace") "$tmp/python.txt" >"$tmp/python.diff" ||
+     show "$tmp/python.diff"'
+else
+  skip "the Python module" "not installed: Python's headers are missing (make check installs python3-dev)"
+fi
 
 # --- Linking without LD_LIBRARY_PATH: rpath, the static library, -static
 for i in $(seq "$links"); do

@@ -84,8 +84,6 @@ def demo_processes(cli, demo, tmp):
     r = run(cli, 'print', files[1], link)
     ok(r.returncode != 0 and 'the same file' in r.stderr and link in r.stderr,
        'one file under two names is refused, naming both', r.stderr)
-    r = run(cli, 'export', '--format=chrome', '-o', os.path.join(tmp, 'x.json'), d)
-    ok(r.returncode == 1 and 'several traces' in r.stderr, 'export says it cannot take several traces yet', r.stderr)
 
 
 DECL_BASE = 0xFFFFFFFE00000000

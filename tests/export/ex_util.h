@@ -1,7 +1,7 @@
 /*
  * Helpers of the export tests: running a program with its output captured,
- * building v4 trace files byte by byte (src/format/format.h), and looking
- * at text.
+ * building v4 trace files byte by byte (src/format/trace_format.h), the
+ * crafted traces several tests share, and looking at text.
  */
 #ifndef ST_TEST_EX_UTIL_H
 #define ST_TEST_EX_UTIL_H
@@ -257,6 +257,109 @@ static inline void ex_save(struct ex_trace *t, const char *path)
     }
     free(t->buf);
     memset(t, 0, sizeof *t);
+}
+
+/* --- traces of crafted-events ----------------------------------------------------------- */
+
+#define EX_T0 UINT64_C(100000000000) /* 100 s: the crafted traces' time origin */
+#define EX_MS UINT64_C(1000000)
+#define EX_US UINT64_C(1000)
+
+/* Event IDs: positions in crafted-events, also used as mapping IDs. */
+enum { OUTER_START, OUTER_DONE, INNER_BEGIN, INNER_END, LEAF_ENTER, LEAF_EXIT, NOTE, LOCK_ACQ, LOCK_REL, ORPHAN };
+static const char *const ex_names[] = {"outer_start", "outer_done",   "inner_begin", "inner_end", "leaf_enter",
+                                       "leaf_exit",   "note",         "lock_acquire", "lock_release", "orphan_start"};
+
+/* A v4 header and a mapping for every crafted event. */
+static inline void ex_begin_crafted(struct ex_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    ex_header(t);
+    for (unsigned i = 0; i < sizeof ex_names / sizeof *ex_names; i++)
+        ex_mapping(t, i, ex_names[i]);
+}
+
+/* A path in the test's scratch directory (eight kept at a time). */
+static inline char *ex_path(const char *name)
+{
+    static char buf[8][4300];
+    static int k;
+    char *p = buf[k++ & 7];
+    snprintf(p, sizeof buf[0], "%s/%s", ex_tmpdir, name);
+    return p;
+}
+
+/*
+ * Calls on two threads and notes with every kind of argument: strings
+ * (UTF-8, an invalid byte, a quote, a control character, empty, 200 bytes),
+ * 2^64-1, INT64_MIN, 2^53, bools, pointers; lock_acquire/lock_release
+ * (paired only with --pair). 13 records, 4 calls without the lock pair.
+ */
+static inline void ex_build_kinds(const char *path)
+{
+    struct ex_trace t;
+    ex_begin_crafted(&t);
+    ex_ev(&t, OUTER_START, EX_T0 + 1 * EX_MS, 4001, EX_INT(1));
+    ex_ev(&t, INNER_BEGIN, EX_T0 + 1 * EX_MS + 500 * EX_US, 4001, EX_INT(7));
+    ex_ev0(&t, LEAF_ENTER, EX_T0 + 2 * EX_MS, 4001);
+    ex_ev(&t, LEAF_EXIT, EX_T0 + 3 * EX_MS, 4001, EX_INT(-1));
+    ex_ev0(&t, INNER_END, EX_T0 + 6 * EX_MS, 4001);
+    ex_ev(&t, NOTE, EX_T0 + 6 * EX_MS + 200 * EX_US + 1, 4001, EX_STR("caf\xc3\xa9 \xff \"q\" \x01"),
+          EX_INT(UINT64_MAX), EX_INT(INT64_MIN), EX_INT(1), EX_INT(0xdeadbeef));
+    ex_ev(&t, OUTER_DONE, EX_T0 + 9 * EX_MS, 4001, EX_INT(1));
+    ex_ev(&t, OUTER_START, EX_T0 + 12 * EX_MS + 500 * EX_US, 4002, EX_INT(2));
+    ex_ev(&t, NOTE, EX_T0 + 13 * EX_MS + 999, 4002, EX_STR(""), EX_INT(UINT64_C(1) << 53),
+          EX_INT(-(INT64_C(1) << 53)), EX_INT(0), EX_INT(0));
+    ex_ev(&t, NOTE, EX_T0 + 13 * EX_MS + 1000, 4002,
+          EX_STR("0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+                 "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"),
+          EX_INT(5), EX_INT(-5), EX_INT(0), EX_INT(0x10));
+    ex_ev(&t, LOCK_ACQ, EX_T0 + 14 * EX_MS, 4002, EX_INT(0x10));
+    ex_ev(&t, LOCK_REL, EX_T0 + 15 * EX_MS, 4002, EX_INT(0x10));
+    ex_ev(&t, OUTER_DONE, EX_T0 + 18 * EX_MS, 4002, EX_INT(2));
+    ex_save(&t, path);
+}
+
+/*
+ * What clean traces never have: an end without a begin (inner_end @1 ms),
+ * a call closed early (inner, by outer's end @4 ms), a begin never ended
+ * (leaf @5 ms; the trace ends @9 ms), a drop of 5 on thread 4001 and one
+ * of 2 no thread could take (pid field 0xffffffff).
+ */
+static inline void ex_build_odd(const char *path)
+{
+    struct ex_trace t;
+    ex_begin_crafted(&t);
+    ex_ev0(&t, INNER_END, EX_T0 + 1 * EX_MS, 4001);
+    ex_ev(&t, OUTER_START, EX_T0 + 2 * EX_MS, 4001, EX_INT(1));
+    ex_ev(&t, INNER_BEGIN, EX_T0 + 3 * EX_MS, 4001, EX_INT(1));
+    ex_dropped(&t, EX_T0 + 3 * EX_MS + 1, 4001, 5);
+    ex_ev(&t, OUTER_DONE, EX_T0 + 4 * EX_MS, 4001, EX_INT(1));
+    ex_dropped(&t, EX_T0 + 4 * EX_MS, 0xffffffffu, 2);
+    ex_ev0(&t, LEAF_ENTER, EX_T0 + 5 * EX_MS, 4001);
+    ex_ev(&t, NOTE, EX_T0 + 9 * EX_MS, 4002, EX_STR("end"), EX_INT(0), EX_INT(0), EX_INT(0), EX_INT(0));
+    ex_save(&t, path);
+}
+
+/* Writes `SIMPLETRACE print --format=json EVENTS TRACE` to json. */
+static inline void ex_print_json(const char *st_bin, const char *events, const char *trace, const char *json)
+{
+    struct ex_run r = ex_run(st_bin, "print", "--format=json", events, trace);
+    FILE *f = fopen(json, "w");
+    fputs(r.out, f);
+    fclose(f);
+    ex_run_free(&r);
+}
+
+/* Copies path to cut without its last n bytes: a trace ending inside a record. */
+static inline void ex_cut(const char *path, const char *cut, size_t n)
+{
+    size_t len;
+    char *whole = ex_slurp(path, &len);
+    FILE *f = fopen(cut, "wb");
+    fwrite(whole, 1, len - n, f);
+    fclose(f);
+    free(whole);
 }
 
 #endif /* ST_TEST_EX_UTIL_H */

@@ -22,29 +22,9 @@
 #define MS UINT64_C(1000000)
 #define US UINT64_C(1000)
 
-/* Event IDs: positions in crafted-events, also used as mapping IDs. */
-enum { OUTER_START, OUTER_DONE, INNER_BEGIN, INNER_END, LEAF_ENTER, LEAF_EXIT, NOTE, LOCK_ACQ, LOCK_REL, ORPHAN };
-static const char *const names[] = {"outer_start", "outer_done",   "inner_begin", "inner_end", "leaf_enter",
-                                    "leaf_exit",   "note",         "lock_acquire", "lock_release", "orphan_start"};
 
 static const char *st_bin, *uft_bin, *py_bin, *events, *checker, *fixtures;
 
-static char *path_in_tmp(const char *name)
-{
-    static char buf[8][4300];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, sizeof buf[0], "%s/%s", ex_tmpdir, name);
-    return p;
-}
-
-static void begin_trace(struct ex_trace *t)
-{
-    memset(t, 0, sizeof *t);
-    ex_header(t);
-    for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
-        ex_mapping(t, i, names[i]);
-}
 
 static bool need(const char *bin, const char *what)
 {
@@ -126,7 +106,7 @@ static void same_text(const char *got, const char *want, const char *what)
 static void build_nested(const char *path)
 {
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev(&t, OUTER_START, T0 + 1 * MS, 4001, EX_INT(1));
     ex_ev(&t, INNER_BEGIN, T0 + 1 * MS + 500 * US, 4001, EX_INT(7));
     ex_ev0(&t, LEAF_ENTER, T0 + 2 * MS, 4001);
@@ -220,7 +200,7 @@ static void nested_uftrace(const char *trace, const char *dir)
     free(info);
 
     struct ex_run d = ex_run(uft_bin, "dump", "--chrome", "-d", dir);
-    char *dump_json = path_in_tmp("nested-dump.json");
+    char *dump_json = ex_path("nested-dump.json");
     FILE *f = fopen(dump_json, "w");
     fputs(d.out, f);
     fclose(f);
@@ -284,14 +264,14 @@ static void nested_chrome(const char *trace, const char *json)
 
 static void test_nested(void)
 {
-    char *trace = path_in_tmp("nested.trace");
+    char *trace = ex_path("nested.trace");
     build_nested(trace);
-    nested_uftrace(trace, path_in_tmp("nested.data"));
-    nested_chrome(trace, path_in_tmp("nested.json"));
+    nested_uftrace(trace, ex_path("nested.data"));
+    nested_chrome(trace, ex_path("nested.json"));
 
     /* Standard output: the same JSON. */
     struct ex_run r = run_export("--format=chrome", "-q", "-o", "-", events, trace);
-    char *file = ex_slurp(path_in_tmp("nested.json"), NULL);
+    char *file = ex_slurp(ex_path("nested.json"), NULL);
     ok(r.status == 0 && strcmp(r.out, file) == 0 && r.err[0] == '\0',
        "nested: -o - writes the same JSON to standard output; -q prints nothing else");
     free(file);
@@ -306,9 +286,9 @@ static void test_nested(void)
  */
 static void test_unmatched(void)
 {
-    char *trace = path_in_tmp("unmatched.trace"), *dir = path_in_tmp("unmatched.data");
+    char *trace = ex_path("unmatched.trace"), *dir = ex_path("unmatched.data");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev0(&t, INNER_END, T0 + 1 * MS, 4001);
     ex_ev(&t, OUTER_START, T0 + 2 * MS, 4001, EX_INT(1));
     ex_ev(&t, INNER_BEGIN, T0 + 3 * MS, 4001, EX_INT(1));
@@ -336,7 +316,7 @@ static void test_unmatched(void)
            "unmatched: the end without a begin is an event before the calls (replay --event-full)");
         free(replay);
     }
-    char *json = path_in_tmp("unmatched.json");
+    char *json = ex_path("unmatched.json");
     r = run_export("-o", json, events, trace);
     is_int(r.status, 0, "unmatched: chrome export succeeds (format from the .json name)");
     ex_run_free(&r);
@@ -358,9 +338,9 @@ static void test_unmatched(void)
 
 static void test_dropped(void)
 {
-    char *trace = path_in_tmp("dropped.trace"), *dir = path_in_tmp("dropped.data");
+    char *trace = ex_path("dropped.trace"), *dir = ex_path("dropped.data");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev(&t, OUTER_START, T0 + 1 * MS, 4001, EX_INT(1));
     ex_dropped(&t, T0 + 2 * MS, 4001, 5);
     ex_ev(&t, OUTER_DONE, T0 + 3 * MS, 4001, EX_INT(1));
@@ -382,7 +362,7 @@ static void test_dropped(void)
             ex_show("replay", replay, 10);
         free(replay);
     }
-    char *json = path_in_tmp("dropped.json");
+    char *json = ex_path("dropped.json");
     r = run_export("-o", json, events, trace);
     ex_run_free(&r);
     if (need(py_bin, "python3")) {
@@ -403,9 +383,9 @@ static void test_dropped(void)
  */
 static void test_process(void)
 {
-    char *trace = path_in_tmp("process.trace"), *dir = path_in_tmp("process.data"), *json = path_in_tmp("process.json");
+    char *trace = ex_path("process.trace"), *dir = ex_path("process.data"), *json = ex_path("process.json");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev(&t, OUTER_START, T0 + 1 * MS, 4002, EX_INT(1));
     ex_ev(&t, OUTER_DONE, T0 + 2 * MS, 4002, EX_INT(1));
     ex_dropped(&t, T0 + 3 * MS, 0xffffffffu, 3);
@@ -441,9 +421,9 @@ static void test_process(void)
 /* A timestamp older than its thread's previous one is raised to it: uftrace needs time order per file. */
 static void test_clamped(void)
 {
-    char *trace = path_in_tmp("clamped.trace"), *dir = path_in_tmp("clamped.data");
+    char *trace = ex_path("clamped.trace"), *dir = ex_path("clamped.data");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev(&t, OUTER_START, T0 + 5 * MS, 4001, EX_INT(1));
     ex_ev0(&t, LEAF_ENTER, T0 + 3 * MS, 4001);
     ex_ev(&t, LEAF_EXIT, T0 + 6 * MS, 4001, EX_INT(0));
@@ -467,7 +447,7 @@ static void test_clamped(void)
 
 static void test_depth(void)
 {
-    char *trace = path_in_tmp("nested.trace"), *dir = path_in_tmp("depth.data");
+    char *trace = ex_path("nested.trace"), *dir = ex_path("depth.data");
     struct ex_run r = run_export("--max-depth=2", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "5 calls of 3 functions") &&
            ex_has(r.err, "unmatched: 3 begins too deep (left out, see --max-depth)"),
@@ -488,16 +468,16 @@ static void test_depth(void)
 
 static void test_pairs(void)
 {
-    char *trace = path_in_tmp("pairs.trace");
+    char *trace = ex_path("pairs.trace");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ex_ev(&t, LOCK_ACQ, T0 + 1 * MS, 7, EX_INT(0x10));
     ex_ev(&t, OUTER_START, T0 + 2 * MS, 7, EX_INT(1));
     ex_ev(&t, OUTER_DONE, T0 + 3 * MS, 7, EX_INT(1));
     ex_ev(&t, LOCK_REL, T0 + 4 * MS, 7, EX_INT(0x10));
     ex_ev0(&t, ORPHAN, T0 + 5 * MS, 7);
     ex_save(&t, trace);
-    char *json = path_in_tmp("pairs.json");
+    char *json = ex_path("pairs.json");
     struct {
         const char *rule, *second, *want;
     } cases[] = {
@@ -535,7 +515,7 @@ static void test_pairs(void)
 
 static void test_filters(void)
 {
-    char *trace = path_in_tmp("nested.trace"), *dir = path_in_tmp("filter.data");
+    char *trace = ex_path("nested.trace"), *dir = ex_path("filter.data");
     struct ex_run r = run_export("--tid=4002", "--events=*_start,*_done,inner_*", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 4 records, 1 thread: 2 calls of 3 functions"),
        "filters: --tid and --events select records as print does");
@@ -548,7 +528,7 @@ static void test_filters(void)
     }
     /* Relative to the first record (T0 + 1 ms): [T0 + 12 ms, T0 + 16.5 ms] holds 4002's outer_start
      * to leaf_exit. */
-    r = run_export("--from=11ms", "--to=15.5ms", "-o", path_in_tmp("window.json"), events, trace);
+    r = run_export("--from=11ms", "--to=15.5ms", "-o", ex_path("window.json"), events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 6 records, 1 thread: 3 calls") && ex_has(r.err, "2 begins never ended"),
        "filters: --from/--to keep a window (the leaf ends inside it; outer and inner do not)");
     ex_run_free(&r);
@@ -587,9 +567,11 @@ static void test_fixtures(void)
         struct ex_run p = no_header ? ex_run(st_bin, "print", "--no-header", fevents, bin)
                                     : ex_run(st_bin, "print", fevents, bin);
         char *want = as_export_message(p.err);
-        for (int fmt = 0; fmt < 2; fmt++) {
-            char *out = path_in_tmp(fmt ? "fixture.json" : "fixture.data");
-            const char *f = fmt ? "--format=chrome" : "--format=uftrace";
+        static const char *const outs[] = {"fixture.data", "fixture.json", "fixture.pftrace", "fixture.ctf"};
+        static const char *const fmts[] = {"--format=uftrace", "--format=chrome", "--format=perfetto", "--format=ctf"};
+        for (int fmt = 0; fmt < 4; fmt++) {
+            char *out = ex_path(outs[fmt]);
+            const char *f = fmts[fmt];
             struct ex_run x = no_header ? run_export(f, "-q", "--no-header", "-o", out, fevents, bin)
                                         : run_export(f, "-q", "-o", out, fevents, bin);
             bool same = x.status == p.status && strcmp(x.err, want) == 0;
@@ -613,20 +595,21 @@ static void test_fixtures(void)
     }
     closedir(d);
     ok(checked >= 10 && failing >= 3, "fixtures: %d edge-case traces tried, %d of them bad", checked, failing);
-    ok(all_same, "fixtures: export exits and reports exactly as print does (byte offset, record number)");
+    ok(all_same, "fixtures: export to each format exits and reports exactly as print does (byte offset, record "
+                 "number)");
     ok(all_clean, "fixtures: after an error nothing is left: no output, no temporary");
 }
 
 static void test_truncated(void)
 {
-    char *trace = path_in_tmp("cut.trace");
+    char *trace = ex_path("cut.trace");
     size_t len;
-    char *whole = ex_slurp(path_in_tmp("nested.trace"), &len);
+    char *whole = ex_slurp(ex_path("nested.trace"), &len);
     FILE *f = fopen(trace, "wb");
     fwrite(whole, 1, len - 5, f);
     fclose(f);
     free(whole);
-    char *dir = path_in_tmp("cut.data");
+    char *dir = ex_path("cut.data");
     struct ex_run p = ex_run(st_bin, "print", events, trace);
     char *want = as_export_message(p.err);
     struct ex_run r = run_export("-o", dir, events, trace);
@@ -638,7 +621,7 @@ static void test_truncated(void)
     ok(!ex_exists(dir) && ex_count_entries(ex_tmpdir, ".cut") == 0, "truncated: no directory, no temporary left");
     ex_run_free(&r);
     r = run_export("-o", "-", events, trace);
-    char *json = path_in_tmp("cut-stdout.json");
+    char *json = ex_path("cut-stdout.json");
     f = fopen(json, "w");
     fputs(r.out, f);
     fclose(f);
@@ -658,7 +641,7 @@ static void write_file(const char *path, const char *text)
 
 static void test_output_dirs(void)
 {
-    char *trace = path_in_tmp("nested.trace"), *dir = path_in_tmp("old.data"), file[4400];
+    char *trace = ex_path("nested.trace"), *dir = ex_path("old.data"), file[4400];
     mkdir(dir, 0755);
     snprintf(file, sizeof file, "%s/999.dat", dir);
     write_file(file, "stale");
@@ -694,9 +677,9 @@ static void test_output_dirs(void)
 static void test_threads(void)
 {
     enum { THREADS = 40, CALLS = 20 }; /* 640 bytes a thread: more than a thread holds without a file */
-    char *trace = path_in_tmp("threads.trace"), *dir = path_in_tmp("threads.data");
+    char *trace = ex_path("threads.trace"), *dir = ex_path("threads.data");
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     uint64_t ts = T0;
     for (int c = 0; c < CALLS; c++)
         for (int phase = 0; phase < 2; phase++)
@@ -744,7 +727,7 @@ static void feed(int fd, uint64_t *ts, int n)
  */
 static void progress_run(bool interrupt, int *status, char **err, const char *out)
 {
-    char *fifo = path_in_tmp("feed.fifo");
+    char *fifo = ex_path("feed.fifo");
     unlink(fifo);
     mkfifo(fifo, 0600);
     int master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -760,7 +743,7 @@ static void progress_run(bool interrupt, int *status, char **err, const char *ou
     }
     int fd = open(fifo, O_WRONLY);
     struct ex_trace t;
-    begin_trace(&t);
+    ex_begin_crafted(&t);
     ssize_t w = write(fd, t.buf, t.len);
     (void)w;
     free(t.buf);
@@ -788,7 +771,7 @@ static void progress_run(bool interrupt, int *status, char **err, const char *ou
 static void test_progress(void)
 {
     int st;
-    char *err, *out = path_in_tmp("progress.json");
+    char *err, *out = ex_path("progress.json");
     progress_run(false, &st, &err, out);
     ok(st == 0 && ex_has(err, "\rsimpletrace export: 0.1M records") && ex_has(err, "\r\033[K") &&
            ex_has(err, "wrote ") && strstr(err, "\r\033[K") < strstr(err, "wrote "),

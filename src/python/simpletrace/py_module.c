@@ -1,0 +1,223 @@
+/*
+ * The module simpletrace._core: its exceptions, the interned names the
+ * analyzer loop passes, and the module-level functions (catalogs).
+ */
+#include <errno.h>
+
+#include "pyst.h"
+
+PyObject *pyst_SimpleException;
+PyObject *pyst_TraceError;
+PyObject *pyst_EventsError;
+PyObject *pyst_kwnames;
+
+PyObject *pyst_events_error(const char *message)
+{
+    PyErr_SetString(pyst_EventsError, message);
+    return NULL;
+}
+
+/* Whether an open error is the system's (a path that cannot be opened) rather than the trace's. */
+static bool is_os_error(int code)
+{
+    switch (-code) {
+    case ENOENT: case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ELOOP: case ENAMETOOLONG:
+    case EMFILE: case ENFILE: case ENXIO: case ENODEV:
+        return true;
+    default:
+        return false;
+    }
+}
+
+PyObject *pyst_open_error(int code, const char *name, const char *text)
+{
+    if (code == -ENOMEM)
+        return PyErr_NoMemory();
+    if (is_os_error(code) && name) {
+        PyObject *fn = PyUnicode_DecodeFSDefault(name);
+        if (fn) {
+            errno = -code;
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, fn);
+            Py_DECREF(fn);
+        }
+        return NULL;
+    }
+    PyErr_SetString(pyst_TraceError, text);
+    return NULL;
+}
+
+/* _core.load_events(name, text): a Catalog of trace-events text. */
+static PyObject *load_events(PyObject *mod, PyObject *args)
+{
+    const char *name, *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "ss#", &name, &text, &len))
+        return NULL;
+    struct st_catalog *cat;
+    char errbuf[1024];
+    int ret = st_catalog_load_buffer(&cat, name, text, (size_t)len, errbuf, sizeof errbuf);
+    if (ret == -ENOMEM)
+        return PyErr_NoMemory();
+    if (ret < 0)
+        return pyst_events_error(errbuf);
+    return pyst_catalog_wrap(cat, true, NULL);
+}
+
+/* _core.load_events_files(paths): a Catalog of trace-events files, in order. */
+static PyObject *load_events_files(PyObject *mod, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "paths must be a sequence");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **bytes = PyMem_Calloc(n ? (size_t)n : 1, sizeof *bytes);
+    const char **paths = PyMem_Calloc(n ? (size_t)n : 1, sizeof *paths);
+    PyObject *result = NULL;
+    if (!bytes || !paths) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(seq, i), &bytes[i]))
+            goto out;
+        paths[i] = PyBytes_AS_STRING(bytes[i]);
+    }
+    struct st_catalog *cat;
+    char errbuf[1024];
+    int ret = st_catalog_load(&cat, paths, (size_t)n, errbuf, sizeof errbuf);
+    if (ret == -EINVAL || ret == -EMEDIUMTYPE)
+        pyst_events_error(errbuf);
+    else if (ret < 0)
+        pyst_open_error(ret, n == 1 ? paths[0] : NULL, errbuf);
+    else
+        result = pyst_catalog_wrap(cat, true, NULL);
+out:
+    for (Py_ssize_t i = 0; bytes && i < n; i++)
+        Py_XDECREF(bytes[i]);
+    PyMem_Free(bytes);
+    PyMem_Free(paths);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* _core.load_trace_declarations(path, rotated=False): the Catalog a trace carries, or None. */
+static PyObject *load_trace_declarations(PyObject *mod, PyObject *args)
+{
+    PyObject *path;
+    int rotated = 0;
+    if (!PyArg_ParseTuple(args, "O&|p", PyUnicode_FSConverter, &path, &rotated))
+        return NULL;
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = rotated ? ST_READER_ROTATED : 0};
+    struct st_catalog *cat;
+    char errbuf[1024];
+    int ret = st_catalog_load_trace(&cat, PyBytes_AS_STRING(path), &o, errbuf, sizeof errbuf);
+    PyObject *result;
+    if (ret == -ENODATA)
+        result = Py_NewRef(Py_None);
+    else if (ret == -EINVAL)
+        result = pyst_events_error(errbuf);
+    else if (ret < 0)
+        result = pyst_open_error(ret, PyBytes_AS_STRING(path), errbuf);
+    else
+        result = pyst_catalog_wrap(cat, true, NULL);
+    Py_DECREF(path);
+    return result;
+}
+
+/* _core.parse_duration(text): nanoseconds of "N", "Nns", "Nus", "Nms" or "Ns". */
+static PyObject *parse_duration(PyObject *mod, PyObject *arg)
+{
+    const char *text = PyUnicode_AsUTF8(arg);
+    if (!text)
+        return NULL;
+    int64_t ns;
+    if (st_parse_duration_ns(text, &ns) < 0)
+        return PyErr_Format(PyExc_ValueError, "'%s' is not a duration (N, Nns, Nus, Nms or Ns)", text);
+    return PyLong_FromLongLong(ns);
+}
+
+static PyMethodDef module_methods[] = {
+    {"load_events", load_events, METH_VARARGS,
+     "load_events(name, text) -> Catalog\n\nParses trace-events text (name is used in messages)."},
+    {"load_events_files", load_events_files, METH_O,
+     "load_events_files(paths) -> Catalog\n\nParses trace-events files, in order."},
+    {"load_trace_declarations", load_trace_declarations, METH_VARARGS,
+     "load_trace_declarations(path, rotated=False) -> Catalog or None\n\n"
+     "The event declarations a trace carries; None when it carries none (QEMU's traces)."},
+    {"parse_duration", parse_duration, METH_O,
+     "parse_duration(text) -> int\n\nNanoseconds of a duration \"N\", \"Nns\", \"Nus\", \"Nms\" or \"Ns\"."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "simpletrace._core",
+    .m_doc = "The C half of simpletrace: readers, records and the analyzer loop on libsimpletrace-read.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+/* Creates an exception class simpletrace.NAME. NULL with an exception. */
+static PyObject *new_exception(PyObject *mod, const char *name, const char *doc, PyObject *bases)
+{
+    char qualified[64];
+    snprintf(qualified, sizeof qualified, "simpletrace.%s", name);
+    PyObject *e = PyErr_NewExceptionWithDoc(qualified, doc, bases, NULL);
+    if (e && PyModule_AddObjectRef(mod, name, e) < 0)
+        Py_CLEAR(e);
+    return e;
+}
+
+static int add_type(PyObject *mod, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0)
+        return -1;
+    return PyModule_AddObjectRef(mod, name, (PyObject *)type);
+}
+
+PyMODINIT_FUNC PyInit__core(void);
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *mod = PyModule_Create(&module_def);
+    if (!mod)
+        return NULL;
+    pyst_SimpleException = new_exception(mod, "SimpleException",
+                                         "What simpletrace raises for input it cannot read (as QEMU's simpletrace.py).",
+                                         NULL);
+    if (!pyst_SimpleException)
+        goto fail;
+    PyObject *bases = PyTuple_Pack(2, pyst_SimpleException, PyExc_ValueError);
+    if (!bases)
+        goto fail;
+    pyst_TraceError = new_exception(mod, "TraceError",
+                                    "A trace that cannot be read further: truncated, corrupt, or not matching its\n"
+                                    "declarations. Every record before the bad one was delivered. Attributes:\n"
+                                    "filename, offset (byte offset of the bad record or header), record (its\n"
+                                    "number: header 0, then every record counted), errno, reason (the message\n"
+                                    "without the place).",
+                                    bases);
+    pyst_EventsError = new_exception(mod, "EventsError",
+                                     "trace-events text that does not parse (the message says FILE:LINE: what).",
+                                     bases);
+    Py_DECREF(bases);
+    if (!pyst_TraceError || !pyst_EventsError)
+        goto fail;
+    PyObject *kw[4] = {PyUnicode_InternFromString("event"), PyUnicode_InternFromString("event_id"),
+                       PyUnicode_InternFromString("timestamp_ns"), PyUnicode_InternFromString("pid")};
+    if (kw[0] && kw[1] && kw[2] && kw[3])
+        pyst_kwnames = PyTuple_Pack(4, kw[0], kw[1], kw[2], kw[3]);
+    for (int i = 0; i < 4; i++)
+        Py_XDECREF(kw[i]);
+    if (!pyst_kwnames)
+        goto fail;
+    if (add_type(mod, &pyst_CatalogType, "Catalog") < 0 || add_type(mod, &pyst_ReaderType, "Reader") < 0 ||
+        add_type(mod, &pyst_RecordType, "Record") < 0 || add_type(mod, &pyst_BufferType, "Buffer") < 0)
+        goto fail;
+    if (PyModule_AddStringConstant(mod, "library_version", st_version_string()) < 0)
+        goto fail;
+    return mod;
+fail:
+    Py_DECREF(mod);
+    return NULL;
+}
