@@ -42,7 +42,21 @@ struct totals {
     uint32_t *pids;           /* open-addressing set, 0 = empty slot (pid 0 kept aside) */
     size_t npids;
     bool pid0, pids_capped;
-    uint64_t *per_input;      /* records delivered per input (st_reader_input_count() entries) */
+    struct proc_count *procs; /* the processes records came from, in the order met */
+    size_t nprocs;
+    unsigned last_input;      /* the last record's input, pid and program pointer: ... */
+    uint32_t last_pid;
+    const char *last_program; /* ... (NULL before the first) */
+    size_t last_proc;         /* ... its process, procs[last_proc] */
+};
+
+/* Records of one process: the inputs of one (st_reader_input_process()), each of a merged file's. */
+struct proc_count {
+    size_t group;     /* the process's first input */
+    size_t met;       /* the order it was met in */
+    uint32_t pid;     /* as the records say (0: not recorded) */
+    char *program;    /* owned; "" when not recorded */
+    uint64_t records;
 };
 
 /* --- collecting ------------------------------------------------------------ */
@@ -83,7 +97,6 @@ static void add_record(struct event_stats *es, struct totals *t, const struct st
     if (ts > t->max_ts)
         t->max_ts = ts;
     t->delivered++;
-    t->per_input[rec->input]++;
     if (rec->has_pid)
         add_pid(t, rec->pid);
     if (rec->dropped) {
@@ -100,13 +113,54 @@ static void add_record(struct event_stats *es, struct totals *t, const struct st
     e->count++;
 }
 
+/* The process of rec in t->procs, added when new: its index, or -ENOMEM. */
+static long find_process(struct totals *t, const struct st_reader *r, const struct st_record *rec)
+{
+    size_t group = st_reader_input_process(r, rec->input);
+    for (size_t k = 0; k < t->nprocs; k++)
+        if (t->procs[k].group == group && t->procs[k].pid == rec->process_pid &&
+            !strcmp(t->procs[k].program, rec->process_program))
+            return (long)k;
+    struct proc_count *more = realloc(t->procs, (t->nprocs + 1) * sizeof *more);
+    if (!more)
+        return -ENOMEM;
+    t->procs = more;
+    if (!(more[t->nprocs].program = strdup(rec->process_program)))
+        return -ENOMEM;
+    more[t->nprocs].group = group;
+    more[t->nprocs].met = t->nprocs;
+    more[t->nprocs].pid = rec->process_pid;
+    more[t->nprocs].records = 0;
+    return (long)t->nprocs++;
+}
+
+/* Counts rec for its process; the same as the last record's (input, pid, program pointer) needs no search. */
+static int count_process(struct totals *t, const struct st_reader *r, const struct st_record *rec)
+{
+    if (!t->last_program || t->last_input != rec->input || t->last_pid != rec->process_pid ||
+        t->last_program != rec->process_program) {
+        long k = find_process(t, r, rec);
+        if (k < 0)
+            return (int)k;
+        t->last_proc = (size_t)k;
+        t->last_input = rec->input;
+        t->last_pid = rec->process_pid;
+        t->last_program = rec->process_program;
+    }
+    t->procs[t->last_proc].records++;
+    return 0;
+}
+
 /* Reads every record; 0 at the end or the reader's error code. */
 static int collect(struct st_reader *r, struct event_stats *es, struct totals *t)
 {
     const struct st_record *rec;
     int ret;
-    while ((ret = st_reader_next(r, &rec)) == 1)
+    while ((ret = st_reader_next(r, &rec)) == 1) {
         add_record(es, t, rec);
+        if (count_process(t, r, rec) < 0)
+            return -ENOMEM;
+    }
     st_reader_origin(r, &t->origin);
     return ret;
 }
@@ -207,11 +261,11 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     print_threads(t);
 }
 
-static void print_processes(const struct cli_trace *tr, const struct totals *t, bool json);
+static void print_processes(const struct totals *t, bool json);
 
-/* The JSON object; with several processes (tr not NULL), "processes" before "per_event". */
+/* The JSON object; with several processes, "processes" before "per_event". */
 static void print_json(const char *trace, const struct event_stats *es, size_t n, const struct totals *t,
-                       const struct st_reader_counters *c, const struct cli_trace *tr)
+                       const struct st_reader_counters *c, bool several)
 {
     printf("{\"trace\":");
     st__json_fputs(stdout, trace); /* a path: any bytes */
@@ -222,8 +276,8 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
            (unsigned long long)t->dropped_records, (unsigned long long)t->dropped_events,
            (unsigned long long)c->filtered, (unsigned long long)t->non_monotonic, t->npids + t->pid0,
            (unsigned long long)t->origin, (unsigned long long)duration(t));
-    if (tr)
-        print_processes(tr, t, true);
+    if (several)
+        print_processes(t, true);
     printf(",\"per_event\":[");
     for (size_t i = 0; i < n; i++)
         printf("%s{\"name\":\"%s\",\"count\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"rate_per_s\":%.3f}",
@@ -232,33 +286,35 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
     printf("]}\n");
 }
 
-/* Per process, when the inputs hold several: records delivered, in input order of their first input. */
-static void print_processes(const struct cli_trace *tr, const struct totals *t, bool json)
+static int by_group(const void *a, const void *b)
 {
-    size_t n = st_reader_input_count(tr->r);
-    char name[512];
-    printf(json ? ",\"processes\":[" : "%-15s %zu\n", "processes", cli_trace_processes(tr));
-    for (size_t i = 0, k = 0; i < n; i++) {
-        struct st_trace_description d = {.struct_size = sizeof d};
-        uint64_t count = 0;
-        if (st_reader_input_process(tr->r, i) != i)
-            continue;
-        for (size_t j = i; j < n; j++)
-            count += st_reader_input_process(tr->r, j) == i ? t->per_input[j] : 0;
+    const struct proc_count *x = a, *y = b;
+    return x->group != y->group ? (x->group < y->group ? -1 : 1) : (x->met < y->met ? -1 : x->met > y->met);
+}
+
+/* Per process, when the inputs hold several: records delivered, in input order of their first input. */
+static void print_processes(const struct totals *t, bool json)
+{
+    printf(json ? ",\"processes\":[" : "%-15s %zu\n", "processes", t->nprocs);
+    for (size_t k = 0; k < t->nprocs; k++) {
+        const struct proc_count *p = &t->procs[k];
         if (!json) {
-            cli_trace_process_name(tr, i, name, sizeof name);
-            printf("  %-30s %llu records\n", name, (unsigned long long)count);
+            char name[512];
+            if (p->pid || *p->program)
+                snprintf(name, sizeof name, "%s[%lu]", p->program, (unsigned long)p->pid);
+            else
+                snprintf(name, sizeof name, "input#%zu", p->group);
+            printf("  %-30s %llu records\n", name, (unsigned long long)p->records);
             continue;
         }
-        bool known = st_reader_description(st_reader_input(tr->r, i), &d) == 0;
-        printf("%s{\"pid\":", k++ ? "," : "");
-        printf(known ? "%lu" : "null", (unsigned long)d.pid);
+        printf("%s{\"pid\":", k ? "," : "");
+        printf(p->pid ? "%lu" : "null", (unsigned long)p->pid);
         printf(",\"program\":");
-        if (known)
-            st__json_fputs(stdout, d.program);
+        if (*p->program)
+            st__json_fputs(stdout, p->program);
         else
             printf("null");
-        printf(",\"records\":%llu}", (unsigned long long)count);
+        printf(",\"records\":%llu}", (unsigned long long)p->records);
     }
     if (json)
         printf("]");
@@ -343,8 +399,7 @@ int st_cmd_stats(int argc, char **argv)
     size_t nev = st_catalog_count(tr.cat) + 1;
     es = calloc(nev, sizeof *es);
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
-    t.per_input = calloc(st_reader_input_count(tr.r), sizeof *t.per_input);
-    if (!es || !t.pids || !t.per_input) {
+    if (!es || !t.pids) {
         fprintf(stderr, PROG ": out of memory\n");
         goto out;
     }
@@ -354,13 +409,14 @@ int st_cmd_stats(int argc, char **argv)
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
-    bool several = cli_trace_processes(&tr) > 1;
+    qsort(t.procs, t.nprocs, sizeof *t.procs, by_group); /* by their first input, each input's in the order met */
+    bool several = t.nprocs > 1;
     if (o.json)
-        print_json(o.in.trace, es, n, &t, &c, several ? &tr : NULL);
+        print_json(o.in.trace, es, n, &t, &c, several);
     else
         print_text(es, n, &t, &c);
     if (several && !o.json)
-        print_processes(&tr, &t, false);
+        print_processes(&t, false);
     fflush(stdout);
     status = 0;
     if (ret < 0) {
@@ -370,7 +426,9 @@ int st_cmd_stats(int argc, char **argv)
     }
 out:
     free(t.pids);
-    free(t.per_input);
+    for (size_t k = 0; k < t.nprocs; k++)
+        free(t.procs[k].program);
+    free(t.procs);
     free(es);
     cli_trace_close(&tr);
     cli_input_free(&o.in);

@@ -8,8 +8,8 @@ Checked here:
     the records of `print DIR` (names, timestamps, pid fields, arguments,
     dropped records) in the same order; `print OUT` names each record's
     process as `print DIR` does; each event mapped and declared once, a
-    process record per process; info OUT lists the processes, and
-    `info DIR` the totals;
+    process record per process; stats and info OUT count per process as
+    for DIR, and `info DIR` gives the totals;
   - two files whose IDs overlap with different events (each also in the
     other): print and merge keep them apart, the merge gives each event
     one ID;
@@ -137,6 +137,10 @@ def demo_run(cli, demo, events_file, tmp):
     ok(sorted(int(p['pid']) for _, p in procs) == sorted({x['process']['pid'] for x in want}) and
        all(p['source'].startswith(d) and p['program'] == 'demo' for _, p in procs),
        'a process record per process, its description and source')
+    sd, so = (run(cli, 'stats', '--format=json', x) for x in (d, out))
+    procs = lambda r: json.loads(r.stdout).get('processes') if r.returncode == 0 else r.stderr
+    ok(procs(so) == procs(sd) and len(procs(sd)) == 2, 'stats OUT counts the records of each process as stats DIR',
+       '%s != %s' % (procs(so), procs(sd)))
     r = run(cli, 'info', out)
     ok(r.returncode == 0 and 'processes:        2' in r.stdout and r.stdout.count('demo[') == 2,
        'info OUT: the processes it holds', r.stdout + r.stderr)
