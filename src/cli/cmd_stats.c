@@ -44,10 +44,14 @@ struct totals {
     bool pid0, pids_capped;
     struct proc_count *procs; /* the processes records came from, in the order met */
     size_t nprocs;
-    unsigned last_input;      /* the last record's input, pid and program pointer: ... */
-    uint32_t last_pid;
-    const char *last_program; /* ... (NULL before the first) */
-    size_t last_proc;         /* ... its process, procs[last_proc] */
+    struct proc_seen *seen;   /* per input: the process of its last record */
+};
+
+/* An input's last record's pid and program pointer (NULL before its first), and that process. */
+struct proc_seen {
+    const char *program;
+    uint32_t pid;
+    size_t proc;
 };
 
 /* Records of one process: the inputs of one (st_reader_input_process()), each of a merged file's. */
@@ -134,20 +138,17 @@ static long find_process(struct totals *t, const struct st_reader *r, const stru
     return (long)t->nprocs++;
 }
 
-/* Counts rec for its process; the same as the last record's (input, pid, program pointer) needs no search. */
+/* Counts rec for its process; one of the same pid and program pointer as its input's last needs no search. */
 static int count_process(struct totals *t, const struct st_reader *r, const struct st_record *rec)
 {
-    if (!t->last_program || t->last_input != rec->input || t->last_pid != rec->process_pid ||
-        t->last_program != rec->process_program) {
+    struct proc_seen *s = &t->seen[rec->input];
+    if (s->program != rec->process_program || s->pid != rec->process_pid) {
         long k = find_process(t, r, rec);
         if (k < 0)
             return (int)k;
-        t->last_proc = (size_t)k;
-        t->last_input = rec->input;
-        t->last_pid = rec->process_pid;
-        t->last_program = rec->process_program;
+        *s = (struct proc_seen){rec->process_program, rec->process_pid, (size_t)k};
     }
-    t->procs[t->last_proc].records++;
+    t->procs[s->proc].records++;
     return 0;
 }
 
@@ -399,7 +400,8 @@ int st_cmd_stats(int argc, char **argv)
     size_t nev = st_catalog_count(tr.cat) + 1;
     es = calloc(nev, sizeof *es);
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
-    if (!es || !t.pids) {
+    t.seen = calloc(st_reader_input_count(tr.r), sizeof *t.seen);
+    if (!es || !t.pids || !t.seen) {
         fprintf(stderr, PROG ": out of memory\n");
         goto out;
     }
@@ -426,6 +428,7 @@ int st_cmd_stats(int argc, char **argv)
     }
 out:
     free(t.pids);
+    free(t.seen);
     for (size_t k = 0; k < t.nprocs; k++)
         free(t.procs[k].program);
     free(t.procs);
