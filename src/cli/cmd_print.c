@@ -172,7 +172,8 @@ static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct 
 /*
  * Makes the formatter once the first st_reader_next() has read every
  * input's description (and a merged file's processes): only then is it
- * known whether they hold several processes, whose records then name theirs. 0, or 1 after the message.
+ * known whether they hold several processes, whose records then name
+ * theirs. 0, or 1 after the message.
  */
 static int make_formatter(const struct cli_trace *t, struct st_formatter_options *fo, struct st_formatter **f)
 {
