@@ -7,9 +7,8 @@
  * (timestamp, input number): each inner node keeps the key that lost the
  * match played there, the root the winner's, the next record. After a
  * record is taken, only its input's path to the root is played again:
- * log2(n) matches, each against the one key its node holds, without a
- * branch (the outcome is as good as random), and without touching the n
- * readers' records. When the input keeps winning, the earliest key on its
+ * log2(n) matches, each against the one key its node holds, without
+ * touching the n readers' records. When the input keeps winning, the earliest key on its
  * path bounds a run: its next records below it win without a match (an
  * input that traced a burst). An input holds one leaf, so its records keep
  * their file order, and equal timestamps come out in input order: the same
@@ -72,7 +71,7 @@ struct st__many {
 
 /* --- the loser tree ------------------------------------------------------------ */
 
-/* Whether key a comes before key b (no branch: the outcome is as good as random). */
+/* Whether key a comes before key b. */
 static inline bool before(struct key a, struct key b)
 {
     return (a.ts < b.ts) | ((a.ts == b.ts) & (a.rank < b.rank));
@@ -89,29 +88,28 @@ static struct key path_min(const struct st__many *m, size_t i)
 }
 
 /*
- * Plays input i's new key (ts, rank) (its next record, or the end) from its
- * leaf up, i being the last winner: at each node the earlier key goes on,
- * the later one stays. The nodes hold the keys themselves, so a match
- * touches one node only, and swaps without a branch. When i wins every
- * match, the keys on its path are the runner-ups: the earliest of them is
- * the bound below which i's next keys win without a match (a run of
- * records from one input: update()).
+ * Plays input i's new key k (its next record, or the end) from its leaf
+ * up, i being the last winner: at each node the earlier key goes on, the
+ * later one stays. The nodes hold the keys themselves, so a match touches
+ * one node only. A plain branch: inputs that take turns in a pattern (a
+ * merge's worst case) make one the predictor learns, which a branch-free
+ * swap, with its chain of dependent instructions, loses to by half. When
+ * i wins every match, the keys on its path are the runner-ups: the
+ * earliest of them is the bound below which i's next keys win without a
+ * match (a run of records from one input: update()).
  */
-static inline void replay(struct st__many *m, size_t i, uint64_t ts, uint64_t rank)
+static inline void replay(struct st__many *m, size_t i, struct key k)
 {
     struct key *t = m->tree;
     bool kept = true;
-    for (size_t j = (m->size + i) / 2; j > 0; j /= 2) {
-        uint64_t ots = t[j].ts, orank = t[j].rank;
-        bool swap = (ots < ts) | ((ots == ts) & (orank < rank));
-        uint64_t mask = -(uint64_t)swap, dts = (ots ^ ts) & mask, drank = (orank ^ rank) & mask;
-        t[j].ts = ots ^ dts; /* swap: the new key stays here, the one that was here goes on */
-        t[j].rank = orank ^ drank;
-        ts ^= dts;
-        rank ^= drank;
-        kept &= !swap;
-    }
-    t[0] = (struct key){ts, rank};
+    for (size_t j = (m->size + i) / 2; j > 0; j /= 2)
+        if (before(t[j], k)) {
+            struct key o = t[j];
+            t[j] = k;
+            k = o;
+            kept = false;
+        }
+    t[0] = k;
     m->run_input = kept ? i : SIZE_MAX;
     if (kept)
         m->run_bound = path_min(m, i);
@@ -123,7 +121,7 @@ static inline void update(struct st__many *m, size_t i, struct key k)
     if (i == m->run_input && before(k, m->run_bound))
         m->tree[0] = k;
     else
-        replay(m, i, k.ts, k.rank);
+        replay(m, i, k);
 }
 
 /* Plays every match, bottom up, from the leaves' keys (leaf: 2 * size entries, leaf[size + i] input i's key). */
