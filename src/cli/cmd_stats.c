@@ -411,7 +411,8 @@ int st_cmd_stats(int argc, char **argv)
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);
-    qsort(t.procs, t.nprocs, sizeof *t.procs, by_group); /* by their first input, each input's in the order met */
+    if (t.nprocs) /* by their first input, each input's in the order met */
+        qsort(t.procs, t.nprocs, sizeof *t.procs, by_group);
     bool several = t.nprocs > 1;
     if (o.json)
         print_json(o.in.trace, es, n, &t, &c, several);
