@@ -10,6 +10,8 @@ Checked here:
     process as `print DIR` does; each event mapped and declared once, a
     process record per process; stats and info OUT count per process as
     for DIR, and `info DIR` gives the totals;
+  - a trace written in pieces: one process, described anew by each piece,
+    `print OUT` the same JSON (wall times too) as `print TRACE`;
   - two files whose IDs overlap with different events (each also in the
     other): print and merge keep them apart, the merge gives each event
     one ID;
@@ -152,6 +154,25 @@ def demo_run(cli, demo, events_file, tmp):
        sum(p['records'] for p in total['processes']) == len(want),
        'info DIR: each trace, then the totals and one entry per process', r.stdout[-600:] + r.stderr)
     return d, out
+
+
+def rotated(cli, demo, tmp):
+    trace = os.path.join(tmp, 'rot.trace')
+    r = run(demo, '--workers', '2', '--jobs', '1500',
+            env=dict(os.environ, SIMPLETRACE='enable=*,rotate=64K,file=' + trace))
+    pieces = [f for f in os.listdir(tmp) if f.startswith('rot.trace.')]
+    ok(r.returncode == 0 and len(pieces) >= 2, 'a trace written in pieces (%d)' % len(pieces), r.stderr)
+    out = os.path.join(tmp, 'rot.merged')
+    r = run(cli, 'merge', '-o', out, trace)
+    data = open(out, 'rb').read() if r.returncode == 0 else b''
+    procs = [(i, description(n)) for i, n in mappings(data) if i >> 32 == PROC_BASE >> 32 and n]
+    ok(r.returncode == 0 and len(procs) == len(pieces) + 1 and {i for i, _ in procs} == {PROC_BASE} and
+       len({p['anchor_mono_ns'] for _, p in procs}) == len(procs),
+       'merge of a rotated trace: one process, described anew by each piece (its own anchors)', r.stderr)
+    want = run(cli, 'print', '--format=json', trace).stdout
+    r = run(cli, 'print', '--format=json', out)
+    ok(r.returncode == 0 and r.stdout == want and want, '... print OUT is print TRACE, wall times included',
+       r.stderr)
 
 
 def overlapping_ids(cli, tmp):
@@ -322,6 +343,7 @@ def main():
     cli, demo, events_file, fixtures = (os.path.abspath(a) for a in sys.argv[1:5])
     with tempfile.TemporaryDirectory() as tmp:
         d, _ = demo_run(cli, demo, events_file, tmp)
+        rotated(cli, demo, tmp)
         overlapping_ids(cli, tmp)
         two_hosts(cli, tmp)
         runtime_hosts(cli, d, tmp)
