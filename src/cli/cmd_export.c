@@ -159,6 +159,9 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
                        : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
                                                                                       : ST_EXPORT_UFTRACE;
+    if (o->ex.functions && ((o->in.rd.flags & ST_READER_ALIGN_REALTIME) || o->in.noffset_args))
+        return usage_error("%s", "--functions records one host's clock: its calls cannot be moved by --align or "
+                                 "--offset (give traces of that host only)");
     if (o->ex.format != ST_EXPORT_CHROME && !strcmp(o->ex.output, "-"))
         return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
     o->ex.pairs = o->pairs;

@@ -116,11 +116,39 @@ static int process_of(struct st__ex_ctx *ctx, struct st_reader *r, size_t i, str
             if (ret < 0)
                 return ret;
             process_describe(ctx->input_proc[k], st_reader_input(r, k));
+            if (st_reader_process_count(st_reader_input(r, k)) > 1)
+                ctx->input_proc[k]->in_merged_file = k + 1;
         }
         ctx->input_proc[i] = ctx->input_proc[k];
     }
     *out = ctx->input_proc[i];
     return 0;
+}
+
+/*
+ * The process of rec: its input's, except in a file simpletrace merge wrote
+ * (several processes in one input), where rec->process_pid tells them
+ * apart and the description in force when it is read is that process's.
+ */
+static int record_process(struct st__ex_ctx *ctx, struct st_reader *r, const struct st_record *rec,
+                          struct st__ex_process **out)
+{
+    int ret = process_of(ctx, r, rec->input, out);
+    if (ret < 0 || (*out)->in_merged_file == 0 || (*out)->desc_pid == rec->process_pid)
+        return ret;
+    for (size_t i = 0; i < ctx->nprocs; i++) {
+        struct st__ex_process *p = ctx->procs[i];
+        if (p->in_merged_file == rec->input + 1 && p->have_desc == (rec->process_pid != 0) &&
+            p->desc_pid == rec->process_pid) {
+            *out = p;
+            return 0;
+        }
+    }
+    if ((ret = process_new(ctx, out)) == 0) {
+        process_describe(*out, st_reader_input(r, rec->input));
+        (*out)->in_merged_file = rec->input + 1;
+    }
+    return ret;
 }
 
 static bool group_taken(const struct st__ex_ctx *ctx, uint32_t group)
@@ -366,7 +394,7 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r
     uint64_t ts = rec->timestamp_ns;
     struct st__ex_process *p;
     struct st__ex_thread *t;
-    int ret = process_of(ctx, r, rec->input, &p);
+    int ret = record_process(ctx, r, rec, &p);
     if (ret == 0)
         ret = place(ctx, tb, p, rec->has_pid ? rec->pid : 1, rec->has_pid, &ts, &t);
     if (ret < 0)

@@ -65,6 +65,7 @@ struct st__ex_process {
     char cmdline[4096];
     uint64_t anchor_mono_ns, anchor_real_ns;
     const char *trace;     /* the name of its first input */
+    size_t in_merged_file; /* input + 1 of the file simpletrace merge wrote that holds it with others, else 0 */
     bool started;          /* it had a record: group and first_ts are set */
     uint32_t group;        /* Chrome's pid for its events: streamed before the rest is known (see chrome.c) */
     bool group_is_tid;     /* group is its first record's thread id, not a recorded process id */

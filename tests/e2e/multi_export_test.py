@@ -10,6 +10,8 @@ Checked here:
   - `export --format=chrome DIR`: valid JSON, one process per traced
     process (pid = its pid, process_name its program), its threads under it,
     as many events as records;
+  - the run merged into one file by `simpletrace merge` exports the same
+    processes, threads and events as the directory;
   - `export --format=uftrace DIR`, read by the real uftrace: a session per
     process, every task listed, each stage's line() calls under stage();
   - the same pipeline built with -finstrument-functions, the function
@@ -108,6 +110,23 @@ def chrome_export(cli, d, tmp, merged):
     ok(by_rec == by_ev, 'each event at its record\'s time, in its record\'s process')
 
 
+def merged_file_export(cli, d, tmp):
+    """The run merged into one file (simpletrace merge) exports as the directory does, process by process."""
+    one = os.path.join(tmp, 'run.merged')
+    r = run(cli, 'merge', '-o', one, d)
+    ok(r.returncode == 0, 'simpletrace merge writes the run as one file', r.stderr)
+    docs = []
+    for src in (d, one):
+        out = os.path.join(tmp, 'cmp.json')
+        r = run(cli, 'export', '-o', out, src)
+        docs.append(json.load(open(out)) if r.returncode == 0 else {'traceEvents': []})
+    shape = [sorted((e['pid'], e['tid'], e['name'], e['ph'], e.get('ts', 0)) for e in doc['traceEvents'])
+             for doc in docs]
+    ok(shape[0] == shape[1] and shape[0],
+       'a merged file exports its processes apart, as the traces it was merged from',
+       '%d != %d events' % (len(shape[0]), len(shape[1])))
+
+
 def uftrace_export(cli, uftrace, d, tmp, merged):
     out = os.path.join(tmp, 'run.data')
     r = run(cli, 'export', '--format=uftrace', '-o', out, d)
@@ -180,6 +199,9 @@ def functions_and_events(cli, uftrace, stage_ft, tmp):
         ok(rep.returncode == 0 and nested == 3 * LINES,
            'the real uftrace replays handle_line() { line() { checksum(); for every line of every stage',
            '%d nestings\n%s' % (nested, '\n'.join(text[:20]) + rep.stderr))
+    r = run(cli, 'export', '-o', os.path.join(tmp, 'bad.json'), '--functions=' + ft, '--align=realtime', d)
+    ok(r.returncode == 2 and '--functions' in r.stderr and '--align' in r.stderr,
+       '--functions with --align: refused (its calls cannot move with the traces)', r.stderr)
     # Broken function traces are named.
     bad = os.path.join(tmp, 'ft-bad')
     shutil.copytree(ft, bad)
@@ -242,6 +264,7 @@ def main():
         d = pipeline(stage, tmp, 'run')
         merged = merged_print(cli, d)
         chrome_export(cli, d, tmp, merged)
+        merged_file_export(cli, d, tmp)
         uftrace_export(cli, uftrace, d, tmp, merged)
         functions_and_events(cli, uftrace, stage_ft, tmp)
         two_hosts(cli, tmp)
