@@ -289,7 +289,8 @@ static int chrome_open(struct st__ex_ctx *ctx)
     if (!c)
         return -ENOMEM;
     ctx->out = c;
-    c->fd = c->file.fd = -1;
+    c->fd = -1;
+    st__ex_file_init(&c->file);
     const char *out = ctx->opts->output;
     if (!out || !*out)
         return st__ex_fail(ctx, -EINVAL, "no output file");
@@ -305,7 +306,7 @@ static int chrome_open(struct st__ex_ctx *ctx)
     else if ((ret = st__ex_file_open(ctx, &c->file, out)) < 0)
         return ret;
     else
-        c->fd = c->file.fd;
+        c->fd = c->file.out.fd;
     char *p = room(ctx, c, 64, &ret);
     if (!p)
         return ret;

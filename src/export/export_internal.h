@@ -16,6 +16,7 @@
 
 #include <simpletrace/reader.h>
 
+#include "out_file.h"
 #include "write_all.h"
 
 #include "export.h"
@@ -177,12 +178,14 @@ void st__ex_process_label(const struct st__ex_process *p, char *buf, size_t len)
 
 /* --- outputs that appear complete or not at all (output.c) ----------------------------- */
 
-/* A file written under a temporary name next to path and renamed into place. */
+/* A file written under a temporary name next to path and renamed into place (common/out_file.h). */
 struct st__ex_file {
-    const char *path;      /* the output, as given (the caller keeps it) */
-    char *tmp;             /* the temporary being written; NULL once installed or removed */
-    int fd;                /* of tmp, -1 once closed */
+    const char *path;        /* the output, as given (the caller keeps it) */
+    struct st__out_file out; /* out.fd: the temporary being written, -1 once installed or removed */
 };
+
+/* Makes f safe to discard before it is opened. */
+void st__ex_file_init(struct st__ex_file *f);
 
 /* Creates f's temporary next to path (a new file's mode). 0 or -errno with a message. */
 int st__ex_file_open(struct st__ex_ctx *ctx, struct st__ex_file *f, const char *path);

@@ -1,7 +1,8 @@
 /*
  * Outputs that appear complete or not at all, for every writer: a file is
- * written as ".NAME.tmp-XXXXXX" next to it, a directory filled as
- * ".NAME.tmp-XXXXXX" next to it, and either is renamed into place by
+ * written as ".NAME.XXXXXX" next to it (common/out_file.h, with messages
+ * added here), a directory filled as ".NAME.tmp-XXXXXX" next to it, and
+ * either is renamed into place by
  * install; discard removes whatever is left (our partial output, or the
  * old directory an exchange swapped out).
  *
@@ -12,6 +13,7 @@
  * (renameat2), else by removing the old files and renaming.
  */
 #include "export_internal.h"
+#include "out_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,51 +46,35 @@ static char *tmp_name(const char *path)
     return tmp;
 }
 
-/* --- files ------------------------------------------------------------------------ */
+/* --- files (common/out_file.h, with the export's messages) --------------------------- */
+
+void st__ex_file_init(struct st__ex_file *f)
+{
+    f->path = NULL;
+    f->out.fd = -1;
+    f->out.path = f->out.tmp = NULL;
+}
 
 int st__ex_file_open(struct st__ex_ctx *ctx, struct st__ex_file *f, const char *path)
 {
-    struct stat st;
-    f->fd = -1;
-    f->tmp = NULL;
     f->path = path;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return st__ex_fail(ctx, -EISDIR, "cannot write %s", path);
-    if (!(f->tmp = tmp_name(path)))
-        return -ENOMEM;
-    f->fd = mkostemp(f->tmp, O_CLOEXEC);
-    if (f->fd < 0) {
-        int ret = st__ex_fail(ctx, -errno, "cannot create a file next to %s", path);
-        free(f->tmp);
-        f->tmp = NULL;
-        return ret;
-    }
-    fchmod(f->fd, new_mode(0666)); /* mkostemp made it 0600 */
-    return 0;
+    int ret = st__out_file_open(&f->out, path);
+    if (ret == -EISDIR)
+        return st__ex_fail(ctx, ret, "cannot write %s", path);
+    if (ret < 0 && ret != -ENOMEM)
+        return st__ex_fail(ctx, ret, "cannot create a file next to %s", path);
+    return ret;
 }
 
 int st__ex_file_install(struct st__ex_ctx *ctx, struct st__ex_file *f)
 {
-    int fd = f->fd;
-    f->fd = -1;
-    if (close(fd) != 0)
-        return st__ex_fail(ctx, -errno, "cannot write %s", f->path);
-    if (rename(f->tmp, f->path) != 0)
-        return st__ex_fail(ctx, -errno, "cannot rename %s to %s", f->tmp, f->path);
-    free(f->tmp);
-    f->tmp = NULL; /* installed: nothing to remove */
-    return 0;
+    int ret = st__out_file_commit(&f->out);
+    return ret < 0 ? st__ex_fail(ctx, ret, "cannot write %s", f->path) : 0;
 }
 
 void st__ex_file_discard(struct st__ex_file *f)
 {
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (f->tmp)
-        unlink(f->tmp);
-    free(f->tmp);
-    f->tmp = NULL;
+    st__out_file_discard(&f->out);
 }
 
 /* --- directories ---------------------------------------------------------------------- */

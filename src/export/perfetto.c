@@ -171,7 +171,7 @@ static inline uint8_t *pb_text(uint8_t *p, unsigned field, const void *s, size_t
 
 static int flush_buf(struct st__ex_ctx *ctx, struct perfetto *pf)
 {
-    int ret = st__write_all(pf->file.fd, pf->buf, pf->len);
+    int ret = st__write_all(pf->file.out.fd, pf->buf, pf->len);
     pf->len = 0;
     return ret ? st__ex_fail(ctx, ret, "cannot write %s", pf->file.path) : 0;
 }
@@ -544,7 +544,7 @@ static int pf_open(struct st__ex_ctx *ctx)
     if (!pf)
         return -ENOMEM;
     ctx->out = pf;
-    pf->file.fd = -1;
+    st__ex_file_init(&pf->file);
     const char *out = ctx->opts->output;
     if (!out || !*out || strcmp(out, "-") == 0)
         return st__ex_fail(ctx, -EINVAL, "perfetto output is a file: give its name");
