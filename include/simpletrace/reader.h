@@ -355,7 +355,12 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
  *     record number are the input's, st_reader_format_error() names the input;
  *   - a copy of a trace given beside it (two inputs whose descriptions name
  *     the same process, host and clock anchors, which every file takes
- *     anew) is -EINVAL at the first st_reader_next(), naming both.
+ *     anew) is -EINVAL at the first st_reader_next(), naming both;
+ *   - ST_READER_FOLLOW (since 0.3): each input waits at its end; records
+ *     are merged as they arrive: an input waiting for its writer holds no
+ *     other back, and -EAGAIN comes only when every input still going
+ *     waits (a record an idle process writes later may be older than
+ *     records already returned). The inputs are those given at open.
  * Memory: one read buffer per input, of buffer_size bytes when given, else
  * 1 MiB for up to 8 inputs and less for more (at least 256 KiB each).
  */
@@ -368,7 +373,7 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
  * owned by the reader: st_reader_catalog()); an input without any is
  * -ENODATA naming it unless ST_READER_UNDECLARED. Nothing else is read
  * yet. Returns 0, or in err (its message names the file):
- *   -EINVAL   no inputs, "-" among them, ST_READER_FOLLOW, bad options, or
+ *   -EINVAL   no inputs, "-" among them, bad options, or
  *             one file given twice (same device and inode, pieces included)
  *   -EBADMSG  cat NULL, and two inputs declare one event name differently
  *   -ENODATA  cat NULL, and an input carries no declarations

@@ -453,8 +453,6 @@ static void print_conflict(const char *message, void *opaque)
 static int open_many(const char *cmd, struct cli_input *in, struct cli_trace *t)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
-    if (in->rd.flags & ST_READER_FOLLOW)
-        return cli_usage_error(cmd, "%s", "--follow reads one trace, not several");
     if (in->nevents_files && load_catalog(cmd, in, &t->cat) < 0)
         return 1;
     if (!in->rotated_off)

@@ -54,6 +54,7 @@ struct key {
 struct st__many {
     struct st_reader **in;         /* one reader per input */
     const struct st_record **head; /* head[i]: input i's next record, while it has one */
+    uint8_t *state;                /* per input: HAS_RECORD, WAITING (follow mode) or ENDED */
     struct key *tree;              /* the loser tree (above): the keys of the losers, tree[0] the winner's */
     size_t n, size;                /* inputs; leaves, a power of two >= n */
     size_t run_input;              /* the winner whose path replay() last kept, or SIZE_MAX ... */
@@ -68,6 +69,8 @@ struct st__many {
     uint64_t filtered;             /* records the time window skipped */
     struct st_catalog *own_cat;    /* the union of the inputs' declarations, or NULL */
 };
+
+enum { HAS_RECORD, WAITING, ENDED };
 
 /* --- the loser tree ------------------------------------------------------------ */
 
@@ -137,22 +140,65 @@ static void build(struct st__many *m, struct key *leaf)
     m->run_input = SIZE_MAX;
 }
 
-/* The key of input i: its record's, or after everything once it ended. */
-static struct key key_of(const struct st__many *m, size_t i, bool ended)
+/*
+ * The key of input i: its record's; in follow mode, after every record while
+ * it waits for its writer (a waiting input holds no other back: records are
+ * merged as they arrive); after everything once it ended.
+ */
+static struct key key_of(const struct st__many *m, size_t i)
 {
-    return ended ? (struct key){UINT64_MAX, m->size + i} : (struct key){m->head[i]->timestamp_ns, i};
+    if (i >= m->n || m->state[i] == ENDED)
+        return (struct key){UINT64_MAX, m->size + i};
+    if (m->state[i] == WAITING)
+        return (struct key){UINT64_MAX, i};
+    return (struct key){m->head[i]->timestamp_ns, i};
 }
 
 /* --- reading ---------------------------------------------------------------- */
 
-/* Reads input i's next record: 1, 0 when the input ended, or its error, copied to err. */
+/*
+ * Reads input i's next record into its head and state: 1, 0 when the input
+ * ended, -EAGAIN when it waits for its writer (follow mode), or its error,
+ * copied to err.
+ */
 static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
 {
     int ret = st_reader_next(m->in[i], &m->head[i]);
-    if (ret < 0) {
+    m->state[i] = ret == 1 ? HAS_RECORD : ret == -EAGAIN ? WAITING : ENDED;
+    if (ret < 0 && ret != -EAGAIN) {
         m->cur = i;
         memcpy(err, st_reader_error(m->in[i]), sizeof *err); /* both the library's own size */
     }
+    return ret;
+}
+
+/*
+ * Follow mode, every input still going waits: reads each on and plays
+ * every match anew (the tree replays only its winner's path). 1 when one
+ * has a record now, -EAGAIN when none has, or an input's error.
+ */
+static int wake_waiting(struct st__many *m, struct st_reader_error *err)
+{
+    struct key *leaf = malloc(2 * m->size * sizeof *leaf);
+    int ret = -EAGAIN;
+    if (!leaf) {
+        st__set_open_error(err, -ENOMEM, "%s", "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < m->size; i++) {
+        if (i < m->n && m->state[i] == WAITING) {
+            int r = advance(m, i, err);
+            if (r < 0 && r != -EAGAIN) {
+                free(leaf);
+                return r;
+            }
+            if (r == 1)
+                ret = 1;
+        }
+        leaf[m->size + i] = key_of(m, i);
+    }
+    build(m, leaf);
+    free(leaf);
     return ret;
 }
 
@@ -222,19 +268,19 @@ static int start(struct st__many *m, struct st_reader_error *err)
     }
     m->started = true;
     for (size_t i = 0; i < m->size; i++) {
-        if ((ret = i < m->n ? advance(m, i, err) : 0) < 0) /* the padding leaves have ended */
+        if ((ret = i < m->n ? advance(m, i, err) : 0) < 0 && ret != -EAGAIN) /* the padding leaves have ended */
             break;
-        leaf[m->size + i] = key_of(m, i, ret == 0);
+        leaf[m->size + i] = key_of(m, i);
         uint64_t ts;
         if (ret == 1 && st_reader_origin(m->in[i], &ts) == 0 && (!m->have_origin || ts < m->origin)) {
             m->have_origin = true;
             m->origin = ts;
         }
     }
-    if (ret >= 0)
+    if (ret >= 0 || ret == -EAGAIN)
         build(m, leaf);
     free(leaf);
-    return ret < 0 ? ret : check_copies(m, err);
+    return ret < 0 && ret != -EAGAIN ? ret : check_copies(m, err);
 }
 
 static bool in_window(const struct st__many *m, uint64_t ts)
@@ -251,13 +297,18 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
     for (;;) {
         if (m->pending) {
             m->pending = false;
-            if ((ret = advance(m, m->cur, err)) < 0)
+            if ((ret = advance(m, m->cur, err)) < 0 && ret != -EAGAIN)
                 return ret;
-            update(m, m->cur, key_of(m, m->cur, ret == 0));
+            update(m, m->cur, key_of(m, m->cur));
         }
         struct key w = m->tree[0];
         if (w.rank >= m->size)
             return 0; /* the earliest input has ended: all have */
+        if (m->state[w.rank] == WAITING) { /* so do all still going */
+            if ((ret = wake_waiting(m, err)) < 0)
+                return ret;
+            continue;
+        }
         m->cur = w.rank;
         m->pending = true;
         st__reader_prefetch(m->in[m->cur]); /* read on at the next call, while the caller uses the record */
@@ -321,6 +372,7 @@ void st__many_free(struct st__many *m)
     st_catalog_free(m->own_cat); /* after the inputs that decode with it */
     free(m->in);
     free(m->head);
+    free(m->state);
     free(m->tree);
     free(m);
 }
@@ -541,8 +593,9 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
         ;
     m->in = calloc(n, sizeof *m->in);
     m->head = calloc(n, sizeof *m->head);
+    m->state = calloc(n, sizeof *m->state);
     m->tree = calloc(m->size, sizeof *m->tree);
-    if (!m->in || !m->head || !m->tree) {
+    if (!m->in || !m->head || !m->state || !m->tree) {
         st__many_free(m);
         return NULL;
     }
@@ -553,15 +606,11 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
     return m;
 }
 
-/* The checks that need no file: inputs there, one pass over each (no follow mode). */
+/* The checks that need no file: inputs there. */
 static int check_many_args(size_t n, const struct st_reader_options *o, struct st_reader_error *err)
 {
     if (n == 0 || n > UINT32_MAX) {
         st__set_open_error(err, -EINVAL, "%s", "no traces to read");
-        return -EINVAL;
-    }
-    if (o->flags & ST_READER_FOLLOW) {
-        st__set_open_error(err, -EINVAL, "%s", "ST_READER_FOLLOW reads one trace, not several");
         return -EINVAL;
     }
     return 0;

@@ -22,7 +22,8 @@ Checked here:
   - what uftrace cannot hold (two hosts' processes sharing a pid or a
     thread id) is refused with a message naming both traces, nothing left
     behind; Chrome keeps them apart;
-  - a truncated .dat or a missing map in the function trace is named.
+  - a truncated .dat or a missing map in the function trace is named;
+  - print --follow over two live traces prints every record of both.
 
 argv: SIMPLETRACE-CLI PIPE-STAGE PIPE-STAGE-FT UFTRACE-OR-EMPTY
 """
@@ -30,10 +31,12 @@ import collections
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 from tap import done, ok, run
 
@@ -223,6 +226,34 @@ def functions_and_events(cli, uftrace, stage_ft, tmp):
        r.stderr)
 
 
+def follow_several(cli, stage, tmp):
+    """print --follow DIR: the records of every trace there when it starts, merged as they arrive."""
+    d = os.path.join(tmp, 'live')
+    env = dict(os.environ, SIMPLETRACE='enable=*,dir=' + d)
+    feeder = subprocess.Popen(['sh', '-c', 'for i in 1 2 3 4 5 6 7; do echo $i; sleep 0.2; done | "%s" 1 | "%s" 2 '
+                               '>/dev/null' % (stage, stage)], env=env)
+    for _ in range(100):  # both stages have created their files
+        if os.path.isdir(d) and len(os.listdir(d)) >= 2:
+            break
+        time.sleep(0.05)
+    files = sorted(os.path.join(d, f) for f in os.listdir(d)) if os.path.isdir(d) else []
+    live = subprocess.Popen([cli, 'print', '--follow', '--format=json'] + files, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    feeder.wait()
+    time.sleep(1.5)  # the writers' last records reach the files at exit
+    live.send_signal(signal.SIGINT)
+    out, err = live.communicate(timeout=30)
+    got = json_lines(out) if out else []
+    want = json_lines(run(cli, 'print', '--format=json', *files).stdout)
+    ok(len(files) == 2 and live.returncode == 0 and sorted(map(key, got)) == sorted(map(key, want)) and got,
+       'print --follow of two live traces: every record of both, as they were written',
+       '%d of %d records, rc %s: %s' % (len(got), len(want), live.returncode, err))
+    for f in files:
+        mine = [key(x) for x in got if x['process']['pid'] == int(f.rsplit('-', 1)[1].split('.')[0])]
+        ok(mine == [key(x) for x in json_lines(run(cli, 'print', '--format=json', f).stdout)],
+           'each live trace in its own order (%s)' % os.path.basename(f))
+
+
 INFO_ID = 0xFFFFFFFFFFFFFF00
 DECL_BASE = 0xFFFFFFFE00000000
 
@@ -268,6 +299,7 @@ def main():
         uftrace_export(cli, uftrace, d, tmp, merged)
         functions_and_events(cli, uftrace, stage_ft, tmp)
         two_hosts(cli, tmp)
+        follow_several(cli, stage, tmp)
     return done()
 
 
