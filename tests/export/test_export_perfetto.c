@@ -98,12 +98,7 @@ static void test_nested(void)
     free(text);
     /* The checker itself: a value changed in print's records must fail it. */
     char *bad = ex_path("nested-bad.json");
-    char *good = ex_slurp(json, NULL), *at = strstr(good, "\"big\":18446744073709551615");
-    at[strlen("\"big\":1844674407370955161")] = '4';
-    FILE *f = fopen(bad, "w");
-    fputs(good, f);
-    fclose(f);
-    free(good);
+    ex_write_altered(json, bad, "\"big\":18446744073709551615", '4');
     struct ex_run c = ex_run(py_bin, checker, protoc, proto, out, bad, "lock_acquire=B:lock", "lock_release=E:lock");
     ok(c.status == 1 && ex_has(c.out, "error: thread 4001, note at 100006200001: big = uint 18446744073709551615, "
                                       "want 18446744073709551614"),
