@@ -84,6 +84,14 @@
 
 struct st__wshared st__ws;
 pthread_mutex_t st__wr_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Held by the writer thread for a whole pass, and by fork() (prepare to
+ * parent/child): no child is made while the writer is inside a pass, so
+ * none inherits a lock an allocator took for it (sanitizers' allocators
+ * are not fork-safe: the child's own writer would wait on it forever) or
+ * a pass's buffers that nothing in the child owns.
+ */
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t st__wr_cond = PTHREAD_COND_INITIALIZER;
 int st__lazy_flag;
 static sem_t kick;
@@ -717,11 +725,13 @@ static void *writer_main(void *arg)
 
         if (stop)
             return NULL; /* st__writer_stop() joins us; there was never a file */
+        pthread_mutex_lock(&pass_lock);
         if (have)
             apply_op(&op);
         pass(asked || final);
         if (final)
             close_file(true);
+        pthread_mutex_unlock(&pass_lock);
 
         pthread_mutex_lock(&st__wr_lock);
         st__ws.done_seq = seq;
@@ -820,6 +830,7 @@ void st__drain_exit(void)
 
 void st__drain_fork_prepare(void)
 {
+    pthread_mutex_lock(&pass_lock); /* first: the writer takes the others inside a pass */
     st__file_lock();
     st__snapshot_lock();
     pthread_mutex_lock(&st__wr_lock);
@@ -830,6 +841,7 @@ void st__drain_fork_parent(void)
     pthread_mutex_unlock(&st__wr_lock);
     st__snapshot_unlock();
     st__file_unlock();
+    pthread_mutex_unlock(&pass_lock);
 }
 
 void st__drain_fork_child(void)
@@ -865,6 +877,7 @@ void st__drain_fork_child(void)
     sem_init(&kick, 0, 0);
     pthread_cond_init(&st__wr_cond, NULL);
     pthread_mutex_init(&st__wr_lock, NULL);
+    pthread_mutex_init(&pass_lock, NULL);
     st__snapshot_fork_child();
     st__file_fork_child();
 }
