@@ -144,8 +144,10 @@ struct st_arg_info {
 struct st_event_info {
     const char *name;              /* NUL-terminated */
     size_t name_len;
-    unsigned index;                /* position across the trace-events files;
-                                      st_catalog_count() for Dropped_Event */
+    unsigned index;                /* position across the trace-events files, and
+                                      st_catalog_count() for Dropped_Event; in a catalog
+                                      read from a trace: 0 for Dropped_Event, k for the
+                                      k-th event declared (see "Catalogs that grow") */
     unsigned nargs;
     const struct st_arg_info *args;
     bool disabled;                 /* declared with the `disable` property */
@@ -172,11 +174,37 @@ ST_API int st_catalog_load_buffer(struct st_catalog **out, const char *name, con
 /* Frees a catalog (NULL is fine). Readers using it must be closed first. */
 ST_API void st_catalog_free(struct st_catalog *cat);
 
-/* Number of declared events. */
+/*
+ * Catalogs that grow. A reader opened without a catalog (cat NULL) reads
+ * the declarations the trace carries as they arrive, in the same pass as
+ * its records (a pipe is read once), into a catalog of its own,
+ * st_reader_catalog(). Such a catalog grows while the reader reads: a
+ * declaration comes before the first record of its event, so an event a
+ * record points to is always there, but st_catalog_count() may be larger
+ * after a st_reader_next() than before it. Nothing ever moves: an event
+ * keeps its index and its address until the reader is closed, and
+ * Dropped_Event is index 0 (declared events 1..count). Code that keeps a
+ * table per event index sizes it st_catalog_count() + 1 and grows it when
+ * a record's event->index is beyond it; code that lists the declared
+ * events takes the indexes 0..count and skips st_catalog_dropped(), which
+ * is right for both kinds of catalog. The open functions read the head of
+ * such a trace (its header and the mapping records before the first
+ * event record) before they return, so a trace that declares its events
+ * first, as simpletrace's writer does, has its whole catalog from the
+ * start.
+ */
+
+/* Number of declared events (it grows with the trace in a catalog read from one). */
 ST_API size_t st_catalog_count(const struct st_catalog *cat);
 
-/* Event number index (0..count-1), or Dropped_Event for index == count; NULL beyond. */
+/*
+ * The event at index (0..count: Dropped_Event included, at index count in a
+ * catalog of trace-events files, 0 in one read from a trace); NULL beyond.
+ */
 ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index);
+
+/* The built-in Dropped_Event of cat (added in 0.3). */
+ST_API const struct st_event_info *st_catalog_dropped(const struct st_catalog *cat);
 
 /* The event named name (NUL-terminated; "Dropped_Event" included), or NULL. */
 ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
@@ -318,8 +346,10 @@ struct st_reader_counters {
 
 /*
  * Opens the trace file at path ("-" = standard input) for reading with the
- * events of cat, which must outlive the reader. opts may be NULL. Nothing
- * is read yet. Returns 0 with *out set, -EINVAL (bad options, a struct_size
+ * events of cat, which must outlive the reader; cat NULL: with the
+ * declarations the trace carries, as they arrive ("Catalogs that grow":
+ * the head of the trace is read now; an error there comes from the first
+ * st_reader_next()). opts may be NULL. Otherwise nothing is read yet. Returns 0 with *out set, -EINVAL (bad options, a struct_size
  * too small: err says which), -ENOMEM or -errno of open(); err (may be
  * NULL; its struct_size set by the caller) gets the message. An err whose
  * struct_size is too small is -EINVAL with nothing written to it.
@@ -368,16 +398,16 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
 /*
  * Opens the n traces at paths[0..n-1] as one reader (above) into *out.
  * With ST_READER_ROTATED each path is read with its pieces, as
- * st_reader_open() does. cat NULL: the catalog is the union of the
- * declarations the inputs carry (by name; read from each input first, and
- * owned by the reader: st_reader_catalog()); an input without any is
- * -ENODATA naming it unless ST_READER_UNDECLARED. Nothing else is read
- * yet. Returns 0, or in err (its message names the file):
+ * st_reader_open() does. cat NULL: one catalog that grows with the
+ * declarations every input carries, as they arrive ("Catalogs that
+ * grow"; owned by the reader: st_reader_catalog()); an event one input
+ * declares with other arguments than an earlier declaration is -EBADMSG
+ * at that record, and a record of an event no input declared is -ENOENT
+ * (unless ST_READER_UNDECLARED). The head of each input is read now.
+ * Returns 0, or in err (its message names the file):
  *   -EINVAL   no inputs, "-" among them, bad options, or
  *             one file given twice (same device and inode, pieces included)
- *   -EBADMSG  cat NULL, and two inputs declare one event name differently
- *   -ENODATA  cat NULL, and an input carries no declarations
- *   -ENOMEM or -errno (open(), stat(), reading declarations)
+ *   -ENOMEM or -errno (open(), stat())
  * The paths are copied. st_reader_close() closes every input.
  */
 ST_API int st_reader_open_many(struct st_reader **out, const char *const *paths, size_t n,
@@ -407,10 +437,13 @@ ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i);
  * The declarations a trace carries (simpletrace writes them into every file
  * it makes since 0.3), as a catalog in *out: path is read as st_reader_open()
  * reads it with opts (ST_READER_ROTATED: every piece; NULL: defaults; the
- * filters are ignored). Returns 0; -ENODATA when the trace carries none (a
- * QEMU trace or an older simpletrace's: errbuf says to give its trace-events
- * files); -EINVAL when a declaration does not parse (errbuf names it); or the
- * error reading the trace (errbuf: FILE: byte offset, record: what).
+ * filters are ignored). The whole trace is read: a reader opened without a
+ * catalog needs none of this (it reads the declarations with the records).
+ * Returns 0; -ENODATA when the trace carries none (a QEMU trace or an older
+ * simpletrace's: errbuf says to give its trace-events files); or the error
+ * reading the trace (errbuf: FILE: byte offset, record: what) when it
+ * comes before any declaration: the declarations before damage are the
+ * catalog, since each comes before its event's records.
  */
 ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
                                  char *errbuf, size_t errlen);
@@ -440,9 +473,12 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
  *                     record, a payload its declaration does not take exactly
  *   -EOPNOTSUPP       filter_pid, and the trace does not record its process
  *   -EPROTONOSUPPORT  unknown format version
- *   -ENOENT           event ID with no mapping, or a name not in the catalog
- *   -ENODATA          the file ends inside the header or a record; ST_READER_ALIGN_REALTIME
- *                     and the trace has no clock anchors
+ *   -ENOENT           event ID with no mapping, or a name not in the catalog (a
+ *                     trace read without a catalog that does not declare it)
+ *   -ENODATA          the file is empty, or ends inside the header or a record;
+ *                     ST_READER_ALIGN_REALTIME and the trace has no clock anchors
+ *   -EINVAL           read without a catalog: a declaration that does not parse,
+ *                     or another of the same name with other arguments (-EBADMSG)
  *   -ERANGE           a timestamp moved (Aligning clocks) beyond 0..2^64-1
  *   -E2BIG            a record longer than the read buffer, too many IDs
  *   -errno            read error, -ENOMEM

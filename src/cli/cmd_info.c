@@ -71,7 +71,8 @@ struct facts {
     bool any;                /* a record was read: first and last are set */
     struct moment first, last;
     struct st_reader_counters c;
-    uint64_t *counts;        /* per catalog index (Dropped_Event excluded) */
+    uint64_t *counts;        /* per catalog index (Dropped_Event never counted here) */
+    size_t ncounts;          /* entries of counts: a growing catalog adds events as they come */
     struct undeclared *undecl;
     size_t nundecl, capundecl;
     char **pieces;
@@ -218,9 +219,24 @@ static int count_record(struct facts *f, const struct st_record *rec)
         return 0;
     if (!rec->event)
         return count_undeclared(f, rec);
-    if (rec->event->index < st_catalog_count(f->cat))
-        f->counts[rec->event->index]++;
+    size_t i = rec->event->index;
+    if (i >= f->ncounts) { /* an event the trace declared since */
+        size_t n = st_catalog_count(f->cat) + 1;
+        uint64_t *more = realloc(f->counts, n * sizeof *more);
+        if (!more)
+            return -ENOMEM;
+        memset(more + f->ncounts, 0, (n - f->ncounts) * sizeof *more);
+        f->counts = more;
+        f->ncounts = n;
+    }
+    f->counts[i]++;
     return 0;
+}
+
+/* Records of event index i counted. */
+static uint64_t count_of(const struct facts *f, size_t i)
+{
+    return i < f->ncounts ? f->counts[i] : 0;
 }
 
 /* Reads every record of t into f. 0, or 1 after keeping the reader's error in f->error. */
@@ -373,9 +389,10 @@ static void print_events_text(const struct facts *f)
     size_t n = st_catalog_count(f->cat);
     if (n || !f->nundecl)
         printf("%s\n%14s  %s\n", "declared events:", "COUNT", "EVENT");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i <= n; i++) {
         const struct st_event_info *ev = st_catalog_event(f->cat, i);
-        printf("%14" PRIu64 "  %s%s\n", f->counts[i], ev->name, ev->disabled ? " (disabled)" : "");
+        if (ev != st_catalog_dropped(f->cat))
+            printf("%14" PRIu64 "  %s%s\n", count_of(f, i), ev->name, ev->disabled ? " (disabled)" : "");
     }
     if (f->nundecl)
         printf("%s\n%14s  %s\n", "undeclared events:", "COUNT", "EVENT");
@@ -511,10 +528,11 @@ static void json_events(const struct facts *f)
     size_t n = st_catalog_count(f->cat);
     json_key("declared_events");
     putchar('[');
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0, k = 0; i <= n; i++) {
         const struct st_event_info *ev = st_catalog_event(f->cat, i);
-        printf("%s{\"name\":\"%s\",\"count\":%" PRIu64 ",\"disabled\":%s}", i ? "," : "", ev->name, f->counts[i],
-               ev->disabled ? "true" : "false"); /* names are C identifiers */
+        if (ev != st_catalog_dropped(f->cat))
+            printf("%s{\"name\":\"%s\",\"count\":%" PRIu64 ",\"disabled\":%s}", k++ ? "," : "", ev->name,
+                   count_of(f, i), ev->disabled ? "true" : "false"); /* names are C identifiers */
     }
     putchar(']');
     json_key("undeclared_events");
@@ -589,14 +607,15 @@ static int info_one(const struct info_opts *o, const char *trace, struct facts *
         goto out;
     f->cat = t.cat;
     f->embedded = t.embedded;
-    f->undeclared = t.undeclared;
     f->c.struct_size = sizeof f->c;
-    if (!(f->counts = calloc(st_catalog_count(t.cat) + 1, sizeof *f->counts)) || list_pieces(f, &in) < 0) {
+    f->ncounts = st_catalog_count(t.cat) + 1;
+    if (!(f->counts = calloc(f->ncounts, sizeof *f->counts)) || list_pieces(f, &in) < 0) {
         fprintf(stderr, PROG ": out of memory\n");
         status = 1;
         goto out;
     }
     status = collect(f, &t, &in);
+    f->undeclared = f->embedded && st_catalog_count(t.cat) == 0; /* the trace declared nothing it was read for */
     if (o->json)
         print_json(f);
     else

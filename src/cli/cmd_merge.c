@@ -61,6 +61,8 @@ struct merge {
     const char *out_name;
     struct st__growbuf buf;   /* bytes not yet written */
     uint8_t *mapped;          /* per catalog index: its mapping and declaration are written */
+    size_t nmapped;           /* entries of mapped: the catalog grows with the traces' declarations */
+    bool partial;             /* the input is damaged: what came before is written, and the run fails */
     struct proc *procs;
     size_t nprocs, capprocs;
     uint32_t next_number;     /* the next process number to give */
@@ -173,19 +175,39 @@ static void declaration(struct st__growbuf *b, const struct st_event_info *ev)
             st__growbuf_put(b, s, 1);
 }
 
-/* Maps and declares ev (output ID: its catalog index) before its first record. */
-static void map_event(struct merge *m, const struct st_event_info *ev)
+/*
+ * The output ID of ev: its position among the declared events, from 0
+ * (a catalog read from the traces holds Dropped_Event first, at index 0),
+ * so that a trace's events keep the IDs their writer gave them in order.
+ */
+static uint64_t out_id(const struct merge *m, const struct st_event_info *ev)
+{
+    return ev->index - (st_catalog_dropped(m->t->cat)->index == 0);
+}
+
+/* Maps and declares ev before its first record. 0 or -ENOMEM. */
+static int map_event(struct merge *m, const struct st_event_info *ev)
 {
     struct st__growbuf decl = {0};
 
+    if (ev->index >= m->nmapped) { /* declared since the last */
+        size_t n = st_catalog_count(m->t->cat) + 1;
+        uint8_t *more = realloc(m->mapped, n);
+        if (!more)
+            return -ENOMEM;
+        memset(more + m->nmapped, 0, n - m->nmapped);
+        m->mapped = more;
+        m->nmapped = n;
+    }
     declaration(&decl, ev);
-    put_mapping(m, ev->index, ev->name, ev->name_len);
+    put_mapping(m, out_id(m, ev), ev->name, ev->name_len);
     if (decl.failed || decl.len > ST_META_MAX_LEN)
         m->buf.failed = true;
     else
-        put_mapping(m, ST_META_DECL_ID(ev->index), (const char *)decl.data, decl.len);
+        put_mapping(m, ST_META_DECL_ID(out_id(m, ev)), (const char *)decl.data, decl.len);
     st__growbuf_free(&decl);
     m->mapped[ev->index] = 1;
+    return 0;
 }
 
 /* Appends rec as a v4 event (or dropped) record under its output ID. 0, or -EINVAL for a v0 string. */
@@ -202,7 +224,7 @@ static int put_record(struct merge *m, const struct st_record *rec)
     uint8_t *p = st__growbuf_room(&m->buf, ST_EVENT_FIXED_SIZE + plen);
     if (!p)
         return 0; /* m->buf.failed: flush() says so */
-    st_fmt_put_event_header(p, rec->dropped ? ST_DROPPED_EVENT_ID : ev->index, rec->timestamp_ns, (uint32_t)plen,
+    st_fmt_put_event_header(p, rec->dropped ? ST_DROPPED_EVENT_ID : out_id(m, ev), rec->timestamp_ns, (uint32_t)plen,
                             rec->has_pid ? rec->pid : 0);
     uint8_t *a = p + ST_EV_OFF_PAYLOAD;
     for (unsigned i = 0; i < rec->nargs; i++) {
@@ -314,8 +336,11 @@ static int take(struct merge *m, const struct st_record *rec)
         m->error = -ENOMEM;
         return 0;
     }
-    if (!rec->dropped && !m->mapped[rec->event->index])
-        map_event(m, rec->event);
+    if (!rec->dropped && (rec->event->index >= m->nmapped || !m->mapped[rec->event->index]) &&
+        map_event(m, rec->event) < 0) {
+        m->error = -ENOMEM;
+        return 0;
+    }
     if (put_record(m, rec) < 0) {
         fprintf(stderr,
                 PROG ": %s: byte offset %" PRIu64 ", record %" PRIu64 ": event %s: a format version 0 record "
@@ -345,13 +370,13 @@ static int merge_all(struct merge *m, const struct cli_input *in)
         ret = st_reader_next(m->t->r, &rec);
     if (status)
         return status;
-    if (ret < 0)
-        return reader_failed(m, in);
+    if (ret < 0) /* damage after records: they are written, up to it (the message says where) */
+        m->partial = true;
     if (flush(m) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m->out_name, strerror(-m->error));
         return 1;
     }
-    return 0;
+    return m->partial ? reader_failed(m, in) : 0;
 }
 
 /* --- options ------------------------------------------------------------------------ */
@@ -402,19 +427,17 @@ int st_cmd_merge(int argc, char **argv)
     if ((status = cli_trace_open("merge", &in, &t)) != 0)
         goto out;
     m.aligned = (in.rd.flags & ST_READER_ALIGN_REALTIME) != 0;
-    if (!(m.mapped = calloc(st_catalog_count(t.cat) + 1, 1))) {
-        fprintf(stderr, PROG ": out of memory\n");
-        status = 1;
-        goto out;
-    }
     if ((ret = st__out_file_open(&m.out, m.out_name)) < 0) {
         fprintf(stderr, PROG ": cannot create %s: %s\n", m.out_name, strerror(-ret));
         status = 1;
         goto out;
     }
-    if ((status = merge_all(&m, &in)) == 0 && (ret = st__out_file_commit(&m.out)) < 0) {
+    status = merge_all(&m, &in);
+    if ((status == 0 || m.partial) && (ret = st__out_file_commit(&m.out)) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m.out_name, strerror(-ret));
         status = 1;
+    } else if (m.partial) {
+        fprintf(stderr, PROG ": %s holds the records before that point\n", m.out_name);
     }
 out:
     if (m.out.tmp)

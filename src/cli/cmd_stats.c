@@ -152,13 +152,30 @@ static int count_process(struct totals *t, const struct st_reader *r, const stru
     return 0;
 }
 
-/* Reads every record; 0 at the end or the reader's error code. */
-static int collect(struct st_reader *r, struct event_stats *es, struct totals *t)
+/* Entries for every event the catalog has now (*n of them so far): it grows with the trace's declarations. */
+static int grow_events(const struct st_catalog *cat, struct event_stats **es, size_t *n)
+{
+    size_t want = st_catalog_count(cat) + 1;
+    struct event_stats *more = realloc(*es, want * sizeof *more);
+    if (!more)
+        return -ENOMEM;
+    memset(more + *n, 0, (want - *n) * sizeof *more);
+    for (size_t i = *n; i < want; i++)
+        more[i].ev = st_catalog_event(cat, i);
+    *es = more;
+    *n = want;
+    return 0;
+}
+
+/* Reads every record into *es (*nev entries); 0 at the end or the reader's error code. */
+static int collect(struct st_reader *r, struct event_stats **es, size_t *nev, struct totals *t)
 {
     const struct st_record *rec;
     int ret;
     while ((ret = st_reader_next(r, &rec)) == 1) {
-        add_record(es, t, rec);
+        if (rec->event->index >= *nev && grow_events(st_reader_catalog(r), es, nev) < 0)
+            return -ENOMEM;
+        add_record(*es, t, rec);
         if (count_process(t, r, rec) < 0)
             return -ENOMEM;
     }
@@ -397,17 +414,14 @@ int st_cmd_stats(int argc, char **argv)
     if ((status = cli_trace_open("stats", &o.in, &tr)) != 0)
         goto out;
     status = 1;
-    size_t nev = st_catalog_count(tr.cat) + 1;
-    es = calloc(nev, sizeof *es);
+    size_t nev = 0;
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
     t.seen = calloc(st_reader_input_count(tr.r), sizeof *t.seen);
-    if (!es || !t.pids || !t.seen) {
+    if (grow_events(tr.cat, &es, &nev) < 0 || !t.pids || !t.seen) {
         fprintf(stderr, PROG ": out of memory\n");
         goto out;
     }
-    for (size_t i = 0; i < nev; i++)
-        es[i].ev = st_catalog_event(tr.cat, i);
-    int ret = collect(tr.r, es, &t);
+    int ret = collect(tr.r, &es, &nev, &t);
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);

@@ -394,41 +394,14 @@ static void detect_pieces(const char *cmd, struct cli_input *in)
 
 /* --- opening --------------------------------------------------------------------------- */
 
-/* No declarations anywhere, and the command can do without (info): an empty catalog, records undecoded. */
-static int load_none(struct cli_input *in, struct st_catalog **cat)
-{
-    in->rd.flags |= ST_READER_UNDECLARED;
-    return st_catalog_load_buffer(cat, in->trace, "", 0, NULL, 0);
-}
-
-/* Without trace-events files: the declarations the trace carries (read once before the records). */
-static int load_embedded(const char *cmd, struct cli_input *in, struct st_catalog **cat)
-{
-    char msg[2048];
-    int ret;
-
-    if (!strcmp(in->trace, "-")) {
-        fprintf(stderr, "simpletrace %s: standard input is read once: give the trace-events files "
-                "(simpletrace %s TRACE-EVENTS... -)\n", cmd, cmd);
-        return -EINVAL;
-    }
-    ret = st_catalog_load_trace(cat, in->trace, &in->rd, msg, sizeof msg);
-    if (ret == -ENODATA && in->undeclared_ok)
-        return load_none(in, cat);
-    if (ret == -ENODATA)
-        fprintf(stderr, "simpletrace %s: %s (simpletrace %s TRACE-EVENTS... %s)\n", cmd, msg, cmd, in->trace);
-    else if (ret < 0)
-        fprintf(stderr, "simpletrace %s: %s\n", cmd, msg);
-    return ret;
-}
-
+/* The trace-events files given (with none, the reader reads the trace's own declarations with its records). */
 static int load_catalog(const char *cmd, struct cli_input *in, struct st_catalog **cat)
 {
     char msg[2048];
     int ret;
 
     if (in->nevents_files == 0)
-        return load_embedded(cmd, in, cat);
+        return 0;
     ret = st_catalog_load(cat, in->events_files, in->nevents_files, msg, sizeof msg);
     if (ret == -EMEDIUMTYPE) /* a binary file where the trace-events belong: the operands swapped? */
         fprintf(stderr, "simpletrace %s: %s: the trace-events files come first (simpletrace %s " OPERANDS ")\n",
@@ -453,7 +426,7 @@ static void print_conflict(const char *message, void *opaque)
 static int open_many(const char *cmd, struct cli_input *in, struct cli_trace *t)
 {
     struct st_reader_error err = {.struct_size = sizeof err};
-    if (in->nevents_files && load_catalog(cmd, in, &t->cat) < 0)
+    if (load_catalog(cmd, in, &t->cat) < 0)
         return 1;
     if (!in->rotated_off)
         in->rd.flags |= ST_READER_ROTATED;
@@ -461,17 +434,21 @@ static int open_many(const char *cmd, struct cli_input *in, struct cli_trace *t)
         in->rd.conflict = print_conflict;
         in->rd.conflict_opaque = t;
     }
-    t->embedded = in->nevents_files == 0;
     int ret = st_reader_open_many(&t->r, (const char *const *)in->traces, in->ntraces, t->cat, &in->rd, &err);
     if (ret < 0) {
         fprintf(stderr, "simpletrace %s: %s\n", cmd, err.message);
         return ret == -EINVAL ? 2 : 1;
     }
+    return 0;
+}
+
+/* Without trace-events files: the catalog is the reader's, growing with the trace's declarations. */
+static void borrow_catalog(struct cli_trace *t)
+{
     if (!t->cat) {
         t->cat = (struct st_catalog *)st_reader_catalog(t->r);
         t->cat_borrowed = true;
     }
-    return 0;
 }
 
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
@@ -480,20 +457,27 @@ int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
     memset(t, 0, sizeof *t);
     t->cmd = cmd;
     t->trace = in->trace;
-    if (in->ntraces > 1)
-        return open_many(cmd, in, t);
+    t->embedded = in->nevents_files == 0;
+    if (t->embedded && in->undeclared_ok) /* a trace without declarations is read anyway, undecoded */
+        in->rd.flags |= ST_READER_UNDECLARED;
+    if (in->ntraces > 1) {
+        int ret = open_many(cmd, in, t);
+        if (ret == 0)
+            borrow_catalog(t);
+        return ret;
+    }
     detect_pieces(cmd, in);
     if (load_catalog(cmd, in, &t->cat) < 0)
         return 1;
-    t->embedded = in->nevents_files == 0;
-    t->undeclared = (in->rd.flags & ST_READER_UNDECLARED) != 0;
     if (in->nevents_files) { /* the trace's own declarations cannot conflict with themselves */
         in->rd.conflict = print_conflict;
         in->rd.conflict_opaque = t;
     }
     int ret = st_reader_open(&t->r, in->trace, t->cat, &in->rd, &err);
-    if (ret == 0)
+    if (ret == 0) {
+        borrow_catalog(t);
         return 0;
+    }
     if (ret == -EINVAL) /* bad options, not a bad file */
         fprintf(stderr, "simpletrace %s: %s\n", cmd, err.message);
     else

@@ -97,8 +97,7 @@ struct cli_trace {
     struct st_catalog *cat;
     struct st_reader *r;
     bool embedded;     /* the catalog is the trace's own declarations (no trace-events files) */
-    bool cat_borrowed; /* cat is the reader's own (the union of several traces' declarations) */
-    bool undeclared;   /* no declarations at all: records come undecoded (undeclared_ok) */
+    bool cat_borrowed; /* cat is the reader's own: it grows with the traces' declarations */
     const char *cmd;   /* for the conflict messages */
     const char *trace;
 };

@@ -864,6 +864,49 @@ int st_events_build_index(struct st_event_list *list)
     return 0;
 }
 
+/* Puts event position i into an index with room for it (a name already there keeps its first position). */
+static void index_put(const struct st_event_list *list, struct name_index *ix, size_t i)
+{
+    const char *name = list->events[i].name;
+    size_t len = strlen(name);
+    size_t s = (size_t)hash_name(name, len) & ix->mask;
+    while (ix->slots[s]) {
+        if (name_is(&list->events[ix->slots[s] - 1], name, len))
+            return;
+        s = (s + 1) & ix->mask;
+    }
+    ix->slots[s] = (uint32_t)(i + 1);
+}
+
+void st_events_pop(struct st_event_list *list)
+{
+    if (list->count == 0)
+        return;
+    decl_free(&list->events[--list->count]);
+    index_free(list); /* st_events_add_line() makes it anew */
+}
+
+int st_events_add_line(struct st_event_list *list, const char *file, unsigned line, const char *text, size_t len,
+                       struct st_events_error *err)
+{
+    struct pctx ctx = {file, line, err};
+    size_t old_count = list->count, old_nfiles = list->nfiles;
+    const char *stored = list->nfiles && !strcmp(list->files[list->nfiles - 1], file) ? list->files[list->nfiles - 1]
+                                                                                        : list_add_file(list, file);
+    if (!stored || list->count >= UINT32_MAX - 1)
+        return fail_code(&ctx, -ENOMEM, "out of memory");
+    int rc = parse_line(list, &ctx, (struct span){text, len}, stored);
+    if (rc == 0 && list->count == old_count)
+        rc = fail(&ctx, "declares no event");
+    if (rc == 0 && (!list->index || list->count * 2 > ((struct name_index *)list->index)->mask + 1))
+        rc = st_events_build_index(list) ? fail_code(&ctx, -ENOMEM, "out of memory") : 0; /* doubles, or makes it */
+    else if (rc == 0)
+        index_put(list, list->index, list->count - 1);
+    if (rc)
+        rollback(list, old_count, old_nfiles);
+    return rc;
+}
+
 const struct st_event_decl *st_events_find(const struct st_event_list *list, const char *name, size_t name_len)
 {
     const struct name_index *ix = list->index;

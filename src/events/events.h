@@ -96,6 +96,20 @@ int st_events_check(const struct st_event_list *list, struct st_events_error *er
 /* Builds the name index st_events_find() uses; call after the last parse. 0 or -ENOMEM. */
 int st_events_build_index(struct st_event_list *list);
 
+/*
+ * Parses one declaration (text[0..len), no newline needed; file and line
+ * for messages) and appends it with the name index kept current, so that
+ * st_events_find() stays hashed while a list grows one event at a time (a
+ * trace's declarations as a reader meets them). The caller checks the name
+ * is new. 0, -EINVAL (err: FILE:LINE: what; also a blank or comment line)
+ * or -ENOMEM; on error the list is unchanged.
+ */
+int st_events_add_line(struct st_event_list *list, const char *file, unsigned line, const char *text, size_t len,
+                       struct st_events_error *err);
+
+/* Removes the list's last event (a caller that could not use it); its file name stays. */
+void st_events_pop(struct st_event_list *list);
+
 /* Finds an event by name (name_len bytes, no NUL needed); NULL if absent. Hashed once indexed. */
 const struct st_event_decl *st_events_find(const struct st_event_list *list, const char *name, size_t name_len);
 

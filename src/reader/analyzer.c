@@ -9,28 +9,46 @@
 
 #include "reader_internal.h"
 
+/* The callback of each event index; it grows with a growing catalog. */
+struct table {
+    st_record_fn *fn;
+    size_t n;
+};
+
 /*
- * Fills table (count + 1 entries) from the handlers, stepping through them
- * by the first one's struct_size; later handlers for a name win.
+ * Fills the table for every event the catalog has now from the handlers,
+ * stepping through them by the first one's struct_size; later handlers
+ * for a name win. 0 or -ENOMEM.
  */
-static void resolve(const struct st_analyzer *a, size_t stride, const struct st_catalog *cat, st_record_fn *table)
+static int resolve(const struct st_analyzer *a, size_t stride, const struct st_catalog *cat, struct table *t)
 {
+    size_t n = st_catalog_count(cat) + 1;
+    st_record_fn *fn = calloc(n, sizeof *fn);
+    if (!fn)
+        return -ENOMEM;
+    free(t->fn);
+    t->fn = fn;
+    t->n = n;
     for (size_t i = 0; i < a->nhandlers; i++) {
         struct st_analyzer_handler h;
         st__struct_in(&h, sizeof h, (const char *)a->handlers + i * stride, stride);
         const struct st_event_info *ev = h.event ? st_catalog_find(cat, h.event) : NULL;
         if (ev)
-            table[ev->index] = h.fn;
+            fn[ev->index] = h.fn;
     }
+    return 0;
 }
 
 /* Feeds every record to its callback; the run's status. */
-static int dispatch(const struct st_analyzer *a, struct st_reader *r, st_record_fn *table)
+static int dispatch(const struct st_analyzer *a, size_t stride, struct st_reader *r, struct table *t)
 {
     const struct st_record *rec;
     int ret;
     while ((ret = st_reader_next(r, &rec)) == 1) {
-        st_record_fn fn = table[rec->event->index];
+        const struct st_event_info *ev = rec->event;
+        if (ev && ev->index >= t->n && (ret = resolve(a, stride, st_reader_catalog(r), t)) < 0)
+            return ret;
+        st_record_fn fn = ev ? t->fn[ev->index] : NULL;
         if (!fn)
             fn = a->catchall;
         if (fn && (ret = fn(rec, a->opaque)) != 0)
@@ -42,22 +60,20 @@ static int dispatch(const struct st_analyzer *a, struct st_reader *r, st_record_
 ST_API int st_analyzer_run(const struct st_analyzer *caller, struct st_reader *r)
 {
     struct st_analyzer a;
+    struct table t = {0};
     size_t stride = 0;
     if (st__struct_size(caller) < ST__ANALYZER_V1)
         return -EINVAL;
     st__struct_in(&a, sizeof a, caller, st__struct_size(caller));
     if (a.nhandlers && (stride = st__struct_size(a.handlers)) < ST__ANALYZER_HANDLER_V1)
         return -EINVAL;
-    const struct st_catalog *cat = st_reader_catalog(r);
-    st_record_fn *table = calloc(cat->count + 1, sizeof *table);
-    if (!table)
+    if (resolve(&a, stride, st_reader_catalog(r), &t) < 0)
         return -ENOMEM;
-    resolve(&a, stride, cat, table);
     int status = a.begin ? a.begin(a.opaque) : 0;
     if (status == 0)
-        status = dispatch(&a, r, table);
+        status = dispatch(&a, stride, r, &t);
     if (a.end)
         a.end(status, a.opaque);
-    free(table);
+    free(t.fn);
     return status;
 }

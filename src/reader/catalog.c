@@ -33,43 +33,54 @@ static enum st_value_kind value_kind(enum st_arg_kind k)
     }
 }
 
-/* Builds the views over cat->list. 0 or -ENOMEM. */
+/* Fills view e of declaration d, its args at a, for index. */
+static void fill_view(struct st_event_info *e, struct st_arg_info *a, const struct st_event_decl *d, size_t index)
+{
+    e->name = d->name;
+    e->name_len = strlen(d->name);
+    e->index = (unsigned)index;
+    e->nargs = d->nargs;
+    e->args = a;
+    e->disabled = d->disabled;
+    e->format = d->fmt;
+    for (unsigned j = 0; j < d->nargs; j++, a++) {
+        a->name = d->args[j].name;
+        a->type = d->args[j].type;
+        a->kind = value_kind(d->args[j].kind);
+        a->is_signed = d->args[j].is_signed;
+        a->size = d->args[j].size;
+    }
+}
+
+/* Fills the built-in Dropped_Event's view at index. */
+static void fill_dropped(struct st_event_info *drop, size_t index)
+{
+    drop->name = ST_DROPPED_EVENT_NAME;
+    drop->name_len = strlen(ST_DROPPED_EVENT_NAME);
+    drop->index = (unsigned)index;
+    drop->nargs = 1;
+    drop->args = &dropped_arg;
+    drop->format = "\"num_events_dropped %\" PRIu64";
+}
+
+/* Builds a fixed catalog's views over cat->list, back to back. 0 or -ENOMEM. */
 static int build_views(struct st_catalog *cat)
 {
     size_t n = cat->list.count, nargs = 0;
     for (size_t i = 0; i < n; i++)
         nargs += cat->list.events[i].nargs;
-    cat->count = n;
+    cat->count = cat->cap = n;
     cat->events = calloc(n + 1, sizeof *cat->events);
     cat->args = calloc(nargs ? nargs : 1, sizeof *cat->args);
-    if (!cat->events || !cat->args)
+    cat->at = calloc(n + 1, sizeof *cat->at);
+    if (!cat->events || !cat->args || !cat->at)
         return -ENOMEM;
     struct st_arg_info *a = cat->args;
-    for (size_t i = 0; i < n; i++) {
-        const struct st_event_decl *d = &cat->list.events[i];
-        struct st_event_info *e = &cat->events[i];
-        e->name = d->name;
-        e->name_len = strlen(d->name);
-        e->index = (unsigned)i;
-        e->nargs = d->nargs;
-        e->args = a;
-        e->disabled = d->disabled;
-        e->format = d->fmt;
-        for (unsigned j = 0; j < d->nargs; j++, a++) {
-            a->name = d->args[j].name;
-            a->type = d->args[j].type;
-            a->kind = value_kind(d->args[j].kind);
-            a->is_signed = d->args[j].is_signed;
-            a->size = d->args[j].size;
-        }
-    }
-    struct st_event_info *drop = &cat->events[n];
-    drop->name = ST_DROPPED_EVENT_NAME;
-    drop->name_len = strlen(ST_DROPPED_EVENT_NAME);
-    drop->index = (unsigned)n;
-    drop->nargs = 1;
-    drop->args = &dropped_arg;
-    drop->format = "\"num_events_dropped %\" PRIu64";
+    for (size_t i = 0; i <= n; i++)
+        cat->at[i] = &cat->events[i];
+    for (size_t i = 0; i < n; a += cat->list.events[i].nargs, i++)
+        fill_view(&cat->events[i], a, &cat->list.events[i], i);
+    fill_dropped(&cat->events[n], n);
     return 0;
 }
 
@@ -229,7 +240,10 @@ ST_API void st_catalog_free(struct st_catalog *cat)
 {
     if (!cat)
         return;
+    for (size_t i = 1; cat->grows && i <= cat->count; i++)
+        free(cat->at[i]); /* each view with its args, allocated alone */
     st_events_free(&cat->list);
+    free(cat->at);
     free(cat->events);
     free(cat->args);
     free(cat);
@@ -242,18 +256,26 @@ ST_API size_t st_catalog_count(const struct st_catalog *cat)
 
 ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index)
 {
-    return index <= cat->count ? &cat->events[index] : NULL;
+    return index <= cat->count ? cat->at[index] : NULL;
+}
+
+const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len)
+{
+    const struct st_event_decl *d = st_events_find(&cat->list, name, name_len);
+    return d ? cat->at[(size_t)(d - cat->list.events) + cat->grows] : NULL;
 }
 
 ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name)
 {
-    size_t len = strlen(name);
-    const struct st_event_decl *d = st_events_find(&cat->list, name, len);
-    if (d && d->index < cat->count)
-        return &cat->events[d->index];
-    if (!strcmp(name, ST_DROPPED_EVENT_NAME))
-        return &cat->events[cat->count];
-    return NULL;
+    const struct st_event_info *ev = st__catalog_find_n(cat, name, strlen(name));
+    if (!ev && !strcmp(name, ST_DROPPED_EVENT_NAME))
+        return st__catalog_dropped(cat);
+    return ev;
+}
+
+ST_API const struct st_event_info *st_catalog_dropped(const struct st_catalog *cat)
+{
+    return st__catalog_dropped(cat);
 }
 
 ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)
@@ -264,156 +286,88 @@ ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)
     return -ENOENT;
 }
 
-/* --- the declarations a trace carries ------------------------------------------------- */
+/* --- a catalog that grows with a trace's declarations ---------------------------------- */
 
-/* The name of a declaration line: after "disable " if any, up to '(' (length in *len). */
-static const char *decl_name(const char *line, size_t *len)
+struct st_catalog *st__catalog_new_growing(void)
 {
-    if (strncmp(line, "disable ", 8) == 0)
-        line += 8;
-    *len = strcspn(line, "(");
-    return line;
+    struct st_catalog *cat = catalog_alloc();
+    if (!cat || !(cat->at = malloc(64 * sizeof *cat->at))) {
+        free(cat);
+        return NULL;
+    }
+    cat->grows = true;
+    cat->cap = 64;
+    fill_dropped(&cat->dropped, 0);
+    cat->at[0] = &cat->dropped;
+    return cat;
 }
 
-/* One kept declaration: its event ID and name, for finding the names declared twice. */
-struct decl_ref {
-    uint32_t id;
-    const char *name;
-    size_t len;
-};
-
-/* By name, then by ID. */
-static int cmp_decl_ref(const void *pa, const void *pb)
+/* Whether two events take the same arguments (types and names). */
+static bool same_args(const struct st_event_info *a, const struct st_event_decl *b)
 {
-    const struct decl_ref *a = pa, *b = pb;
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = memcmp(a->name, b->name, n);
-
-    if (c || a->len != b->len)
-        return c ? c : a->len < b->len ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+    if (a->nargs != b->nargs)
+        return false;
+    for (unsigned i = 0; i < a->nargs; i++)
+        if (strcmp(a->args[i].type, b->args[i].type) || strcmp(a->args[i].name, b->args[i].name))
+            return false;
+    return true;
 }
 
-/*
- * The trace-events text of the kept declarations, one line each, in ID
- * order. A name declared under several IDs (a group registered again) is
- * kept once when the declarations are the same; different ones are
- * -EINVAL naming the event (one catalog entry cannot decode both IDs'
- * records). Sorting finds them in n log n: a damaged trace with many
- * declarations must not make this quadratic. 0, -EINVAL or -ENOMEM.
- */
-static int decls_text(const struct st__meta *m, const char *path, struct st__growbuf *text, size_t *count,
-                      char *errbuf, size_t errlen)
+/* The view of the list's last declaration, appended to cat at index count + 1. 0 or -ENOMEM. */
+static int append_view(struct st_catalog *cat)
 {
-    struct decl_ref *refs = malloc((m->ndecls ? m->ndecls : 1) * sizeof *refs);
-    bool *skip = calloc(m->ndecls ? m->ndecls : 1, sizeof *skip);
-    size_t n = 0;
-
-    *count = 0;
-    if (!refs || !skip) {
-        free(refs);
-        free(skip);
+    const struct st_event_decl *d = &cat->list.events[cat->list.count - 1];
+    if (cat->count + 2 > cat->cap) {
+        struct st_event_info **at = realloc(cat->at, 2 * cat->cap * sizeof *at);
+        if (!at)
+            return -ENOMEM;
+        cat->at = at;
+        cat->cap *= 2;
+    }
+    struct st_event_info *e = calloc(1, sizeof *e + d->nargs * sizeof(struct st_arg_info));
+    if (!e)
         return -ENOMEM;
+    fill_view(e, (struct st_arg_info *)(e + 1), d, cat->count + 1);
+    cat->at[++cat->count] = e;
+    return 0;
+}
+
+int st__catalog_declare(struct st_catalog *cat, const char *file, const char *text, size_t len,
+                        const struct st_event_info **ev, char *msg, size_t msglen)
+{
+    struct st_event_list one;
+    struct st_events_error e;
+    const struct st_event_info *prev;
+    int ret;
+
+    memset(&e, 0, sizeof e);
+    st_events_init(&one);
+    *ev = NULL;
+    /* Parsed alone first: its name decides whether it is new, and a known one is only compared. */
+    if ((ret = st_events_add_line(&one, file, 1, text, len, &e)) < 0) {
+        snprintf(msg, msglen, "declaration '%.*s' does not parse: %s", (int)(len < 200 ? len : 200), text,
+                 e.message);
+        goto out;
     }
-    for (uint32_t id = 0; id < m->ndecls; id++)
-        if (m->decls[id]) {
-            refs[n].id = id;
-            refs[n].name = decl_name(m->decls[id], &refs[n].len);
-            n++;
+    const struct st_event_decl *d = &one.events[0];
+    if ((prev = st__catalog_find_n(cat, d->name, strlen(d->name)))) {
+        const struct st_event_decl *first = &cat->list.events[prev->index - 1];
+        if (!same_args(prev, d)) {
+            ret = -EBADMSG;
+            snprintf(msg, msglen, "event '%s' is declared twice, differently: other arguments than in its first "
+                     "declaration (by %s)", d->name, first->file);
         }
-    qsort(refs, n, sizeof *refs, cmp_decl_ref);
-    for (size_t k = 0; k + 1 < n; k++) {
-        const struct decl_ref *a = &refs[k], *b = &refs[k + 1];
-        if (a->len != b->len || memcmp(a->name, b->name, a->len))
-            continue;
-        if (strcmp(m->decls[a->id], m->decls[b->id])) {
-            if (errbuf)
-                snprintf(errbuf, errlen, "%s: event '%.*s' is declared twice, differently (IDs %u and %u): "
-                         "give the trace-events files to read it", path, (int)(a->len < 200 ? a->len : 200),
-                         a->name, a->id, b->id);
-            free(refs);
-            free(skip);
-            return -EINVAL;
-        }
-        skip[a->id] = true;
+        *ev = ret ? NULL : prev;
+        goto out;
     }
-    for (uint32_t id = 0; id < m->ndecls; id++) {
-        if (!m->decls[id] || skip[id])
-            continue;
-        st__growbuf_puts(text, m->decls[id]);
-        st__growbuf_puts(text, "\n");
-        (*count)++;
-    }
-    free(refs);
-    free(skip);
-    return text->failed ? -ENOMEM : 0;
-}
-
-/* Reads every record of the trace, keeping the declarations only. 0 or the reader's error (in errbuf). */
-static int scan_decls(struct st_reader *r, char *errbuf, size_t errlen)
-{
-    const struct st_record *rec;
-    int ret;
-
-    st__reader_meta(r)->scan_only = true;
-    while ((ret = st_reader_next(r, &rec)) > 0)
-        ;
-    if (ret < 0 && errbuf)
-        st_reader_format_error(r, errbuf, errlen);
-    return ret;
-}
-
-int st__trace_decls_text(const char *path, const struct st_reader_options *opts, struct st__growbuf *text,
-                         size_t *count, char *errbuf, size_t errlen)
-{
-    struct st_reader_error err = {.struct_size = sizeof err};
-    struct st_reader_options o = {.struct_size = sizeof o};
-    struct st_catalog *none = NULL;
-    struct st_reader *r = NULL;
-    int ret;
-
-    *count = 0;
-    if (opts)
-        st__struct_in(&o, sizeof o, opts, st__struct_size(opts));
-    o.events = NULL; /* the filters would need the catalog being made */
-    o.conflict = NULL; /* nothing to compare with: the catalog is being made from them */
-    o.filter_tid = o.filter_pid = o.filter_from = o.filter_to = false;
-    o.flags &= ~(unsigned)(ST_READER_FOLLOW | ST_READER_ALIGN_REALTIME); /* no record is delivered */
-    o.offsets_ns = NULL;
-    o.noffsets = 0;
-    if ((ret = st_catalog_load_buffer(&none, path, "", 0, NULL, 0)) < 0)
-        return ret;
-    ret = st_reader_open(&r, path, none, &o, &err);
-    if (ret < 0) {
-        if (errbuf)
-            snprintf(errbuf, errlen, "%s: %s", path, err.message);
-    } else if ((ret = scan_decls(r, errbuf, errlen)) == 0) {
-        ret = decls_text(st__reader_meta(r), path, text, count, errbuf, errlen);
-    }
-    st_reader_close(r);
-    st_catalog_free(none);
-    return ret;
-}
-
-ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, const struct st_reader_options *opts,
-                                 char *errbuf, size_t errlen)
-{
-    struct st__growbuf text = {0};
-    size_t count = 0;
-    int ret;
-
-    *out = NULL;
-    ret = st__trace_decls_text(path, opts, &text, &count, errbuf, errlen);
-    if (ret == 0 && count == 0) {
-        ret = -ENODATA;
-        if (errbuf)
-            snprintf(errbuf, errlen,
-                     "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
-                     "give its trace-events files",
-                     path);
-    } else if (ret == 0) {
-        ret = st_catalog_load_buffer(out, path, (const char *)text.data, text.len, errbuf, errlen);
-    }
-    st__growbuf_free(&text);
+    if ((ret = st_events_add_line(&cat->list, file, (unsigned)cat->count + 1, text, len, &e)) == 0 &&
+        (ret = append_view(cat)) < 0)
+        st_events_pop(&cat->list);
+    if (ret < 0)
+        snprintf(msg, msglen, "%s", ret == -ENOMEM ? "out of memory for the trace's declarations" : e.message);
+    else
+        *ev = cat->at[cat->count];
+out:
+    st_events_free(&one);
     return ret;
 }

@@ -15,12 +15,31 @@
 
 #include "reader_internal.h"
 
-/* Applies one glob (without its '-') to every event. */
-static void apply_glob(const struct st_catalog *cat, uint8_t *sel, const char *glob, size_t len, uint8_t value)
+/*
+ * Applies spec to entries [from, cat->count] of sel: each glob left to
+ * right, the last one matching a name decides. -EINVAL for an empty glob.
+ */
+static int apply_spec(const struct st_catalog *cat, const char *spec, uint8_t *sel, size_t from)
 {
-    for (size_t i = 0; i <= cat->count; i++)
-        if (st__glob_match_n(glob, len, cat->events[i].name))
-            sel[i] = value;
+    bool first = true;
+    for (const char *s = spec;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        bool exclude = len > 0 && s[0] == '-';
+        const char *glob = s + exclude;
+        size_t glen = len - exclude;
+        if (glen == 0)
+            return -EINVAL;
+        if (first) /* nothing matched yet: selected only if the list starts by excluding */
+            memset(sel + from, exclude, cat->count + 1 - from);
+        first = false;
+        for (size_t i = from; i <= cat->count; i++)
+            if (st__glob_match_n(glob, glen, cat->at[i]->name))
+                sel[i] = (uint8_t)!exclude;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+    }
 }
 
 int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out)
@@ -31,26 +50,24 @@ int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t *
     uint8_t *sel = malloc(cat->count + 1);
     if (!sel)
         return -ENOMEM;
-    bool first = true;
-    for (const char *s = spec;;) {
-        const char *comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        bool exclude = len > 0 && s[0] == '-';
-        const char *glob = s + exclude;
-        size_t glen = len - exclude;
-        if (glen == 0) {
-            free(sel);
-            return -EINVAL;
-        }
-        if (first) /* nothing matched yet: selected only if the list starts by excluding */
-            memset(sel, exclude, cat->count + 1);
-        first = false;
-        apply_glob(cat, sel, glob, glen, (uint8_t)!exclude);
-        if (!comma)
-            break;
-        s = comma + 1;
+    if (apply_spec(cat, spec, sel, 0) < 0) {
+        free(sel);
+        return -EINVAL;
     }
     *out = sel;
+    return 0;
+}
+
+int st__filter_extend(const struct st_catalog *cat, const char *spec, uint8_t **sel, size_t *n)
+{
+    if (*n >= cat->count + 1)
+        return 0;
+    uint8_t *more = realloc(*sel, cat->count + 1);
+    if (!more)
+        return -ENOMEM;
+    apply_spec(cat, spec, more, *n); /* it compiled: no empty glob */
+    *sel = more;
+    *n = cat->count + 1;
     return 0;
 }
 

@@ -52,8 +52,10 @@ struct st_formatter {
     enum st_output_format format;
     enum st_timestamp_mode timestamps;
     FILE *out;
-    struct tmpl *tmpl;       /* per event index, Dropped_Event last */
-    char *arena;             /* template text */
+    struct tmpl *tmpl;       /* per event index */
+    size_t ntmpl;            /* entries of tmpl: a growing catalog's later events are added when met */
+    struct st__growbuf a;    /* the arena: template text, then SLACK bytes of padding */
+    char *arena;             /* a.data */
     char *buf;               /* output lines */
     size_t used, cap;
     bool have_prev, have_origin, have_anchor;
@@ -143,6 +145,31 @@ static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_eve
     return 0;
 }
 
+/*
+ * Builds the templates of the catalog's events from index ntmpl on (all at
+ * first; those a growing catalog gained later), padding the arena's end
+ * again. 0 or -ENOMEM.
+ */
+static int add_templates(struct st_formatter *f)
+{
+    static const char pad[SLACK]; /* st__put_short() reads whole blocks past a piece */
+    size_t n = f->cat->count + 1;
+    struct tmpl *t = realloc(f->tmpl, n * sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    f->tmpl = t;
+    if (f->a.len >= SLACK)
+        f->a.len -= SLACK; /* the old padding: the new templates go over it */
+    for (size_t i = f->ntmpl; i < n; i++)
+        if (build_tmpl(&f->a, &t[i], st_catalog_event(f->cat, i), f->format == ST_OUTPUT_JSON) < 0)
+            return -ENOMEM;
+    if (arena_add(&f->a, pad, sizeof pad) < 0)
+        return -ENOMEM;
+    f->ntmpl = n;
+    f->arena = (char *)f->a.data;
+    return 0;
+}
+
 ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *cat,
                             const struct st_formatter_options *caller)
 {
@@ -154,7 +181,6 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     if (opts.format > ST_OUTPUT_LOG || opts.timestamps > ST_TIMESTAMP_WALL)
         return -EINVAL;
     struct st_formatter *f = calloc(1, sizeof *f);
-    struct st__growbuf a = {0};
     int ret = -ENOMEM;
     if (!f)
         goto fail;
@@ -165,20 +191,11 @@ ST_API int st_formatter_new(struct st_formatter **out, const struct st_catalog *
     f->show_process = opts.show_process;
     f->cap = OUT_BUFFER;
     f->buf = malloc(f->cap);
-    f->tmpl = calloc(cat->count + 1, sizeof *f->tmpl);
-    if (!f->buf || !f->tmpl)
+    if (!f->buf || (ret = add_templates(f)) < 0)
         goto fail;
-    for (size_t i = 0; i <= cat->count; i++)
-        if ((ret = build_tmpl(&a, &f->tmpl[i], &cat->events[i], f->format == ST_OUTPUT_JSON)) < 0)
-            goto fail;
-    static const char pad[SLACK]; /* st__put_short() reads whole blocks past a piece */
-    if (arena_add(&a, pad, sizeof pad) < 0)
-        goto fail;
-    f->arena = (char *)a.data;
     *out = f;
     return 0;
 fail:
-    st__growbuf_free(&a);
     st_formatter_free(f);
     return ret;
 }
@@ -187,7 +204,7 @@ ST_API void st_formatter_free(struct st_formatter *f)
 {
     if (!f)
         return;
-    free(f->arena);
+    st__growbuf_free(&f->a);
     free(f->tmpl);
     free(f->buf);
     free(f);
@@ -464,8 +481,11 @@ static int put_log(struct st_formatter *f, const struct st_record *rec)
 ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *rec)
 {
     const struct st_event_info *ev = rec->event;
-    if (!ev || ev->index > f->cat->count || ev != &f->cat->events[ev->index] || rec->nargs != ev->nargs)
+    if (!ev || ev->index > f->cat->count || ev != f->cat->at[ev->index] || rec->nargs != ev->nargs)
         return -EINVAL;
+    int ret;
+    if (ev->index >= f->ntmpl && (ret = add_templates(f)) < 0)
+        return ret;
     const struct tmpl *t = &f->tmpl[ev->index];
     if (f->format == ST_OUTPUT_LOG)
         return put_log(f, rec);
@@ -478,7 +498,7 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
             if (rec->args[i].kind == ST_VALUE_STRING) /* quotes and prefix are in the bound */
                 need += json ? ST__JSON_ESCAPED_MAX(rec->args[i].len) : 4 * (size_t)rec->args[i].len;
     }
-    int ret = reserve(f, need);
+    ret = reserve(f, need);
     if (ret < 0)
         return ret;
     char *p = f->buf + f->used;

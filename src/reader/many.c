@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "growbuf.h"
 #include "reader_internal.h"
 
 #define BIG_BUFFER (1u << 20)     /* each input's read buffer up to BIG_INPUTS inputs ... */
@@ -67,7 +66,7 @@ struct st__many {
     bool filter_from, filter_to;   /* applied here: they count from the merged origin */
     int64_t from_ns, to_ns;
     uint64_t filtered;             /* records the time window skipped */
-    struct st_catalog *own_cat;    /* the union of the inputs' declarations, or NULL */
+    struct st_catalog *own_cat;    /* without a catalog: the one every input's declarations grow, or NULL */
 };
 
 enum { HAS_RECORD, WAITING, ENDED };
@@ -460,97 +459,6 @@ static int check_distinct(const char *const *paths, size_t n, bool rotated, stru
     return ret;
 }
 
-/* --- the union of the inputs' declarations ------------------------------------------ */
-
-static bool same_args(const struct st_event_info *a, const struct st_event_info *b)
-{
-    if (a->nargs != b->nargs)
-        return false;
-    for (unsigned i = 0; i < a->nargs; i++)
-        if (strcmp(a->args[i].type, b->args[i].type) || strcmp(a->args[i].name, b->args[i].name))
-            return false;
-    return true;
-}
-
-/*
- * Appends to u the lines of text (input k's declarations, parsed as cats[k])
- * that name events no earlier input declares; an event an earlier input
- * declares with other arguments is -EBADMSG naming both files.
- */
-static int add_decls(struct st__growbuf *u, struct st_catalog *const *cats, const char *const *paths, size_t k,
-                     const struct st__growbuf *text, struct st_reader_error *err)
-{
-    const char *line = (const char *)text->data, *end = line + text->len;
-    for (size_t e = 0; e < st_catalog_count(cats[k]) && line < end; e++) {
-        const struct st_event_info *ev = st_catalog_event(cats[k], e);
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t len = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
-        size_t j = 0;
-        const struct st_event_info *prev = NULL;
-        while (j < k && !(cats[j] && (prev = st_catalog_find(cats[j], ev->name))))
-            j++;
-        if (prev && !same_args(prev, ev)) {
-            st__set_open_error(err, -EBADMSG, "event '%s' is declared with other arguments in %s than in %s",
-                               ev->name, paths[k], paths[j]);
-            return -EBADMSG;
-        }
-        if (!prev)
-            st__growbuf_put(u, line, len); /* one line per event, in the catalog's order */
-        line += len;
-    }
-    return 0;
-}
-
-/* Input k's declarations: parsed into cats[k] (NULL when it has none and undeclared is fine), added to u. */
-static int load_input_decls(struct st__growbuf *u, struct st_catalog **cats, const char *const *paths, size_t k,
-                            const struct st_reader_options *o, struct st_reader_error *err)
-{
-    struct st__growbuf text = {0};
-    size_t count;
-    char msg[1024];
-    int ret = st__trace_decls_text(paths[k], o, &text, &count, msg, sizeof msg);
-    if (ret < 0) {
-        st__set_open_error(err, ret, "%s", msg);
-    } else if (count == 0 && !(o->flags & ST_READER_UNDECLARED)) {
-        ret = -ENODATA;
-        st__set_open_error(err, ret,
-                           "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
-                           "give the trace-events files",
-                           paths[k]);
-    } else if (count && (ret = st_catalog_load_buffer(&cats[k], paths[k], (const char *)text.data, text.len,
-                                                      msg, sizeof msg)) < 0) {
-        st__set_open_error(err, ret, "%s", msg);
-    } else if (count) {
-        ret = add_decls(u, cats, paths, k, &text, err);
-    }
-    st__growbuf_free(&text);
-    return ret;
-}
-
-/* The catalog of every event the inputs declare, into *out. 0 or the error, in err. */
-static int union_catalog(struct st_catalog **out, const char *const *paths, size_t n,
-                         const struct st_reader_options *o, struct st_reader_error *err)
-{
-    struct st__growbuf u = {0};
-    struct st_catalog **cats = calloc(n, sizeof *cats);
-    char msg[1024];
-    int ret = cats ? 0 : -ENOMEM;
-    for (size_t k = 0; k < n && ret == 0; k++)
-        ret = load_input_decls(&u, cats, paths, k, o, err);
-    if (ret == 0 && u.failed)
-        ret = -ENOMEM;
-    if (ret == 0 && (ret = st_catalog_load_buffer(out, paths[0], u.data ? (const char *)u.data : "", u.len, msg,
-                                                  sizeof msg)) < 0)
-        st__set_open_error(err, ret, "%s", msg);
-    if (ret == -ENOMEM)
-        st__set_open_error(err, ret, "%s", "out of memory");
-    for (size_t k = 0; cats && k < n; k++)
-        st_catalog_free(cats[k]);
-    free(cats);
-    st__growbuf_free(&u);
-    return ret;
-}
-
 /* --- opening ---------------------------------------------------------------- */
 
 /* Each input's read buffer: the caller's size, else less as inputs grow in number. */
@@ -562,7 +470,11 @@ static size_t input_buffer(const struct st_reader_options *o, size_t n)
     return share > SMALL_BUFFER ? share : SMALL_BUFFER;
 }
 
-/* Opens the inputs into m->in, decoding with cat. 0 or the error, in err (naming the file). */
+/*
+ * Opens the inputs into m->in, decoding with cat, or (cat NULL) with
+ * m->own_cat, which grows with every input's declarations. 0 or the
+ * error, in err (naming the file).
+ */
 static int open_inputs(struct st__many *m, const char *const *paths, const struct st_catalog *cat,
                        const struct st_reader_options *o, struct st_reader_error *err)
 {
@@ -573,7 +485,8 @@ static int open_inputs(struct st__many *m, const char *const *paths, const struc
         struct st_reader_error e = {.struct_size = sizeof e};
         one.offsets_ns = o->offsets_ns ? &o->offsets_ns[i] : NULL;
         one.noffsets = o->offsets_ns ? 1 : 0;
-        int ret = st_reader_open(&m->in[i], paths[i], cat, &one, &e);
+        int ret = cat ? st_reader_open(&m->in[i], paths[i], cat, &one, &e)
+                      : st__reader_open_shared(&m->in[i], paths[i], m->own_cat, &one, &e);
         if (ret < 0) {
             st__set_open_error(err, ret, "%s: %s", paths[i], e.message);
             return ret;
@@ -630,13 +543,14 @@ ST_API int st_reader_open_many(struct st_reader **out, const char *const *paths,
         st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
-    if (!cat && (ret = union_catalog(&m->own_cat, paths, n, &o, err)) < 0)
+    if (!cat && !(m->own_cat = st__catalog_new_growing())) {
+        st__set_open_error(err, -ENOMEM, "%s", "out of memory");
+        ret = -ENOMEM;
         goto fail;
-    if (!cat)
-        cat = m->own_cat;
+    }
     if ((ret = open_inputs(m, paths, cat, &o, err)) < 0)
         goto fail;
-    if (!(*out = st__reader_wrap(paths[0], cat, m))) {
+    if (!(*out = st__reader_wrap(paths[0], cat ? cat : m->own_cat, m))) {
         ret = -ENOMEM;
         st__set_open_error(err, ret, "%s", "out of memory");
         goto fail;

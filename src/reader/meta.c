@@ -150,6 +150,8 @@ int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t 
         m->decls = d;
         m->ndecls = n;
     }
+    if (m->decls[id] && strlen(m->decls[id]) == len && !memcmp(m->decls[id], text, len))
+        return 1;
     if (!(c = strndup(text, len)))
         return -ENOMEM;
     free(m->decls[id]);

@@ -51,6 +51,7 @@ struct idslot {
     uint64_t id;
     const struct st_event_info *ev; /* NULL: the name is not in the catalog */
     char *name;                     /* that undeclared name (for the message), else NULL */
+    size_t tried;                   /* a growing catalog's count when name was last looked for */
     bool used;
 };
 
@@ -82,6 +83,7 @@ struct piece_seq {
 
 struct st_reader {
     const struct st_catalog *cat;
+    struct st_catalog *grow; /* cat, when it grows with the trace's declarations (else NULL) */
     char *name;
     unsigned flags;
 
@@ -105,6 +107,7 @@ struct st_reader {
 
     bool filtering;      /* any of the below is set */
     uint8_t *selected;   /* per event index, NULL = all */
+    size_t nselected;    /* entries of selected: a growing catalog's later events are added as met */
     bool filter_tid, filter_from, filter_to;
     bool filter_pid;     /* the description's pid decides, once per piece (none: refused) */
     int pid_match;       /* filter_pid's decision for this piece: -1 not yet, 0 no, 1 yes */
@@ -127,6 +130,9 @@ struct st_reader {
     struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
     struct piece_seq seq;
     struct st__many *merge; /* several inputs (many.c): everything else above is unused */
+    bool own_grow;          /* grow is the reader's own (opened without a catalog), freed at close */
+    bool priming;           /* prime(): reading the mapping records before the first event record */
+    char *events_spec;      /* the event filter, for the events a growing catalog gains */
 };
 
 /* --- errors ---------------------------------------------------------------- */
@@ -341,9 +347,9 @@ static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_
             return fail(r, -ENOMEM, r->pos_offset, num, "out of memory for event IDs");
         s = idmap_find(m, id);
     }
-    const struct st_event_decl *d = st_events_find(&r->cat->list, (const char *)name, len);
+    const struct st_event_info *ev = st__catalog_find_n(r->cat, (const char *)name, len);
     char *copy = NULL;
-    if (!d) { /* keep the name for the error an event with this ID will raise */
+    if (!ev) { /* keep the name: a declaration may follow (growing catalog); else for the error */
         copy = malloc((size_t)len + 1);
         if (!copy)
             return fail(r, -ENOMEM, r->pos_offset, num, "out of memory for event names");
@@ -353,7 +359,7 @@ static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_
     if (!s->used)
         m->count++;
     free(s->name);
-    *s = (struct idslot){id, d ? &r->cat->events[d->index] : NULL, copy, true};
+    *s = (struct idslot){id, ev, copy, r->cat->count, true};
     return 0;
 }
 
@@ -361,11 +367,18 @@ static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_
 static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id, uint64_t num,
                                               const struct idslot *s)
 {
+    if (r->grow && r->grow->count == 0) {
+        fail(r, -ENOENT, r->pos_offset, num,
+             "the trace carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+             "give its trace-events files");
+        return NULL;
+    }
     if (s && s->used) {
         char buf[68];
-        fail(r, -ENOENT, r->pos_offset, num,
-             "event ID %llu is mapped to '%s', which the trace-events files do not declare",
-             (unsigned long long)id, printable(buf, (const uint8_t *)s->name, strlen(s->name)));
+        fail(r, -ENOENT, r->pos_offset, num, "event ID %llu is mapped to '%s', which the %s", (unsigned long long)id,
+             printable(buf, (const uint8_t *)s->name, strlen(s->name)),
+             r->grow ? "trace does not declare (give its trace-events files)"
+                     : "trace-events files do not declare");
         return NULL;
     }
     if (r->index_ids)
@@ -377,13 +390,29 @@ static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id,
     return NULL;
 }
 
+/* A mapped ID whose name a growing catalog has gained since: resolved now, and kept. */
+static const struct st_event_info *resolve_late(const struct st_reader *r, struct idslot *s)
+{
+    if (!r->grow || !s || !s->used || s->ev || s->tried == r->grow->count)
+        return NULL;
+    s->tried = r->grow->count;
+    if ((s->ev = st__catalog_find_n(r->cat, s->name, strlen(s->name)))) {
+        free(s->name);
+        s->name = NULL;
+    }
+    return s->ev;
+}
+
 static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t id, uint64_t num)
 {
-    const struct idslot *s = idmap_find(&r->ids, id);
+    struct idslot *s = idmap_find(&r->ids, id);
     if (LIKELY(s && s->used && s->ev))
         return s->ev;
-    if (!(s && s->used) && r->index_ids && id < r->cat->count)
-        return &r->cat->events[id];
+    if (!(s && s->used) && r->index_ids && !r->grow && id < r->cat->count)
+        return r->cat->at[id + r->cat->grows];
+    const struct st_event_info *late = resolve_late(r, s);
+    if (late)
+        return late;
     if (r->flags & ST_READER_UNDECLARED)
         return NULL; /* delivered undecoded (deliver_undeclared) */
     return lookup_fail(r, id, num, s);
@@ -391,11 +420,18 @@ static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t i
 
 /* --- records ---------------------------------------------------------------- */
 
-/* Whether the filter passes a record of ev. */
-static bool selected(const struct st_reader *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid,
-                     bool has_pid)
+/* Whether the event filter selects ev, an event a growing catalog gained after the filter was compiled. */
+static bool select_late(struct st_reader *r, const struct st_event_info *ev)
 {
-    if (r->selected && (!ev || !r->selected[ev->index]))
+    if (st__filter_extend(r->cat, r->events_spec, &r->selected, &r->nselected) < 0)
+        return true; /* out of memory: a record shown rather than lost */
+    return r->selected[ev->index];
+}
+
+/* Whether the filter passes a record of ev. */
+static bool selected(struct st_reader *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid, bool has_pid)
+{
+    if (r->selected && (!ev || (ev->index < r->nselected ? !r->selected[ev->index] : !select_late(r, ev))))
         return false;
     if (r->filter_pid && !r->pid_match)
         return false;
@@ -536,7 +572,7 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
     if (UNLIKELY(r->shifting) && (ret = shift_ts(r, &ts, num)) < 0)
         return ret;
     if (dropped) {
-        ev = &r->cat->events[r->cat->count];
+        ev = st__catalog_dropped(r->cat);
         if (plen < 8)
             return fail(r, -EBADMSG, r->pos_offset, num, "dropped-event record too short for its count (%zu payload bytes)",
                         plen);
@@ -592,6 +628,28 @@ static void use_description(struct st_reader *r)
     r->need_shift = r->shifting; /* and the shift is that description's */
 }
 
+/*
+ * A declaration the trace carries, for a growing catalog: its event added
+ * (or found), and the ID it declares resolved at once when it is mapped
+ * to that name. 0 or the recorded error.
+ */
+static int declare(struct st_reader *r, uint32_t id, const char *text, uint32_t len, uint64_t num)
+{
+    const struct st_event_info *ev;
+    char msg[320];
+    int ret = st__catalog_declare(r->grow, r->seq.n ? r->seq.items[r->seq.cur].name : r->name, text, len, &ev,
+                                  msg, sizeof msg);
+    if (ret < 0)
+        return fail(r, ret, r->pos_offset, num, "%s", msg);
+    struct idslot *s = idmap_find(&r->ids, id);
+    if (s && s->used && !s->ev && s->name && !strcmp(s->name, ev->name)) {
+        s->ev = ev;
+        free(s->name);
+        s->name = NULL;
+    }
+    return 0;
+}
+
 /* Reads a mapping record that carries a declaration, the description or a process record (meta_format.h). */
 static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t num)
 {
@@ -606,6 +664,7 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
     ret = st_meta_is_info(id)   ? st__meta_set_info(&r->meta, text, len)
           : st_meta_is_proc(id) ? st__meta_set_proc(&r->meta, st_meta_proc_number(id), text, len)
                                 : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
+    bool again = ret == 1; /* a declaration seen before (a new piece repeats them) */
     if (ret < 0)
         return fail(r, ret, r->pos_offset, num, "%s",
                     ret == -ENOMEM                          ? "out of memory for the trace's description"
@@ -613,7 +672,9 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
                     : ret == -E2BIG                         ? "declaration for an event ID over 2^20"
                                                             : "malformed description (want simpletrace=1, then "
                                                               "KEY=VALUE lines)");
-    if (st_meta_is_decl(id) && !r->meta.scan_only)
+    if (st_meta_is_decl(id) && !again && r->grow && (ret = declare(r, st_meta_decl_event(id), text, len, num)) < 0)
+        return ret;
+    if (st_meta_is_decl(id) && !again && !r->grow)
         st__conflict_check(&r->conflicts, r->cat, text, len);
     if (!st_meta_is_decl(id))
         use_description(r);
@@ -672,6 +733,8 @@ static int next_v4(struct st_reader *r)
             return ret;
         p = r->pos; /* need() may have moved the bytes */
         if (UNLIKELY(r->meta.scan_only)) {
+            if (r->priming)
+                return 0; /* the head is read: the record stays for st_reader_next() */
             consume(r, 8 + (size_t)len, num);
             continue;
         }
@@ -721,7 +784,7 @@ static int take_v0(struct st_reader *r, uint64_t num)
     if (UNLIKELY(r->shifting) && (ret = shift_ts(r, &ts, num)) < 0)
         return ret;
     if (id == ST_DROPPED_EVENT_ID) {
-        ev = &r->cat->events[r->cat->count];
+        ev = st__catalog_dropped(r->cat);
         r->counters.dropped_records++;
         r->counters.dropped_events += ld64(r, p + 16);
     } else {
@@ -1076,9 +1139,14 @@ static int refuse_rotated(const struct st_reader_options *opts, struct st_reader
     return -EINVAL;
 }
 
-/* Allocates a reader with opts (read by st__open_args()) applied; the source is set by the caller. */
+/*
+ * Allocates a reader with opts (read by st__open_args()) applied; the
+ * source is set by the caller. cat NULL: the catalog grows with the
+ * trace's declarations: shared's (several inputs), else one of its own.
+ */
 static int reader_new(struct st_reader **out, const char *name, const struct st_catalog *cat,
-                      const struct st_reader_options *opts, bool buffered, struct st_reader_error *err)
+                      struct st_catalog *shared, const struct st_reader_options *opts, bool buffered,
+                      struct st_reader_error *err)
 {
     *out = NULL;
     size_t cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER;
@@ -1086,8 +1154,18 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
         st__set_open_error(err, -EINVAL, "read buffer smaller than %u bytes", MIN_BUFFER);
         return -EINVAL;
     }
+    if (!cat && (opts->flags & ST_READER_NO_HEADER)) {
+        st__set_open_error(err, -EINVAL, "%s", "ST_READER_NO_HEADER needs a catalog: records without a header "
+                           "carry no declarations");
+        return -EINVAL;
+    }
     struct st_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->name = strdup(name)) || (buffered && !(r->buf = malloc(cap)))) {
+    if (r && !cat && !shared)
+        r->own_grow = (shared = st__catalog_new_growing()) != NULL;
+    if (r && !cat)
+        cat = r->grow = shared;
+    if (!r || !cat || !(r->name = strdup(name)) || (buffered && !(r->buf = malloc(cap))) ||
+        (opts->events && !(r->events_spec = strdup(opts->events)))) {
         st_reader_close(r);
         st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
@@ -1098,6 +1176,7 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     r->cap = cap;
     r->fd = -1;
     int ret = st__filter_compile(cat, opts->events, &r->selected);
+    r->nselected = cat->count + 1;
     if (ret < 0) {
         st_reader_close(r);
         st__set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
@@ -1124,6 +1203,24 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     return 0;
 }
 
+/*
+ * A trace read without a catalog: its head, the header and the mapping
+ * records before the first event record, read now, so that the caller
+ * finds the declarations a writer puts first in the catalog it asks for
+ * (a pipe is read once either way: nothing is read twice). An error, or
+ * a live trace with nothing more yet, stops it: st_reader_next() goes on
+ * from there and reports the error.
+ */
+static struct st_reader *prime(struct st_reader *r)
+{
+    if (!r->grow || r->err.code || (!r->header_done && read_header(r) < 0) || r->version != 4)
+        return r;
+    r->priming = r->meta.scan_only = true;
+    (void)next_v4(r);
+    r->priming = r->meta.scan_only = false;
+    return r;
+}
+
 /* Opens the first piece of r's list into *out; closes r when that fails. */
 static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_reader_error *err)
 {
@@ -1133,7 +1230,7 @@ static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_r
         st_reader_close(r);
         r = NULL;
     }
-    *out = r;
+    *out = r ? prime(r) : NULL;
     return ret;
 }
 
@@ -1167,7 +1264,7 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
     for (size_t i = 0; i < npieces; i++)
         files |= !piece_at(pieces, stride, i).data;
     struct st_reader *r;
-    if ((ret = reader_new(&r, piece_at(pieces, stride, 0).name, cat, &o, files, err)) < 0)
+    if ((ret = reader_new(&r, piece_at(pieces, stride, 0).name, cat, NULL, &o, files, err)) < 0)
         return ret;
     for (size_t i = 0; i < npieces && ret == 0; i++) {
         struct st_reader_piece p = piece_at(pieces, stride, i);
@@ -1183,7 +1280,7 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
 
 /* st_reader_open() of a rotated trace: its pieces found now, more in follow mode later. */
 static int open_rotated(struct st_reader **out, const char *path, const struct st_catalog *cat,
-                        const struct st_reader_options *opts, struct st_reader_error *err)
+                        struct st_catalog *shared, const struct st_reader_options *opts, struct st_reader_error *err)
 {
     uint64_t first, count;
     int ret = st_rotated_find(path, &first, &count);
@@ -1197,7 +1294,7 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
         return ret;
     }
     struct st_reader *r;
-    if ((ret = reader_new(&r, path, cat, opts, true, err)) < 0)
+    if ((ret = reader_new(&r, path, cat, shared, opts, true, err)) < 0)
         return ret;
     for (uint64_t k = first; k - first < count && ret == 0; k++)
         ret = seq_push(&r->seq, st__piece_name(path, k), NULL, 0);
@@ -1210,25 +1307,38 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
     return start_pieces(out, r, err);
 }
 
-ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
-                          const struct st_reader_options *opts, struct st_reader_error *err)
+/* st_reader_open() with the options read, and shared: the growing catalog of several inputs (cat NULL). */
+static int open_path(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                     struct st_catalog *shared, const struct st_reader_options *o, struct st_reader_error *err)
 {
-    struct st_reader_options o;
-    int ret = st__open_args(out, opts, 1, err, &o);
-    if (ret < 0)
-        return ret;
-    if (o.flags & ST_READER_ROTATED)
-        return open_rotated(out, path, cat, &o, err);
+    if (o->flags & ST_READER_ROTATED)
+        return open_rotated(out, path, cat, shared, o, err);
     struct st_reader *r;
-    if ((ret = reader_new(&r, path, cat, &o, true, err)) < 0)
+    int ret = reader_new(&r, path, cat, shared, o, true, err);
+    if (ret < 0)
         return ret;
     if ((ret = attach_file(r, path)) < 0) {
         st__set_open_error(err, ret, "%s", strerror(-ret));
         st_reader_close(r);
         return ret;
     }
-    *out = r;
+    *out = prime(r);
     return 0;
+}
+
+ST_API int st_reader_open(struct st_reader **out, const char *path, const struct st_catalog *cat,
+                          const struct st_reader_options *opts, struct st_reader_error *err)
+{
+    struct st_reader_options o;
+    int ret = st__open_args(out, opts, 1, err, &o);
+    return ret < 0 ? ret : open_path(out, path, cat, NULL, &o, err);
+}
+
+int st__reader_open_shared(struct st_reader **out, const char *path, struct st_catalog *grow,
+                           const struct st_reader_options *o, struct st_reader_error *err)
+{
+    *out = NULL;
+    return open_path(out, path, NULL, grow, o, err);
 }
 
 ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *name, const struct st_catalog *cat,
@@ -1236,9 +1346,11 @@ ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *na
 {
     struct st_reader_options o;
     int ret = st__open_args(out, opts, 1, err, &o);
-    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, true, err)) == 0) {
+    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 &&
+        (ret = reader_new(out, name, cat, NULL, &o, true, err)) == 0) {
         (*out)->src = SRC_STREAM;
         (*out)->stream = f;
+        prime(*out);
     }
     return ret;
 }
@@ -1249,8 +1361,11 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
 {
     struct st_reader_options o;
     int ret = st__open_args(out, opts, 1, err, &o);
-    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 && (ret = reader_new(out, name, cat, &o, false, err)) == 0)
+    if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 &&
+        (ret = reader_new(out, name, cat, NULL, &o, false, err)) == 0) {
         attach_memory(*out, data, size);
+        prime(*out);
+    }
     return ret;
 }
 
@@ -1265,8 +1380,11 @@ ST_API void st_reader_close(struct st_reader *r)
     st__conflicts_free(&r->conflicts);
     seq_free(&r->seq);
     free(r->selected);
+    free(r->events_spec);
     free(r->buf);
     free(r->name);
+    if (r->own_grow)
+        st_catalog_free(r->grow);
     free(r);
 }
 
@@ -1332,6 +1450,12 @@ ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i)
 struct st__meta *st__reader_meta(struct st_reader *r)
 {
     return &r->meta;
+}
+
+struct st_catalog *st__reader_take_catalog(struct st_reader *r)
+{
+    r->own_grow = false;
+    return r->grow;
 }
 
 ST_API int st_reader_description(const struct st_reader *r, struct st_trace_description *d)

@@ -90,13 +90,48 @@ static inline uint64_t st__arg_value(const struct st_arg_info *a, uint64_t store
     return v;
 }
 
-/* The catalog: the parsed list plus the public views of its events. */
+/*
+ * The catalog: the parsed list plus the public views of its events. A
+ * catalog loaded from trace-events files is fixed: its views lie back to
+ * back, Dropped_Event last (index count). One a reader makes from a
+ * trace's declarations grows as they arrive (st__catalog_declare()): each
+ * view is allocated alone so that none moves, Dropped_Event is index 0
+ * and the k-th event declared is index k, so no index ever changes while
+ * records and consumers hold them.
+ */
 struct st_catalog {
     struct st_event_list list;    /* owns every string the views point to */
-    struct st_event_info *events; /* count + 1 entries: the last is Dropped_Event */
-    struct st_arg_info *args;     /* the args of every event, back to back */
+    struct st_event_info **at;    /* at[index]: count + 1 entries, Dropped_Event included */
     size_t count;                 /* declared events */
+    size_t cap;                   /* entries at has room for */
+    bool grows;                   /* made from a trace's declarations (st__catalog_new_growing()) */
+    struct st_event_info *events; /* a fixed catalog's views, back to back; NULL when it grows */
+    struct st_arg_info *args;     /* the args of those views, back to back */
+    struct st_event_info dropped; /* a growing catalog's Dropped_Event */
 };
+
+/* The built-in Dropped_Event of cat. */
+static inline const struct st_event_info *st__catalog_dropped(const struct st_catalog *cat)
+{
+    return cat->at[cat->grows ? 0 : cat->count];
+}
+
+/* An empty catalog that grows with a trace's declarations, or NULL when out of memory. */
+struct st_catalog *st__catalog_new_growing(void);
+
+/*
+ * Adds the declaration line text[0..len) that the trace file carries to a
+ * growing catalog, and gives its event in *ev: a new one, or the event of
+ * that name already there when its arguments are the same (types and
+ * names; the first declaration's format is kept). 0, or with msg filled:
+ * -EBADMSG (declared before with other arguments, by the file named),
+ * -EINVAL (does not parse) or -ENOMEM.
+ */
+int st__catalog_declare(struct st_catalog *cat, const char *file, const char *text, size_t len,
+                        const struct st_event_info **ev, char *msg, size_t msglen);
+
+/* The event of that name (name_len bytes) in cat, Dropped_Event excluded, or NULL. */
+const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len);
 
 /*
  * An event-name filter compiled against a catalog: one byte per event index
@@ -104,6 +139,12 @@ struct st_catalog {
  * frees) in *out, NULL when spec selects everything. 0, -EINVAL or -ENOMEM.
  */
 int st__filter_compile(const struct st_catalog *cat, const char *spec, uint8_t **out);
+
+/*
+ * Extends the compiled filter *sel of *n entries to every event cat has
+ * now (a growing catalog gained some). 0 or -ENOMEM (*sel unchanged).
+ */
+int st__filter_extend(const struct st_catalog *cat, const char *spec, uint8_t **sel, size_t *n);
 
 /* --- what a trace says about itself (meta.c, format in meta_format.h) ---------- */
 
@@ -124,7 +165,7 @@ struct st__meta {
     const struct st__desc *cur;  /* the description of the records that follow, or NULL */
     char **decls;       /* decls[id]: the declaration of event ID id (NUL-terminated), or NULL */
     uint32_t ndecls;    /* entries of decls */
-    bool scan_only;     /* st_catalog_load_trace(): keep these, skip every event record */
+    bool scan_only;     /* st_catalog_load_trace(): declarations only, every event record skipped */
 };
 
 /* Keeps a copy of the description (the last one wins), parses it, makes it current. 0, -ENOMEM or -EBADMSG. */
@@ -137,7 +178,7 @@ int st__meta_set_info(struct st__meta *m, const char *text, size_t len);
  */
 int st__meta_set_proc(struct st__meta *m, uint32_t k, const char *text, size_t len);
 
-/* Keeps a copy of event ID id's declaration (the last one wins). 0, -ENOMEM or -E2BIG (id >= 2^20). */
+/* Keeps a copy of event ID id's declaration (the last one wins). 0, 1 (the same text was there), -ENOMEM or -E2BIG (id >= 2^20). */
 int st__meta_set_decl(struct st__meta *m, uint32_t id, const char *text, size_t len);
 
 /* Frees what the setters kept. */
@@ -146,8 +187,11 @@ void st__meta_free(struct st__meta *m);
 /* Forgets the descriptions (a new piece starts; its own follow), keeping the declarations. */
 void st__meta_new_piece(struct st__meta *m);
 
-/* The reader's meta store, for catalog.c: set scan_only before the first record. */
+/* The reader's meta store, for trace_catalog.c: set scan_only before the first record. */
 struct st__meta *st__reader_meta(struct st_reader *r);
+
+/* The growing catalog of a reader opened without one, handed to the caller (who frees it after closing r). */
+struct st_catalog *st__reader_take_catalog(struct st_reader *r);
 
 /* --- conflicts between the catalog and a trace's declarations (conflict.c) ------ */
 
@@ -193,6 +237,14 @@ int st__open_args(struct st_reader **out, const struct st_reader_options *opts, 
 void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * st_reader_open() of one input of several read without a catalog: grow is
+ * the catalog they all add their declarations to (not owned). 0 or as
+ * st_reader_open().
+ */
+int st__reader_open_shared(struct st_reader **out, const char *path, struct st_catalog *grow,
+                           const struct st_reader_options *o, struct st_reader_error *err);
+
 /* --- several inputs as one (many.c) ----------------------------------------------- */
 
 struct st__many;
@@ -222,14 +274,5 @@ void st__many_counters(const struct st__many *m, struct st_reader_counters *c);
 
 /* Closes every input and frees m (NULL is fine). */
 void st__many_free(struct st__many *m);
-
-/*
- * The declarations trace path carries, as trace-events text (one line per
- * event, in ID order) appended to *text, and their number in *count; for
- * st_catalog_load_trace() and the union of several inputs. 0, or the error
- * reading the trace (errbuf: FILE: where: what).
- */
-int st__trace_decls_text(const char *path, const struct st_reader_options *opts, struct st__growbuf *text,
-                         size_t *count, char *errbuf, size_t errlen);
 
 #endif /* ST_READER_INTERNAL_H */

@@ -255,6 +255,7 @@ def moved_host(path, dest, back_ns):
     """A copy of a runtime trace as another host's: host b, timestamps and the anchor's monotonic back_ns earlier."""
     data = bytearray(open(path, 'rb').read())
     out, off = bytearray(data[:24]), 24
+    back_ns = min(back_ns, first_timestamp(data))  # a machine up for less than back_ns: as far back as it goes
     while off < len(data):
         rtype, eid = struct.unpack_from('<QQ', data, off)
         if rtype == 0:
@@ -276,10 +277,24 @@ def moved_host(path, dest, back_ns):
     open(dest, 'wb').write(out)
 
 
+def first_timestamp(data):
+    """The earliest timestamp of a v4 file's event records."""
+    off, first = 24, None
+    while off < len(data):
+        rtype, = struct.unpack_from('<Q', data, off)
+        if rtype == 0:
+            off += 20 + struct.unpack_from('<I', data, off + 16)[0]
+        else:
+            ts, = struct.unpack_from('<Q', data, off + 16)
+            first = ts if first is None else min(first, ts)
+            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+    return first
+
+
 def runtime_hosts(cli, d, tmp):
     one = os.path.join(d, sorted(os.listdir(d))[0])
     other = os.path.join(tmp, 'host-b-copy.trace')
-    moved_host(one, other, 10**12)  # 1000 s: far before every record of the original
+    moved_host(one, other, 10**12)  # 1000 s (or boot): far before every record of the original
     n = len(json_lines(run(cli, 'print', '--format=json', one).stdout))
     r = run(cli, 'print', '--format=json', one, other)
     plain = [x['process']['input'] for x in json_lines(r.stdout)] if r.returncode == 0 else []
@@ -328,7 +343,14 @@ def errors(cli, d, tmp):
     cut = os.path.join(tmp, 'cut.trace')
     data = open(traces[1], 'rb').read()
     open(cut, 'wb').write(data[:len(data) - 5])
-    refused(['-o', out, traces[0], cut], 1, [cut, 'byte offset'], 'a truncated input (named with its byte offset)')
+    # A damaged input: what comes before the damage is written, then the error with its place, exit 1.
+    r = run(cli, 'merge', '-o', out, traces[0], cut)
+    got, want = run(cli, 'print', out), run(cli, 'print', traces[0], cut)
+    ok(r.returncode == 1 and cut in r.stderr and 'byte offset' in r.stderr and 'holds the records before' in r.stderr
+       and want.returncode == 1 and got.returncode == 0 and got.stdout == want.stdout and want.stdout.count('\n') > 10,
+       'a truncated input: OUT holds every record before the damage, the error names its byte offset', r.stderr)
+    with open(out, 'w') as f:
+        f.write('old')
     os.unlink(cut)
     refused(['-o', os.path.join(tmp, 'missing', 'x.trace'), traces[0]], 1, ['cannot create'],
             'OUT in a directory that does not exist')

@@ -96,8 +96,9 @@ def main():
     ok(a.returncode == 0 and a.stdout.count('demo_stop ') == 2 and a.stdout.endswith(' pid=7 \n'),
        'a name declared again, the same way, under a later ID: both IDs decode as that event', a.stderr)
     path, a = redeclared(b'demo_stop(int code) "code %d"', struct.pack('=Q', 42))
-    ok(a.returncode == 1 and "event 'demo_stop' is declared twice, differently" in a.stderr and path in a.stderr,
-       '... declared differently: refused, naming the event and the file', a.stderr)
+    ok(a.returncode == 1 and "event 'demo_stop' is declared twice, differently" in a.stderr and path in a.stderr
+       and a.stdout.count('demo_stop ') == 1,
+       '... declared differently: the records before it, then an error naming the event and the file', a.stderr)
     # A flight-recorder snapshot (taken at exit: the trigger is the last event) reads on its own too.
     snapdir = os.path.join(tmp, 'flight')
     os.mkdir(snapdir)
