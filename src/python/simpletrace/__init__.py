@@ -214,22 +214,31 @@ class _Declarations:
 
     def __init__(self, catalog, events=()):
         self.catalog = catalog
-        by_name = {e.name: e for e in events}
-        n = len(catalog)
-        self.events = []
-        argnames = []
-        for i in range(n + 1):
-            name, args, fmt, disabled = catalog.event(i)
-            if i == n:
+        self._given = {e.name: e for e in events}
+        self.events, self._ids, self._argnames, self.by_name = [], [], [], {}
+        self._extend()
+
+    def _extend(self):
+        """Entries for the catalog's events from the first without one (all at first; later, those that a
+        trace read without trace-events declared since: its catalog grows)."""
+        dropped = self.catalog.dropped()
+        for i in range(len(self.events), len(self.catalog) + 1):
+            name, args, fmt, disabled = self.catalog.event(i)
+            if i == dropped:
                 event = Dropped_Event
             else:
-                event = by_name.get(name) or Event(name, ['disable'] if disabled else [], fmt or '',
-                                                   Arguments(args), 0, '')
+                event = self._given.get(name) or Event(name, ['disable'] if disabled else [], fmt or '',
+                                                       Arguments(args), 0, '')
             self.events.append(event)
-            argnames.append(tuple(sys.intern(a) for _, a in args))
-        self.ids = tuple(sys.intern(e.name) for e in self.events[:n]) + ('dropped',)
-        self.argnames = tuple(argnames)
-        self.by_name = {e.name: e for e in self.events}
+            self._ids.append('dropped' if i == dropped else sys.intern(event.name))
+            self._argnames.append(tuple(sys.intern(a) for _, a in args))
+            self.by_name[event.name] = event
+        self.ids, self.argnames = tuple(self._ids), tuple(self._argnames)
+
+    def _grown(self):
+        """bind()'s grow: the tuples again, with the events the catalog gained."""
+        self._extend()
+        return tuple(self.events), self.ids, self.argnames
 
     @classmethod
     def load(cls, events):
@@ -250,7 +259,7 @@ class _Declarations:
         return cls(catalog, read_events(text.splitlines(keepends=True), name))
 
     def bind(self, reader):
-        reader.bind(tuple(self.events), self.ids, self.argnames)
+        reader.bind(tuple(self.events), self.ids, self.argnames, self._grown)
 
 
 # --- QEMU's analyzers -----------------------------------------------------------
@@ -447,18 +456,18 @@ class Reader(_core.Reader):
         """{name: Event} of every declared event (Dropped_Event included)."""
         return dict(self._decl.by_name)
 
-    def _indexes(self, select):
-        """Catalog indexes of the events select names (globs, "-glob" excluding; the last match wins)."""
+    def _selector(self, select):
+        """A predicate on catalog indexes: whether select names the event (globs, "-glob" excluding; the last
+        match wins). Asked once per event as records come, so events a trace declares later are judged too."""
         globs = [g for part in ([select] if isinstance(select, str) else select) for g in part.split(',') if g]
-        chosen = []
-        for i, event in enumerate(self._decl.events):
+
+        def wanted(index):
             keep = False
             for g in globs:
-                if fnmatch.fnmatchcase(event.name, g.lstrip('-')):
+                if fnmatch.fnmatchcase(self._decl.events[index].name, g.lstrip('-')):
                     keep = not g.startswith('-')
-            if keep:
-                chosen.append(i)
-        return chosen
+            return keep
+        return wanted
 
     def columns(self, select=None):
         """Reads every remaining record into numpy arrays: {event name: {column: array}}.
@@ -473,7 +482,7 @@ class Reader(_core.Reader):
         import numpy
         out = {}
         several = self.inputs > 1
-        for index, rows, cols in super().columns(None if select is None else self._indexes(select)):
+        for index, rows, cols in super().columns(None if select is None else self._selector(select)):
             names = ['timestamp_ns', 'pid', 'input']
             names += [a + '_arg' if a in names else a for a in self._decl.argnames[index]]
             table = {}
@@ -496,11 +505,11 @@ class Reader(_core.Reader):
     def dataframe(self, event):
         """Reads every remaining record; the DataFrame of the records of event (no rows when none)."""
         import pandas
-        if event not in self._decl.by_name:
-            raise KeyError('no event %r is declared' % event)
-        frames = self.dataframes([event])
+        frames = self.dataframes([event])  # first: a trace read without trace-events may declare it late
         if event in frames:
             return frames[event]
+        if event not in self._decl.by_name:
+            raise KeyError('no event %r is declared' % event)
         names = ['timestamp_ns', 'pid'] + list(self._decl.argnames[self._decl.events.index(self._decl.by_name[event])])
         return pandas.DataFrame({n: [] for n in names})
 

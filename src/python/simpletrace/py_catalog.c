@@ -108,6 +108,14 @@ static PyObject *catalog_event(CatalogObject *self, PyObject *arg)
     return Py_BuildValue("(sNzO)", ev->name, args, ev->format, ev->disabled ? Py_True : Py_False);
 }
 
+/* Catalog.dropped(): the index of Dropped_Event. */
+static PyObject *catalog_dropped(CatalogObject *self, PyObject *unused)
+{
+    if (!catalog_alive(self))
+        return NULL;
+    return PyLong_FromUnsignedLong(st_catalog_dropped(self->cat)->index);
+}
+
 /* Catalog.find(name): the index of the event called name, or -1. */
 static PyObject *catalog_find(CatalogObject *self, PyObject *arg)
 {
@@ -121,7 +129,10 @@ static PyObject *catalog_find(CatalogObject *self, PyObject *arg)
 static PyMethodDef catalog_methods[] = {
     {"event", (PyCFunction)catalog_event, METH_O,
      "event(i) -> (name, ((type, name), ...), format, disabled)\n\n"
-     "Event number i in declaration order; i == len(catalog) is Dropped_Event."},
+     "Event number i in declaration order, 0 <= i <= len(catalog); dropped() is Dropped_Event's."},
+    {"dropped", (PyCFunction)catalog_dropped, METH_NOARGS,
+     "dropped() -> the index of Dropped_Event: len(catalog) for trace-events files, 0 for a trace's own "
+     "declarations (a catalog that grows as they arrive)."},
     {"find", (PyCFunction)catalog_find, METH_O, "find(name) -> index of the event called name, or -1."},
     {NULL, NULL, 0, NULL},
 };

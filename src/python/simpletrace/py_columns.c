@@ -215,6 +215,76 @@ static PyObject *colset_result(struct colset *cs, const struct pyst_evinfo *info
     return Py_BuildValue("(nnN)", (Py_ssize_t)index, (Py_ssize_t)cs->rows, cols);
 }
 
+/* What columns() keeps of each event index: whether it is wanted (WANT_* until asked) and its columns. */
+enum { WANT_UNKNOWN, WANT_YES, WANT_NO };
+
+struct wanted {
+    uint8_t *want;      /* per index */
+    struct colset **sets;
+    size_t n;
+};
+
+/* Room for every index the reader's catalog has now. 0, or -1 with MemoryError. */
+static int wanted_grow(struct wanted *w, size_t n)
+{
+    uint8_t *want = PyMem_Realloc(w->want, n ? n : 1);
+    if (want)
+        w->want = want;
+    struct colset **sets = want ? PyMem_Realloc(w->sets, (n ? n : 1) * sizeof *sets) : NULL;
+    if (!sets) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(want + w->n, WANT_UNKNOWN, n - w->n);
+    memset(sets + w->n, 0, (n - w->n) * sizeof *sets);
+    w->sets = sets;
+    w->n = n;
+    return 0;
+}
+
+/*
+ * Whether event index idx is wanted: select None takes all, a callable
+ * decides each index once (an event the trace declares later included),
+ * an iterable of indexes was marked before reading. -1 with an exception.
+ */
+static int is_wanted(struct wanted *w, PyObject *select, size_t idx)
+{
+    if (w->want[idx] == WANT_UNKNOWN) {
+        int yes = 1;
+        if (select != Py_None && PyCallable_Check(select)) {
+            PyObject *r = PyObject_CallFunction(select, "n", (Py_ssize_t)idx);
+            yes = r ? PyObject_IsTrue(r) : -1;
+            Py_XDECREF(r);
+        } else if (select != Py_None) {
+            yes = 0; /* not among the indexes given */
+        }
+        if (yes < 0)
+            return -1;
+        w->want[idx] = yes ? WANT_YES : WANT_NO;
+    }
+    return w->want[idx] == WANT_YES;
+}
+
+/* Marks the indexes an iterable select names. 0, or -1 with an exception. */
+static int mark_indexes(struct wanted *w, PyObject *select)
+{
+    PyObject *it = PyObject_GetIter(select), *item;
+    if (!it)
+        return -1;
+    while ((item = PyIter_Next(it))) {
+        Py_ssize_t i = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (i >= 0 && (size_t)i < w->n)
+            w->want[i] = WANT_YES;
+        else if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_IndexError, "columns(): no event with that index");
+        if (PyErr_Occurred())
+            break;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"select", NULL};
@@ -225,53 +295,39 @@ PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwar
         PyErr_SetString(PyExc_ValueError, "the reader is closed");
         return NULL;
     }
-    size_t n = self->nevents;
-    struct colset **sets = PyMem_Calloc(n, sizeof *sets);
-    bool *wanted = PyMem_Calloc(n, sizeof *wanted);
+    struct wanted w = {0};
     PyObject *result = NULL;
-    if (!sets || !wanted) {
-        PyErr_NoMemory();
+    if (wanted_grow(&w, self->nevents) < 0)
         goto out;
-    }
-    if (select == Py_None) {
-        memset(wanted, 1, n);
-    } else { /* an iterable of catalog indexes */
-        PyObject *it = PyObject_GetIter(select), *item;
-        if (!it)
-            goto out;
-        while ((item = PyIter_Next(it))) {
-            Py_ssize_t i = PyLong_AsSsize_t(item);
-            Py_DECREF(item);
-            if (i >= 0 && (size_t)i < n)
-                wanted[i] = true;
-            else if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_IndexError, "columns(): no event with that index");
-            if (PyErr_Occurred())
-                break;
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred())
+    if (select != Py_None && !PyCallable_Check(select)) { /* the indexes named, and no other */
+        memset(w.want, WANT_NO, w.n);
+        if (mark_indexes(&w, select) < 0)
             goto out;
     }
     const struct st_record *rec;
-    int ret;
+    int ret, yes;
     bool inputs = st_reader_input_count(self->r) > 1;
     while ((ret = pyst_reader_next(self, &rec, true)) > 0) {
         size_t idx = rec->event->index;
-        if (!wanted[idx])
-            continue;
-        if (!sets[idx] && !(sets[idx] = colset_new(&self->info[idx])))
+        if (self->nevents > w.n && wanted_grow(&w, self->nevents) < 0) /* the catalog grew */
             goto out;
-        if (add_row(sets[idx], &self->info[idx], rec, inputs) < 0)
+        if ((yes = is_wanted(&w, select, idx)) <= 0) {
+            if (yes < 0)
+                goto out;
+            continue;
+        }
+        if (!w.sets[idx] && !(w.sets[idx] = colset_new(&self->info[idx])))
+            goto out;
+        if (add_row(w.sets[idx], &self->info[idx], rec, inputs) < 0)
             goto out;
     }
     if (ret < 0)
         goto out;
     if (!(result = PyList_New(0)))
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *one = sets[i] ? colset_result(sets[i], &self->info[i], i) : NULL;
-        if (sets[i] && (!one || PyList_Append(result, one) < 0)) {
+    for (size_t i = 0; i < w.n; i++) {
+        PyObject *one = w.sets[i] ? colset_result(w.sets[i], &self->info[i], i) : NULL;
+        if (w.sets[i] && (!one || PyList_Append(result, one) < 0)) {
             Py_XDECREF(one);
             Py_CLEAR(result);
             goto out;
@@ -279,9 +335,9 @@ PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwar
         Py_XDECREF(one);
     }
 out:
-    for (size_t i = 0; sets && i < n; i++)
-        colset_free(sets[i]);
-    PyMem_Free(sets);
-    PyMem_Free(wanted);
+    for (size_t i = 0; w.sets && i < w.n; i++)
+        colset_free(w.sets[i]);
+    PyMem_Free(w.sets);
+    PyMem_Free(w.want);
     return result;
 }

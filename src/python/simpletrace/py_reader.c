@@ -122,6 +122,65 @@ static int next_busy(ReaderObject *self, const struct st_record **rec)
     return ret;
 }
 
+/* Whether bind()'s tuples cover every event index with the right argument count. 0, or -1 with ValueError. */
+static int check_bound(const ReaderObject *self, PyObject *events, PyObject *ids, PyObject *argnames)
+{
+    size_t n = self->nevents;
+    if ((size_t)PyTuple_GET_SIZE(events) != n || (size_t)PyTuple_GET_SIZE(ids) != n ||
+        (size_t)PyTuple_GET_SIZE(argnames) != n) {
+        PyErr_Format(PyExc_ValueError, "bind() needs %zu events, ids and argument names", n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        PyObject *names = PyTuple_GET_ITEM(argnames, i);
+        if (!PyTuple_Check(names) || (size_t)PyTuple_GET_SIZE(names) != self->info[i].nargs) {
+            PyErr_Format(PyExc_ValueError, "bind(): event %zu has %u arguments", i, self->info[i].nargs);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The catalog grew (a trace read without trace-events declared more
+ * events): the per-index tables follow it, the Python layer's through
+ * bind()'s grow callable. 0, or -1 with an exception.
+ */
+static int sync_catalog(ReaderObject *self)
+{
+    const struct st_catalog *cat = st_reader_catalog(self->r);
+    size_t n = st_catalog_count(cat) + 1;
+    struct pyst_evinfo *info = pyst_evinfo_build(cat);
+    struct lastvals **last = self->last ? PyMem_Realloc(self->last, n * sizeof *last) : NULL;
+    if (!info || (self->last && !last)) {
+        PyMem_Free(info);
+        return -1;
+    }
+    if (last) {
+        memset(last + self->nevents, 0, (n - self->nevents) * sizeof *last);
+        self->last = last;
+    }
+    PyMem_Free(self->own_info);
+    self->info = self->own_info = info;
+    self->nevents = n;
+    if (!self->grow)
+        return 0;
+    PyObject *bound = PyObject_CallNoArgs(self->grow);
+    if (!bound)
+        return -1;
+    PyObject *events, *ids, *argnames;
+    int ok = PyArg_ParseTuple(bound, "O!O!O!", &PyTuple_Type, &events, &PyTuple_Type, &ids, &PyTuple_Type,
+                              &argnames) &&
+             check_bound(self, events, ids, argnames) == 0;
+    if (ok) {
+        Py_XSETREF(self->events, Py_NewRef(events));
+        Py_XSETREF(self->ids, Py_NewRef(ids));
+        Py_XSETREF(self->argnames, Py_NewRef(argnames));
+    }
+    Py_DECREF(bound);
+    return ok ? 0 : -1;
+}
+
 int pyst_reader_next(ReaderObject *self, const struct st_record **rec, bool declared)
 {
     if (!check_open(self))
@@ -135,6 +194,8 @@ int pyst_reader_next(ReaderObject *self, const struct st_record **rec, bool decl
         ret = next_busy(self, rec);
     }
     if (ret > 0) {
+        if ((*rec)->event && (*rec)->event->index >= self->nevents && sync_catalog(self) < 0)
+            return -1;
         if (declared && !(*rec)->event) { /* only with undeclared=True */
             PyErr_Format(pyst_SimpleException, "%s: byte offset %llu, record %llu: event %s is not declared",
                          st_reader_name(self->r), (unsigned long long)(*rec)->offset,
@@ -253,23 +314,10 @@ static int open_path(ReaderObject *self, PyObject *source, const struct st_reade
     if (!PyUnicode_FSConverter(source, &path))
         return -1;
     const char *p = PyBytes_AS_STRING(path);
-    int ret = 0;
-    if (!self->catalog) {
-        struct st_catalog *cat;
-        char errbuf[1024];
-        ret = st_catalog_load_trace(&cat, p, o, errbuf, sizeof errbuf);
-        if (ret == -ENODATA || ret == -EINVAL)
-            pyst_events_error(errbuf);
-        else if (ret < 0)
-            pyst_open_error(ret, p, errbuf);
-        else if (!(self->catalog = pyst_catalog_wrap(cat, true, NULL)))
-            ret = -ENOMEM;
-    }
-    if (ret == 0) {
-        ret = st_reader_open(&self->r, p, ((CatalogObject *)self->catalog)->cat, o, err);
-        if (ret < 0)
-            pyst_open_error(ret, p, err->message);
-    }
+    /* No catalog: the trace's own declarations, read with its records in one pass. */
+    int ret = st_reader_open(&self->r, p, self->catalog ? ((CatalogObject *)self->catalog)->cat : NULL, o, err);
+    if (ret < 0)
+        pyst_open_error(ret, p, err->message);
     Py_DECREF(path);
     return ret < 0 ? -1 : 0;
 }
@@ -334,10 +382,6 @@ static int open_source(ReaderObject *self, PyObject *source, const char *name, b
     }
     if (is_path(source))
         return open_path(self, source, o, &err);
-    if (!cat) {
-        PyErr_SetString(PyExc_TypeError, "a trace in memory or a file object needs its events (trace-events)");
-        return -1;
-    }
     if (PyObject_CheckBuffer(source))
         return open_memory(self, source, name, cat, o, &err);
     return open_file_object(self, source, name, header, cat, o, &err);
@@ -396,24 +440,21 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kwargs)
 
 /* --- methods ----------------------------------------------------------------- */
 
-/* Reader.bind(events, ids, argnames): per catalog index, the Event object, its event_id and argument names. */
+/* Reader.bind(events, ids, argnames, grow=None): per catalog index, the Event object, its event_id and argument names. */
 static PyObject *reader_bind(ReaderObject *self, PyObject *args)
 {
-    PyObject *events, *ids, *argnames;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyTuple_Type, &events, &PyTuple_Type, &ids, &PyTuple_Type, &argnames))
+    PyObject *events, *ids, *argnames, *grow = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!O!|O", &PyTuple_Type, &events, &PyTuple_Type, &ids, &PyTuple_Type, &argnames,
+                          &grow))
         return NULL;
-    size_t n = self->nevents;
-    if ((size_t)PyTuple_GET_SIZE(events) != n || (size_t)PyTuple_GET_SIZE(ids) != n ||
-        (size_t)PyTuple_GET_SIZE(argnames) != n)
-        return PyErr_Format(PyExc_ValueError, "bind() needs %zu events, ids and argument names", n);
-    for (size_t i = 0; i < n; i++) {
-        PyObject *names = PyTuple_GET_ITEM(argnames, i);
-        if (!PyTuple_Check(names) || (size_t)PyTuple_GET_SIZE(names) != self->info[i].nargs)
-            return PyErr_Format(PyExc_ValueError, "bind(): event %zu has %u arguments", i, self->info[i].nargs);
-    }
+    if (grow != Py_None && !PyCallable_Check(grow))
+        return PyErr_Format(PyExc_TypeError, "bind(): grow must be callable or None");
+    if (check_bound(self, events, ids, argnames) < 0)
+        return NULL;
     Py_XSETREF(self->events, Py_NewRef(events));
     Py_XSETREF(self->ids, Py_NewRef(ids));
     Py_XSETREF(self->argnames, Py_NewRef(argnames));
+    Py_XSETREF(self->grow, grow == Py_None ? NULL : Py_NewRef(grow));
     Py_RETURN_NONE;
 }
 
@@ -618,6 +659,7 @@ static int reader_traverse(ReaderObject *self, visitproc visit, void *arg)
     Py_VISIT(self->events);
     Py_VISIT(self->ids);
     Py_VISIT(self->argnames);
+    Py_VISIT(self->grow);
     Py_VISIT(self->programs);
     Py_VISIT(self->conflicts);
     return 0;
@@ -640,6 +682,7 @@ static int reader_clear(ReaderObject *self)
     Py_CLEAR(self->events);
     Py_CLEAR(self->ids);
     Py_CLEAR(self->argnames);
+    Py_CLEAR(self->grow);
     Py_CLEAR(self->programs);
     Py_CLEAR(self->conflicts);
     clear_values(self);
@@ -660,7 +703,8 @@ static void reader_dealloc(ReaderObject *self)
 
 static PyMethodDef reader_methods[] = {
     {"bind", (PyCFunction)reader_bind, METH_VARARGS,
-     "bind(events, ids, argnames)\n\nPer catalog index: the Event object, the event_id QEMU passes, the argument names."},
+     "bind(events, ids, argnames, grow=None)\n\nPer catalog index: the Event object, the event_id QEMU passes, the "
+     "argument names; grow() gives them anew when the catalog grew (a trace read without trace-events)."},
     {"prime", (PyCFunction)reader_prime, METH_NOARGS,
      "prime()\n\nReads the header now (a bad one raises here); the first record is kept for later."},
     {"run", (PyCFunction)pyst_reader_run, METH_VARARGS,

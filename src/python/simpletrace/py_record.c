@@ -21,6 +21,7 @@ typedef struct {
     uint32_t pid, process_pid, index, input;
     uint8_t nargs;
     bool has_pid;
+    bool dropped;                       /* a dropped-event record */
     uint8_t kind[ST_READER_MAX_ARGS];   /* enum st_value_kind as stored */
     uint32_t len[ST_READER_MAX_ARGS];   /* strings: length */
     uint64_t word[ST_READER_MAX_ARGS];  /* integers: the word; strings: offset in data */
@@ -58,6 +59,7 @@ PyObject *pyst_record_new(ReaderObject *reader, const struct st_record *rec)
         return NULL;
     self->reader = (ReaderObject *)Py_NewRef(reader);
     self->undeclared_name = NULL;
+    self->dropped = rec->dropped;
     if (rec->event) {
         self->index = rec->event->index;
     } else {
@@ -206,7 +208,7 @@ static PyObject *get_process_program(RecordObject *self, void *unused)
 
 static PyObject *get_dropped(RecordObject *self, void *unused)
 {
-    return PyBool_FromLong(self->index != UNDECLARED && (size_t)self->index + 1 == self->reader->nevents);
+    return PyBool_FromLong(self->dropped);
 }
 
 /* rec[key]: an argument by name or position, typed. */

@@ -7,6 +7,8 @@
  * costs one table load and one vectorcall; keyword names are one interned
  * tuple, the Event objects and event_ids are the reader's bound ones.
  */
+#include <string.h>
+
 #include "pyst.h"
 
 /* How a callable is called (QEMU's Analyzer2 and the deprecated Analyzer's arity rule). */
@@ -117,13 +119,24 @@ PyObject *pyst_reader_run(ReaderObject *self, PyObject *args)
         return NULL;
     if (!pyst_reader_bound(self))
         return NULL;
-    struct slot *slots = PyMem_Calloc(self->nevents, sizeof *slots);
+    size_t nslots = self->nevents;
+    struct slot *slots = PyMem_Calloc(nslots, sizeof *slots);
     if (!slots)
         return PyErr_NoMemory();
     PyObject *result = NULL;
     const struct st_record *rec;
     int ret;
     while ((ret = pyst_reader_next(self, &rec, true)) > 0) {
+        if (self->nevents > nslots) { /* the catalog grew: slots for its new events */
+            struct slot *more = PyMem_Realloc(slots, self->nevents * sizeof *more);
+            if (!more) {
+                PyErr_NoMemory();
+                goto out;
+            }
+            memset(more + nslots, 0, (self->nevents - nslots) * sizeof *more);
+            slots = more;
+            nslots = self->nevents;
+        }
         struct slot *s = &slots[rec->event->index];
         if (!s->fn && resolve_slot(s, resolve, rec->event->index) < 0)
             goto out;
@@ -142,7 +155,7 @@ PyObject *pyst_reader_run(ReaderObject *self, PyObject *args)
     if (ret == 0)
         result = Py_NewRef(Py_None);
 out:
-    for (size_t i = 0; i < self->nevents; i++)
+    for (size_t i = 0; i < nslots; i++)
         Py_XDECREF(slots[i].fn);
     PyMem_Free(slots);
     return result;

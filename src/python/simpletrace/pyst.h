@@ -110,7 +110,8 @@ typedef struct {
     PyObject *catalog;           /* the CatalogObject given, or NULL: the reader owns its catalog */
     const struct pyst_evinfo *info; /* per event index: catalog's, or own_info */
     struct pyst_evinfo *own_info;
-    size_t nevents;              /* catalog count + 1 */
+    size_t nevents;              /* catalog count + 1 (it grows with a trace read without trace-events) */
+    PyObject *grow;              /* bind()'s grow: () -> (events, ids, argnames) for a grown catalog */
     PyObject *events;            /* tuple: the Event object of each index (bind()) */
     PyObject *ids;               /* tuple: what QEMU passes as event_id (the name; "dropped") */
     PyObject *argnames;          /* tuple of tuples: each index's argument names */
