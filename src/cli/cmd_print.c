@@ -17,6 +17,7 @@
 
 #include <simpletrace/reader.h>
 
+#include "catalog_warn.h"
 #include "commands.h"
 #include "help_texts.h"
 #include "reader_opts.h"
@@ -265,6 +266,7 @@ int st_cmd_print(int argc, char **argv)
     struct st_formatter *f = NULL;
     if ((status = cli_trace_open("print", &o.in, &t)) != 0)
         goto out;
+    cli_catalog_warn(t.cat); /* events read though their formats do not fit (once, whoever else calls it) */
     if (o.follow)
         catch_sigint();
     struct anchor_sync anchor = {.needed = o.fmt.format == ST_OUTPUT_JSON || o.fmt.timestamps == ST_TIMESTAMP_WALL,
