@@ -205,7 +205,8 @@ static bool all_writers_gone(const struct follow_end *e, const struct st_reader 
  * ends with its last record, else 1 after the reader's message (a record
  * cut short by a writer killed inside it). The follow reader would wait for
  * the rest of that record forever, so a reader of the file alone, which
- * ends there, says what a plain print says. It reads the file again only
+ * ends there, says what a plain print says (st_reader_format_error()'s
+ * words, record numbers counted across pieces). It reads the file again only
  * when its size is not where the follow reader stopped: a piece of a
  * rotated trace (whose counters also count the earlier pieces, and which
  * rotate= keeps small) or a file with a cut record.
@@ -236,10 +237,13 @@ static int check_tail(const struct cli_trace *t, const struct cli_input *in, con
     while ((ret = st_reader_next(v, &rec)) > 0)
         ;
     if (ret < 0) {
-        char msg[2048];
+        /* Record numbers go on across pieces: those of the pieces before this one come first. */
+        struct st_reader_counters here = {.struct_size = sizeof here};
+        const struct st_reader_error *e = st_reader_error(v);
+        uint64_t before = st_reader_get_counters(v, &here) == 0 && c.records > here.records ? c.records - here.records : 0;
         st_formatter_flush(f);
-        st_reader_format_error(v, msg, sizeof msg);
-        fprintf(stderr, PROG ": %s\n", msg);
+        fprintf(stderr, PROG ": %s: byte offset %llu, record %llu: %s\n", name, (unsigned long long)e->offset,
+                (unsigned long long)(e->record + before), e->message);
     }
     st_reader_close(v);
     return ret < 0;

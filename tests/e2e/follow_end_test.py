@@ -10,7 +10,9 @@ follow that hangs fails the test instead of hanging it.
     what the file then holds;
   - a writer killed inside a record (a writer of our own, which stops
     halfway through one): the records before it, then the reader's error
-    with its byte offset, exit 1, as `print` of the file says;
+    with its byte offset, exit 1, as `print` of the file says; the same for
+    a rotated trace whose writer was gone before print started (its record
+    numbers counted across pieces);
   - two traces followed at once: print goes on while one writer runs, and
     ends once both are gone, with every record of both;
   - a trace whose description names another host, and one without a
@@ -179,6 +181,30 @@ def killed_inside_a_record(cli, tmp):
            '%s\n---\n%s' % (got, (want.returncode, want.stdout, want.stderr)))
 
 
+def gone_before_start(cli, tmp):
+    """A rotated trace whose writer was gone before print started, its last piece cut inside a record."""
+    dead = subprocess.Popen(['true'])
+    dead.wait()
+    base = os.path.join(tmp, 'rot.trace')
+    events = os.path.join(tmp, 'rot-events')
+    with open(events, 'wb') as f:
+        f.write(DECL + b'\n')
+    me = socket.gethostname().replace('/', '_')
+    pieces = [head(dead.pid, me) + ev(1000, 1) + ev(2000, 2),
+              head(dead.pid, me) + ev(3000, 3) + ev(4000, 4) + ev(5000, 5)[:30]]
+    for k, data in enumerate(pieces):
+        path = base + ('.%d' % k if k else '')
+        with open(path, 'wb') as f:
+            f.write(data)
+        os.utime(path, (1000000 + k, 1000000 + k))  # the pieces in the order they were written
+    got = ended(follow(cli, events, base))
+    want = run(cli, 'print', events, base)
+    ok(got is not None and got[0] == 1 and got[1].count('ev ') == 4 and 'rot.trace.1: byte offset' in got[2]
+       and got == (want.returncode, want.stdout, want.stderr),
+       'a rotated trace of a finished writer, its last piece cut: print --follow ends as print does '
+       '(record numbers across pieces)', '%s\n---\n%s' % (got, (want.returncode, want.stdout, want.stderr)))
+
+
 def two_traces(cli, stage, events, tmp):
     a, b = os.path.join(tmp, 'two-a.trace'), os.path.join(tmp, 'two-b.trace')
     sa, sb = Stage(stage, a, 1), Stage(stage, b, 2)
@@ -217,6 +243,7 @@ def main():
         program_exits(cli, stage, events, tmp)
         program_killed(cli, stage, events, tmp)
         killed_inside_a_record(cli, tmp)
+        gone_before_start(cli, tmp)
         two_traces(cli, stage, events, tmp)
         dead = subprocess.Popen(['true'])
         dead.wait()
