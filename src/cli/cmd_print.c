@@ -237,10 +237,13 @@ static int check_tail(const struct cli_trace *t, const struct cli_input *in, con
     while ((ret = st_reader_next(v, &rec)) > 0)
         ;
     if (ret < 0) {
-        /* Record numbers go on across pieces: those of the pieces before this one come first. */
+        /* Record numbers go on across pieces: those of the pieces before this one come first (a
+           header is record 0 in every piece). */
         struct st_reader_counters here = {.struct_size = sizeof here};
         const struct st_reader_error *e = st_reader_error(v);
-        uint64_t before = st_reader_get_counters(v, &here) == 0 && c.records > here.records ? c.records - here.records : 0;
+        uint64_t before = 0;
+        if (e->record && st_reader_get_counters(v, &here) == 0 && c.records > here.records)
+            before = c.records - here.records;
         st_formatter_flush(f);
         fprintf(stderr, PROG ": %s: byte offset %llu, record %llu: %s\n", name, (unsigned long long)e->offset,
                 (unsigned long long)(e->record + before), e->message);
@@ -324,8 +327,9 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
     const struct st_record *rec;
     struct st_formatter *f = NULL;
     bool origin_set = false;
-    struct follow_end end;
-    follow_end_init(&end);
+    struct follow_end end = {.host = "", .gone = false};
+    if (follow)
+        follow_end_init(&end);
     for (;;) {
         int ret = st_reader_next(r, &rec);
         if (!f && (ret == 1 || ret == 0 || ret == -EAGAIN)) {

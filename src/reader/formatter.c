@@ -471,7 +471,10 @@ static int put_log_unfit(struct st_formatter *f, const struct st_record *rec)
         *p++ = ' ';
         p = put_lit(p, ev->args[i].name, strlen(ev->args[i].name));
         *p++ = '=';
-        p = v->kind == ST_VALUE_STRING ? st__put_bytes_repr(p, (const uint8_t *)v->str, v->len) : st__put_hex(p, v->u64);
+        if (v->kind == ST_VALUE_STRING)
+            p = st__put_bytes_repr(p, (const uint8_t *)v->str, v->len);
+        else
+            p = st__put_hex(p, v->u64);
     }
     *p++ = '\n';
     f->used = (size_t)(p - f->buf);

@@ -165,7 +165,8 @@ static void test_bad_format(const char *exe, const char *shared, const char *scr
     run(exe, scratch, &r, "print", "trace-events", trace, NULL);
     is_int(r.status, 1, "print: exit status 1 (the QEMU trace's events are not declared)");
     char warning[1024];
-    snprintf(warning, sizeof warning, "trace-events:2: warning: event 'crash': %s", message + strlen("trace-events:2: "));
+    snprintf(warning, sizeof warning, "trace-events:2: warning: event 'crash': %s",
+             message + strlen("trace-events:2: "));
     ok(r.err && strncmp(r.err, warning, strlen(warning)) == 0, "print: the format's fault is a warning first");
     gu_result_free(&r);
 
