@@ -209,6 +209,22 @@ ST_API const struct st_event_info *st_catalog_dropped(const struct st_catalog *c
 /* The event named name (NUL-terminated; "Dropped_Event" included), or NULL. */
 ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
 
+/*
+ * Number of warnings loading the catalog gave (since 0.3): an event whose
+ * format does not fit its arguments (`ev(int x) "no conversion"`) is read,
+ * as QEMU's simpletrace.py reads it, with one warning; its format is never
+ * used (ST_OUTPUT_LOG shows its arguments instead), and `simpletrace gen`
+ * refuses it. 0 for a catalog without any.
+ */
+ST_API size_t st_catalog_warning_count(const struct st_catalog *cat);
+
+/*
+ * Warning i (0 <= i < st_catalog_warning_count()), in declaration order, as
+ * one line "FILE:LINE: warning: ..." without '\n', owned by cat; NULL when i
+ * is out of range.
+ */
+ST_API const char *st_catalog_warning(const struct st_catalog *cat, size_t i);
+
 /* Index of the argument called name in ev, or -ENOENT. */
 ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
 

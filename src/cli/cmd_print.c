@@ -6,6 +6,17 @@
  * stops at the first bad record with a message naming its byte offset
  * after printing every good record before it. Uses only the public
  * reader API.
+ *
+ * --follow ends by itself (issue 21, item 2) once every input's writer is
+ * gone and its file drained: a writer is gone when the trace's description
+ * names a process of this host (the host name as the runtime writes it)
+ * that no longer runs (kill(pid, 0) says ESRCH, or it is a zombie: exited,
+ * its files closed); drained means a read begun after every writer was
+ * seen gone found no more records. A file that then still holds bytes after
+ * its last record (the writer killed inside one) ends with the error a
+ * plain print gives there. A trace without a description (QEMU's) or from
+ * another host cannot be told apart from one still being written: it is
+ * followed until Ctrl-C, as before.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,12 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <simpletrace/reader.h>
 
+#include "catalog_warn.h"
 #include "commands.h"
 #include "help_texts.h"
+#include "name_template.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace print"
@@ -132,6 +147,126 @@ static void nap(void)
     nanosleep(&ts, NULL); /* SIGINT cuts it short */
 }
 
+/* --- when --follow ends by itself ------------------------------------------------------------- */
+
+/* What the follow loop knows about the writers. */
+struct follow_end {
+    char host[256]; /* this host's name as the runtime writes it into descriptions ("" unknown) */
+    bool gone;      /* every input's writer was seen gone before the read in progress began */
+};
+
+static void follow_end_init(struct follow_end *e)
+{
+    struct st__name_vars v;
+
+    st__name_vars_get(&v, 0); /* the runtime's own source of the name: '/' made '_' alike */
+    snprintf(e->host, sizeof e->host, "%s", strcmp(v.host, "unknown") ? v.host : "");
+    e->gone = false;
+}
+
+/* Whether process pid has exited but is not reaped yet (Linux /proc; false when unknown). */
+static bool is_zombie(uint32_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%lu/stat", (unsigned long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the program name may hold ')' itself: the state follows the last */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* Whether the writer of input in is known to be gone: a process of this host that no longer runs. */
+static bool writer_gone(const struct follow_end *e, const struct st_reader *in)
+{
+    struct st_trace_description d = {.struct_size = sizeof d};
+
+    if (!e->host[0] || st_reader_description(in, &d) != 0 || d.pid == 0 || strcmp(d.host, e->host) != 0)
+        return false;
+    if (kill((pid_t)d.pid, 0) == 0)
+        return is_zombie(d.pid);
+    return errno == ESRCH; /* EPERM: it runs, as another user */
+}
+
+static bool all_writers_gone(const struct follow_end *e, const struct st_reader *r)
+{
+    size_t n = st_reader_input_count(r);
+    for (size_t i = 0; i < n; i++)
+        if (!writer_gone(e, st_reader_input(r, i)))
+            return false;
+    return n > 0;
+}
+
+/*
+ * The file of input in, whose writer is gone, read to its end: 0 when it
+ * ends with its last record, else 1 after the reader's message (a record
+ * cut short by a writer killed inside it). The follow reader would wait for
+ * the rest of that record forever, so a reader of the file alone, which
+ * ends there, says what a plain print says (st_reader_format_error()'s
+ * words, record numbers counted across pieces). It reads the file again only
+ * when its size is not where the follow reader stopped: a piece of a
+ * rotated trace (whose counters also count the earlier pieces, and which
+ * rotate= keeps small) or a file with a cut record.
+ */
+static int check_tail(const struct cli_trace *t, const struct cli_input *in, const struct st_reader *inp,
+                      struct st_formatter *f)
+{
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    struct st_reader_error err = {.struct_size = sizeof err};
+    const char *name = st_reader_name(inp);
+    struct st_reader *v = NULL;
+    const struct st_record *rec;
+    struct stat st;
+    int ret;
+
+    if (st_reader_get_counters(inp, &c) < 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size == c.bytes)
+        return 0;
+    struct st_reader_options o = in->rd; /* the same decoding; no filter can hide the end */
+    o.flags &= ~(unsigned)(ST_READER_FOLLOW | ST_READER_ROTATED | ST_READER_ALIGN_REALTIME);
+    o.events = NULL;
+    o.conflict = NULL; /* said once already, by the follow reader */
+    o.filter_tid = o.filter_pid = o.filter_from = o.filter_to = false;
+    o.offsets_ns = NULL;
+    o.noffsets = 0;
+    if (st_reader_open(&v, name, t->cat, &o, &err) < 0)
+        return 0; /* gone meanwhile: nothing more to say about it */
+    while ((ret = st_reader_next(v, &rec)) > 0)
+        ;
+    if (ret < 0) {
+        /* Record numbers go on across pieces: those of the pieces before this one come first (a
+           header is record 0 in every piece). */
+        struct st_reader_counters here = {.struct_size = sizeof here};
+        const struct st_reader_error *e = st_reader_error(v);
+        uint64_t before = 0;
+        if (e->record && st_reader_get_counters(v, &here) == 0 && c.records > here.records)
+            before = c.records - here.records;
+        st_formatter_flush(f);
+        fprintf(stderr, PROG ": %s: byte offset %llu, record %llu: %s\n", name, (unsigned long long)e->offset,
+                (unsigned long long)(e->record + before), e->message);
+    }
+    st_reader_close(v);
+    return ret < 0;
+}
+
+/* The end of --follow, every writer gone and drained: the exit status. */
+static int follow_done(const struct cli_trace *t, const struct cli_input *in, struct st_formatter *f)
+{
+    size_t n = st_reader_input_count(t->r);
+    for (size_t i = 0; i < n; i++)
+        if (check_tail(t, in, st_reader_input(t->r, i), f))
+            return 1;
+    int ret = st_formatter_flush(f);
+    if (ret < 0) {
+        fprintf(stderr, PROG ": write error: %s\n", strerror(-ret));
+        return 1;
+    }
+    return 0;
+}
+
 /* Keeps the formatter's clock anchor that of the records being read, for --time=wall and JSON. */
 struct anchor_sync {
     bool needed;        /* JSON or --time=wall: the default text never looks */
@@ -192,6 +327,9 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
     const struct st_record *rec;
     struct st_formatter *f = NULL;
     bool origin_set = false;
+    struct follow_end end = {.host = "", .gone = false};
+    if (follow)
+        follow_end_init(&end);
     for (;;) {
         int ret = st_reader_next(r, &rec);
         if (!f && (ret == 1 || ret == 0 || ret == -EAGAIN)) {
@@ -217,6 +355,12 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
         } else if (ret == -EAGAIN && follow) {
             if ((ret = st_formatter_flush(f)) < 0 || interrupted)
                 break;
+            if (end.gone) /* this read began after every writer was gone: nothing more comes */
+                return follow_done(t, in, f);
+            if (all_writers_gone(&end, r)) {
+                end.gone = true;
+                continue; /* once more: what they wrote before they exited */
+            }
             nap();
             if (interrupted)
                 break;
@@ -265,6 +409,7 @@ int st_cmd_print(int argc, char **argv)
     struct st_formatter *f = NULL;
     if ((status = cli_trace_open("print", &o.in, &t)) != 0)
         goto out;
+    cli_catalog_warn(t.cat); /* events read though their formats do not fit (once, whoever else calls it) */
     if (o.follow)
         catch_sigint();
     struct anchor_sync anchor = {.needed = o.fmt.format == ST_OUTPUT_JSON || o.fmt.timestamps == ST_TIMESTAMP_WALL,

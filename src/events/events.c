@@ -90,6 +90,7 @@ struct pctx {
     const char *file;
     unsigned line;
     struct st_events_error *err;
+    unsigned flags; /* enum st_events_parse_flags */
 };
 
 static void set_error(struct st_events_error *err, const char *file, unsigned line, const char *fmt, va_list ap)
@@ -148,6 +149,7 @@ static void decl_free(struct st_event_decl *ev)
 {
     free(ev->name);
     free(ev->fmt);
+    free(ev->fmt_warning);
     for (unsigned i = 0; i < ev->nargs; i++) {
         free(ev->args[i].type);
         free(ev->args[i].name);
@@ -623,6 +625,28 @@ static int parse_head(const struct pctx *ctx, struct span head, struct span *nam
     return parse_props(ctx, props, ev);
 }
 
+/*
+ * Lenient parse, a format that does not fit (msg says how): the event is
+ * kept with its name and the warning, and none of its conversions is
+ * trusted (conv 0), so nothing prints with that format. 0 or -ENOMEM.
+ */
+static int mark_unfit(const struct pctx *ctx, struct span name, struct st_event_decl *ev, const char *msg)
+{
+    static const char tail[] = " (read anyway, as QEMU's simpletrace.py reads it: its format is not used, "
+                               "the log format shows its arguments instead; simpletrace gen refuses it)";
+    for (unsigned i = 0; i < ev->nargs; i++)
+        ev->args[i].conv = 0;
+    ev->fmt_unfit = true;
+    ev->name = dup_range(name.p, name.n);
+    int n = snprintf(NULL, 0, "%s:%u: warning: event '%.*s': %s%s", ctx->file, ctx->line, QUOTED(name), msg, tail);
+    ev->fmt_warning = n > 0 ? malloc((size_t)n + 1) : NULL;
+    if (!ev->name || !ev->fmt_warning)
+        return fail_code(ctx, -ENOMEM, "out of memory");
+    snprintf(ev->fmt_warning, (size_t)n + 1, "%s:%u: warning: event '%.*s': %s%s", ctx->file, ctx->line,
+             QUOTED(name), msg, tail);
+    return 0;
+}
+
 /* Parses one event line (no newline, trimmed, not blank or comment) into ev. */
 static int parse_event(const struct pctx *ctx, struct span line, struct st_event_decl *ev)
 {
@@ -655,8 +679,11 @@ static int parse_event(const struct pctx *ctx, struct span line, struct st_event
         if (!ev->fmt)
             return fail_code(ctx, -ENOMEM, "out of memory");
         char msg[sizeof ctx->err->message];
-        if (st__events_match_conversions(ev, msg, sizeof msg))
-            return fail(ctx, "%s", msg);
+        if (st__events_match_conversions(ev, msg, sizeof msg)) {
+            if (!(ctx->flags & ST_EVENTS_LENIENT))
+                return fail(ctx, "%s", msg);
+            return mark_unfit(ctx, name, ev, msg);
+        }
     }
     ev->name = dup_range(name.p, name.n);
     if (!ev->name)
@@ -697,7 +724,13 @@ static void rollback(struct st_event_list *list, size_t old_count, size_t old_nf
 int st_events_parse_buffer(struct st_event_list *list, const char *name, const char *text, size_t len,
                            struct st_events_error *err)
 {
-    struct pctx ctx = {name ? name : "<input>", 0, err};
+    return st_events_parse_buffer_flags(list, name, text, len, 0, err);
+}
+
+int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, const char *text, size_t len,
+                                 unsigned flags, struct st_events_error *err)
+{
+    struct pctx ctx = {name ? name : "<input>", 0, err, flags};
     size_t old_count = list->count, old_nfiles = list->nfiles;
     const char *file = list_add_file(list, ctx.file);
     if (!file)
@@ -768,7 +801,7 @@ int st_events_parse_file(struct st_event_list *list, const char *path, struct st
     size_t len = 0;
     int rc = read_all(path, &buf, &len);
     if (rc) {
-        struct pctx ctx = {path, 0, err};
+        struct pctx ctx = {path, 0, err, 0};
         return fail_code(&ctx, rc, "%s", strerror(-rc));
     }
     rc = st_events_parse_buffer(list, path, buf, len, err);
@@ -834,7 +867,7 @@ int st_events_check(const struct st_event_list *list, struct st_events_error *er
 {
     struct name_index ix;
     size_t first = SIZE_MAX, second = SIZE_MAX;
-    struct pctx ctx = {"", 0, err};
+    struct pctx ctx = {"", 0, err, 0};
     if (list->count > UINT32_MAX - 1)
         return fail_code(&ctx, -E2BIG, "too many events");
     if (index_build(list, &ix, &first, &second))

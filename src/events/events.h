@@ -13,7 +13,11 @@
  *
  * A format's conversions must match the arguments as GCC's -Wformat
  * matches them (conversions.c): one per argument, of a fitting kind and
- * size, never %n.
+ * size, never %n. The generator holds every file to that (the C it makes
+ * must compile warning-free); readers parse leniently (ST_EVENTS_LENIENT):
+ * QEMU's tracetool does not check formats, so simpletrace.py reads files
+ * whose formats do not fit (`disable ev(int x) "compiled out"`), and so
+ * must we. Such an event is kept, marked, with a warning.
  */
 #ifndef ST_EVENTS_H
 #define ST_EVENTS_H
@@ -51,6 +55,9 @@ struct st_event_decl {
     const char *file;   /* file it came from (points into st_event_list's storage) */
     unsigned line;      /* 1-based line number */
     unsigned index;     /* position across all parsed files (IDs of --no-header files) */
+    bool fmt_unfit;     /* lenient parse: the format does not fit the arguments (never used to print;
+                           every conv 0); a strict parse refuses such an event instead */
+    char *fmt_warning;  /* with fmt_unfit: "FILE:LINE: warning: ..." (one line, owned), else NULL */
 };
 
 /* Events parsed from one or more files, in file order. Owns all its strings. */
@@ -86,6 +93,16 @@ int st_events_parse_file(struct st_event_list *list, const char *path, struct st
 /* Same as st_events_parse_file() for text already in memory; name is used in messages. */
 int st_events_parse_buffer(struct st_event_list *list, const char *name, const char *text, size_t len,
                            struct st_events_error *err);
+
+/* How st_events_parse_buffer_flags() parses. */
+enum st_events_parse_flags {
+    ST_EVENTS_LENIENT = 1u << 0, /* a format that does not fit its arguments is kept and marked
+                                    (fmt_unfit, fmt_warning) instead of being an error: for readers */
+};
+
+/* Same as st_events_parse_buffer() with flags (enum st_events_parse_flags; 0 is strict). */
+int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, const char *text, size_t len,
+                                 unsigned flags, struct st_events_error *err);
 
 /*
  * Checks the whole list: duplicate event names (across files) are an error

@@ -186,7 +186,9 @@ static int parse_text(struct st_catalog *cat, const char *name, const char *text
         return ret;
     struct st_events_error e;
     memset(&e, 0, sizeof e);
-    ret = st_events_parse_buffer(&cat->list, name, text, len, &e);
+    /* Lenient: a format that does not fit its arguments is a warning (st_catalog_warning()), as
+       simpletrace.py reads such files; only the generator refuses them. */
+    ret = st_events_parse_buffer_flags(&cat->list, name, text, len, ST_EVENTS_LENIENT, &e);
     if (ret < 0)
         put_error(errbuf, errlen, &e);
     return ret;
@@ -276,6 +278,23 @@ ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat,
 ST_API const struct st_event_info *st_catalog_dropped(const struct st_catalog *cat)
 {
     return st__catalog_dropped(cat);
+}
+
+/* The declarations that were read with a warning: a scan, as they are few and the list may grow. */
+ST_API size_t st_catalog_warning_count(const struct st_catalog *cat)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cat->list.count; i++)
+        n += cat->list.events[i].fmt_warning != NULL;
+    return n;
+}
+
+ST_API const char *st_catalog_warning(const struct st_catalog *cat, size_t i)
+{
+    for (size_t k = 0; k < cat->list.count; k++)
+        if (cat->list.events[k].fmt_warning && i-- == 0)
+            return cat->list.events[k].fmt_warning;
+    return NULL;
 }
 
 ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)

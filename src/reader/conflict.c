@@ -81,7 +81,7 @@ static int parse_line(struct st_event_list *list, const char *line, size_t len)
     memcpy(text, line, len);
     text[len] = '\n';
     memset(&e, 0, sizeof e);
-    ret = st_events_parse_buffer(list, "the trace", text, len + 1, &e);
+    ret = st_events_parse_buffer_flags(list, "the trace", text, len + 1, ST_EVENTS_LENIENT, &e);
     free(text);
     return ret < 0 ? ret : list->count == 1 ? 0 : -EINVAL;
 }

@@ -465,9 +465,50 @@ static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, con
     return p + 3;
 }
 
+/*
+ * The log line of an event whose format does not fit its arguments (read
+ * leniently, st_catalog_warning()): no log backend could print it, and
+ * rendering it would read arguments the format does not describe, so it
+ * is "NAME a=VALUE b=VALUE" with the values as the default text shows
+ * them (integers 0x..., strings b'...').
+ */
+static int put_log_unfit(struct st_formatter *f, const struct st_record *rec)
+{
+    const struct st_event_info *ev = rec->event;
+    size_t need = ev->name_len + 2;
+    for (unsigned i = 0; i < rec->nargs; i++)
+        need += strlen(ev->args[i].name) + 2 +
+                (rec->args[i].kind == ST_VALUE_STRING ? 4 * (size_t)rec->args[i].len + 3 : ST__NUM_ROOM);
+    int ret = reserve(f, need);
+    if (ret < 0)
+        return ret;
+    char *p = put_lit(f->buf + f->used, ev->name, ev->name_len);
+    for (unsigned i = 0; i < rec->nargs; i++) {
+        const struct st_value *v = &rec->args[i];
+        *p++ = ' ';
+        p = put_lit(p, ev->args[i].name, strlen(ev->args[i].name));
+        *p++ = '=';
+        if (v->kind == ST_VALUE_STRING)
+            p = st__put_bytes_repr(p, (const uint8_t *)v->str, v->len);
+        else
+            p = st__put_hex(p, v->u64);
+    }
+    *p++ = '\n';
+    f->used = (size_t)(p - f->buf);
+    return 0;
+}
+
+/* Whether ev's format was read leniently and does not fit its arguments. */
+static bool format_unfit(const struct st_formatter *f, const struct st_event_info *ev)
+{
+    return ev->index < f->cat->count && f->cat->list.events[ev->index].fmt_unfit;
+}
+
 /* The log backend's line for rec. */
 static int put_log(struct st_formatter *f, const struct st_record *rec)
 {
+    if (format_unfit(f, rec->event))
+        return put_log_unfit(f, rec);
     int ret = reserve(f, ST__LOG_LINE_MAX);
     if (ret < 0)
         return ret;

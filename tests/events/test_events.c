@@ -319,6 +319,49 @@ static void test_errors(void)
     st_events_free(&l);
 }
 
+/*
+ * The readers' lenient parse: a format that does not fit its arguments is
+ * kept and marked, with one warning naming FILE:LINE; every other error
+ * stays one; the strict parse (the generator's) is unchanged.
+ */
+static void test_lenient(void)
+{
+    static const char text[] = "ok(int a) \"a %d\"\n"
+                               "disable nh_never(int x) \"compiled out\"\n"
+                               "odd(int x, const char *s) \"x %s\"\n";
+    struct st_event_list l;
+    struct st_events_error err;
+    st_events_init(&l);
+    is_int(st_events_parse_buffer(&l, "t.te", text, strlen(text), &err), -EINVAL, "strict: refused");
+    is_int((int)l.count, 0, "strict: nothing kept");
+    int rc = st_events_parse_buffer_flags(&l, "t.te", text, strlen(text), ST_EVENTS_LENIENT, &err);
+    if (!ok(rc == 0 && l.count == 3, "lenient: all three events read")) {
+        st_events_free(&l);
+        return;
+    }
+    const struct st_event_decl *fit = &l.events[0], *never = &l.events[1], *odd = &l.events[2];
+    ok(!fit->fmt_unfit && !fit->fmt_warning && fit->args[0].conv == 'd', "a fitting format: no mark, conv kept");
+    ok(never->fmt_unfit && never->disabled && never->nargs == 1 && !strcmp(never->name, "nh_never") &&
+           !strcmp(never->fmt, "\"compiled out\"") && never->line == 2,
+       "no conversion for x: marked, otherwise the event as declared");
+    is_str(never->fmt_warning,
+           "t.te:2: warning: event 'nh_never': Argument 1 'x' has no conversion: the format prints 0 of the 1 "
+           "arguments (read anyway, as QEMU's simpletrace.py reads it: its format is not used, the log format "
+           "shows its arguments instead; simpletrace gen refuses it)",
+           "its warning: FILE:LINE, the event, what does not fit");
+    ok(odd->fmt_unfit && odd->args[0].conv == 0 && odd->args[1].conv == 0 && odd->args[1].kind == ST_ARG_STRING,
+       "%%s of an int: marked, no conversion trusted (conv 0)");
+    ok(odd->fmt_warning && strstr(odd->fmt_warning, "t.te:3: warning: event 'odd': Argument 1 'x' is int but '%s'"),
+       "its warning names line 3: %s", odd->fmt_warning ? odd->fmt_warning : "(none)");
+    static const char broken[] = "fine(int a)\nbad(int a \"x\"\n";
+    rc = st_events_parse_buffer_flags(&l, "u.te", broken, strlen(broken), ST_EVENTS_LENIENT, &err);
+    ok(rc == -EINVAL && err.line == 2 && l.count == 3, "lenient: a syntax error is still an error (list unchanged)");
+    static const char percent_m[] = "e(int a) \"%m %d\"\n";
+    rc = st_events_parse_buffer_flags(&l, "v.te", percent_m, strlen(percent_m), ST_EVENTS_LENIENT, &err);
+    ok(rc == -EINVAL && strstr(err.message, "%m"), "lenient: %%m stays refused, as tracetool refuses it");
+    st_events_free(&l);
+}
+
 static void test_check_and_find(void)
 {
     struct st_event_list l;
@@ -426,6 +469,7 @@ int main(int argc, char **argv)
     test_shapes();
     test_conversions();
     test_errors();
+    test_lenient();
     test_check_and_find();
     test_files();
     if (argc > 1)

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char msg[2048];
     st_events_init(&list);
     int rc = st_events_parse_buffer(&list, "fuzz", (const char *)data, size, &err);
+    bool strict_ok = rc == 0;
     if (rc == 0) {
         for (size_t i = 0; i < list.count; i++)
             scan_format(&list.events[i]);
@@ -53,6 +54,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         st_events_error_format(&err, msg, sizeof msg);
     }
+    st_events_free(&list);
+    /* The readers' lenient parse: what it accepts beyond the strict one carries a warning. */
+    st_events_init(&list);
+    if (st_events_parse_buffer_flags(&list, "fuzz", (const char *)data, size, ST_EVENTS_LENIENT, &err) == 0)
+        for (size_t i = 0; i < list.count; i++) {
+            const struct st_event_decl *ev = &list.events[i];
+            if (ev->fmt_unfit != (ev->fmt_warning != NULL) || (strict_ok && ev->fmt_unfit))
+                __builtin_trap(); /* a mark without its message, or one on what the strict parse took */
+            if (!ev->fmt_unfit)
+                scan_format(ev);
+        }
+    else if (strict_ok)
+        __builtin_trap(); /* lenient refused what strict accepted */
     st_events_free(&list);
     return 0;
 }

@@ -39,6 +39,21 @@ struct pyst_evinfo *pyst_evinfo_build(const struct st_catalog *cat)
     return info;
 }
 
+/*
+ * The catalog's warnings (st_catalog_warning(): an event whose format does
+ * not fit its arguments, read anyway as simpletrace.py reads it) through
+ * Python's warnings module, one UserWarning each. 0, or -1 with the
+ * exception set (a filter turned warnings into errors).
+ */
+static int warn_catalog(const struct st_catalog *cat)
+{
+    size_t n = st_catalog_warning_count(cat);
+    for (size_t i = 0; i < n; i++)
+        if (PyErr_WarnEx(PyExc_UserWarning, st_catalog_warning(cat, i), 1) < 0)
+            return -1;
+    return 0;
+}
+
 PyObject *pyst_catalog_wrap(struct st_catalog *cat, bool owned, PyObject *owner)
 {
     CatalogObject *self = PyObject_New(CatalogObject, &pyst_CatalogType);
@@ -51,7 +66,8 @@ PyObject *pyst_catalog_wrap(struct st_catalog *cat, bool owned, PyObject *owner)
     self->owned = owned;
     self->owner = Py_XNewRef(owner);
     self->info = pyst_evinfo_build(cat);
-    if (!self->info) {
+    /* A catalog just loaded warns; one borrowed from a reader was loaded (and warned) before. */
+    if (!self->info || (owned && warn_catalog(cat) < 0)) {
         Py_DECREF(self);
         return NULL;
     }
