@@ -409,7 +409,6 @@ int st_cmd_print(int argc, char **argv)
     struct st_formatter *f = NULL;
     if ((status = cli_trace_open("print", &o.in, &t)) != 0)
         goto out;
-    cli_catalog_warn(t.cat); /* events read though their formats do not fit (once, whoever else calls it) */
     if (o.follow)
         catch_sigint();
     struct anchor_sync anchor = {.needed = o.fmt.format == ST_OUTPUT_JSON || o.fmt.timestamps == ST_TIMESTAMP_WALL,

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog_warn.h"
 #include "trace_format.h"
 
 /* The operands, for the hints that tell their order. */
@@ -408,6 +409,8 @@ static int load_catalog(const char *cmd, struct cli_input *in, struct st_catalog
                 cmd, msg, cmd);
     else if (ret < 0)
         fprintf(stderr, "simpletrace %s: %s\n", cmd, msg);
+    else
+        cli_catalog_warn(*cat); /* events read though their formats do not fit, as QEMU's reader reads them */
     return ret;
 }
 

@@ -922,7 +922,7 @@ void st_events_pop(struct st_event_list *list)
 int st_events_add_line(struct st_event_list *list, const char *file, unsigned line, const char *text, size_t len,
                        struct st_events_error *err)
 {
-    struct pctx ctx = {file, line, err};
+    struct pctx ctx = {file, line, err, ST_EVENTS_LENIENT}; /* a reader's: as QEMU's reader takes them */
     size_t old_count = list->count, old_nfiles = list->nfiles;
     const char *stored = list->nfiles && !strcmp(list->files[list->nfiles - 1], file) ? list->files[list->nfiles - 1]
                                                                                         : list_add_file(list, file);

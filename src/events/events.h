@@ -115,7 +115,7 @@ int st_events_build_index(struct st_event_list *list);
 
 /*
  * Parses one declaration (text[0..len), no newline needed; file and line
- * for messages) and appends it with the name index kept current, so that
+ * for messages; leniently, as ST_EVENTS_LENIENT) and appends it with the name index kept current, so that
  * st_events_find() stays hashed while a list grows one event at a time (a
  * trace's declarations as a reader meets them). The caller checks the name
  * is new. 0, -EINVAL (err: FILE:LINE: what; also a blank or comment line)

@@ -501,7 +501,8 @@ static int put_log_unfit(struct st_formatter *f, const struct st_record *rec)
 /* Whether ev's format was read leniently and does not fit its arguments. */
 static bool format_unfit(const struct st_formatter *f, const struct st_event_info *ev)
 {
-    return ev->index < f->cat->count && f->cat->list.events[ev->index].fmt_unfit;
+    const struct st_event_decl *d = st__catalog_decl(f->cat, ev);
+    return d && d->fmt_unfit;
 }
 
 /* The log backend's line for rec. */

@@ -130,6 +130,13 @@ struct st_catalog *st__catalog_new_growing(void);
 int st__catalog_declare(struct st_catalog *cat, const char *file, const char *text, size_t len,
                         const struct st_event_info **ev, char *msg, size_t msglen);
 
+/* The declaration of cat's event ev, or NULL for Dropped_Event. */
+static inline const struct st_event_decl *st__catalog_decl(const struct st_catalog *cat, const struct st_event_info *ev)
+{
+    size_t pos = ev->index - cat->grows; /* a growing catalog's events start at index 1 */
+    return ev == st__catalog_dropped(cat) || pos >= cat->list.count ? NULL : &cat->list.events[pos];
+}
+
 /* The event of that name (name_len bytes) in cat, Dropped_Event excluded, or NULL. */
 const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len);
 
