@@ -28,6 +28,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "crash_format.h"
+#include "out_file.h"
 #include "recover.h"
 
 #define PROG "simpletrace recover"
@@ -311,6 +312,41 @@ static void remove_recovered(const struct st__recover *rec, const char *names)
             removed == 1 ? "" : "s", names_gone ? " and " : "", names_gone ? names : "", (double)freed / 1e6);
 }
 
+/*
+ * Refuses an -o that is one of the inputs: the --trace file, a ring file,
+ * or the names file of a ring's process (st-PID.names beside
+ * st-PID-TID.ring). 0, or the exit status after the message.
+ */
+static int check_output(const struct args *a, const struct files *files)
+{
+    struct st__out_input *v = calloc(2 * files->n + 1, sizeof *v);
+    char (*names)[PATH_MAX] = calloc(files->n ? files->n : 1, sizeof *names);
+    char msg[3 * PATH_MAX];
+    size_t n = 0;
+    bool clash = false;
+
+    if (!v || !names) {
+        fprintf(stderr, "%s: %s\n", PROG, strerror(ENOMEM));
+        free(v);
+        free(names);
+        return 1;
+    }
+    v[n++].path = a->trace;
+    for (size_t i = 0; i < files->n; i++) {
+        const char *path = files->v[i].path, *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        unsigned long pid;
+        v[n++].path = path;
+        if (sscanf(base, "st-%lu-", &pid) == 1) {
+            snprintf(names[i], sizeof names[i], "%.*sst-%lu.names", (int)(base - path), path, pid);
+            v[n++].path = names[i];
+        }
+    }
+    clash = st__out_is_input(a->out, false, v, n, msg, sizeof msg);
+    free(v);
+    free(names);
+    return clash ? usage_error("%s", msg) : 0;
+}
+
 int st_cmd_recover(int argc, char **argv)
 {
     struct files files = {0};
@@ -338,6 +374,9 @@ int st_cmd_recover(int argc, char **argv)
         else
             add_file(&files, argv[i]);
     }
+    if ((ret = check_output(&a, &files)) != 0)
+        goto out;
+    ret = 1;
     imgs = calloc(files.n ? files.n : 1, sizeof *imgs);
     if (!imgs) {
         fprintf(stderr, "%s: %s\n", PROG, strerror(ENOMEM));

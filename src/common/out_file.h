@@ -8,6 +8,9 @@
 #ifndef ST_COMMON_OUT_FILE_H
 #define ST_COMMON_OUT_FILE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 struct st__out_file {
     int fd;     /* the temporary file, open for writing; -1 once committed or discarded */
     char *path; /* where it goes (owned copy) */
@@ -25,5 +28,23 @@ int st__out_file_commit(struct st__out_file *f);
 
 /* Closes and removes the temporary file (after st__out_file_open() only; twice is fine). Frees f's names. */
 void st__out_file_discard(struct st__out_file *f);
+
+/* A file (or directory) a command reads, for st__out_is_input(). */
+struct st__out_input {
+    const char *path; /* NULL or "-" (standard input): no file, skipped */
+    bool pieces;      /* a trace read with its rotated pieces, PATH.1, PATH.2, ...: inputs too */
+};
+
+/*
+ * Whether writing out would overwrite one of the inputs in[0..n), asked
+ * before anything is written: out names an input (the same path, or the
+ * same device and inode: another name for it, a hard link), one of its
+ * pieces, or an existing file inside an input directory; with out_dir
+ * (out is a directory the command fills and replaces), an input inside
+ * out. True with a message naming both in msg (msglen bytes); "-"
+ * (standard output) is never an input.
+ */
+bool st__out_is_input(const char *out, bool out_dir, const struct st__out_input *in, size_t n, char *msg,
+                      size_t msglen);
 
 #endif /* ST_COMMON_OUT_FILE_H */
