@@ -5,8 +5,9 @@
  * recovered and how): finds the ring files (st-*.ring in each DIR), maps
  * them, the --trace file (whose identity chooses the process) and the
  * names file next to the first ring of the process recovered, prints the
- * module's messages, writes its output, then removes that process's ring
- * files and names file (--keep keeps them).
+ * module's messages, writes its output (in place once complete; an output
+ * that is one of the inputs is refused first), then removes that
+ * process's ring files and names file (--keep keeps them).
  *
  * Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
  */
@@ -237,26 +238,44 @@ static int parse_args(int argc, char **argv, struct args *a)
     return -1;
 }
 
-/* Writes the recovered trace to a->out through o; 0 or 1 (said why). */
+/*
+ * Writes the recovered trace to a->out through o: a temporary file renamed
+ * into place once complete (out_file.h), so a failure leaves a->out as it
+ * was and a symbolic link there is replaced, never written through. 0 or
+ * 1 (said why).
+ */
 static int write_out(struct st__recover *rec, const struct args *a, const struct st__recover_trace *tr,
                      const char *names, struct out *o)
 {
     struct mapped nm;
     struct st__recover_image names_img = {0};
     struct st__recover_stats s;
+    struct st__out_file of;
     bool have_names = map_names(names, &nm);
-    int err, ret = 1;
+    int err, ret = 1, fd;
 
     if (have_names)
         names_img = (struct st__recover_image){nm.path, nm.data, nm.len};
-    o->f = fopen(a->out, "wb");
+    if ((err = st__out_file_open(&of, a->out)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(-err));
+        goto out;
+    }
+    /* A descriptor of its own for stdio: the out_file closes its own at commit. */
+    o->f = (fd = dup(of.fd)) >= 0 ? fdopen(fd, "wb") : NULL;
     if (!o->f) {
         fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        st__out_file_discard(&of);
         goto out;
     }
     err = st__recover_write(rec, have_names ? &names_img : NULL, a->trace ? tr : NULL, &s);
     if (fclose(o->f) != 0 && !err)
         err = -errno;
+    if (!err)
+        err = st__out_file_commit(&of);
+    else
+        st__out_file_discard(&of);
     if (err) {
         fprintf(stderr, "%s: writing %s: %s\n", PROG, a->out, strerror(-err));
         goto out;
