@@ -9,10 +9,14 @@
  * it still gets the records). Last, in this process, a flight snapshot
  * to a link is refused with -ELOOP.
  *
- *   test_rt_symlink plant LINK TARGET CONFIG  makes LINK (%p: its pid) -> TARGET, then runs
- *                                             itself ("run") under SIMPLETRACE=CONFIG, same pid
- *   test_rt_symlink run                       traces RECORDS records and exits 0
+ *   test_rt_symlink plant LINK TARGET CONFIG MODE  makes LINK (%p: its pid) -> TARGET, then runs
+ *                                                  itself (MODE) under SIMPLETRACE=CONFIG, same pid
+ *   test_rt_symlink run                            traces RECORDS records and exits 0
+ *   test_rt_symlink run-thread                     the same from a thread that ends first (its ring,
+ *                                                  file-backed with crash=, is freed before exit)
  */
+#include <pthread.h>
+
 #include "rt_test.h"
 
 TEST_EVENT(ev_s, "sl_s", "int seq, const char *s", "seq %d s %s", "is", 2, 0);
@@ -64,8 +68,26 @@ static void expand_pid(char *buf, size_t len, const char *tmpl, long pid)
     buf[n] = '\0';
 }
 
-/* LINK (%p: our pid) -> target, then exec ourselves (the pid stays) with SIMPLETRACE=config. */
-static int plant(const char *argv0, const char *link_tmpl, const char *target, const char *config)
+static void *run_thread(void *arg)
+{
+    (void)arg;
+    run();
+    return NULL;
+}
+
+/* run() in a thread of its own: the main thread's file-backed ring would outlive exit (a leak to LeakSanitizer). */
+static int run_in_thread(void)
+{
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, run_thread, NULL) != 0)
+        return 5;
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* LINK (%p: our pid) -> target, then exec ourselves in mode (the pid stays) with SIMPLETRACE=config. */
+static int plant(const char *argv0, const char *link_tmpl, const char *target, const char *config, const char *mode)
 {
     char link[1200];
 
@@ -75,7 +97,7 @@ static int plant(const char *argv0, const char *link_tmpl, const char *target, c
         return 3;
     }
     setenv("SIMPLETRACE", config, 1);
-    execl("/proc/self/exe", argv0, "run", (char *)NULL);
+    execl("/proc/self/exe", argv0, mode, (char *)NULL);
     perror("exec");
     return 4;
 }
@@ -120,7 +142,9 @@ static void run_case(struct outcome *o, const char *link_tmpl, const char *targe
                      const char *config, const char *const env[])
 {
     char link_arg[1200], target_path[1200], errfile[1200];
-    char *argv[] = {PROG, "plant", link_arg, target_path, (char *)config, NULL};
+    /* With crash=, a thread traces: the main thread's ring file is refused, or would be a leak. */
+    char *mode = strstr(config, "crash=") && !strstr(link_tmpl, ".ring") ? "run-thread" : "run";
+    char *argv[] = {PROG, "plant", link_arg, target_path, (char *)config, mode, NULL};
 
     snprintf(link_arg, sizeof link_arg, "%s/%s", test_dir, link_tmpl);
     snprintf(target_path, sizeof target_path, "%s/%s", test_dir, target);
@@ -277,8 +301,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "run"))
         return run();
-    if (argc > 4 && !strcmp(argv[1], "plant"))
-        return plant(argv[0], argv[2], argv[3], argv[4]);
+    if (argc > 1 && !strcmp(argv[1], "run-thread"))
+        return run_in_thread();
+    if (argc > 5 && !strcmp(argv[1], "plant"))
+        return plant(argv[0], argv[2], argv[3], argv[4], argv[5]);
     test_tmpdir();
     file_link();
     piece_link();
