@@ -438,7 +438,7 @@ int st_cmd_merge(int argc, char **argv)
         status = 1;
     }
 out:
-    if (m.out.tmp)
+    if (m.out.path) /* open, not committed (a device has no temporary name) */
         st__out_file_discard(&m.out);
     for (size_t k = 0; k < m.nprocs; k++)
         free(m.procs[k].host);

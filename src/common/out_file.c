@@ -18,6 +18,24 @@ static void names_free(struct st__out_file *f)
     f->fd = -1;
 }
 
+/* Opens path, found to be no regular file, to be written as it is. 0 or -errno. */
+static int open_device(struct st__out_file *f, const char *path)
+{
+    struct stat st;
+    int ret;
+
+    if (!(f->path = strdup(path)))
+        return -ENOMEM;
+    /* No O_CREAT, no O_TRUNC: a regular file put there meanwhile is refused below, untouched. */
+    if ((f->fd = open(path, O_WRONLY | O_CLOEXEC)) >= 0 && fstat(f->fd, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0;
+    ret = f->fd < 0 ? -errno : -EAGAIN;
+    if (f->fd >= 0)
+        close(f->fd);
+    names_free(f);
+    return ret;
+}
+
 int st__out_file_open(struct st__out_file *f, const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -25,12 +43,16 @@ int st__out_file_open(struct st__out_file *f, const char *path)
     mode_t mask = umask(0);
 
     struct stat st;
+    bool exists;
 
     umask(mask);
     f->fd = -1;
     f->path = f->tmp = NULL;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
         return -EISDIR; /* the rename would fail at the end: say so before the work */
+    if (exists && !S_ISREG(st.st_mode))
+        return open_device(f, path);
     f->path = strdup(path);
     f->tmp = malloc(need);
     if (!f->path || !f->tmp) {
@@ -56,9 +78,9 @@ int st__out_file_commit(struct st__out_file *f)
     int ret = close(f->fd) == 0 ? 0 : -errno;
 
     f->fd = -1;
-    if (ret == 0 && rename(f->tmp, f->path) != 0)
+    if (ret == 0 && f->tmp && rename(f->tmp, f->path) != 0)
         ret = -errno;
-    if (ret < 0)
+    if (ret < 0 && f->tmp)
         unlink(f->tmp);
     names_free(f);
     return ret;

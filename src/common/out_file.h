@@ -3,7 +3,10 @@
  * temporary name next to it (same directory, so the rename is atomic) and
  * renamed into place at the end, or removed. Whoever reads the path sees
  * the old file or the whole new one, never a part; a failure leaves
- * nothing behind.
+ * nothing behind. A symbolic link at the path is replaced, its target
+ * untouched. A path that already is something other than a regular file
+ * or a directory (a device such as /dev/null, a pipe, /dev/stdout) is
+ * written as it is, directly: a rename would replace that node itself.
  */
 #ifndef ST_COMMON_OUT_FILE_H
 #define ST_COMMON_OUT_FILE_H
@@ -12,14 +15,15 @@
 #include <stddef.h>
 
 struct st__out_file {
-    int fd;     /* the temporary file, open for writing; -1 once committed or discarded */
+    int fd;     /* the temporary file (or the device), open for writing; -1 once committed or discarded */
     char *path; /* where it goes (owned copy) */
-    char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned) */
+    char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned); NULL for a device */
 };
 
 /*
  * Creates the temporary file for path (mode as a new file would get, umask
- * applied). 0, -EISDIR (path is a directory) or -errno.
+ * applied), or opens the device path is. 0, -EISDIR (path is a directory)
+ * or -errno.
  */
 int st__out_file_open(struct st__out_file *f, const char *path);
 

@@ -2,7 +2,9 @@
  * A file put in place only when complete (src/common/out_file.h): nothing
  * at the path while it is written, the whole file after commit (replacing
  * an old one, mode from the umask), nothing left after discard, and the
- * error of a directory that cannot take it. Then st__out_is_input(): an
+ * error of a directory that cannot take it; a symbolic link replaced, its
+ * target untouched; a pipe written as it is, not replaced (as /dev/null
+ * must not be). Then st__out_is_input(): an
  * output that names an input by its path, another path, a hard link or a
  * link, a piece of a rotated input, a file of an input directory, or a
  * directory output holding an input; and what is none of those.
@@ -13,6 +15,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -65,6 +68,40 @@ static bool clash(const char *out, bool out_dir, const char *in, bool pieces, ch
 
     msg[0] = '\0';
     return st__out_is_input(out, out_dir, v, 3, msg, len);
+}
+
+/* A link at the path is replaced; a FIFO there is written to and stays one. */
+static void links_and_pipes(void)
+{
+    char dir[] = "/tmp/st-out-link-XXXXXX", link_path[256], target[256], fifo[256], text[64];
+    struct st__out_file f;
+    struct stat st;
+    int rd = -1;
+
+    if (!mkdtemp(dir))
+        return;
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link_path, sizeof link_path, "%s/link", dir);
+    put(dir, "target");
+    ok(symlink("target", link_path) == 0, "a symbolic link to another file");
+    is_int(st__out_file_open(&f, link_path), 0, "open the link's path");
+    ok(write(f.fd, "new", 3) == 3, "written");
+    is_int(st__out_file_commit(&f), 0, "commit");
+    slurp(link_path, text, sizeof text);
+    ok(lstat(link_path, &st) == 0 && S_ISREG(st.st_mode) && !strcmp(text, "new"), "the link was replaced by the file");
+    slurp(target, text, sizeof text);
+    is_str(text, "target", "its target is untouched");
+
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ok(mkfifo(fifo, 0600) == 0 && (rd = open(fifo, O_RDONLY | O_NONBLOCK)) >= 0, "a FIFO, a reader on it");
+    is_int(st__out_file_open(&f, fifo), 0, "open the FIFO");
+    ok(f.tmp == NULL && write(f.fd, "piped", 5) == 5, "written to it directly, no temporary file");
+    is_int(st__out_file_commit(&f), 0, "commit");
+    ok(read(rd, text, sizeof text) == 5 && !memcmp(text, "piped", 5), "the reader got the bytes");
+    ok(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still one (not renamed over)");
+    is_int(entries(dir), 3, "nothing else was made");
+    close(rd);
+    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 static void is_input(void)
@@ -162,6 +199,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/out.trace", dir);
     unlink(path);
     rmdir(dir);
+    links_and_pipes();
     is_input();
     return done_testing();
 }
