@@ -26,6 +26,7 @@
 #include "help_texts.h"
 #include "reader_opts.h"
 #include "export.h"
+#include "out_file.h"
 
 #define PROG "simpletrace export"
 #define MAX_PAIRS 64
@@ -126,6 +127,33 @@ static bool ends_with(const char *name, const char *suffix)
     return n >= s && strcmp(name + n - s, suffix) == 0;
 }
 
+/*
+ * Refuses an -o that is one of the inputs: a trace (or its pieces), a
+ * trace-events file, --functions's directory, or for a directory output
+ * (uftrace, ctf) one holding any of them. -1 to go on, or the exit status.
+ */
+static int check_output(const struct export_cli *o)
+{
+    const struct cli_input *in = &o->in;
+    size_t n = 0, max = in->nevents_files + in->ntraces + 1;
+    struct st__out_input *v = calloc(max, sizeof *v);
+    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF, clash;
+    char msg[8400];
+
+    if (!v) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < in->nevents_files; i++)
+        v[n++].path = in->events_files[i];
+    for (size_t i = 0; i < in->ntraces; i++)
+        v[n++] = (struct st__out_input){in->traces[i], !in->rotated_off};
+    v[n++].path = o->ex.functions;
+    clash = st__out_is_input(o->ex.output, dir, v, n, msg, sizeof msg);
+    free(v);
+    return clash ? usage_error("%s", msg) : -1;
+}
+
 /* Parses argv into *o. Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct export_cli *o)
 {
@@ -166,7 +194,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
-    return -1;
+    return check_output(o);
 }
 
 /* --- progress ------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "gen.h"
+#include "out_file.h"
 
 #define EXIT_INPUT 1
 #define EXIT_USAGE 2
@@ -212,6 +213,25 @@ static int make_options(const struct gen_args *a, struct st_gen_options *opt, ch
     return 0;
 }
 
+/* Refuses an -o that is one of the trace-events files or the --binary (it would be replaced); 0 or the exit status. */
+static int check_output(const struct gen_args *a)
+{
+    struct st__out_input *in = calloc(a->ninputs + 1, sizeof *in);
+    char msg[8400];
+    bool clash;
+
+    if (!in) {
+        fprintf(stderr, "simpletrace gen: out of memory\n");
+        return EXIT_INPUT;
+    }
+    for (size_t i = 0; i < a->ninputs; i++)
+        in[i].path = a->inputs[i];
+    in[a->ninputs].path = a->binary;
+    clash = st__out_is_input(a->output, false, in, a->ninputs + 1, msg, sizeof msg);
+    free(in);
+    return clash ? usage_error("%s", msg) : 0;
+}
+
 int st_cmd_gen(int argc, char **argv)
 {
     struct gen_args a = {0};
@@ -222,7 +242,7 @@ int st_cmd_gen(int argc, char **argv)
         usage(stdout);
     } else if (rc == 0 && a.list) {
         list_backends(stdout);
-    } else if (rc == 0 && (rc = make_options(&a, &opt, group, sizeof group)) == 0) {
+    } else if (rc == 0 && (rc = make_options(&a, &opt, group, sizeof group)) == 0 && (rc = check_output(&a)) == 0) {
         char err[2048];
         if (st_gen_run(&opt, a.inputs, a.ninputs, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);

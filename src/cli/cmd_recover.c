@@ -5,8 +5,9 @@
  * recovered and how): finds the ring files (st-*.ring in each DIR), maps
  * them, the --trace file (whose identity chooses the process) and the
  * names file next to the first ring of the process recovered, prints the
- * module's messages, writes its output, then removes that process's ring
- * files and names file (--keep keeps them).
+ * module's messages, writes its output (in place once complete; an output
+ * that is one of the inputs is refused first), then removes that
+ * process's ring files and names file (--keep keeps them).
  *
  * Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
  */
@@ -28,6 +29,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "crash_format.h"
+#include "out_file.h"
 #include "recover.h"
 
 #define PROG "simpletrace recover"
@@ -236,26 +238,44 @@ static int parse_args(int argc, char **argv, struct args *a)
     return -1;
 }
 
-/* Writes the recovered trace to a->out through o; 0 or 1 (said why). */
+/*
+ * Writes the recovered trace to a->out through o: a temporary file renamed
+ * into place once complete (out_file.h), so a failure leaves a->out as it
+ * was and a symbolic link there is replaced, never written through. 0 or
+ * 1 (said why).
+ */
 static int write_out(struct st__recover *rec, const struct args *a, const struct st__recover_trace *tr,
                      const char *names, struct out *o)
 {
     struct mapped nm;
     struct st__recover_image names_img = {0};
     struct st__recover_stats s;
+    struct st__out_file of;
     bool have_names = map_names(names, &nm);
-    int err, ret = 1;
+    int err, ret = 1, fd;
 
     if (have_names)
         names_img = (struct st__recover_image){nm.path, nm.data, nm.len};
-    o->f = fopen(a->out, "wb");
+    if ((err = st__out_file_open(&of, a->out)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(-err));
+        goto out;
+    }
+    /* A descriptor of its own for stdio: the out_file closes its own at commit. */
+    o->f = (fd = dup(of.fd)) >= 0 ? fdopen(fd, "wb") : NULL;
     if (!o->f) {
         fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        st__out_file_discard(&of);
         goto out;
     }
     err = st__recover_write(rec, have_names ? &names_img : NULL, a->trace ? tr : NULL, &s);
     if (fclose(o->f) != 0 && !err)
         err = -errno;
+    if (!err)
+        err = st__out_file_commit(&of);
+    else
+        st__out_file_discard(&of);
     if (err) {
         fprintf(stderr, "%s: writing %s: %s\n", PROG, a->out, strerror(-err));
         goto out;
@@ -311,6 +331,41 @@ static void remove_recovered(const struct st__recover *rec, const char *names)
             removed == 1 ? "" : "s", names_gone ? " and " : "", names_gone ? names : "", (double)freed / 1e6);
 }
 
+/*
+ * Refuses an -o that is one of the inputs: the --trace file, a ring file,
+ * or the names file of a ring's process (st-PID.names beside
+ * st-PID-TID.ring). 0, or the exit status after the message.
+ */
+static int check_output(const struct args *a, const struct files *files)
+{
+    struct st__out_input *v = calloc(2 * files->n + 1, sizeof *v);
+    char (*names)[PATH_MAX] = calloc(files->n ? files->n : 1, sizeof *names);
+    char msg[3 * PATH_MAX];
+    size_t n = 0;
+    bool clash = false;
+
+    if (!v || !names) {
+        fprintf(stderr, "%s: %s\n", PROG, strerror(ENOMEM));
+        free(v);
+        free(names);
+        return 1;
+    }
+    v[n++].path = a->trace;
+    for (size_t i = 0; i < files->n; i++) {
+        const char *path = files->v[i].path, *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        unsigned long pid;
+        v[n++].path = path;
+        if (sscanf(base, "st-%lu-", &pid) == 1) {
+            snprintf(names[i], sizeof names[i], "%.*sst-%lu.names", (int)(base - path), path, pid);
+            v[n++].path = names[i];
+        }
+    }
+    clash = st__out_is_input(a->out, false, v, n, msg, sizeof msg);
+    free(v);
+    free(names);
+    return clash ? usage_error("%s", msg) : 0;
+}
+
 int st_cmd_recover(int argc, char **argv)
 {
     struct files files = {0};
@@ -338,6 +393,9 @@ int st_cmd_recover(int argc, char **argv)
         else
             add_file(&files, argv[i]);
     }
+    if ((ret = check_output(&a, &files)) != 0)
+        goto out;
+    ret = 1;
     imgs = calloc(files.n ? files.n : 1, sizeof *imgs);
     if (!imgs) {
         fprintf(stderr, "%s: %s\n", PROG, strerror(ENOMEM));

@@ -3,20 +3,27 @@
  * temporary name next to it (same directory, so the rename is atomic) and
  * renamed into place at the end, or removed. Whoever reads the path sees
  * the old file or the whole new one, never a part; a failure leaves
- * nothing behind.
+ * nothing behind. A symbolic link at the path is replaced, its target
+ * untouched. A path that already is something other than a regular file
+ * or a directory (a device such as /dev/null, a pipe, /dev/stdout) is
+ * written as it is, directly: a rename would replace that node itself.
  */
 #ifndef ST_COMMON_OUT_FILE_H
 #define ST_COMMON_OUT_FILE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 struct st__out_file {
-    int fd;     /* the temporary file, open for writing; -1 once committed or discarded */
+    int fd;     /* the temporary file (or the device), open for writing; -1 once committed or discarded */
     char *path; /* where it goes (owned copy) */
-    char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned) */
+    char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned); NULL for a device */
 };
 
 /*
  * Creates the temporary file for path (mode as a new file would get, umask
- * applied). 0, -EISDIR (path is a directory) or -errno.
+ * applied), or opens the device path is. 0, -EISDIR (path is a directory)
+ * or -errno.
  */
 int st__out_file_open(struct st__out_file *f, const char *path);
 
@@ -25,5 +32,23 @@ int st__out_file_commit(struct st__out_file *f);
 
 /* Closes and removes the temporary file (after st__out_file_open() only; twice is fine). Frees f's names. */
 void st__out_file_discard(struct st__out_file *f);
+
+/* A file (or directory) a command reads, for st__out_is_input(). */
+struct st__out_input {
+    const char *path; /* NULL or "-" (standard input): no file, skipped */
+    bool pieces;      /* a trace read with its rotated pieces, PATH.1, PATH.2, ...: inputs too */
+};
+
+/*
+ * Whether writing out would overwrite one of the inputs in[0..n), asked
+ * before anything is written: out names an input (the same path, or the
+ * same device and inode: another name for it, a hard link), one of its
+ * pieces, or an existing file inside an input directory; with out_dir
+ * (out is a directory the command fills and replaces), an input inside
+ * out. True with a message naming both in msg (msglen bytes); "-"
+ * (standard output) is never an input.
+ */
+bool st__out_is_input(const char *out, bool out_dir, const struct st__out_input *in, size_t n, char *msg,
+                      size_t msglen);
 
 #endif /* ST_COMMON_OUT_FILE_H */

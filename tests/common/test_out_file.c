@@ -2,7 +2,12 @@
  * A file put in place only when complete (src/common/out_file.h): nothing
  * at the path while it is written, the whole file after commit (replacing
  * an old one, mode from the umask), nothing left after discard, and the
- * error of a directory that cannot take it.
+ * error of a directory that cannot take it; a symbolic link replaced, its
+ * target untouched; a pipe written as it is, not replaced (as /dev/null
+ * must not be). Then st__out_is_input(): an
+ * output that names an input by its path, another path, a hard link or a
+ * link, a piece of a rotated input, a file of an input directory, or a
+ * directory output holding an input; and what is none of those.
  */
 #include "tap.h"
 
@@ -10,6 +15,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +41,120 @@ static void slurp(const char *path, char *buf, size_t len)
     buf[n] = '\0';
     if (f)
         fclose(f);
+}
+
+static void put(const char *dir, const char *name)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if ((f = fopen(path, "w"))) {
+        fputs(name, f);
+        fclose(f);
+    }
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+/* st__out_is_input(out, out_dir, {in, pieces}) run in the current directory; msg gets its message. */
+static bool clash(const char *out, bool out_dir, const char *in, bool pieces, char *msg, size_t len)
+{
+    struct st__out_input v[] = {{"-", false}, {NULL, false}, {in, pieces}};
+
+    msg[0] = '\0';
+    return st__out_is_input(out, out_dir, v, 3, msg, len);
+}
+
+/* A link at the path is replaced; a FIFO there is written to and stays one. */
+static void links_and_pipes(void)
+{
+    char dir[] = "/tmp/st-out-link-XXXXXX", link_path[256], target[256], fifo[256], text[64];
+    struct st__out_file f;
+    struct stat st;
+    int rd = -1;
+
+    if (!mkdtemp(dir))
+        return;
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link_path, sizeof link_path, "%s/link", dir);
+    put(dir, "target");
+    ok(symlink("target", link_path) == 0, "a symbolic link to another file");
+    is_int(st__out_file_open(&f, link_path), 0, "open the link's path");
+    ok(write(f.fd, "new", 3) == 3, "written");
+    is_int(st__out_file_commit(&f), 0, "commit");
+    slurp(link_path, text, sizeof text);
+    ok(lstat(link_path, &st) == 0 && S_ISREG(st.st_mode) && !strcmp(text, "new"), "the link was replaced by the file");
+    slurp(target, text, sizeof text);
+    is_str(text, "target", "its target is untouched");
+
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ok(mkfifo(fifo, 0600) == 0 && (rd = open(fifo, O_RDONLY | O_NONBLOCK)) >= 0, "a FIFO, a reader on it");
+    is_int(st__out_file_open(&f, fifo), 0, "open the FIFO");
+    ok(f.tmp == NULL && write(f.fd, "piped", 5) == 5, "written to it directly, no temporary file");
+    is_int(st__out_file_commit(&f), 0, "commit");
+    ok(read(rd, text, sizeof text) == 5 && !memcmp(text, "piped", 5), "the reader got the bytes");
+    ok(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still one (not renamed over)");
+    is_int(entries(dir), 3, "nothing else was made");
+    close(rd);
+    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void is_input(void)
+{
+    char dir[] = "/tmp/st-out-input-XXXXXX", cwd[512], msg[1024];
+
+    if (!mkdtemp(dir) || !getcwd(cwd, sizeof cwd) || chdir(dir) != 0)
+        return;
+    put(".", "a");
+    put(".", "b");
+    put(".", "t");
+    put(".", "t.1");
+    put(".", "t.2");
+    mkdir("d", 0700);
+    put("d", "x");
+    mkdir("o", 0700);
+    mkdir("o/sub", 0700);
+    put("o/sub", "in.trace");
+    ok(link("a", "hard") == 0 && symlink("a", "sym") == 0 && link("t.1", "piece") == 0, "files, links, pieces made");
+
+    ok(clash("a", false, "a", false, msg, sizeof msg), "the same path");
+    is_str(msg, "output 'a' is the input 'a': refusing to overwrite an input", "the message names both");
+    ok(clash("./a", false, "a", false, msg, sizeof msg) && strstr(msg, "'./a'") && strstr(msg, "the same file"),
+       "another path to it: %s", msg);
+    ok(clash("hard", false, "a", false, msg, sizeof msg), "a hard link to it");
+    ok(clash("sym", false, "a", false, msg, sizeof msg), "a symbolic link to it (the name of the same file)");
+    ok(clash("new", false, "new", false, msg, sizeof msg), "the same path, neither there yet");
+    ok(!clash("b", false, "a", false, msg, sizeof msg) && !msg[0], "another file: no");
+    ok(!clash("new", false, "a", false, msg, sizeof msg), "a file not there: no");
+    ok(!clash("-", false, "a", false, msg, sizeof msg), "\"-\" (standard output): no");
+
+    ok(clash("t.2", false, "t", true, msg, sizeof msg) && strstr(msg, "a piece of the input 't'"),
+       "a piece of a rotated input: %s", msg);
+    ok(clash("./piece", false, "t", true, msg, sizeof msg), "a hard link to a piece");
+    ok(!clash("t.2", false, "t", false, msg, sizeof msg), "without its pieces read: no");
+    ok(!clash("t.9", false, "t", true, msg, sizeof msg), "a piece not there: no");
+    ok(!clash("a", false, "t", true, msg, sizeof msg), "another file beside the pieces: no");
+
+    ok(clash("d/x", false, "d", false, msg, sizeof msg) && strstr(msg, "in the input directory 'd'"),
+       "a file of an input directory: %s", msg);
+    ok(clash("./d/../d/x", false, "d", false, msg, sizeof msg), "the same, by another path");
+    ok(!clash("d/new", false, "d", false, msg, sizeof msg), "a new file in an input directory: no");
+
+    ok(clash("o", true, "o/sub/in.trace", false, msg, sizeof msg) &&
+           strstr(msg, "output directory 'o' holds the input 'o/sub/in.trace'"),
+       "a directory output holding an input: %s", msg);
+    ok(clash("o/", true, "./o/sub/../sub/in.trace", false, msg, sizeof msg), "the same, by other paths");
+    ok(!clash("o", false, "o/sub/in.trace", false, msg, sizeof msg), "a file output (o is no directory output): no");
+    ok(!clash("d", true, "o/sub/in.trace", false, msg, sizeof msg), "a directory output not holding it: no");
+
+    if (chdir(cwd) != 0)
+        return;
+    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void)
@@ -78,5 +199,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/out.trace", dir);
     unlink(path);
     rmdir(dir);
+    links_and_pipes();
+    is_input();
     return done_testing();
 }

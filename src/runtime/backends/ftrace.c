@@ -32,6 +32,7 @@
 #include <simpletrace/trace.h>
 
 #include "diag.h"
+#include "no_follow.h"
 
 #define CUT_MARK "...\n"
 
@@ -92,9 +93,13 @@ static void ftrace_open(void)
         say_off("no tracefs or debugfs mount (or set SIMPLETRACE_FTRACE_MARKER=PATH)", NULL, 0);
         goto off;
     }
-    marker_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    /* Never through a symbolic link: the lines would be appended to whatever it names. */
+    marker_fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (marker_fd < 0) {
-        say_off("cannot open", path, errno);
+        if (st__link_refused(path, -errno))
+            st__diag("simpletrace", "ftrace backend off: %s " ST__NO_FOLLOW_WHY, path);
+        else
+            say_off("cannot open", path, errno);
         goto off;
     }
     errno = saved;

@@ -9,6 +9,13 @@
  *
  * Lock order: crash_lock is a leaf: nothing else is taken while it is
  * held (the records are made from the registry before it is taken).
+ *
+ * Neither kind of file is opened through a symbolic link (O_NOFOLLOW): one
+ * planted at the name would have its target truncated and overwritten. A
+ * ring file refused so leaves the thread an ordinary ring (its records go
+ * to the trace file as usual, but recover cannot see them); a names file
+ * refused so is not written (recover names the events st_unknown_ID). Each
+ * is said once, naming the link.
  */
 #include "ring_file.h"
 
@@ -28,6 +35,7 @@
 #include "timestamp.h"
 #include "describe.h"
 #include "diag.h"
+#include "no_follow.h"
 #include "registry.h"
 
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,6 +43,7 @@ static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
 static int crash_flag;           /* atomic mirror: crash_dir is set */
 static int names_fd = -1;        /* st-<pid>.names, opened on first use */
 static uint32_t names_done;      /* IDs [0, names_done) are in it */
+static bool names_refused;       /* the names file's name is a symbolic link: not written, said once */
 
 bool st__ring_file_on(void)
 {
@@ -46,6 +55,7 @@ void st__ring_file_set_dir(const char *dir)
     pthread_mutex_lock(&crash_lock);
     snprintf(crash_dir, sizeof crash_dir, "%s", dir);
     __atomic_store_n(&crash_flag, crash_dir[0] != '\0', __ATOMIC_RELAXED);
+    names_refused = false;
     pthread_mutex_unlock(&crash_lock);
 }
 
@@ -58,8 +68,16 @@ static void names_open(const struct st__growbuf *desc)
 {
     char path[PATH_MAX + 64];
 
+    if (names_refused)
+        return;
     snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
-    names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (names_fd < 0 && st__link_refused(path, -errno)) {
+        names_refused = true; /* every writer pass would try again: once is enough */
+        st__diag("simpletrace", "crash names file '%s' " ST__NO_FOLLOW_WHY "; recover will name the events "
+                 "st_unknown_ID", path);
+        return;
+    }
     if (names_fd >= 0 && desc->len && write(names_fd, desc->data, desc->len) != (ssize_t)desc->len)
         if (ftruncate(names_fd, 0) != 0) { /* a cut description would hide every name after it */
             close(names_fd);
@@ -100,13 +118,14 @@ void st__ring_file_sync_names(void)
         const char *names[64];
         size_t ends[64];
         uint32_t count = st__reg_count(), first, n;
-        bool opened;
+        bool opened, refused;
 
         pthread_mutex_lock(&crash_lock);
         first = names_done;
         opened = names_fd >= 0;
+        refused = names_refused;
         pthread_mutex_unlock(&crash_lock);
-        if (first >= count)
+        if (first >= count || refused)
             break;
         n = st__reg_names(first, names, count - first < 64 ? count - first : 64);
         if (n == 0)
@@ -162,9 +181,13 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     snprintf(path, sizeof path, ST_CRASH_RING_FMT, crash_dir, (long)getpid(), (unsigned long)tid);
     pthread_mutex_unlock(&crash_lock);
     st__ring_file_sync_names();
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (st__link_refused(path, -errno))
+            st__diag("simpletrace", "crash ring file '%s' " ST__NO_FOLLOW_WHY "; this thread's records are not "
+                     "kept for recover", path);
         return NULL;
+    }
     /* posix_fallocate, not ftruncate: a full disk must fail now, not as SIGBUS in the hot path. */
     if (posix_fallocate(fd, 0, (off_t)len) != 0) {
         close(fd);
@@ -259,6 +282,7 @@ void st__ring_file_fork_child(void)
         close(names_fd);
     names_fd = -1;
     names_done = 0;
+    names_refused = false; /* the child's names file has a name of its own */
     pthread_mutex_init(&crash_lock, NULL);
 }
 

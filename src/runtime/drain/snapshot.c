@@ -54,6 +54,7 @@
 #include "drain.h"
 #include "drain_internal.h"
 #include "merge.h"
+#include "no_follow.h"
 #include "registry.h"
 #include "ring.h"
 #include "timestamp.h"
@@ -346,7 +347,8 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
     st__ring_exited_hold();
     c.len = st__ring_peek(c.bytes, cap, NULL, &c.pi, &c.npi);
     if (c.pi && (ret = snapshot_build(&c, &out, &lost_ev)) == 0) {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        /* O_NOFOLLOW: a link planted at the name would have its target overwritten. */
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0) {
             ret = -errno;
         } else {
@@ -356,7 +358,9 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
             if (ret < 0)
                 unlink(path); /* no half snapshot under that name */
         }
-        if (ret < 0)
+        if (ret < 0 && st__link_refused(path, ret))
+            st__errmsg(err, errlen, "%s " ST__NO_FOLLOW_WHY, path);
+        else if (ret < 0)
             st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
     }
     if (ret == 0)

@@ -8,6 +8,11 @@
  *   caller:  file_lock -> open -> wr_lock: post op, ++req_seq, kick -> wait done_seq
  *   writer:  wr_lock: take op and req_seq -> I/O without locks -> wr_lock: done_seq
  *
+ * Never through a symbolic link: one found at the name (the file, the
+ * piece reopened, dir='s file, the fallback name) is refused, saying so,
+ * as an unopenable file is (O_NOFOLLOW: someone may have planted it to
+ * have the program truncate the link's target).
+ *
  * A file is opened without O_TRUNC and truncated only when committed, so a
  * configuration that fails elsewhere leaves it untouched. Reopening the
  * file this process closed last (same device, inode and size) appends to
@@ -60,6 +65,7 @@
 #include "drain.h"
 #include "drain_internal.h"
 #include "name_template.h"
+#include "no_follow.h"
 #include "ring.h"
 
 /* The name used when none was set. */
@@ -163,6 +169,15 @@ static bool held_is(const char *path)
     return held.fd >= 0 && stat(path, &st) == 0 && st.st_dev == held.dev && st.st_ino == held.ino;
 }
 
+/* The message for a trace file (or piece) that could not be opened: a symbolic link says so. */
+static void say_cannot_open(const char *path, int e, char *err, size_t errlen)
+{
+    if (st__link_refused(path, e))
+        st__errmsg(err, errlen, "trace file '%s' " ST__NO_FOLLOW_WHY, path);
+    else
+        st__errmsg(err, errlen, "cannot open trace file '%s': %s", path, st_strerror(e));
+}
+
 /*
  * Opens path (creating it with create) without truncating it and takes its
  * lock into p->lock_fd: 0 (also for a file that is not a regular one, not
@@ -171,11 +186,12 @@ static bool held_is(const char *path)
  */
 static int try_lock(const char *path, bool create, struct st__file_prep *p, struct stat *st)
 {
-    int fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666) : -1;
+    int fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
     bool created = fd >= 0;
 
+    /* Never through a symbolic link: it would truncate its target (no_follow.h). */
     if (fd < 0 && (!create || errno == EEXIST))
-        fd = open(path, O_WRONLY | O_CLOEXEC);
+        fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
@@ -213,7 +229,9 @@ static int lock_fallback(struct st__file_prep *p, const struct stat *taken, char
         return 0;
     if ((r = try_lock(p->path, true, p, &st)) < 0)
         st__errmsg(err, errlen, "trace file '%s' is locked by another process, and '%s': %s", p->wanted, p->path,
-                   r == -EWOULDBLOCK ? "locked too" : st_strerror(r));
+                   r == -EWOULDBLOCK              ? "locked too"
+                   : st__link_refused(p->path, r) ? ST__NO_FOLLOW_WHY
+                                                  : st_strerror(r));
     return r == -EWOULDBLOCK ? -EBUSY : r;
 }
 
@@ -238,7 +256,7 @@ static int lock_name(struct st__file_prep *p, char *err, size_t errlen)
     if (r == -EWOULDBLOCK)
         return lock_fallback(p, &st, err, errlen);
     if (r < 0)
-        st__errmsg(err, errlen, "cannot open trace file '%s': %s", base, st_strerror(r));
+        say_cannot_open(base, r, err, errlen);
     return r;
 }
 
@@ -249,14 +267,14 @@ static int open_prepared(struct st__file_prep *p, const struct st__closed_file *
 {
     struct stat st;
 
-    p->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    p->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (p->fd >= 0)
         p->created = true;
     else if (errno == EEXIST)
-        p->fd = open(p->path, O_WRONLY | O_CLOEXEC);
+        p->fd = open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (p->fd < 0) {
         int e = -errno;
-        st__errmsg(err, errlen, "cannot open trace file '%s': %s", p->path, st_strerror(e));
+        say_cannot_open(p->path, e, err, errlen);
         return e;
     }
     if (last->valid && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == last->dev &&

@@ -45,7 +45,9 @@
  *
  * rotate=SIZE: the file is written in pieces FILE, FILE.1, ...; a piece
  * ends before the record that would overflow it, and the next starts with
- * a header and every mapping, so each piece reads on its own.
+ * a header and every mapping, so each piece reads on its own. A piece's
+ * name holding a symbolic link is never opened through it (O_NOFOLLOW):
+ * like a piece that cannot be created, it stops the file, with a message.
  *
  * Exit: control's atexit handler (registered at start-up, normally before
  * main, so it runs after the handlers the program registers) calls
@@ -73,6 +75,7 @@
 #include "drain_internal.h"
 #include "merge.h"
 #include "name_template.h"
+#include "no_follow.h"
 #include "registry.h"
 #include "ring.h"
 #include "ring_file.h"
@@ -319,16 +322,19 @@ static bool piece_full(uint64_t n)
 /*
  * The piece after the current one must not exist: left over from an
  * earlier, longer run it would read as this trace's continuation (readers
- * take FILE, FILE.1, ... up to the first missing number).
+ * take FILE, FILE.1, ... up to the first missing number). A symbolic link
+ * there is no piece of ours: it stays, and opening the piece refuses it.
  */
 static void remove_stale_next(void)
 {
     char next[sizeof wt.path + 24];
+    struct stat st;
 
     if (!wt.rotate)
         return;
     st__piece_name(next, sizeof next, wt.path, wt.base_len, wt.piece + 1);
-    unlink(next);
+    if (lstat(next, &st) == 0 && !S_ISLNK(st.st_mode))
+        unlink(next);
 }
 
 static void adopt_file(int fd, const char *path, size_t base_len);
@@ -351,11 +357,15 @@ static int rotate(void)
     if (stage_flush() < 0)
         return -EIO;
     n = snprintf(next, sizeof next, "%.*s.%llu", (int)base_len, wt.path, (unsigned long long)wt.piece + 1);
-    fd = n < (int)sizeof next ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+    /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
+    fd = n < (int)sizeof next ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
     if (fd < 0) {
         int err = n < (int)sizeof next ? -errno : -ENAMETOOLONG;
-        st__diag("simpletrace", "opening trace file '%.*s.%llu': %s; tracing to the file stopped", (int)base_len,
-                    wt.path, (unsigned long long)wt.piece + 1, st_strerror(err));
+        if (st__link_refused(next, err))
+            st__diag("simpletrace", "trace file piece '%s' " ST__NO_FOLLOW_WHY "; tracing to the file stopped", next);
+        else
+            st__diag("simpletrace", "opening trace file '%.*s.%llu': %s; tracing to the file stopped", (int)base_len,
+                     wt.path, (unsigned long long)wt.piece + 1, st_strerror(err));
         stop_writing(err);
         return -EIO;
     }

@@ -7,7 +7,8 @@
  * /tmp/simpletrace-<uid>/<pid>.sock without XDG_RUNTIME_DIR; `monitor=PATH`
  * serves PATH (not listed by `ctl list`). The directory is created 0700 and
  * refused when it is a symlink, not ours, or open to group or others; the
- * socket is made 0600. Whoever gets through is checked again with
+ * socket is made 0600. A symbolic link at the socket's path is refused
+ * too, naming it (never followed, never removed). Whoever gets through is checked again with
  * SO_PEERCRED: only our effective uid and root are answered, anyone else
  * gets one "error: permission denied" line and is disconnected.
  *
@@ -73,6 +74,7 @@
 #include "control.h"
 #include "diag.h"
 #include "monitor.h"
+#include "no_follow.h"
 
 #define SUN_PATH_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
 
@@ -627,6 +629,11 @@ static int bind_at(struct mon_cfg *p, char *err, size_t errlen)
     struct stat st;
     int fd, r, e;
 
+    /* bind() would refuse it too, but as "in use": a planted link gets a message of its own. */
+    if (lstat(p->path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        st__errmsg(err, errlen, "monitor: socket path '%s' " ST__NO_FOLLOW_WHY, p->path);
+        return -ELOOP;
+    }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         e = -errno;
