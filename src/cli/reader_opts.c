@@ -117,8 +117,14 @@ bool cli_is_events_file(const char *path)
 {
     struct st_catalog *cat = NULL;
     struct stat st;
-    /* Only a regular file is read to find out: a FIFO's bytes belong to the reader that comes next. */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
+    /*
+     * Only a regular file is read to find out: a FIFO's bytes belong to the
+     * reader that comes next. An empty file parses as trace-events with no
+     * event, but alone it is the trace of a program that died before its
+     * first write: the reader says so.
+     */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
         return false;
     st_catalog_free(cat);
     return true;
@@ -405,6 +411,7 @@ static int load_none(struct cli_input *in, struct st_catalog **cat)
 static int load_embedded(const char *cmd, struct cli_input *in, struct st_catalog **cat)
 {
     char msg[2048];
+    struct stat st;
     int ret;
 
     if (!strcmp(in->trace, "-")) {
@@ -413,6 +420,10 @@ static int load_embedded(const char *cmd, struct cli_input *in, struct st_catalo
         return -EINVAL;
     }
     ret = st_catalog_load_trace(cat, in->trace, &in->rd, msg, sizeof msg);
+    if (ret == -ENODATA && stat(in->trace, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        fprintf(stderr, "simpletrace %s: %s\n", cmd, msg); /* empty: trace-events would not help */
+        return ret;
+    }
     if (ret == -ENODATA && in->undeclared_ok)
         return load_none(in, cat);
     if (ret == -ENODATA)

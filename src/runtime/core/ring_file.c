@@ -40,6 +40,7 @@ static uint32_t names_done;      /* IDs [0, names_done) are in it */
 static uint32_t unprotected;     /* threads whose ring DIR could not hold (atomic) */
 static int first_error;          /* the -errno of the first such ring, or of the probe (atomic) */
 static int said;                 /* the fallback was reported on stderr (atomic): once per process tree */
+static uint64_t trace_dev, trace_ino; /* the trace file's identity, for new ring headers (atomics) */
 
 /*
  * A ring DIR could not hold goes to anonymous memory: the thread traces on,
@@ -58,6 +59,22 @@ static void say_fallback(const char *dir, int err, size_t ring_size)
     st__diag("simpletrace", "crash=%s: cannot keep a thread buffer of %zu bytes there (%s): threads trace to memory "
              "instead, and simpletrace recover cannot rebuild their records after a crash", dir, ring_size,
              st_strerror(err));
+}
+
+void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino)
+{
+    __atomic_store_n(&trace_dev, dev, __ATOMIC_RELAXED);
+    __atomic_store_n(&trace_ino, ino, __ATOMIC_RELAXED);
+}
+
+void st__ring_file_note_trace(struct st_ring *b, uint64_t dev, uint64_t ino)
+{
+    struct st_crash_hdr *h = b->file_hdr;
+
+    if (h->file_dev == dev && h->file_ino == ino)
+        return;
+    h->file_dev = dev;
+    h->file_ino = ino;
 }
 
 uint32_t st__ring_file_unprotected(int *error)
@@ -258,6 +275,8 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, tail);
     h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, pending_drop);
     h->clock_tsc = st__ts_is_tsc();
+    h->file_dev = __atomic_load_n(&trace_dev, __ATOMIC_RELAXED);
+    h->file_ino = __atomic_load_n(&trace_ino, __ATOMIC_RELAXED);
     start = st__ts_start();
     now = st__ts_sample();
     h->a_raw = start.raw;

@@ -40,6 +40,17 @@ void st__ring_file_probe(size_t ring_size);
 /* Threads whose ring DIR could not hold, so far; *error (may be NULL): the first -errno, or 0. */
 uint32_t st__ring_file_unprotected(int *error);
 
+/*
+ * The trace file's identity (st_dev, st_ino; 0, 0: none), which ring files
+ * made from now on carry in file_dev/file_ino from the start, so recover
+ * matches --trace to them even when the process died before its first
+ * write (an empty trace). The writer keeps older rings' headers current.
+ */
+void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino);
+
+/* Writer, between writes: r's header names the trace file (dev, ino) from now on. */
+void st__ring_file_note_trace(struct st_ring *r, uint64_t dev, uint64_t ino);
+
 /* Unmaps a file-backed ring; remove: also delete its file (it was drained). */
 void st__ring_file_release(struct st_ring *r, bool remove);
 

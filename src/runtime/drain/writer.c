@@ -667,8 +667,12 @@ static void pass(bool all_drops)
         struct st_clock_anchor now = st__ts_sample();
         st__ring_file_sync_names();
         for (size_t i = 0; i < wt.ncur; i++)
-            if (((struct st_ring *)wt.src[i].owner)->file_hdr)
+            if (((struct st_ring *)wt.src[i].owner)->file_hdr) {
                 st__ring_file_note_anchor(wt.src[i].owner, now.raw, now.ns);
+                /* Named before any write reaches the file: recover matches an empty --trace too. */
+                if (wt.fd >= 0)
+                    st__ring_file_note_trace(wt.src[i].owner, wt.dev, wt.ino);
+            }
     }
     if (wt.fd >= 0) {
         st__ts_conv_update(&wt.conv);
@@ -735,6 +739,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
         wt.dev = (uint64_t)st.st_dev;
         wt.ino = (uint64_t)st.st_ino;
     }
+    st__ring_file_set_trace_id(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
     snprintf(wt.path, sizeof wt.path, "%s", path);
     wt.base_len = base_len;
     wt.off = 0;
