@@ -366,6 +366,13 @@ void st__ring_file_exit(void)
             unlink(r->file_path);
         else
             kept++;
+        /*
+         * The writer is gone: nothing releases this ring now. Its name was
+         * only reachable through the file mapping, which leak checkers do
+         * not scan (a thread still tracing at exit, main's own, leaked it).
+         */
+        free(r->file_path);
+        r->file_path = NULL;
     }
     st__ring_unlock();
     if (kept)
