@@ -24,6 +24,7 @@
 #include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
+#include "trace_format.h"
 #include "wall_time.h"
 
 #define PROG "simpletrace info"
@@ -71,6 +72,7 @@ struct facts {
     bool any;                /* a record was read: first and last are set */
     struct moment first, last;
     struct st_reader_counters c;
+    uint64_t write_lost;     /* events counted by dropped records of pid ST_PID_WRITE_LOST: a failed write's */
     uint64_t *counts;        /* per catalog index (Dropped_Event never counted here) */
     size_t ncounts;          /* entries of counts: a growing catalog adds events as they come */
     struct undeclared *undecl;
@@ -215,6 +217,8 @@ static int count_record(struct facts *f, const struct st_record *rec)
         p->last = m;
     f->any = p->any = true;
     p->records++;
+    if (rec->dropped && rec->has_pid && rec->pid == ST_PID_WRITE_LOST)
+        f->write_lost += rec->dropped_count;
     if (rec->dropped)
         return 0;
     if (!rec->event)
@@ -367,17 +371,21 @@ static void print_times(const struct facts *f)
     line("duration:", buf);
 }
 
-static void print_counters_of(const struct st_reader_counters *c)
+static void print_counters_of(const struct st_reader_counters *c, uint64_t write_lost)
 {
     printf("%-18s%" PRIu64 " (%" PRIu64 " mappings)\n", "records:", c->records, c->mappings);
     printf("%-18s%" PRIu64 "\n", "events:", c->events);
     printf("%-18s%" PRIu64 "\n", "dropped records:", c->dropped_records);
     printf("%-18s%" PRIu64 "\n", "dropped events:", c->dropped_events);
+    /* Only when there were: a full disk is not a full buffer, and bufsize= would not have helped. */
+    if (write_lost)
+        printf("%-18s%" PRIu64 " (of the dropped events: writing the trace failed, e.g. a full disk)\n",
+               "write-lost events:", write_lost);
 }
 
 static void print_counters(const struct facts *f)
 {
-    print_counters_of(&f->c);
+    print_counters_of(&f->c, f->write_lost);
     printf("%-18s%zu:", "pieces:", f->npieces);
     for (size_t i = 0; i < f->npieces; i++)
         printf(" %s", f->pieces[i]);
@@ -569,6 +577,7 @@ static void print_json(const struct facts *f)
     json_u64("events", true, f->c.events);
     json_u64("dropped_records", true, f->c.dropped_records);
     json_u64("dropped_events", true, f->c.dropped_events);
+    json_u64("write_lost_events", true, f->write_lost);
     json_key("pieces");
     putchar('[');
     for (size_t i = 0; i < f->npieces; i++) {
@@ -717,6 +726,7 @@ static int print_totals(const struct facts *fs, size_t nf, bool json)
     size_t n;
     struct proc_facts *all = all_procs(fs, nf, &traces, &n);
     struct st_reader_counters c = {0};
+    uint64_t write_lost = 0;
     struct moment first = {0}, last = {0};
     bool unknown, any, comparable;
     if (!all) {
@@ -726,6 +736,7 @@ static int print_totals(const struct facts *fs, size_t nf, bool json)
     for (size_t i = 0; i < nf; i++) {
         c.records += fs[i].c.records, c.mappings += fs[i].c.mappings, c.events += fs[i].c.events;
         c.dropped_records += fs[i].c.dropped_records, c.dropped_events += fs[i].c.dropped_events;
+        write_lost += fs[i].write_lost;
     }
     size_t hosts = count_hosts(all, n, &unknown);
     comparable = span_of(all, n, hosts, unknown, &first, &last, &any);
@@ -740,6 +751,7 @@ static int print_totals(const struct facts *fs, size_t nf, bool json)
         json_u64("events", true, c.events);
         json_u64("dropped_records", true, c.dropped_records);
         json_u64("dropped_events", true, c.dropped_events);
+        json_u64("write_lost_events", true, write_lost);
         bool mono = comparable && any && !first.has_wall, wall = comparable && any && first.has_wall;
         char w1[ST__UTC_ROOM + 1], w2[ST__UTC_ROOM + 1];
         *st__put_utc_ns(w1, first.wall_ns) = '\0';
@@ -755,7 +767,7 @@ static int print_totals(const struct facts *fs, size_t nf, bool json)
         char buf[128], wall[ST__UTC_ROOM + 1];
         printf("\n%-18s%zu traces\n", "total:", nf);
         printf("%-18s%zu\n%-18s%zu%s\n", "processes:", n, "hosts:", hosts, unknown ? " (and traces that do not say)" : "");
-        print_counters_of(&c);
+        print_counters_of(&c, write_lost);
         for (int end = 0; end < 2; end++) {
             const struct moment *m = end ? &last : &first;
             if (!comparable)

@@ -20,6 +20,7 @@
 #include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
+#include "trace_format.h"
 
 #define PROG "simpletrace stats"
 #define MAX_PIDS 65536 /* distinct pids counted exactly; more is reported as "at least" */
@@ -35,6 +36,7 @@ struct event_stats {
 struct totals {
     uint64_t delivered;       /* event + dropped records that passed the filter */
     uint64_t events, dropped_records, dropped_events;
+    uint64_t write_lost;      /* of dropped_events: those of dropped records with pid ST_PID_WRITE_LOST */
     uint64_t non_monotonic;
     uint64_t min_ts, max_ts, prev_ts;
     uint64_t origin;
@@ -106,6 +108,8 @@ static void add_record(struct event_stats *es, struct totals *t, const struct st
     if (rec->dropped) {
         t->dropped_records++;
         t->dropped_events += rec->dropped_count;
+        if (rec->has_pid && rec->pid == ST_PID_WRITE_LOST)
+            t->write_lost += rec->dropped_count;
         return;
     }
     t->events++;
@@ -274,6 +278,10 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     printf("%-15s %llu events in %zu event types\n", "events", (unsigned long long)t->events, n);
     printf("%-15s %llu records, %llu events lost\n", "dropped", (unsigned long long)t->dropped_records,
            (unsigned long long)t->dropped_events);
+    /* Only when there were: these are not full buffers, and a larger bufsize= would not have kept them. */
+    if (t->write_lost)
+        printf("%-15s %llu of the events lost: writing the trace failed (e.g. a full disk)\n", "write-lost",
+               (unsigned long long)t->write_lost);
     printf("%-15s %s\n", "duration", human(a, sizeof a, (int64_t)duration(t)));
     printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
     print_threads(t);
@@ -288,10 +296,11 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
     printf("{\"trace\":");
     st__json_fputs(stdout, trace); /* a path: any bytes */
     printf(",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
-           "\"dropped_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,\"threads\":%zu,"
-           "\"first_timestamp_ns\":%llu,\"duration_ns\":%llu",
+           "\"dropped_events\":%llu,\"write_lost_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,"
+           "\"threads\":%zu,\"first_timestamp_ns\":%llu,\"duration_ns\":%llu",
            (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
            (unsigned long long)t->dropped_records, (unsigned long long)t->dropped_events,
+           (unsigned long long)t->write_lost,
            (unsigned long long)c->filtered, (unsigned long long)t->non_monotonic, t->npids + t->pid0,
            (unsigned long long)t->origin, (unsigned long long)duration(t));
     if (several)

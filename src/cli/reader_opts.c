@@ -118,8 +118,14 @@ bool cli_is_events_file(const char *path)
 {
     struct st_catalog *cat = NULL;
     struct stat st;
-    /* Only a regular file is read to find out: a FIFO's bytes belong to the reader that comes next. */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
+    /*
+     * Only a regular file is read to find out: a FIFO's bytes belong to the
+     * reader that comes next. An empty file parses as trace-events with no
+     * event, but alone it is the trace of a program that died before its
+     * first write: the reader says so.
+     */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        st_catalog_load(&cat, &path, 1, NULL, 0) < 0)
         return false;
     st_catalog_free(cat);
     return true;

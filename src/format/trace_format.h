@@ -27,6 +27,9 @@
  *             | u32 slen, slen bytes     strings; NULL and "" both slen 0;
  *                                        slen <= 512, cut without NUL
  *   dropped  := event with id 0xfffffffffffffffe, length 32, payload u64 count
+ *               (pid: the thread that lost the events; 0xffffffff: events of
+ *               no thread; 0xfffffffe: records lost because writing the trace
+ *               file failed, e.g. a full disk, not to a full buffer)
  *
  * Mapping records may appear anywhere; a later mapping of an ID replaces
  * the earlier one for the records that follow it.
@@ -61,6 +64,14 @@
 #define ST_V2_FIXED_SIZE      24u  /* id, timestamp, length, pid */
 #define ST_LENGTH_BASE        24u  /* what "length" counts besides the payload */
 #define ST_DROPPED_LENGTH     32u  /* length field of a dropped record */
+#define ST_DROPPED_RECORD_SIZE 40u /* a whole dropped record, type word included */
+
+/*
+ * The pid of a dropped record that counts records lost to a failed write of
+ * the trace file (ENOSPC, EFBIG, EIO), so readers tell them from the drops
+ * of full thread buffers. No thread has this id (Linux's are below 2^22).
+ */
+#define ST_PID_WRITE_LOST UINT32_C(0xfffffffe)
 
 #define ST_MAX_STRLEN 512u  /* longer strings are cut to this many bytes */
 #define ST_MAX_ARGS   10u   /* most arguments an event may declare */

@@ -867,8 +867,16 @@ static int read_header(struct st_reader *r)
         r->header_done = true;
         return r->filter_pid ? refuse_process_filter(r) : 0;
     }
-    int ret = need(r, ST_HEADER_SIZE, 0, "the 24-byte header");
-    if (ret < 0)
+    int ret;
+    /* No byte at all: what a program leaves that died before its first write, not a damaged header. */
+    if (r->pos == r->end && r->pos_offset == 0 && (ret = fill_or_end(r, 1)) != 0) {
+        if (ret == 1)
+            return fail(r, -ENODATA, 0, 0, "empty trace (0 bytes): the program wrote nothing to it (it ended before "
+                        "its first write; with crash=DIR, simpletrace recover may rebuild what it traced)");
+        if (ret == -EAGAIN)
+            return ret;
+    }
+    if ((ret = need(r, ST_HEADER_SIZE, 0, "the 24-byte header")) < 0)
         return ret;
     uint64_t id = st_fmt_get_u64(r->pos), magic = st_fmt_get_u64(r->pos + 8);
     if (id != ST_HEADER_EVENT_ID && looks_like_text(r->pos, ST_HEADER_SIZE)) {

@@ -91,6 +91,37 @@ static const struct proc *latest(const struct proc *v, size_t n, bool by_trace)
     return best || by_trace ? best : &v[0];
 }
 
+/*
+ * A --trace no ring header names (rings of a runtime that noted the file
+ * only at its first write, which an empty trace never had): the process
+ * whose pid its base name holds as a whole number (trace-%p, dir='s
+ * PROGRAM-PID.trace, a fork child's F-PID), when exactly one does.
+ */
+static const struct proc *by_name(const struct proc *v, size_t n, const char *path)
+{
+    const char *base = strrchr(path, '/'), *p;
+    const struct proc *found = NULL;
+
+    for (p = base ? base + 1 : path; *p;) {
+        char *end;
+        unsigned long x;
+        if (*p < '0' || *p > '9') {
+            p++;
+            continue;
+        }
+        x = strtoul(p, &end, 10);
+        for (size_t i = 0; i < n; i++) {
+            if (!v[i].born || v[i].pid != x || found == &v[i])
+                continue;
+            if (found)
+                return NULL; /* two pids in the name: no guess */
+            found = &v[i];
+        }
+        p = end;
+    }
+    return found;
+}
+
 /* "pids 7, 8, 9" of v[0..n) but skip (at most 8 named), into buf. */
 static void pid_list(char *buf, size_t len, const struct proc *v, size_t n, uint32_t skip, bool by_trace)
 {
@@ -126,6 +157,14 @@ static void choose(struct st__recover *r, long want, const struct st__recover_tr
             st__rv_say(hk, ST_RECOVER_OTHER_PIDS, NULL, NULL, 0, r->pid,
                        "recovering pid %lu as asked; the ring files of other processes are left as they are (pids %s)",
                        (unsigned long)r->pid, others);
+        return;
+    }
+    if (trace && !by_file && (p = by_name(v, n, trace->img.name))) {
+        r->pid = p->pid;
+        pid_list(others, sizeof others, v, n, r->pid, false);
+        st__rv_say(hk, ST_RECOVER_TRACE_UNNAMED, trace->img.name, NULL, 0, r->pid,
+                   "no ring file names it as its trace file: recovering pid %lu, which its name holds%s%s%s",
+                   (unsigned long)r->pid, others[0] ? " (other pids: " : "", others, others[0] ? ")" : "");
         return;
     }
     p = by_file ? by_file : latest(v, n, false);

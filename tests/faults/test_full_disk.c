@@ -9,7 +9,10 @@
  * file is cut back to its last whole record and decodes, the program goes
  * on tracing (records wait in the buffer, then drop and are counted), and
  * once there is room again re-enabling the same file appends to it (tmpfs),
- * or switching to another file recovers. Everything adds up exactly.
+ * or switching to another file recovers. Everything adds up exactly. What
+ * the failed writes lost is counted apart from full buffers, in the
+ * runtime's st_stats.write_lost and in the files themselves (a dropped
+ * record with pid 0xfffffffe), which `simpletrace stats` and `info` show.
  * ST_FAULTS_NO_MOUNT=1 forces the fallback (meson runs both).
  */
 #include <sys/mount.h>
@@ -46,6 +49,74 @@ static int fill(const char *path, size_t n)
     return done == n ? 0 : -1;
 }
 
+/* `CLI ARGS...` (at most 4) with stdout into out (len bytes, NUL-terminated); the exit status. */
+static int run_cli(char *out, size_t len, const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    int fds[2], status = -1;
+    size_t got = 0;
+    ssize_t n;
+    pid_t pid;
+
+    out[0] = '\0';
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(cli, cli, a1, a2, a3, a4, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    while (got + 1 < len && (n = read(fds[0], out + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    out[got] = '\0';
+    close(fds[0]);
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+/* The events `simpletrace stats --json` counts as lost to failed writes in path, or -1. */
+static long long cli_write_lost(const char *path)
+{
+    static char out[65536];
+    const char *p;
+
+    test_write_file(test_path("ft.trace-events"), FT_EVENTS_TEXT);
+    if (run_cli(out, sizeof out, "stats", "--format=json", test_path("ft.trace-events"), path) != 0)
+        return -1;
+    p = strstr(out, "\"write_lost_events\":");
+    return p ? atoll(p + 20) : -1;
+}
+
+/* `simpletrace stats` and `info` on the files say what st_stats.write_lost says: the same count. */
+static void write_lost_check(const char *what, const char *const *paths, uint64_t in_files_too)
+{
+    struct st_stats st = {.struct_size = sizeof st};
+    static char out[65536];
+    char want[128];
+    long long sum = 0;
+
+    if (!cli || !*cli) {
+        printf("ok %d # SKIP %s: simpletrace stats (no command path given)\n", ++tap__count, what);
+        return;
+    }
+    st_stats_get(&st);
+    ok(st.write_lost > 0 && st.write_lost <= st.dropped, "%s: stats.write_lost %llu, within dropped %llu", what,
+       (unsigned long long)st.write_lost, (unsigned long long)st.dropped);
+    for (; *paths; paths++) {
+        long long n = cli_write_lost(*paths);
+        sum = n < 0 || sum < 0 ? -1 : sum + n;
+    }
+    is_u64((uint64_t)sum, in_files_too ? in_files_too : st.write_lost,
+           "%s: simpletrace stats --format=json: write_lost_events in the files = what the failed writes lost", what);
+    run_cli(out, sizeof out, "info", paths[-1], NULL, NULL);
+    snprintf(want, sizeof want, "write-lost events:");
+    ok(strstr(out, want) != NULL, "%s: simpletrace info shows the write-lost events", what);
+}
+
 static void run_tmpfs(const char *mnt)
 {
     struct st_file_status fs = {.struct_size = sizeof fs};
@@ -79,6 +150,10 @@ static void run_tmpfs(const char *mnt)
     ft_check("tmpfs", &s, produced);
     ft_print_check(cli, trace, &s, "tmpfs");
     ok(s.events > 0 && s.last_seq[0] == seq, "the last record traced is in the file");
+    {
+        const char *paths[] = {trace, NULL};
+        write_lost_check("tmpfs", paths, 0);
+    }
 }
 
 static void run_fallback(void)
@@ -116,6 +191,16 @@ static void run_fallback(void)
     ft_print_check(cli, test_path("fsize.trace"), &s, "file cut at EFBIG");
     ft_sum_file(&s, test_path("after.trace"), 0);
     ft_check("fallback", &s, produced);
+    {
+        /* /dev/full keeps nothing: its loss is counted at the start of after.trace. */
+        const char *paths[] = {test_path("fsize.trace"), test_path("after.trace"), NULL};
+        char fsize[1200], after[1200];
+        snprintf(fsize, sizeof fsize, "%s", paths[0]);
+        snprintf(after, sizeof after, "%s", paths[1]);
+        paths[0] = fsize;
+        paths[1] = after;
+        write_lost_check("fallback", paths, 0);
+    }
 }
 
 int main(int argc, char **argv)

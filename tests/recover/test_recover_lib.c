@@ -736,6 +736,21 @@ static void test_several(void)
            "other.trace: no ring file names it as its trace file: recovering pid 8, the one started last "
            "(other pids: 9, 7; choose with --pid)",
            "--trace other.trace: the message");
+    /* Named by no ring, but its name holds a pid of the rings (trace-%p, dir='s PROGRAM-PID.trace): that one. */
+    struct st__recover_trace t4 = {{"out/app-7.trace", nothing, 0}, 3, 66}, t5 = {{"run8/app-7.trace", nothing, 0}, 3, 66},
+                             t6 = {{"app-7-8.trace", nothing, 0}, 3, 66};
+    is_int(recover(i, 4, -1, NULL, &t4), 0, "--trace app-7.trace (named by no ring): recovered");
+    ok(stats.pid == PID, "--trace app-7.trace: pid 7, which its name holds, not 8 started last");
+    is_str(heard(ST_RECOVER_TRACE_UNNAMED) ? heard(ST_RECOVER_TRACE_UNNAMED)->text : "",
+           "out/app-7.trace: no ring file names it as its trace file: recovering pid 7, which its name holds "
+           "(other pids: 9, 8)",
+           "--trace app-7.trace: says why");
+    is_int(recover(i, 4, -1, NULL, &t5), 0, "--trace run8/app-7.trace: recovered");
+    ok(stats.pid == PID, "--trace run8/app-7.trace: the base name only (pid 7)");
+    is_int(recover(i, 4, -1, NULL, &t6), 0, "--trace app-7-8.trace: recovered");
+    ok(stats.pid == 8 && heard(ST_RECOVER_TRACE_UNNAMED) &&
+           strstr(heard(ST_RECOVER_TRACE_UNNAMED)->text, "the one started last"),
+       "--trace app-7-8.trace: two pids in the name: no guess, the one started last");
     /* Two processes named the same file (deleted and made again, the inode reused): the later one. */
     b.h.file_ino = 33;
     ri_finish(&b);

@@ -14,6 +14,7 @@
 #include "glob_match.h"
 #include "registry.h"
 #include "ring.h"
+#include "ring_file.h"
 
 /* The first release's sizes of the structures callers allocate (api.h): smaller ones are refused. */
 #define STATS_SIZE_V0 (offsetof(struct st_stats, buffer_bytes) + sizeof(uint64_t))
@@ -153,6 +154,8 @@ int st_stats_get(struct st_stats *stats)
     s.threads = rc.threads;
     s.pending = rc.committed >= rc.consumed ? rc.committed - rc.consumed : 0;
     s.buffer_bytes = rc.capacity;
+    s.write_lost = dc.write_dropped + dc.stopped_dropped;
+    s.crash_unprotected = st__ring_file_unprotected(NULL);
     memcpy(stats, &s, stats->struct_size < sizeof s ? stats->struct_size : sizeof s);
     return 0;
 }

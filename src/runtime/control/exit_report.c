@@ -5,8 +5,12 @@
  *   - a configured pattern that matched no event, with the nearest names;
  *   - a trace file that holds no events because none was enabled;
  *   - records traced while no trace file was ever on (monitor=on alone);
+ *   - records lost because writing the trace file failed (full disk):
+ *     how many, which file and the error, never taken for full buffers;
  *   - events dropped because the thread buffers were full, how many of
- *     how many, and what keeps them (drop-report=off silences this one).
+ *     how many, and what keeps them (drop-report=off silences this one);
+ *   - crash=DIR: threads whose buffers DIR could not hold (recover cannot
+ *     rebuild their records).
  *
  * Only the process that applied the configuration reports the patterns (a
  * fork child inherits them); every process reports its own file and drops.
@@ -24,6 +28,7 @@
 #include "drain.h"
 #include "registry.h"
 #include "ring.h"
+#include "ring_file.h"
 
 static int drop_report = 1;   /* drop-report=on|off (atomic) */
 static pid_t configured_by;   /* the process that applied a configuration (atomic) */
@@ -49,17 +54,42 @@ static void size_text(size_t n, char *buf, size_t len)
         snprintf(buf, len, "%zu", n);
 }
 
+/*
+ * Records a write error lost: those of the failed writes, the buffers' drops
+ * while it kept the file stopped, and (still stopped now) what the buffers
+ * hold at exit, which no file will ever get.
+ */
+static void say_write_lost(const struct st_ring_counters *rc, const struct st_drain_counters *dc)
+{
+    uint64_t left = dc->stopped && rc->committed > rc->consumed ? rc->committed - rc->consumed : 0;
+    uint64_t lost = dc->write_dropped + dc->stopped_dropped + left;
+    char path[4096];
+    int error;
+
+    if (!lost)
+        return;
+    st__drain_write_failure(path, sizeof path, &error);
+    st__diag("simpletrace", "%" PRIu64 " records lost: writing '%s' failed: %s (%" PRIu64 " in the failed writes, %"
+             PRIu64 " dropped and %" PRIu64 " left in thread buffers while the file was stopped)", lost, path,
+             error ? st_strerror(error) : "unknown error", dc->write_dropped, dc->stopped_dropped, left);
+}
+
 void st__exit_report(void)
 {
     struct st_ring_counters rc;
     struct st_drain_counters dc;
     char path[4096], size[32];
     uint64_t produced, dropped;
+    uint32_t unprotected;
     bool file_on;
     int error;
 
     if (__atomic_load_n(&configured_by, __ATOMIC_RELAXED) == getpid())
         st__reg_unmatched(say_unmatched, NULL);
+    if ((unprotected = st__ring_file_unprotected(&error)))
+        st__diag("simpletrace", "%" PRIu32 " thread%s traced without crash protection: crash=DIR could not hold "
+                 "their buffers (%s); simpletrace recover cannot rebuild what they had not written", unprotected,
+                 unprotected == 1 ? "" : "s", st_strerror(error));
     st__ring_counters(&rc);
     produced = rc.committed + rc.dropped;
     if (!st__file_in_use()) {
@@ -71,15 +101,17 @@ void st__exit_report(void)
     }
     st__file_status(path, sizeof path, &file_on, &error);
     st__drain_counters(&dc);
-    dropped = rc.dropped + dc.write_dropped;
     if (produced == 0 && st__reg_enabled_count() == 0)
         st__diag("simpletrace", "trace file '%s' holds no events: none was enabled (SIMPLETRACE='enable=PATTERN,...' "
                  "or st_configure())", path);
+    say_write_lost(&rc, &dc);
+    /* Only what full buffers dropped: a larger bufsize= keeps those, not the write error's. */
+    dropped = rc.dropped > dc.stopped_dropped ? rc.dropped - dc.stopped_dropped : 0;
     if (dropped && __atomic_load_n(&drop_report, __ATOMIC_RELAXED)) {
         size_text(st__ring_size(), size, sizeof size);
-        st__diag("simpletrace", "%" PRIu64 " of %" PRIu64 " events were dropped (thread buffers full%s); a larger "
+        st__diag("simpletrace", "%" PRIu64 " of %" PRIu64 " events were dropped (thread buffers full); a larger "
                  "bufsize= (now %s) or fewer enabled events keeps them; drop-report=off silences this",
-                 dropped, produced, dc.write_dropped ? ", or a failed write" : "", size);
+                 dropped, produced, size);
     }
 }
 

@@ -321,8 +321,10 @@ static void ring_commit(void *state, const struct st__cfg_view *view)
     }
     if (c->bufsize)
         st__ring_set_size(c->bufsize);
-    if (c->crash)
+    if (c->crash) {
         st__ring_file_set_dir(c->crash);
+        st__ring_file_probe(st__ring_size());
+    }
 }
 
 static void ring_abort(void *state)

@@ -38,12 +38,85 @@
 #include "no_follow.h"
 #include "registry.h"
 
+#include <simpletrace/api.h>
+
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
 static int crash_flag;           /* atomic mirror: crash_dir is set */
 static int names_fd = -1;        /* st-<pid>.names, opened on first use */
 static uint32_t names_done;      /* IDs [0, names_done) are in it */
 static bool names_refused;       /* the names file's name is a symbolic link: not written, said once */
+static uint32_t unprotected;     /* threads whose ring DIR could not hold (atomic) */
+static int first_error;          /* the -errno of the first such ring, or of the probe (atomic) */
+static int said;                 /* the fallback was reported on stderr (atomic): once per process tree */
+static uint64_t trace_dev, trace_ino; /* the trace file's identity, for new ring headers (atomics) */
+
+/*
+ * A ring DIR could not hold goes to anonymous memory: the thread traces on,
+ * but recover will find nothing of it. That must not be silent (issue 21):
+ * one line, the first time, naming DIR and the error; the exit report and
+ * st_stats count the threads.
+ */
+static void say_fallback(const char *dir, int err, size_t ring_size)
+{
+    int expected = 0;
+
+    if (!__atomic_compare_exchange_n(&first_error, &expected, err, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        err = expected;
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    st__diag("simpletrace", "crash=%s: cannot keep a thread buffer of %zu bytes there (%s): threads trace to memory "
+             "instead, and simpletrace recover cannot rebuild their records after a crash", dir, ring_size,
+             st_strerror(err));
+}
+
+void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino)
+{
+    __atomic_store_n(&trace_dev, dev, __ATOMIC_RELAXED);
+    __atomic_store_n(&trace_ino, ino, __ATOMIC_RELAXED);
+}
+
+void st__ring_file_note_trace(struct st_ring *b, uint64_t dev, uint64_t ino)
+{
+    struct st_crash_hdr *h = b->file_hdr;
+
+    if (h->file_dev == dev && h->file_ino == ino)
+        return;
+    h->file_dev = dev;
+    h->file_ino = ino;
+}
+
+uint32_t st__ring_file_unprotected(int *error)
+{
+    if (error)
+        *error = __atomic_load_n(&first_error, __ATOMIC_RELAXED);
+    return __atomic_load_n(&unprotected, __ATOMIC_RELAXED);
+}
+
+void st__ring_file_probe(size_t ring_size)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    size_t buf_bytes = (sizeof(struct st_ring) + 4095) & ~(size_t)4095;
+    int fd, err = 0;
+
+    pthread_mutex_lock(&crash_lock);
+    snprintf(dir, sizeof dir, "%s", crash_dir);
+    pthread_mutex_unlock(&crash_lock);
+    if (!dir[0])
+        return;
+    /* Not st-*.ring: recover must never take the probe for a ring. */
+    snprintf(path, sizeof path, "%s/.st-%ld.probe", dir, (long)getpid());
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        err = -errno;
+    else {
+        err = -posix_fallocate(fd, 0, (off_t)(ST_CRASH_HDR_SIZE + buf_bytes + ring_size));
+        close(fd);
+        unlink(path);
+    }
+    if (err)
+        say_fallback(dir, err, ring_size);
+}
 
 bool st__ring_file_on(void)
 {
@@ -173,39 +246,45 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     uint8_t *base;
     int fd;
 
+    char dir[PATH_MAX];
+    int err;
+
     pthread_mutex_lock(&crash_lock);
     if (!crash_dir[0]) {
         pthread_mutex_unlock(&crash_lock);
         return NULL;
     }
-    snprintf(path, sizeof path, ST_CRASH_RING_FMT, crash_dir, (long)getpid(), (unsigned long)tid);
+    snprintf(dir, sizeof dir, "%s", crash_dir);
     pthread_mutex_unlock(&crash_lock);
+    snprintf(path, sizeof path, ST_CRASH_RING_FMT, dir, (long)getpid(), (unsigned long)tid);
     st__ring_file_sync_names();
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        if (st__link_refused(path, -errno))
-            st__diag("simpletrace", "crash ring file '%s' " ST__NO_FOLLOW_WHY "; this thread's records are not "
-                     "kept for recover", path);
+        err = -errno;
+        if (!st__link_refused(path, err))
+            goto fail;
+        st__diag("simpletrace", "crash ring file '%s' " ST__NO_FOLLOW_WHY "; this thread's records are not "
+                 "kept for recover", path);
+        __atomic_fetch_add(&unprotected, 1, __ATOMIC_RELAXED); /* said: not the fallback's message too */
+        errno = -err;
         return NULL;
     }
     /* posix_fallocate, not ftruncate: a full disk must fail now, not as SIGBUS in the hot path. */
-    if (posix_fallocate(fd, 0, (off_t)len) != 0) {
+    if ((err = -posix_fallocate(fd, 0, (off_t)len)) != 0) {
         close(fd);
-        unlink(path);
-        return NULL;
+        goto fail_unlink;
     }
     base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    err = -errno;
     close(fd);
-    if (base == MAP_FAILED) {
-        unlink(path);
-        return NULL;
-    }
+    if (base == MAP_FAILED)
+        goto fail_unlink;
     b = (struct st_ring *)(base + ST_CRASH_HDR_SIZE);
     b->file_path = strdup(path);
     if (!b->file_path) {
+        err = -ENOMEM;
         munmap(base, len);
-        unlink(path);
-        return NULL;
+        goto fail_unlink;
     }
     h = (struct st_crash_hdr *)base;
     b->file_hdr = h;
@@ -221,6 +300,8 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, tail);
     h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, pending_drop);
     h->clock_tsc = st__ts_is_tsc();
+    h->file_dev = __atomic_load_n(&trace_dev, __ATOMIC_RELAXED);
+    h->file_ino = __atomic_load_n(&trace_ino, __ATOMIC_RELAXED);
     start = st__ts_start();
     now = st__ts_sample();
     h->a_raw = start.raw;
@@ -230,6 +311,14 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     /* The magic last: a file without it is one we died creating. */
     __atomic_store_n(&h->magic, ST_CRASH_MAGIC, __ATOMIC_RELEASE);
     return b;
+
+fail_unlink:
+    unlink(path);
+fail:
+    __atomic_fetch_add(&unprotected, 1, __ATOMIC_RELAXED);
+    say_fallback(dir, err, ring_size);
+    errno = -err;
+    return NULL;
 }
 
 void st__ring_file_release(struct st_ring *b, bool remove)
@@ -283,6 +372,7 @@ void st__ring_file_fork_child(void)
     names_fd = -1;
     names_done = 0;
     names_refused = false; /* the child's names file has a name of its own */
+    unprotected = 0; /* the child counts its own threads; the parent already said why */
     pthread_mutex_init(&crash_lock, NULL);
 }
 
@@ -302,6 +392,13 @@ void st__ring_file_exit(void)
             unlink(r->file_path);
         else
             kept++;
+        /*
+         * The writer is gone: nothing releases this ring now. Its name was
+         * only reachable through the file mapping, which leak checkers do
+         * not scan (a thread still tracing at exit, main's own, leaked it).
+         */
+        free(r->file_path);
+        r->file_path = NULL;
     }
     st__ring_unlock();
     if (kept)

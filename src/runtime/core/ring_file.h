@@ -25,9 +25,31 @@ void st__ring_file_set_dir(const char *dir);
 /*
  * Creates the ring file of the calling thread and maps it: returns the
  * struct st_ring inside the mapping (zeroed, 128-aligned) with r->ring set,
- * or NULL (errno kept): the caller then uses anonymous memory.
+ * or NULL (errno set): the caller then uses anonymous memory. A failure is
+ * counted (st__ring_file_unprotected) and, the first time, said on stderr.
  */
 struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid);
+
+/*
+ * Start-up (crash=DIR committed): checks that DIR has room for one ring of
+ * ring_size bytes, with a file made and removed at once, so a DIR too full
+ * for any ring is said on stderr when configured, not at the first event.
+ */
+void st__ring_file_probe(size_t ring_size);
+
+/* Threads whose ring DIR could not hold, so far; *error (may be NULL): the first -errno, or 0. */
+uint32_t st__ring_file_unprotected(int *error);
+
+/*
+ * The trace file's identity (st_dev, st_ino; 0, 0: none), which ring files
+ * made from now on carry in file_dev/file_ino from the start, so recover
+ * matches --trace to them even when the process died before its first
+ * write (an empty trace). The writer keeps older rings' headers current.
+ */
+void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino);
+
+/* Writer, between writes: r's header names the trace file (dev, ino) from now on. */
+void st__ring_file_note_trace(struct st_ring *r, uint64_t dev, uint64_t ino);
 
 /* Unmaps a file-backed ring; remove: also delete its file (it was drained). */
 void st__ring_file_release(struct st_ring *r, bool remove);

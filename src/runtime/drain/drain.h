@@ -46,9 +46,14 @@ struct st_drain_counters {
     uint64_t written;          /* event records written to trace files */
     uint64_t dropped_reported; /* drops counted in dropped records written */
     uint64_t bytes_written;    /* bytes written, headers included */
-    uint64_t write_dropped;    /* records lost to write errors */
+    uint64_t write_dropped;    /* event records lost in writes that failed (full disk, EIO) */
+    uint64_t stopped_dropped;  /* buffer drops while a write error had stopped the file: lost to it too */
+    bool stopped;              /* a write error stopped the file and no file was opened since */
 };
 void st__drain_counters(struct st_drain_counters *c);
+
+/* The last write error (-errno, 0 when none) and the file it was writing. */
+void st__drain_write_failure(char *path, size_t len, int *error);
 
 /* --- exit and fork ------------------------------------------------------------------- */
 

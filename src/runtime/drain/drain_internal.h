@@ -48,6 +48,8 @@ struct st__wshared {
     bool enabled;      /* the file is on */
     bool lazy_open;    /* fork child: open its own file at its first event */
     int error;         /* what stopped writing, or 0 */
+    int fail_error;    /* the last write error, kept when writing resumes (exit report) ... */
+    char fail_path[4096]; /* ... and the file it was writing */
     uint64_t req_seq;  /* passes asked for */
     uint64_t done_seq; /* req_seq as of the last finished pass */
     bool have_op;

@@ -67,6 +67,7 @@
 #include "name_template.h"
 #include "no_follow.h"
 #include "ring.h"
+#include "ring_file.h"
 
 /* The name used when none was set. */
 #define DEFAULT_TMPL "trace-%p"
@@ -447,6 +448,8 @@ static void say_fell_back(const struct st__file_prep *p)
 
 void st__file_commit(struct st__file_prep *p, bool wait)
 {
+    struct stat st;
+
     pthread_mutex_lock(&st__wr_lock);
     if (p->fd < 0) { /* already the open file */
         apply_name(p);
@@ -456,6 +459,8 @@ void st__file_commit(struct st__file_prep *p, bool wait)
     if (!p->append && ftruncate(p->fd, 0) < 0) {
         /* a device such as /dev/full: nothing to truncate */
     }
+    if (fstat(p->fd, &st) == 0) /* crash=DIR: rings made from now on name it, written to or not */
+        st__ring_file_set_trace_id((uint64_t)st.st_dev, (uint64_t)st.st_ino);
     wait_op_slot();
     st__ws.op = (struct st__op){.close = true, .fd = p->fd, .append = p->append, .mapped = p->mapped,
                                 .base_len = p->base_len, .piece = p->piece, .unlock_fd = take_lock(p)};

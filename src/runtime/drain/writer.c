@@ -38,8 +38,11 @@
  *
  * Write errors (ENOSPC, EFBIG, EIO, a short write that cannot finish): one
  * line on stderr, st_trace_file_status().error, the file cut back to its
- * last whole record and closed, staged records counted as dropped; the
- * program goes on and the rings fill and drop. Turning the file on again
+ * last whole record, ended by a dropped record of pid ST_PID_WRITE_LOST
+ * counting what the write lost (write_failed), and closed, staged records
+ * counted as dropped; the program goes on and the rings fill and drop,
+ * those drops counted as the error's (stop_writing, resume_writing), so
+ * the exit report never blames the buffers' size for them. Turning the file on again
  * (the same file, unchanged since: appended to, its mappings written again
  * mid-stream) or switching to another one recovers (tests/faults/).
  *
@@ -115,6 +118,7 @@ static struct {
     size_t len;           /* bytes staged */
     size_t hdr;           /* bytes of file header at the start of stage */
     uint64_t stage_events, stage_drops;
+    uint64_t unmarked;    /* records failed writes lost that no ST_PID_WRITE_LOST record counts yet */
     struct st_clock_conv conv;
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
     struct st__merge_src *src; /* the rings of this pass as merge sources (owner: the ring) ... */
@@ -125,6 +129,9 @@ static struct {
 
 /* Writer counters (relaxed atomics: st_stats_get reads them). */
 static uint64_t c_written, c_dropped_reported, c_bytes_written, c_write_dropped;
+static uint64_t c_stopped_dropped; /* buffer drops while a write error had stopped the file (periods ended) */
+static uint64_t stop_base;         /* the buffers' drop total when the current stop began ... */
+static int stopped;                /* ... while one lasts: a write error stopped the file and none was opened since */
 
 static void counter_add(uint64_t *c, uint64_t v)
 {
@@ -137,6 +144,22 @@ void st__drain_counters(struct st_drain_counters *c)
     c->dropped_reported = __atomic_load_n(&c_dropped_reported, __ATOMIC_RELAXED);
     c->bytes_written = __atomic_load_n(&c_bytes_written, __ATOMIC_RELAXED);
     c->write_dropped = __atomic_load_n(&c_write_dropped, __ATOMIC_RELAXED);
+    c->stopped_dropped = __atomic_load_n(&c_stopped_dropped, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE)) {
+        struct st_ring_counters rc;
+        uint64_t base = __atomic_load_n(&stop_base, __ATOMIC_RELAXED);
+        st__ring_counters(&rc);
+        c->stopped_dropped += rc.dropped > base ? rc.dropped - base : 0;
+    }
+    c->stopped = __atomic_load_n(&stopped, __ATOMIC_RELAXED) != 0;
+}
+
+void st__drain_write_failure(char *path, size_t len, int *error)
+{
+    pthread_mutex_lock(&st__wr_lock);
+    snprintf(path, len, "%s", st__ws.fail_path);
+    *error = st__ws.fail_error;
+    pthread_mutex_unlock(&st__wr_lock);
 }
 
 /* The rings' wake hook: a producer crossed a wake-up point, or a thread exited (async-signal-safe). */
@@ -188,48 +211,116 @@ static void close_file(bool mappings_known)
     pthread_mutex_unlock(&st__wr_lock);
 }
 
-/* Writing stopped on error err: the file is closed and off until turned on again. */
-static void stop_writing(int err)
+/*
+ * Writing stopped on error err: the file is closed and off until turned on
+ * again. Its path and the error are kept for the exit report, and the
+ * buffers' drop total is noted: what they drop from now on, with nothing
+ * draining them, is lost to the error, not to a buffer too small.
+ */
+static void stop_writing(int err, const char *path)
 {
+    struct st_ring_counters rc;
+
     close_file(false);
+    if (!__atomic_load_n(&stopped, __ATOMIC_RELAXED)) {
+        st__ring_counters(&rc);
+        __atomic_store_n(&stop_base, rc.dropped, __ATOMIC_RELAXED);
+        __atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_lock(&st__wr_lock);
     st__ws.enabled = false;
     st__ws.error = err;
+    st__ws.fail_error = err;
+    snprintf(st__ws.fail_path, sizeof st__ws.fail_path, "%s", path);
     pthread_mutex_unlock(&st__wr_lock);
 }
 
-/* write() failed after `done` bytes of the stage: keep whole records, stop. */
-static void write_failed(int err, size_t done)
+/* A file is being written again: the drops since stop_writing() were the error's. */
+static void resume_writing(void)
 {
-    size_t at = wt.hdr, keep = 0, n;
-    uint64_t events = 0, drops = 0;
+    struct st_ring_counters rc;
 
-    if (done >= wt.hdr)
-        keep = wt.hdr;
-    while (done >= wt.hdr && at < wt.len && (n = staged_record_size(wt.stage + at, wt.len - at)) &&
-           at + n <= done) {
+    if (!__atomic_load_n(&stopped, __ATOMIC_ACQUIRE))
+        return;
+    st__ring_counters(&rc);
+    counter_add(&c_stopped_dropped, rc.dropped - __atomic_load_n(&stop_base, __ATOMIC_RELAXED));
+    __atomic_store_n(&stopped, 0, __ATOMIC_RELEASE);
+}
+
+/* What the first `upto` bytes of the stage hold in whole records. */
+struct staged_prefix {
+    size_t len;          /* bytes: the header, then whole records */
+    uint64_t events;     /* event records among them */
+    uint64_t drops;      /* the counts of the dropped records among them */
+};
+
+static struct staged_prefix staged_upto(size_t upto)
+{
+    struct staged_prefix k = {0};
+    size_t at = wt.hdr, n;
+
+    if (upto < wt.hdr)
+        return k;
+    k.len = wt.hdr;
+    while (at < wt.len && (n = staged_record_size(wt.stage + at, wt.len - at)) && at + n <= upto) {
         const uint8_t *p = wt.stage + at;
         if (st_fmt_get_u64(p) != ST_RECORD_TYPE_MAPPING) {
             if (st_fmt_get_u64(p + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
-                drops += st_fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
+                k.drops += st_fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
             else
-                events++;
+                k.events++;
         }
         at += n;
-        keep = at;
+        k.len = at;
     }
-    if (ftruncate(wt.fd, (off_t)(wt.off + keep)) < 0) {
+    return k;
+}
+
+/*
+ * write() failed after `done` bytes of the stage: keep whole records, say
+ * so, stop. So that the file itself tells that records are missing (not
+ * only the program's stderr), it ends in a dropped record with pid
+ * ST_PID_WRITE_LOST counting all the failed write lost: it is cut back to
+ * the last record that leaves room for those 40 bytes within what the file
+ * system already accepted, and the records cut are counted in it too.
+ * When even that fails (/dev/full, a write that stopped inside the
+ * header), the count waits for the next file opened (wt.unmarked).
+ */
+static void write_failed(int err, size_t done)
+{
+    struct staged_prefix k;
+    uint8_t mark[ST_DROPPED_RECORD_SIZE];
+    uint64_t lost;
+    bool marked = false;
+
+    if (done >= wt.hdr + sizeof mark) {
+        k = staged_upto(done - sizeof mark);
+        lost = wt.unmarked + (wt.stage_events - k.events) + (wt.stage_drops - k.drops);
+        st_fmt_put_dropped(mark, st__clock_mono_ns(), ST_PID_WRITE_LOST, lost);
+        marked = ftruncate(wt.fd, (off_t)(wt.off + k.len)) == 0 &&
+                 pwrite(wt.fd, mark, sizeof mark, (off_t)(wt.off + k.len)) == (ssize_t)sizeof mark;
+    } else {
+        k = staged_upto(done);
+        lost = wt.unmarked + (wt.stage_events - k.events) + (wt.stage_drops - k.drops);
+    }
+    if (!marked && ftruncate(wt.fd, (off_t)(wt.off + k.len)) < 0) {
         /* not a regular file (/dev/full): nothing to cut */
     }
-    wt.off += keep;
-    counter_add(&c_written, events);
-    counter_add(&c_dropped_reported, drops);
-    counter_add(&c_bytes_written, keep);
-    counter_add(&c_write_dropped, wt.stage_events - events);
+    counter_add(&c_written, k.events);
+    counter_add(&c_write_dropped, wt.stage_events - k.events);
+    if (marked) {
+        k.len += sizeof mark;
+        k.drops += lost;
+        lost = 0;
+    }
+    wt.unmarked = lost;
+    wt.off += k.len;
+    counter_add(&c_dropped_reported, k.drops);
+    counter_add(&c_bytes_written, k.len);
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     st__diag("simpletrace", "writing trace file '%s': %s; tracing to it stopped", wt.path, st_strerror(err));
-    stop_writing(err);
+    stop_writing(err, wt.path);
 }
 
 /*
@@ -366,7 +457,7 @@ static int rotate(void)
         else
             st__diag("simpletrace", "opening trace file '%.*s.%llu': %s; tracing to the file stopped", (int)base_len,
                      wt.path, (unsigned long long)wt.piece + 1, st_strerror(err));
-        stop_writing(err);
+        stop_writing(err, next);
         return -EIO;
     }
     close_file(true);
@@ -459,6 +550,19 @@ static int stage_dropped(struct st_ring *b, uint64_t count)
     if (b->file_hdr)
         b->cons_staged_drop += count; /* crash_begin notes it: lost with the write otherwise */
     return 0;
+}
+
+/* Stages the ST_PID_WRITE_LOST record a failed write could not put in its own file. */
+static void stage_write_lost(void)
+{
+    uint8_t *p = stage_room(ST_DROPPED_RECORD_SIZE);
+
+    if (!p)
+        return;
+    wt.len += st_fmt_put_dropped(p, st__clock_mono_ns(), ST_PID_WRITE_LOST, wt.unmarked);
+    wt.stage_drops += wt.unmarked;
+    wt.piece_records = true;
+    wt.unmarked = 0;
 }
 
 /* --- the merge: the rings as merge sources, the stage as its sink ----------- */
@@ -573,8 +677,12 @@ static void pass(bool all_drops)
         struct st_clock_anchor now = st__ts_sample();
         st__ring_file_sync_names();
         for (size_t i = 0; i < wt.ncur; i++)
-            if (((struct st_ring *)wt.src[i].owner)->file_hdr)
+            if (((struct st_ring *)wt.src[i].owner)->file_hdr) {
                 st__ring_file_note_anchor(wt.src[i].owner, now.raw, now.ns);
+                /* Named before any write reaches the file: recover matches an empty --trace too. */
+                if (wt.fd >= 0)
+                    st__ring_file_note_trace(wt.src[i].owner, wt.dev, wt.ino);
+            }
     }
     if (wt.fd >= 0) {
         st__ts_conv_update(&wt.conv);
@@ -624,6 +732,9 @@ static void apply_op(const struct st__op *op)
             wt.piece_records = true;
         }
     }
+    resume_writing();
+    if (wt.unmarked)
+        stage_write_lost();
 }
 
 /* Makes fd (empty, or appended to by the caller) the file being written, its header staged. */
@@ -638,6 +749,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
         wt.dev = (uint64_t)st.st_dev;
         wt.ino = (uint64_t)st.st_ino;
     }
+    st__ring_file_set_trace_id(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
     snprintf(wt.path, sizeof wt.path, "%s", path);
     wt.base_len = base_len;
     wt.off = 0;
@@ -874,6 +986,8 @@ void st__drain_fork_child(void)
     st__ws.enabled = false;
     st__ws.error = 0;
     memset(&st__ws.last, 0, sizeof st__ws.last);
+    st__ws.fail_error = 0;
+    st__ws.fail_path[0] = '\0';
     /* The child's own name, expanded when it opens it: %p is its pid; without %p, F-%p (not F.%p: a piece). */
     n = strlen(st__ws.tmpl);
     if (n && !st__name_has_pid(st__ws.tmpl))
@@ -883,7 +997,9 @@ void st__drain_fork_child(void)
     st__ws.lazy_open = was_on;
     st__lazy_flag = was_on;
     writer_up = 0;
-    c_written = c_dropped_reported = c_bytes_written = c_write_dropped = 0;
+    c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
+    stopped = 0;
+    wt.unmarked = 0;
     sem_init(&kick, 0, 0);
     pthread_cond_init(&st__wr_cond, NULL);
     pthread_mutex_init(&st__wr_lock, NULL);

@@ -418,9 +418,14 @@ static void cmd_info_stats(struct cmd *c)
                        "{\"produced\":%" PRIu64 ",\"written\":%" PRIu64 ",\"dropped\":%" PRIu64
                        ",\"dropped_reported\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"buffered_bytes\":%" PRIu64
                        ",\"buffer_bytes\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"threads\":%" PRIu32
-                       ",\"file\":",
+                       ",\"write_lost\":%" PRIu64 ",\"crash_unprotected\":%" PRIu32 ",\"file_error\":",
                        s.produced, s.written, s.dropped, s.dropped_reported, s.pending, s.buffered, s.buffer_bytes,
-                       s.bytes_written, s.threads);
+                       s.bytes_written, s.threads, s.write_lost, s.crash_unprotected);
+        if (fs.error)
+            st__growbuf_json(c->out, st_strerror(fs.error));
+        else
+            st__growbuf_puts(c->out, "null");
+        st__growbuf_puts(c->out, ",\"file\":");
         st__growbuf_json(c->out, fs.path);
         st__growbuf_printf(c->out, ",\"file_enabled\":%s}\n", fs.enabled ? "true" : "false");
     } else {
@@ -428,11 +433,21 @@ static void cmd_info_stats(struct cmd *c)
         st__growbuf_printf(c->out, "records written: %" PRIu64 "\n", s.written);
         st__growbuf_printf(c->out, "records dropped: %" PRIu64 " (%" PRIu64 " reported in the trace file)\n",
                        s.dropped, s.dropped_reported);
+        /* Only when it happened: a write error or a crash=DIR without room is the exception. */
+        if (s.write_lost)
+            st__growbuf_printf(c->out, "records lost to write errors: %" PRIu64 " (of those dropped)\n", s.write_lost);
         st__growbuf_printf(c->out, "records in buffers: %" PRIu64 "\n", s.pending);
         st__growbuf_printf(c->out, "buffer use: %" PRIu64 " of %" PRIu64 " bytes\n", s.buffered, s.buffer_bytes);
         st__growbuf_printf(c->out, "threads tracing: %" PRIu32 "\n", s.threads);
+        if (s.crash_unprotected)
+            st__growbuf_printf(c->out, "threads without crash protection: %" PRIu32 " (crash=DIR had no room for "
+                               "their buffers)\n", s.crash_unprotected);
         st__growbuf_printf(c->out, "bytes written: %" PRIu64 "\n", s.bytes_written);
-        st__growbuf_printf(c->out, "trace file: \"%s\" %s\n", fs.path, fs.enabled ? "on" : "off");
+        if (fs.error)
+            st__growbuf_printf(c->out, "trace file: \"%s\" off (writing failed: %s)\n", fs.path,
+                               st_strerror(fs.error));
+        else
+            st__growbuf_printf(c->out, "trace file: \"%s\" %s\n", fs.path, fs.enabled ? "on" : "off");
     }
     answer_ok(c);
 }
