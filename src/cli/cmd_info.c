@@ -625,7 +625,9 @@ static int info_one(const struct info_opts *o, const char *trace, struct facts *
     }
     status = collect(f, &t, &in);
     f->undeclared = f->embedded && st_catalog_count(t.cat) == 0; /* the trace declared nothing it was read for */
-    if (o->json)
+    if (status && f->version < 0)
+        ; /* not even its header could be read: the error says it all */
+    else if (o->json)
         print_json(f);
     else
         print_text(f);

@@ -437,7 +437,9 @@ int st_cmd_stats(int argc, char **argv)
     if (t.nprocs) /* by their first input, each input's in the order met */
         qsort(t.procs, t.nprocs, sizeof *t.procs, by_group);
     bool several = t.nprocs > 1;
-    if (o.json)
+    if (ret < 0 && st_reader_version(tr.r) < 0)
+        ; /* not even its header could be read (an empty file): the error says it all */
+    else if (o.json)
         print_json(o.in.trace, es, n, &t, &c, several);
     else
         print_text(es, n, &t, &c);

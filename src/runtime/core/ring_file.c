@@ -266,6 +266,7 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
         st__diag("simpletrace", "crash ring file '%s' " ST__NO_FOLLOW_WHY "; this thread's records are not "
                  "kept for recover", path);
         __atomic_fetch_add(&unprotected, 1, __ATOMIC_RELAXED); /* said: not the fallback's message too */
+        __atomic_compare_exchange_n(&first_error, &(int){0}, err, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
         errno = -err;
         return NULL;
     }
