@@ -8,7 +8,8 @@
   - several traces merged by timestamp (inputs, processes);
   - the filters (event globs, tid, pid, time window) against a count made here;
   - sources: path, bytes, BytesIO, a pipe; a file object's own exception;
-  - numpy columns and pandas DataFrames (when numpy / pandas are installed);
+  - numpy columns and pandas DataFrames (when numpy / pandas are installed),
+    and without them an error naming their Debian packages;
   - Event/Arguments shape, is_string, an analyzer overriding _process_event;
   - help(simpletrace) and the type stubs name every public name;
   - errors: missing files, bad trace-events, QEMU traces without events.
@@ -350,6 +351,28 @@ def check_docs():
     ok(os.path.exists(os.path.join(os.path.dirname(stub), 'py.typed')), 'py.typed marks the package typed')
 
 
+def check_optional_missing(ev, tr):
+    """numpy and pandas absent (a None entry in sys.modules makes their import fail): the error names the package."""
+    saved = {m: sys.modules.get(m, ImportError) for m in ('numpy', 'pandas')}
+    try:
+        for module, call in (('numpy', lambda r: r.columns()), ('pandas', lambda r: r.dataframes()),
+                             ('pandas', lambda r: r.dataframe('tick'))):
+            sys.modules[module] = None
+            try:
+                call(simpletrace.open(tr, ev))
+                ok(False, 'without %s' % module)
+            except ImportError as e:
+                ok('python3-%s' % module in str(e) and e.name == module,
+                   'without %s: an ImportError naming the Debian package: %s' % (module, e))
+            sys.modules.update({m: v for m, v in saved.items() if v is not ImportError})
+    finally:
+        for m, v in saved.items():
+            if v is ImportError:
+                sys.modules.pop(m, None)
+            else:
+                sys.modules[m] = v
+
+
 def check_errors(ev, tr, fixtures, tmp):
     try:
         simpletrace.open(os.path.join(tmp, 'missing.trace'), ev)
@@ -387,6 +410,7 @@ def main():
         check_filters(ev, tr, want)
         check_self_describing(cli, demo, tmp)
         check_columns(ev, tr, want)
+        check_optional_missing(ev, tr)
         check_qemu_objects(ev, tr)
         check_legacy_override(ev, tr, want)
         check_docs()

@@ -416,6 +416,16 @@ def read_trace_records(events, fobj, read_header):
 
 # --- beyond QEMU's API ----------------------------------------------------------
 
+def _optional(name, what):
+    """The optional module name, imported for what; ModuleNotFoundError naming its Debian package if missing."""
+    try:
+        return __import__(name)
+    except ImportError:
+        pass  # raised below, outside this handler, so the traceback shows one error
+    raise ModuleNotFoundError('simpletrace: %s needs %s, which is not installed (Debian: apt-get install python3-%s)'
+                              % (what, name, name), name=name)
+
+
 def _filter_ns(value):
     return _core.parse_duration(value) if isinstance(value, str) else value
 
@@ -470,7 +480,7 @@ class Reader(_core.Reader):
         suffix "_arg". select: event globs as open() takes them ("io_*,-tick"
         or a list); None: every event. Events without records have no entry.
         """
-        import numpy
+        numpy = _optional('numpy', 'columns()')
         out = {}
         several = self.inputs > 1
         for index, rows, cols in super().columns(None if select is None else self._indexes(select)):
@@ -490,12 +500,12 @@ class Reader(_core.Reader):
 
     def dataframes(self, select=None):
         """Reads every remaining record into one pandas DataFrame per event: {event name: DataFrame}."""
-        import pandas
+        pandas = _optional('pandas', 'dataframes()')
         return {name: pandas.DataFrame(cols) for name, cols in self.columns(select).items()}
 
     def dataframe(self, event):
         """Reads every remaining record; the DataFrame of the records of event (no rows when none)."""
-        import pandas
+        pandas = _optional('pandas', 'dataframe()')
         if event not in self._decl.by_name:
             raise KeyError('no event %r is declared' % event)
         frames = self.dataframes([event])
