@@ -17,6 +17,7 @@
 argv: SIMPLETRACE-CLI DEMO FIXTURES-QEMU-DIR
 """
 import ast
+import errno
 import io
 import json
 import os
@@ -374,11 +375,23 @@ def check_optional_missing(ev, tr):
 
 
 def check_errors(ev, tr, fixtures, tmp):
-    try:
-        simpletrace.open(os.path.join(tmp, 'missing.trace'), ev)
-        ok(False, 'a missing trace')
-    except FileNotFoundError as e:
-        ok(e.filename.endswith('missing.trace'), 'a missing trace: FileNotFoundError naming it')
+    missing = os.path.join(tmp, 'missing.trace')
+    for base in (FileNotFoundError, OSError, simpletrace.OpenError, simpletrace.SimpleException):
+        for what, call in (('a missing trace', lambda: simpletrace.open(missing, ev)),
+                           ('a missing trace-events file', lambda: simpletrace.open(tr, missing)),
+                           ('a missing trace among several', lambda: simpletrace.open([tr, missing], ev)),
+                           ('a missing trace, process()', lambda: simpletrace.process(ev, missing, simpletrace.Analyzer2()))):
+            try:
+                call()
+                ok(False, what)
+            except base as e:
+                ok(isinstance(e, simpletrace.OpenError) and e.errno == errno.ENOENT and 'missing.trace' in str(e),
+                   '%s: except %s catches it, an OpenError naming the file: %s' % (what, base.__name__, e))
+    ok(issubclass(simpletrace.OpenError, OSError) and issubclass(simpletrace.OpenError, simpletrace.SimpleException)
+       and all(issubclass(c, simpletrace.SimpleException) for c in (simpletrace.TraceError, simpletrace.EventsError)),
+       'one hierarchy: OpenError, TraceError and EventsError are SimpleExceptions; OpenError an OSError')
+    ok('OpenError' in simpletrace.open.__doc__ and 'OSError' in simpletrace.OpenError.__doc__,
+       "open()'s and OpenError's docstrings say so")
     bad = os.path.join(tmp, 'bad-events')
     with open(bad, 'w') as f:
         f.write('ok_event(int x) "x %d"\nbroken(int x "x %d"\n')

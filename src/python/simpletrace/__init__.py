@@ -51,10 +51,10 @@ import sys
 import weakref
 
 from . import _core
-from ._core import EventsError, Record, SimpleException, TraceError
+from ._core import EventsError, OpenError, Record, SimpleException, TraceError
 
 __all__ = ['Analyzer', 'Analyzer2', 'process', 'run', 'read_trace_header', 'read_trace_records',
-           'SimpleException', 'TraceError', 'EventsError', 'Event', 'Arguments', 'read_events', 'is_string',
+           'SimpleException', 'TraceError', 'EventsError', 'OpenError', 'Event', 'Arguments', 'read_events', 'is_string',
            'open', 'Reader', 'Record']
 
 __version__ = _core.library_version
@@ -239,8 +239,8 @@ class _Declarations:
         if isinstance(events, (list, tuple)):
             if all(isinstance(e, (str, os.PathLike)) for e in events):
                 texts = []
-                for path in events:  # an OSError names the file
-                    with builtins.open(path, 'r') as f:
+                for path in events:
+                    with _open_file(path, 'r') as f:
                         texts.append((os.fsdecode(path), f.read()))
                 catalog = _core.load_events_files(list(events))  # before ours: its errors say FILE:LINE: what
                 return cls(catalog, [e for name, text in texts for e in read_events(text.splitlines(True), name)])
@@ -251,6 +251,14 @@ class _Declarations:
 
     def bind(self, reader):
         reader.bind(tuple(self.events), self.ids, self.argnames)
+
+
+def _open_file(path, mode):
+    """builtins.open(path, mode), raising OpenError (an OSError naming path) when it fails."""
+    try:
+        return builtins.open(path, mode)
+    except OSError as e:
+        raise _core.open_error(e.errno, e.strerror, e.filename) from None
 
 
 # --- QEMU's analyzers -----------------------------------------------------------
@@ -357,8 +365,9 @@ def process(events, log, analyzer, read_header=True):
     read_events()'), or an open text file; log: a trace path or an open
     binary file (read from where it stands and left open); read_header:
     False for a trace without its header (event IDs then index events).
-    Raises SimpleException (TraceError) for a trace it cannot read, after
-    every earlier record was analysed.
+    Raises SimpleException: OpenError (an OSError) for a file that cannot be
+    opened, EventsError for bad trace-events text, TraceError for a trace
+    it cannot read, after every earlier record was analysed.
     """
     decl = _Declarations.load(events)
     reader = _core.Reader(log, decl.catalog, no_header=not read_header)
@@ -377,7 +386,7 @@ def run(analyzer):
     no_header = len(args) == 3 and args[0] == '--no-header'
     if len(args) != 2 + no_header:
         raise SimpleException('usage: %s [--no-header] <trace-events> <trace-file>\n' % sys.argv[0])
-    with builtins.open(args[-2], 'r') as events_fobj, builtins.open(args[-1], 'rb') as log_fobj:
+    with _open_file(args[-2], 'r') as events_fobj, _open_file(args[-1], 'rb') as log_fobj:
         process(events_fobj, log_fobj, analyzer, read_header=not no_header)
 
 
@@ -533,8 +542,10 @@ def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, 
     no_header: a trace without its header (IDs index events); rotated: read
     a trace written in pieces (FILE, FILE.1, ...) as one; undeclared:
     deliver records of undeclared events (event None, no arguments).
-    Raises OSError when a file cannot be opened, EventsError for bad
-    trace-events text, TraceError for a trace that cannot be read.
+    Raises OpenError (an OSError, FileNotFoundError for a missing file) when
+    a file cannot be opened, EventsError for bad trace-events text,
+    TraceError for a trace that cannot be read; all three are
+    SimpleExceptions.
     """
     return Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
                   no_header=no_header, rotated=rotated, undeclared=undeclared, buffer_size=buffer_size)
