@@ -514,7 +514,7 @@ static int load_input_decls(struct st__growbuf *u, struct st_catalog **cats, con
     } else if (count == 0 && !(o->flags & ST_READER_UNDECLARED)) {
         ret = -ENODATA;
         st__set_open_error(err, ret,
-                           "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+                           "%s carries no event declarations (written by QEMU, or by simpletrace before 0.2): "
                            "give the trace-events files",
                            paths[k]);
     } else if (count && (ret = st_catalog_load_buffer(&cats[k], paths[k], (const char *)text.data, text.len,

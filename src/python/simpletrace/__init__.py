@@ -19,7 +19,7 @@ QEMU's scripts/simpletrace.py, with its semantics
 Beyond it: open()
     Reader objects iterate Records with typed values (negative ints, bool,
     bytes), need no trace-events file for traces that carry their
-    declarations (simpletrace's own, since 0.3), merge several traces by
+    declarations (simpletrace's own, since 0.2), merge several traces by
     timestamp, filter in C before Python sees a record (event globs, thread,
     process, time window), and give numpy columns and pandas DataFrames per
     event (when numpy / pandas are installed).
@@ -532,7 +532,7 @@ def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, 
     trace keeps its own event IDs), bytes, or a binary file object.
     events: trace-events path(s), a text file, or a list of Event objects;
     None: the declarations the traces carry (simpletrace writes them into
-    every trace since 0.3; QEMU's traces need their trace-events files).
+    every trace since 0.2; QEMU's traces need their trace-events files).
     Filters, applied before Python sees a record:
       select      event globs, "job_*,-job_debug" or a list (last match wins)
       tid         records whose pid field is this thread id
