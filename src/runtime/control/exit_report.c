@@ -72,7 +72,7 @@ void st__exit_report(void)
     st__file_status(path, sizeof path, &file_on, &error);
     st__drain_counters(&dc);
     dropped = rc.dropped + dc.write_dropped;
-    if (produced == 0 && st__reg_enabled_count() == 0)
+    if (produced == 0 && st__reg_enabled_count() == 0 && !st__reg_none_recorded())
         st__diag("simpletrace", "trace file '%s' holds no events: none was enabled (SIMPLETRACE='enable=PATTERN,...' "
                  "or st_configure())", path);
     if (dropped && __atomic_load_n(&drop_report, __ATOMIC_RELAXED)) {
