@@ -40,7 +40,9 @@ static void test_bad_format(const char *exe, const char *shared, const char *scr
 
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: exit status 1");
-    is_str(r.err, message, "gen: the same message");
+    char gen_message[sizeof message + 32];
+    snprintf(gen_message, sizeof gen_message, "simpletrace gen: %s", message);
+    is_str(r.err, gen_message, "gen: the same message, after its own prefix");
     gu_result_free(&r);
 }
 
