@@ -11,7 +11,9 @@ For each page built from its source (doc/*.txt, by doc/mangen.py):
     "usage:", "options:" and "Exit status:" labels aside), in order;
   - simpletrace(3) names every public st_ function of include/simpletrace/
     and every key of the runtime's configuration tables (src/runtime), so a
-    new function or key cannot go undocumented.
+    new function or key cannot go undocumented;
+  - README, pages, --help texts and public headers name no release after
+    the one `simpletrace --version` says.
 Needs groff and man (Debian: groff-base, man-db); without them it fails
 saying so.
 """
@@ -142,6 +144,25 @@ def check_api_page(root, source):
        'missing: ' + ', '.join(missing))
 
 
+def check_releases(exe, root):
+    """No text promises a release after the one `simpletrace --version` says ("since 0.3" in 0.2.0)."""
+    rc, out, err = run([exe, '--version'])
+    m = re.search(r'(\d+)\.(\d+)', out)
+    current = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    texts = [os.path.join(root, 'README.md'), os.path.join(root, 'src', 'python', 'simpletrace', '__init__.py')]
+    for d in ('doc', os.path.join('include', 'simpletrace'), os.path.join('src', 'cli')):
+        texts += [os.path.join(root, d, f) for f in sorted(os.listdir(os.path.join(root, d)))
+                  if f.endswith(('.txt', '.h', '.c'))]
+    later = []
+    for path in texts:
+        for n, line in enumerate(open(path, encoding='utf-8'), 1):
+            for word, major, minor in re.findall(r'\b(since|before|in|release) (\d+)\.(\d+)\b', line, re.I):
+                if (int(major), int(minor)) > current:
+                    later.append('%s:%d: %s' % (os.path.relpath(path, root), n, line.strip()))
+    ok(m and not later, 'README, man pages, --help and headers name no release after %s (%d files)'
+       % (out.strip(), len(texts)), '\n'.join(later))
+
+
 def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__)
@@ -158,6 +179,7 @@ def main(argv):
             check_api_page(root, source)
         ok(os.path.basename(page_path) == '%s.%s' % (page.meta['name'], page.meta['section']),
            '%s: installed as %s' % (name, os.path.basename(page_path)))
+    check_releases(exe, root)
     print('1..%d' % count)
     return 1 if failed else 0
 

@@ -203,14 +203,14 @@ ST_API size_t st_catalog_count(const struct st_catalog *cat);
  */
 ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat, size_t index);
 
-/* The built-in Dropped_Event of cat (added in 0.3). */
+/* The built-in Dropped_Event of cat (added in 0.2). */
 ST_API const struct st_event_info *st_catalog_dropped(const struct st_catalog *cat);
 
 /* The event named name (NUL-terminated; "Dropped_Event" included), or NULL. */
 ST_API const struct st_event_info *st_catalog_find(const struct st_catalog *cat, const char *name);
 
 /*
- * Number of warnings loading the catalog gave (since 0.3): an event whose
+ * Number of warnings loading the catalog gave (since 0.2): an event whose
  * format does not fit its arguments (`ev(int x) "no conversion"`) is read,
  * as QEMU's simpletrace.py reads it, with one warning; its format is never
  * used (ST_OUTPUT_LOG shows its arguments instead), and `simpletrace gen`
@@ -243,7 +243,7 @@ enum st_reader_flags {
                                        rec->event NULL, rec->name the mapped name or NULL,
                                        nargs 0; an event filter never selects them. For
                                        looking at a trace whose declarations are missing */
-    ST_READER_ALIGN_REALTIME = 1u << 4, /* added in 0.3: every timestamp moved to wall-clock time by its
+    ST_READER_ALIGN_REALTIME = 1u << 4, /* added in 0.2: every timestamp moved to wall-clock time by its
                                            trace's clock anchors (see "Aligning clocks") */
 };
 
@@ -267,7 +267,7 @@ struct st_reader_options {
     const char *events;     /* event filter: comma-separated globs (* ?), "-glob" excludes;
                                applied left to right, last match wins; NULL = all */
     bool filter_tid;        /* deliver only records whose pid field is tid (see "Processes and threads"); */
-    uint32_t tid;           /*   this was filter_pid/pid before release 0.3, at the same offset */
+    uint32_t tid;           /*   this was filter_pid/pid before release 0.2, at the same offset */
     bool filter_from;       /* deliver only records at or after from_ns ... */
     int64_t from_ns;        /* ... nanoseconds after the first record's timestamp */
     bool filter_to;         /* deliver only records at or before to_ns */
@@ -276,7 +276,7 @@ struct st_reader_options {
     uint32_t pid;           /*   does not say which process wrote it (no format does yet) */
     st_conflict_fn conflict; /* called for each conflict (above); NULL: not reported */
     void *conflict_opaque;  /* passed to conflict */
-    /* Added in 0.3 (see "Aligning clocks"): */
+    /* Added in 0.2 (see "Aligning clocks"): */
     const int64_t *offsets_ns; /* NULL, or nanoseconds added to the timestamps of each trace: ... */
     size_t noffsets;           /* ... 1 for one trace, st_reader_open_many()'s n (offsets_ns[i] for input i) */
 };
@@ -289,7 +289,7 @@ struct st_reader_options {
  * anchor_mono_ns), from the description in force (each rotated piece and
  * each process of a merged file carries its own), so that traces of
  * several hosts share one timeline; a trace without anchors (QEMU's,
- * simpletrace's before 0.3) is -ENODATA at its first record. The traces
+ * simpletrace's before 0.2) is -ENODATA at its first record. The traces
  * then agree as well as their hosts' CLOCK_REALTIME did when each anchor
  * was taken: NTP keeps hosts within about a millisecond of each other on
  * a LAN (tens of milliseconds across the internet), PTP within
@@ -328,7 +328,7 @@ struct st_record {
     uint64_t offset;                   /* byte offset of the record in the file */
     unsigned nargs;                    /* event->nargs */
     struct st_value args[ST_READER_MAX_ARGS];
-    /* Added in 0.3 (st_reader_open_many): */
+    /* Added in 0.2 (st_reader_open_many): */
     unsigned input;                    /* index of the input that holds the record (0 for one trace) */
     uint32_t process_pid;              /* the writing process, from its trace's description (or, in a
                                           file simpletrace merge wrote, its process record); 0 unknown */
@@ -402,7 +402,7 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
  *   - a copy of a trace given beside it (two inputs whose descriptions name
  *     the same process, host and clock anchors, which every file takes
  *     anew) is -EINVAL at the first st_reader_next(), naming both;
- *   - ST_READER_FOLLOW (since 0.3): each input waits at its end; records
+ *   - ST_READER_FOLLOW (since 0.2): each input waits at its end; records
  *     are merged as they arrive: an input waiting for its writer holds no
  *     other back, and -EAGAIN comes only when every input still going
  *     waits (a record an idle process writes later may be older than
@@ -451,7 +451,7 @@ ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i);
 
 /*
  * The declarations a trace carries (simpletrace writes them into every file
- * it makes since 0.3), as a catalog in *out: path is read as st_reader_open()
+ * it makes since 0.2), as a catalog in *out: path is read as st_reader_open()
  * reads it with opts (ST_READER_ROTATED: every piece; NULL: defaults; the
  * filters are ignored). The whole trace is read: a reader opened without a
  * catalog needs none of this (it reads the declarations with the records).
@@ -534,7 +534,7 @@ ST_API const char *st_reader_name(const struct st_reader *r);
 
 /*
  * Who wrote a trace and how its clock relates to wall time, as the trace
- * says (simpletrace writes it since 0.3, right after the header; QEMU's
+ * says (simpletrace writes it since 0.2, right after the header; QEMU's
  * traces have none). Strings are NUL-terminated, "" when not recorded, and
  * valid until the reader moves to another piece or closes.
  */
@@ -653,7 +653,7 @@ struct st_formatter_options {
     enum st_output_format format;
     enum st_timestamp_mode timestamps; /* text only: JSON always has timestamp_ns (and wall_time with an anchor) */
     FILE *out;                         /* where st_formatter_flush() writes; NULL discards */
-    bool show_process;                 /* added in 0.3: name each record's process (several inputs):
+    bool show_process;                 /* added in 0.2: name each record's process (several inputs):
                                           text "NAME PROGRAM[PID] DELTA pid=TID ...", "input#N" for an
                                           input without a description; JSON "process":{"input":N,
                                           "pid":P,"program":"..."} (null for what is not recorded) */

@@ -161,7 +161,7 @@ struct st_stats {
                                produced == written + dropped + pending once
                                no thread is tracing */
     uint64_t buffer_bytes;  /* bytes of the thread buffers alive (their capacity) */
-    /* Added in 0.3: */
+    /* Added in 0.2: */
     uint64_t write_lost;    /* of dropped, lost because writing the trace file failed (ENOSPC, EFBIG,
                                EIO): records of the failed writes, and those the buffers dropped while
                                the error kept the file stopped; the rest of dropped is full buffers */

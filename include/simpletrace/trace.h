@@ -55,6 +55,7 @@ extern "C" {
 
 /* Event flags (struct st_event.flags). */
 #define ST_EVENT_COMPILED_OUT 1u /* declared `disable` or built with the nop backend only */
+#define ST_EVENT_UNRECORDED 2u   /* compiled in, but for backends that write no trace file (log, syslog, ...) */
 
 /*
  * One trace event, defined by generated code (which sets struct_size, api.h).

@@ -27,6 +27,7 @@
 #include "reader_opts.h"
 #include "export.h"
 #include "out_file.h"
+#include "uftrace_format.h"
 
 #define PROG "simpletrace export"
 #define MAX_PAIRS 64
@@ -320,6 +321,9 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
     if (s->clamped)
         fprintf(stderr, PROG ": %" PRIu64 " timestamp%s went back within %s thread and %s raised\n", s->clamped,
                 plural(s->clamped), s->clamped == 1 ? "its" : "their", s->clamped == 1 ? "was" : "were");
+    if (s->names_cut)
+        fprintf(stderr, PROG ": %" PRIu64 " name%s longer than %u bytes cut to that, ending in \"" ST_UFT_NAME_CUT
+                "\" (uftrace reads no longer names)\n", s->names_cut, plural(s->names_cut), ST_UFT_NAME_MAX);
     if (s->unused_rule[0])
         fprintf(stderr, PROG ": warning: --pair=%s pairs no events of the trace-events files\n", s->unused_rule);
 }

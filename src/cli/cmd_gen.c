@@ -245,7 +245,7 @@ int st_cmd_gen(int argc, char **argv)
     } else if (rc == 0 && (rc = make_options(&a, &opt, group, sizeof group)) == 0 && (rc = check_output(&a)) == 0) {
         char err[2048];
         if (st_gen_run(&opt, a.inputs, a.ninputs, err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
+            fprintf(stderr, "simpletrace gen: %s\n", err);
             rc = EXIT_INPUT;
         }
     }

@@ -327,7 +327,7 @@ static const char *declarations_text(const struct facts *f, char *buf, size_t le
 {
     size_t n = st_catalog_count(f->cat);
     if (f->undeclared)
-        return "not embedded (a QEMU trace, or simpletrace before 0.3): events named by their mapping "
+        return "not embedded (a QEMU trace, or simpletrace before 0.2): events named by their mapping "
                "records or IDs; give the trace-events files for their declarations";
     snprintf(buf, len, "%s (%zu events)", f->embedded ? "embedded" : "from the trace-events files", n);
     return buf;

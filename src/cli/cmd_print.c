@@ -298,7 +298,7 @@ static int sync_anchor(struct anchor_sync *a, const struct cli_trace *t, struct 
         return 0;
     st_formatter_flush(f);
     fprintf(stderr,
-            PROG ": %s: no clock anchor in the trace (written by QEMU, or by simpletrace before 0.3): "
+            PROG ": %s: no clock anchor in the trace (written by QEMU, or by simpletrace before 0.2): "
                  "--time=wall cannot tell wall-clock time; --time=absolute prints the recorded timestamps\n",
             st_reader_name(t->r));
     return 1;

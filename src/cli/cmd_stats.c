@@ -3,10 +3,15 @@
  *
  * Per-event counts, first/last times and rates, plus totals (records,
  * drops, timestamp inversions, threads), as an aligned table or JSON.
- * Times are relative to the first record of the file. A rate is the
+ * Times are relative to the first record of the file. AVG/s is the
  * event's count over the whole trace's duration (first to last timestamp),
- * so rates of different events add up and compare. Uses only the public
- * reader API.
+ * not over its own first to last record, so the figures of different events
+ * add up and compare; the header says "AVG" so it does not pass for a peak
+ * or current rate. The records total is split into parts that add up to it:
+ * what the counters tell apart (events, dropped records, event mappings)
+ * and the rest, the self-description records (the description, each
+ * event's declaration, the process records of a merged file), which only
+ * the reader tells apart. Uses only the public reader API.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -235,6 +240,13 @@ static double rate(uint64_t count, const struct totals *t)
     return d ? (double)count * 1e9 / (double)d : 0.0;
 }
 
+/* Records that are none of the counted kinds: description, declaration and process records. */
+static uint64_t self_description(const struct st_reader_counters *c)
+{
+    uint64_t parts = c->events + c->dropped_records + c->mappings;
+    return c->records > parts ? c->records - parts : 0;
+}
+
 static int64_t rel(const struct totals *t, uint64_t ts)
 {
     return (int64_t)(ts - t->origin);
@@ -255,7 +267,7 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
             w = (int)es[i].ev->name_len;
     char a[40], b[40], d[40];
     if (n) {
-        printf("%-*s %12s %14s %14s %14s\n", w, "EVENT", "COUNT", "FIRST", "LAST", "RATE/s");
+        printf("%-*s %12s %14s %14s %14s\n", w, "EVENT", "COUNT", "FIRST", "LAST", "AVG/s");
         for (size_t i = 0; i < n; i++) {
             const struct event_stats *e = &es[i];
             if (duration(t))
@@ -269,9 +281,10 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
                                         "------------------------------------------------------------"
                                         "------------------------------------------------------------");
     }
-    printf("%-15s %llu (%llu events, %llu dropped-event records, %llu mappings)\n", "records",
-           (unsigned long long)c->records, (unsigned long long)c->events, (unsigned long long)c->dropped_records,
-           (unsigned long long)c->mappings);
+    printf("%-15s %llu = %llu events + %llu dropped-event records + %llu event mappings + %llu self-description "
+           "records\n", "records", (unsigned long long)c->records, (unsigned long long)c->events,
+           (unsigned long long)c->dropped_records, (unsigned long long)c->mappings,
+           (unsigned long long)self_description(c));
     if (c->filtered)
         printf("%-15s %llu records shown, %llu filtered out\n", "filter", (unsigned long long)t->delivered,
                (unsigned long long)c->filtered);
@@ -282,7 +295,8 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     if (t->write_lost)
         printf("%-15s %llu of the events lost: writing the trace failed (e.g. a full disk)\n", "write-lost",
                (unsigned long long)t->write_lost);
-    printf("%-15s %s\n", "duration", human(a, sizeof a, (int64_t)duration(t)));
+    printf("%-15s %s%s\n", "duration", human(a, sizeof a, (int64_t)duration(t)),
+           n && duration(t) ? " (first to last record; AVG/s = COUNT / duration)" : "");
     printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
     print_threads(t);
 }
@@ -295,10 +309,11 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
 {
     printf("{\"trace\":");
     st__json_fputs(stdout, trace); /* a path: any bytes */
-    printf(",\"records\":%llu,\"mappings\":%llu,\"events\":%llu,\"dropped_records\":%llu,"
-           "\"dropped_events\":%llu,\"write_lost_events\":%llu,\"filtered\":%llu,\"non_monotonic\":%llu,"
-           "\"threads\":%zu,\"first_timestamp_ns\":%llu,\"duration_ns\":%llu",
-           (unsigned long long)c->records, (unsigned long long)c->mappings, (unsigned long long)t->events,
+    printf(",\"records\":%llu,\"self_description_records\":%llu,\"mappings\":%llu,\"events\":%llu,"
+           "\"dropped_records\":%llu,\"dropped_events\":%llu,\"write_lost_events\":%llu,\"filtered\":%llu,"
+           "\"non_monotonic\":%llu,\"threads\":%zu,\"first_timestamp_ns\":%llu,\"duration_ns\":%llu",
+           (unsigned long long)c->records, (unsigned long long)self_description(c), (unsigned long long)c->mappings,
+           (unsigned long long)t->events,
            (unsigned long long)t->dropped_records, (unsigned long long)t->dropped_events,
            (unsigned long long)t->write_lost,
            (unsigned long long)c->filtered, (unsigned long long)t->non_monotonic, t->npids + t->pid0,
@@ -307,7 +322,7 @@ static void print_json(const char *trace, const struct event_stats *es, size_t n
         print_processes(t, true);
     printf(",\"per_event\":[");
     for (size_t i = 0; i < n; i++)
-        printf("%s{\"name\":\"%s\",\"count\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"rate_per_s\":%.3f}",
+        printf("%s{\"name\":\"%s\",\"count\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"avg_per_s\":%.3f}",
                i ? "," : "", es[i].ev->name, (unsigned long long)es[i].count, (long long)rel(t, es[i].min_ts),
                (long long)rel(t, es[i].max_ts), rate(es[i].count, t));
     printf("]}\n");

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "help_texts.h"
+#include "nearest.h"
 
 struct command {
     const char *name;
@@ -41,7 +42,15 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "simpletrace: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    struct st__nearest near;
+    char names[256];
+    st__nearest_init(&near, argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        st__nearest_offer(&near, commands[i].name);
+    if (st__nearest_list(&near, names, sizeof names))
+        fprintf(stderr, "simpletrace: unknown command '%s' (did you mean %s?)\n", argv[1], names);
+    else
+        fprintf(stderr, "simpletrace: unknown command '%s'\n", argv[1]);
+    fputs("Try 'simpletrace --help'.\n", stderr);
     return 2;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "conversions.h"
+#include "trace_format.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -99,6 +100,7 @@ static void set_error(struct st_events_error *err, const char *file, unsigned li
         return;
     snprintf(err->file, sizeof err->file, "%s", file ? file : "");
     err->line = line;
+    err->subject = false;
     vsnprintf(err->message, sizeof err->message, fmt, ap);
 }
 
@@ -134,6 +136,8 @@ void st_events_error_format(const struct st_events_error *err, char *buf, size_t
         return;
     if (err->line)
         snprintf(buf, len, "%s:%u: %s", err->file, err->line, err->message);
+    else if (err->subject)
+        snprintf(buf, len, "%s %s", err->file, err->message);
     else
         snprintf(buf, len, "%s: %s", err->file, err->message);
 }
@@ -737,6 +741,16 @@ int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, c
         return fail_code(&ctx, -ENOMEM, "out of memory");
     int rc = 0;
     size_t pos = 0;
+    uint64_t version;
+    if (st_fmt_is_header((const uint8_t *)text, len, &version)) {
+        /* A trace given where its trace-events file belongs: say so, not "Malformed event" at line 1. */
+        rc = fail_code(&ctx, -EINVAL, "is a trace file (format version %llu), not a trace-events file",
+                       (unsigned long long)version);
+        if (err)
+            err->subject = true;
+        rollback(list, old_count, old_nfiles);
+        return rc;
+    }
     while (pos < len) {
         ctx.line++;
         const char *nl = memchr(text + pos, '\n', len - pos);

@@ -74,6 +74,7 @@ struct st_event_list {
 struct st_events_error {
     char file[1024];
     unsigned line;       /* 0 when the error is about the whole file */
+    bool subject;        /* the message goes on from the file name ("F is a trace file ...") */
     char message[512];
 };
 

@@ -100,6 +100,7 @@ static void process_describe(struct st__ex_process *p, const struct st_reader *i
     p->desc_pid = d.pid;
     snprintf(p->program, sizeof p->program, "%s", d.program);
     snprintf(p->cmdline, sizeof p->cmdline, "%s", d.cmdline);
+    snprintf(p->exe, sizeof p->exe, "%s", d.exe ? d.exe : "");
     p->anchor_mono_ns = d.anchor_mono_ns;
     p->anchor_real_ns = d.anchor_real_ns;
 }

@@ -114,6 +114,7 @@ struct st_export_summary {
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
     uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
+    uint64_t names_cut;        /* uftrace: event and function names cut to what uftrace reads (ST_UFT_NAME_MAX) */
 };
 
 /*

@@ -64,6 +64,7 @@ struct st__ex_process {
     uint32_t desc_pid;
     char program[256];
     char cmdline[4096];
+    char exe[1024];        /* the executable's path, as its description records it ("" if not) */
     uint64_t anchor_mono_ns, anchor_real_ns;
     const char *trace;     /* the name of its first input */
     size_t in_merged_file; /* input + 1 of the file simpletrace merge wrote that holds it with others, else 0 */

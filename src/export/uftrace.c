@@ -11,15 +11,18 @@
  *                (one file per program name, all alike)
  *   sid-SID.map  per process: the synthetic object (path = its exename) and
  *                a [stack] line
- *   events.txt   "EVENT: ID simpletrace:NAME" for each event used
+ *   events.txt   "EVENT: ID simpletrace:NAME" for each event used (names, here
+ *                and in .sym, cut to ST_UFT_NAME_MAX: uftrace crashes on longer)
  *   task.txt     per process a SESS, then a TASK per thread at its first
  *                record's time (uftrace's layout for several processes)
  *   info         exename, cmdline, the thread list, date and duration
  *
- * The synthetic object: exename is /simpletrace/PROGRAM, the program the
- * trace records, or /simpletrace/unknown-program (uftrace names every task
- * after its basename; `info` shows the export command, which names the
- * trace), mapped at SYM_BASE; function id k lives at SYM_BASE + SYM_FIRST +
+ * The synthetic object: exename is the traced executable's path, as the
+ * trace's description records it (uftrace shows it as the exe image and
+ * names every task after its basename; our .sym file of that basename gives
+ * its symbols, so the real file is never read); else /simpletrace/PROGRAM,
+ * or /simpletrace/unknown-program for a trace that does not say (`info`
+ * then shows the export command, which names the trace). Mapped at SYM_BASE; function id k lives at SYM_BASE + SYM_FIRST +
  * 16 k. Its .sym file names every function, so uftrace never falls back to
  * reading the "ELF". Each session and its tasks belong to the process id
  * st__ex_process_id() (see export_internal.h). uftrace names files and
@@ -205,9 +208,29 @@ static void make_sid(const struct st__ex_process *p, char sid[17])
     snprintf(sid, 17, "%016" PRIx64, h);
 }
 
-/* The executable uftrace names p's tasks after: a path of ours (its symbols are ours), the program's name. */
+/*
+ * Whether path can be uftrace's exename: absolute, short enough, and made of
+ * bytes that task.txt ("exename=\"PATH\"") and the map lines (fields split
+ * on blanks) keep whole.
+ */
+static bool usable_exe(const char *path)
+{
+    size_t n = strlen(path);
+    if (path[0] != '/' || n >= ST_UFT_NAME_MAX || path[n - 1] == '/')
+        return false;
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if (*c <= ' ' || *c == '"' || *c == '\\' || *c == 0x7f)
+            return false;
+    return true;
+}
+
+/* The executable uftrace names p's tasks after: the traced one as recorded, else a path of ours naming the program. */
 static void make_exe(const struct st__ex_process *p, char exe[PATH_MAX])
 {
+    if (p->have_desc && usable_exe(p->exe)) {
+        snprintf(exe, PATH_MAX, "%s", p->exe);
+        return;
+    }
     int n = snprintf(exe, PATH_MAX, "/simpletrace/%.200s", st__ex_program(p));
     for (char *c = exe + 13; c < exe + n; c++)
         if (*c == '/')
@@ -331,7 +354,7 @@ static int fill_sym(struct st__ex_ctx *ctx, FILE *out, const void *arg)
     (void)arg;
     struct st__uft_symw w = {0};
     for (size_t i = 0; i < ctx->pairs.nfuncs; i++)
-        st__uft_sym_add(&w, out, func_addr((uint32_t)i) - SYM_BASE, SYM_SIZE, ctx->pairs.names[i]);
+        (void)st__uft_sym_add(&w, out, func_addr((uint32_t)i) - SYM_BASE, SYM_SIZE, ctx->pairs.names[i]);
     st__uft_sym_finish(&w, out);
     return 0;
 }
@@ -355,7 +378,8 @@ static int fill_events(struct st__ex_ctx *ctx, FILE *out, const void *arg)
     size_t n = st_catalog_count(ctx->cat);
     for (size_t i = 0; i < n; i++)
         if (u->event_used[i])
-            st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER, st_catalog_event(ctx->cat, i)->name);
+            (void)st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER,
+                                     st_catalog_event(ctx->cat, i)->name);
     return 0;
 }
 
@@ -457,13 +481,29 @@ static int fill_info(struct st__ex_ctx *ctx, FILE *out, const void *arg)
     return ret;
 }
 
-/* Whether an earlier process than k has the same program: its .sym file is written already. */
+/* Whether an earlier process than k has an exename of the same basename: its .sym file is written already. */
 static bool sym_written(const struct st__ex_ctx *ctx, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
-        if (!strcmp(st__ex_program(ctx->procs[i]), st__ex_program(ctx->procs[k])))
+    char a[PATH_MAX], b[PATH_MAX];
+    make_exe(ctx->procs[k], b);
+    for (size_t i = 0; i < k; i++) {
+        make_exe(ctx->procs[i], a);
+        if (!strcmp(st__ex_basename(a), st__ex_basename(b)))
             return true;
+    }
     return false;
+}
+
+/* The names (functions, and events used) longer than uftrace reads: the writers cut them. */
+static uint64_t names_cut(const struct st__ex_ctx *ctx)
+{
+    struct uft *u = ctx->out;
+    uint64_t n = 0;
+    for (size_t i = 0; i < ctx->pairs.nfuncs; i++)
+        n += strlen(ctx->pairs.names[i]) > ST_UFT_NAME_MAX;
+    for (size_t i = 0; i < st_catalog_count(ctx->cat); i++)
+        n += u->event_used[i] && strlen(st_catalog_event(ctx->cat, i)->name) > ST_UFT_NAME_MAX;
+    return n;
 }
 
 /* Per process: its .sym file (one per program) and its map. */
@@ -492,6 +532,7 @@ static int uft_finish(struct st__ex_ctx *ctx)
         ret = check_pids(ctx);
     if (!ret)
         ret = put_sessions(ctx);
+    ctx->sum->names_cut = names_cut(ctx);
     if (!ret && any_event(ctx))
         ret = put_text(ctx, "events.txt", fill_events, NULL);
     if (!ret)

@@ -106,6 +106,22 @@ static inline uint32_t st_fmt_get_u32(const uint8_t *p)
     return v;
 }
 
+/*
+ * Whether the len bytes at p start with a trace file's header (its
+ * magic in either byte order): 1 with *version set, else 0. What tells a
+ * trace from a trace-events file given in its place.
+ */
+static inline int st_fmt_is_header(const uint8_t *p, size_t len, uint64_t *version)
+{
+    if (len < ST_HEADER_SIZE || st_fmt_get_u64(p) != ST_HEADER_EVENT_ID)
+        return 0;
+    uint64_t magic = st_fmt_get_u64(p + 8), v = st_fmt_get_u64(p + 16);
+    if (magic != ST_HEADER_MAGIC && __builtin_bswap64(magic) != ST_HEADER_MAGIC)
+        return 0;
+    *version = magic == ST_HEADER_MAGIC ? v : __builtin_bswap64(v);
+    return 1;
+}
+
 /* Loads that swap when the file came from a host of the other byte order. */
 static inline uint64_t st_fmt_load_u64(const uint8_t *p, int swap)
 {

@@ -142,6 +142,13 @@ static inline __attribute__((no_instrument_function)) uint64_t st__uft_rec_addr(
 #define ST_UFT_INFO_PATTERN_TYPE (UINT64_C(1) << 12)
 #define ST_UFT_INFO_VERSION_TEXT (UINT64_C(1) << 13)
 
+/* uftrace 0.13 reads each events.txt name into a 512-byte buffer with an
+ * unbounded sscanf("%s") (a longer one overruns it: replay, report and dump
+ * crash); .sym names fare little better in dump --chrome. So no name we write
+ * is longer: a longer one is cut, ending in ST_UFT_NAME_CUT. */
+#define ST_UFT_NAME_MAX 511u
+#define ST_UFT_NAME_CUT "..."
+
 /* uftrace reads most info lines with a 4096-byte fgets(): a longer line
  * breaks the whole file, so the command line is cut well before that. */
 #define ST_UFT_CMDLINE_MAX 3000u

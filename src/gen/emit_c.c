@@ -4,6 +4,9 @@
  * the group with the runtime when the program (or shared library) loads and
  * unregisters it when it unloads. Compiled-out events are still defined,
  * flagged ST_EVENT_COMPILED_OUT, so the runtime can list them as unavailable.
+ * Events of a build without the simple backend are flagged
+ * ST_EVENT_UNRECORDED: the runtime then leaves no trace file behind for a
+ * program none of whose events could be written to one.
  */
 #include <string.h>
 
@@ -34,6 +37,15 @@ static void emit_args_text(struct st_out *out, const struct st_event_decl *ev)
     }
 }
 
+/* Whether the simple backend, the one writing the trace file, is selected. */
+static bool writes_trace_file(const struct st_gen *gen)
+{
+    for (unsigned i = 0; i < gen->opt->nbackends; i++)
+        if (!strcmp(gen->opt->backends[i]->name, "simple"))
+            return true;
+    return false;
+}
+
 static void emit_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
 {
     st_out_printf(out, "\nextern ST__HIDDEN struct st_event st__event_%s;\n", ev->name);
@@ -47,7 +59,9 @@ static void emit_event(struct st_out *out, const struct st_gen *gen, const struc
     for (unsigned i = 0; i < ev->nargs; i++)
         st_out_printf(out, "%c", ev->args[i].kind == ST_ARG_STRING ? 's' : 'i');
     st_out_printf(out, "\", %u, %s\n};\n", ev->nargs,
-                  st_gen_event_compiled_in(gen, ev) ? "0" : "ST_EVENT_COMPILED_OUT");
+                  !st_gen_event_compiled_in(gen, ev) ? "ST_EVENT_COMPILED_OUT"
+                  : writes_trace_file(gen)         ? "0"
+                                                   : "ST_EVENT_UNRECORDED");
     for (unsigned i = 0; i < gen->opt->nbackends; i++)
         if (gen->opt->backends[i]->c_event)
             gen->opt->backends[i]->c_event(out, gen, ev);

@@ -263,7 +263,7 @@ static void warn_reader_fields(const struct st_gen_options *opt, const struct st
             const char *f = reader_field(ev->args[a].name);
             if (f)
                 fprintf(out,
-                        "%s:%u: warning: argument '%s' of event '%s' prints as a second %s= field in "
+                        "simpletrace gen: %s:%u: warning: argument '%s' of event '%s' prints as a second %s= field in "
                         "`simpletrace print`, after the record's own (%s=14220 %s=0x378c); rename it to tell "
                         "them apart\n",
                         ev->file, ev->line, f, ev->name, f, f, f);

@@ -369,7 +369,7 @@ static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id,
 {
     if (r->grow && r->grow->count == 0) {
         fail(r, -ENOENT, r->pos_offset, num,
-             "the trace carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+             "the trace carries no event declarations (written by QEMU, or by simpletrace before 0.2): "
              "give its trace-events files");
         return NULL;
     }
@@ -534,7 +534,7 @@ static int find_shift(struct st_reader *r, uint64_t num)
     int64_t clocks = 0;
     if (r->align && !(d && (d->desc.anchor_mono_ns || d->desc.anchor_real_ns)))
         return fail(r, -ENODATA, r->pos_offset, num,
-                    "no clock anchors (a QEMU trace, or simpletrace's before 0.3): its timestamps cannot be "
+                    "no clock anchors (a QEMU trace, or simpletrace's before 0.2): its timestamps cannot be "
                     "aligned on wall-clock time");
     if (r->align)
         clocks = (int64_t)(d->desc.anchor_real_ns - d->desc.anchor_mono_ns);

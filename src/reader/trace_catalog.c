@@ -48,7 +48,7 @@ ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, cons
         ret = -ENODATA;
         if (errbuf)
             snprintf(errbuf, errlen,
-                     "%s carries no event declarations (written by QEMU, or by simpletrace before 0.3): "
+                     "%s carries no event declarations (written by QEMU, or by simpletrace before 0.2): "
                      "give its trace-events files",
                      path);
         st_catalog_free(cat);

@@ -233,21 +233,39 @@ ST__UFT_NI void st__uft_map_stack(FILE *out)
     fputs("7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n", out);
 }
 
-ST__UFT_NI void st__uft_event_line(FILE *out, unsigned id, const char *provider, const char *name)
+/* Writes name, cut to ST_UFT_NAME_MAX bytes (its end replaced by ST_UFT_NAME_CUT); true when cut. */
+static ST__UFT_NI bool put_name(FILE *out, const char *name)
 {
-    fprintf(out, "EVENT: %u %s:%s\n", id, provider, name);
+    size_t n = strlen(name);
+    if (n <= ST_UFT_NAME_MAX) {
+        fputs(name, out);
+        return false;
+    }
+    fprintf(out, "%.*s" ST_UFT_NAME_CUT, (int)(ST_UFT_NAME_MAX - (sizeof ST_UFT_NAME_CUT - 1)), name);
+    return true;
+}
+
+ST__UFT_NI bool st__uft_event_line(FILE *out, unsigned id, const char *provider, const char *name)
+{
+    fprintf(out, "EVENT: %u %s:", id, provider);
+    bool cut = put_name(out, name);
+    fputc('\n', out);
+    return cut;
 }
 
 /* --- .sym files ----------------------------------------------------------------- */
 
-ST__UFT_NI void st__uft_sym_add(struct st__uft_symw *w, FILE *out, uint64_t addr, uint64_t size, const char *name)
+ST__UFT_NI bool st__uft_sym_add(struct st__uft_symw *w, FILE *out, uint64_t addr, uint64_t size, const char *name)
 {
     /* uftrace sizes a symbol up to the next line: a gap needs its own line. */
     if (w->count && w->end != addr)
         fprintf(out, "%016" PRIx64 " ? __func_end\n", w->end);
-    fprintf(out, "%016" PRIx64 " T %s\n", addr, name);
+    fprintf(out, "%016" PRIx64 " T ", addr);
+    bool cut = put_name(out, name);
+    fputc('\n', out);
     w->end = addr + size;
     w->count++;
+    return cut;
 }
 
 ST__UFT_NI void st__uft_sym_finish(struct st__uft_symw *w, FILE *out)

@@ -77,8 +77,9 @@ void st__uft_map_line(FILE *out, uint64_t start, uint64_t end, const char *perms
 /* Writes the [stack] map line that tells uftrace where user space ends. */
 void st__uft_map_stack(FILE *out);
 
-/* Writes the events.txt line naming user event id as PROVIDER:NAME (no whitespace in either). */
-void st__uft_event_line(FILE *out, unsigned id, const char *provider, const char *name);
+/* Writes the events.txt line naming user event id as PROVIDER:NAME (no whitespace in either); a NAME
+ * longer than ST_UFT_NAME_MAX is cut (uftrace_format.h). True when it was cut. */
+bool st__uft_event_line(FILE *out, unsigned id, const char *provider, const char *name);
 
 /* --- .sym files ----------------------------------------------------------------- */
 
@@ -90,8 +91,9 @@ struct st__uft_symw {
 
 /* Adds function name at [addr, addr + size) (relative to the file's first
  * map line, addr >= the previous end), writing an end marker first when
- * the previous function ends before addr. */
-void st__uft_sym_add(struct st__uft_symw *w, FILE *out, uint64_t addr, uint64_t size, const char *name);
+ * the previous function ends before addr. A name longer than
+ * ST_UFT_NAME_MAX is cut; true when it was. */
+bool st__uft_sym_add(struct st__uft_symw *w, FILE *out, uint64_t addr, uint64_t size, const char *name);
 
 /* Ends the file: the last function's end marker (without it, it never matches). */
 void st__uft_sym_finish(struct st__uft_symw *w, FILE *out);

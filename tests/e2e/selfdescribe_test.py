@@ -11,12 +11,16 @@ declarations (src/format/meta_format.h). Checked here:
     for it;
   - `simpletrace print TRACE` (no trace-events file) prints the same text,
     and stats/export without it give what they give with it;
+  - stats: the records total is the sum of its parts (self-description
+    records counted here), AVG/s is the count over the trace's duration;
   - a QEMU trace, which carries no declarations, says to give its
     trace-events files, exit 1.
 
 argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS FIXTURES-DIR
 """
+import json
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -78,6 +82,27 @@ def main():
        '`print TRACE` without trace-events prints the same', alone.stderr)
     s1, s2 = run(cli, 'stats', events_file, trace), run(cli, 'stats', trace)
     ok(s2.returncode == 0 and s1.stdout == s2.stdout, '`stats TRACE` gives the same table', s2.stderr)
+    # The records total as parts that add up, the self-description records counted here independently.
+    m = re.search(r'^records +(\d+) = (\d+) events \+ (\d+) dropped-event records \+ (\d+) event mappings '
+                  r'\+ (\d+) self-description records$', s2.stdout, re.M)
+    parts = [int(x) for x in m.groups()] if m else [0] * 5
+    ok(m and parts[0] == sum(parts[1:]) and parts[4] == desc + decls,
+       'stats: records %d = the sum of its parts, %d of them self-description records (a description, %d '
+       'declarations)' % (parts[0], desc + decls, decls), s2.stdout)
+    for args in ([], ['--events=job_*']):
+        j = run(cli, 'stats', '--format=json', *args, trace)
+        st = json.loads(j.stdout) if j.returncode == 0 else {}
+        total = sum(st.get(k, 0) for k in ('events', 'dropped_records', 'filtered', 'mappings',
+                                            'self_description_records'))
+        ok(st and st['records'] == total and st['self_description_records'] == desc + decls,
+           'stats --format=json %s: records = events + dropped_records + filtered + mappings + '
+           'self_description_records' % ' '.join(args), j.stdout + j.stderr)
+        avg = [(e['avg_per_s'], e['count'] * 1e9 / st['duration_ns']) for e in st.get('per_event', [])]
+        ok(avg and all(abs(a - want) <= 1e-3 + want * 1e-9 for a, want in avg),
+           'stats --format=json %s: avg_per_s is the count over the whole trace\'s duration' % ' '.join(args), avg)
+    head = s2.stdout.splitlines()[0].split() if s2.stdout else []
+    ok(head[-1:] == ['AVG/s'] and 'AVG/s = COUNT / duration' in s2.stdout,
+       'stats: the column says it is an average, the duration line over what', s2.stdout)
     j1, j2 = os.path.join(tmp, '1.json'), os.path.join(tmp, '2.json')
     e1, e2 = run(cli, 'export', '-o', j1, events_file, trace), run(cli, 'export', '-o', j2, trace)
     ok(e2.returncode == 0 and open(j1).read() == open(j2).read(), '`export TRACE` writes the same JSON', e2.stderr)

@@ -172,9 +172,9 @@ static void test_bad_format(const char *exe, const char *shared, const char *scr
 
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: exit status 1");
-    char gen_message[sizeof message + 1];
-    snprintf(gen_message, sizeof gen_message, "%s\n", message);
-    is_str(r.err, gen_message, "gen: the error");
+    char gen_message[sizeof message + 32];
+    snprintf(gen_message, sizeof gen_message, "simpletrace gen: %s", message);
+    is_str(r.err, gen_message, "gen: the same message, after its own prefix");
     gu_result_free(&r);
 }
 

@@ -513,6 +513,77 @@ static void test_pairs(void)
     }
 }
 
+/*
+ * Names longer than uftrace reads: uftrace 0.13 reads an events.txt name into
+ * 512 bytes with an unbounded %s, so a 600-byte event name crashed replay,
+ * report and dump. Names are cut to 511 bytes, said in one line, and every
+ * uftrace command reads the result. Here a 900-byte call name (a _enter /
+ * _exit pair) and a 600-byte instant event, with a short call around them.
+ */
+static void test_long_names(void)
+{
+    char *te = ex_path("long.trace-events"), *trace = ex_path("long.trace"), *dir = ex_path("long.data");
+    char call[901], inst[601], enter[920], leave[920];
+    memset(call, 'c', 900);
+    call[900] = '\0';
+    memset(inst, 'i', 600);
+    inst[600] = '\0';
+    snprintf(enter, sizeof enter, "%s_enter", call);
+    snprintf(leave, sizeof leave, "%s_exit", call);
+    FILE *f = fopen(te, "w");
+    if (f) {
+        fprintf(f, "%s(void) \"in\"\n%s(void) \"out\"\n%s(int x) \"x %%d\"\nshort_enter(void) \"\"\n"
+                   "short_exit(void) \"\"\n", enter, leave, inst);
+        fclose(f);
+    }
+    struct ex_trace t;
+    memset(&t, 0, sizeof t);
+    ex_header(&t);
+    const char *names[] = {enter, leave, inst, "short_enter", "short_exit"};
+    for (unsigned i = 0; i < 5; i++)
+        ex_mapping(&t, i, names[i]);
+    ex_ev0(&t, 3, T0 + 1 * MS, 4001);
+    ex_ev0(&t, 0, T0 + 2 * MS, 4001);
+    ex_ev(&t, 2, T0 + 3 * MS, 4001, EX_INT(5));
+    ex_ev0(&t, 1, T0 + 4 * MS, 4001);
+    ex_ev0(&t, 4, T0 + 5 * MS, 4001);
+    ex_save(&t, trace);
+    struct ex_run r = run_export("--format=uftrace", "-o", dir, te, trace);
+    ok(r.status == 0 && ex_has(r.err, "2 names longer than 511 bytes cut to that, ending in \"...\""),
+       "long names: exported, the two names cut said in one line");
+    ex_run_free(&r);
+    char *evs = ex_slurp(ex_path("long.data/events.txt"), NULL);
+    size_t longest = 0;
+    for (char *line = evs; line && *line;) {
+        char *nl = strchr(line, '\n'), *colon = strrchr(line, ':');
+        size_t end = nl ? (size_t)(nl - line) : strlen(line);
+        if (colon && (size_t)(colon - line) < end && end - (size_t)(colon - line) - 1 > longest)
+            longest = end - (size_t)(colon - line) - 1;
+        line = nl ? nl + 1 : line + end;
+    }
+    ok(longest == 511, "long names: the longest events.txt name is 511 bytes (%zu)", longest);
+    free(evs);
+    if (need(uft_bin, "uftrace")) {
+        static const char *const subs[] = {"replay", "report", "graph", "dump", "info"};
+        for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+            int status = -1;
+            char *out = uft(subs[i], NULL, dir, &status);
+            ok(status == 0, "long names: uftrace %s reads the data (exit %d)", subs[i], status);
+            free(out);
+        }
+        int status = -1;
+        char *out = uft("dump", "--chrome", dir, &status);
+        ok(status == 0, "long names: uftrace dump --chrome reads the data (exit %d)", status);
+        free(out);
+        char cut[520];
+        snprintf(cut, sizeof cut, "%.508s...() {", call);
+        out = uft("replay", NULL, dir, &status);
+        ok(ex_has(out, "short() {") && ex_has(out, cut) && ex_has(out, "iiiiiiii..."),
+           "long names: replay shows the calls and the event by their cut names");
+        free(out);
+    }
+}
+
 static void test_filters(void)
 {
     char *trace = ex_path("nested.trace"), *dir = ex_path("filter.data");
@@ -808,6 +879,7 @@ int main(int argc, char **argv)
     test_process();
     test_depth();
     test_pairs();
+    test_long_names();
     test_filters();
     test_fixtures();
     test_truncated();

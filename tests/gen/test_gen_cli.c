@@ -139,7 +139,7 @@ static void test_failures(void)
     put("bad.te", "good(void)\nbad(int)\n");
     gen(&r, "--format=h", "-o", "keep.h", "bad.te", NULL, NULL);
     is_int(r.status, 1, "bad input: exit 1");
-    is_str(r.err, "bad.te:2: Argument 'int' has no name (write 'TYPE NAME')\n", "bad input: FILE:LINE: message");
+    is_str(r.err, "simpletrace gen: bad.te:2: Argument 'int' has no name (write 'TYPE NAME')\n", "bad input: FILE:LINE: message");
     char *kept = get("keep.h");
     is_str(kept, "OLD CONTENT\n", "existing output untouched");
     free(kept);
@@ -147,18 +147,19 @@ static void test_failures(void)
 
     gen(&r, "--format=h", "-o", "new.h", "missing.te", NULL, NULL);
     is_int(r.status, 1, "missing input: exit 1");
-    is_str(r.err, "missing.te: No such file or directory\n", "missing input: named");
+    is_str(r.err, "simpletrace gen: missing.te: No such file or directory\n", "missing input: named");
     gu_result_free(&r);
 
     put("one.te", "first_event(int a) \"a %d\"\n");
     gen(&r, "--format=h", "-o", "no/such/dir/out.h", "one.te", NULL, NULL);
     is_int(r.status, 1, "unwritable output: exit 1");
-    ok(contains(r.err, "no/such/dir/out.h: No such file or directory"), "unwritable output: named");
+    ok(!strncmp(r.err ? r.err : "", "simpletrace gen: ", 17) && contains(r.err, "no/such/dir/out.h: No such file or directory"),
+       "unwritable output: named");
     gu_result_free(&r);
 
     gen(&r, "--format=h", "-o", "dup.h", "one.te", "one.te", NULL);
     is_int(r.status, 1, "same file twice: exit 1");
-    is_str(r.err, "one.te:1: Duplicate event name 'first_event' (first declared at one.te:1)\n",
+    is_str(r.err, "simpletrace gen: one.te:1: Duplicate event name 'first_event' (first declared at one.te:1)\n",
            "same file twice: duplicate named");
     gu_result_free(&r);
 
@@ -174,7 +175,7 @@ static void test_warnings(void)
     gen(&r, "--format=h", "-o", "pid.h", "pid.te", NULL, NULL);
     is_int(r.status, 0, "argument 'pid': generated all the same");
     is_str(r.err,
-           "pid.te:2: warning: argument 'pid' of event 'child_exit' prints as a second pid= field in "
+           "simpletrace gen: pid.te:2: warning: argument 'pid' of event 'child_exit' prints as a second pid= field in "
            "`simpletrace print`, after the record's own (pid=14220 pid=0x378c); rename it to tell them apart\n",
            "argument 'pid': a warning with FILE:LINE");
     char *h = get("pid.h");

@@ -3,7 +3,9 @@
  * breaks one grammar rule; RULE.expected is the exact stderr of
  * `simpletrace gen` on it. RULE.second.trace-events, when present, is given
  * as a second input (rules about several files). Each case must exit 1,
- * print exactly the expected message and create no output file.
+ * print exactly the expected message, starting "simpletrace gen: " as
+ * every message of the command does, and create no output file. A trace
+ * file given in place of the trace-events file is one of the rules.
  *
  * To add a rule: write RULE.trace-events, then RULE.expected by hand (or from
  * `cd tests/gen/fail && simpletrace gen --format=h RULE.trace-events 2>RULE.expected`,
@@ -35,6 +37,7 @@ static void run_rule(const char *exe, const char *dir, const char *rule, const c
     gu_run(argv, dir, &r);
     is_int(r.status, 1, "%s: exit status 1", rule);
     is_str(r.err, expected, "%s: message", rule);
+    ok(r.err && !strncmp(r.err, "simpletrace gen: ", 17), "%s: the message starts with 'simpletrace gen: '", rule);
     ok(gu_count_entries(scratch) == 0, "%s: no output file left", rule);
     gu_result_free(&r);
     free(expected);

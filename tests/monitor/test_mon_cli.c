@@ -151,18 +151,20 @@ static void test_toggle(struct mon_target *t)
 
     r = MON_CTL("ctl", pidstr, "trace-event", "mon_work", "on");
     is_int(r.status, 0, "trace-event mon_work on: exit 0");
-    is_str(r.out, "", "trace-event on: silent like QEMU");
+    is_str(r.out, "enabled event \"mon_work\"\n", "trace-event on: says what it did");
     mon_run_free(&r);
     mon_do(t, "threads 3 100");
 
     r = MON_CTL("ctl", pidstr, "trace-event", "mon_w*", "off");
     is_int(r.status, 0, "trace-event mon_w* off: exit 0");
+    is_str(r.out, "disabled 1 event matching \"mon_w*\"\n", "trace-event GLOB off: how many it disabled");
     mon_run_free(&r);
     mon_do(t, "threads 2 50");
 
     r = MON_CTL("ctl", pidstr, "trace-file", "flush");
     is_int(r.status, 0, "trace-file flush: exit 0");
-    is_str(r.out, "", "flush: silent");
+    ok(r.out && !strncmp(r.out, "flushed: every record traced so far is in \"", 43) &&
+           strstr(r.out, "t.bin\"\n"), "flush: says the records are in the file: %s", r.out ? r.out : "");
     mon_run_free(&r);
     text = print_file("t.bin");
     is_int(count_lines(text, "mon_work "), 300, "only the mon_work records traced while it was on reach the file");
@@ -179,7 +181,8 @@ static void test_toggle(struct mon_target *t)
 
     r = MON_CTL("ctl", pidstr, "trace-event", "mon_*", "on");
     is_int(r.status, 0, "a glob with a compiled-out match: the rest is enabled, exit 0");
-    is_str(r.out, "event \"mon_never\" is unavailable (compiled out)\n", "... and the unavailable one is named");
+    is_str(r.out, "event \"mon_never\" is unavailable (compiled out)\nenabled 4 events matching \"mon_*\"\n",
+           "... and the unavailable one is named, and the number enabled");
     mon_run_free(&r);
     r = MON_CTL("ctl", pidstr, "info", "trace-events");
     is_str(r.out,
@@ -379,14 +382,15 @@ static void test_monitor_only(const char *exe)
     if (!ok(start_monitor_only(&t, exe, pid, sizeof pid) == 0, "monitor=on alone: the program serves"))
         return;
     r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
-    ok(r.status == 0 && r.out && !strcmp(r.out, UNWRITTEN), "trace-event on with the file off: the reply says so: %s",
+    ok(r.status == 0 && r.out && !strcmp(r.out, "enabled event \"mon_tick\"\n" UNWRITTEN),
+       "trace-event on with the file off: the reply says so: %s",
        r.out);
     mon_run_free(&r);
     r = MON_CTL("ctl", "--json", pid, "trace-event", "mon_tick", "on");
     ok(r.status == 0 && r.out && strstr(r.out, "\"written\":false}"), "... and --json says written false: %s", r.out);
     mon_run_free(&r);
     r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "off");
-    is_str(r.out, "", "trace-event off: nothing to say");
+    is_str(r.out, "disabled event \"mon_tick\"\n", "trace-event off: says so, nothing more");
     mon_run_free(&r);
     r = MON_CTL("ctl", pid, "trace-event", "mon_tick", "on");
     mon_run_free(&r);
@@ -398,7 +402,11 @@ static void test_monitor_only(const char *exe)
     is_int(r.status, 0, "trace-file on: exit 0");
     mon_run_free(&r);
     r = MON_CTL("ctl", pid, "trace-event", "mon_msg", "on");
-    is_str(r.out, "", "with the file on, trace-event on has nothing to add");
+    is_str(r.out, "enabled event \"mon_msg\"\n", "with the file on, trace-event on says what it did, nothing more");
+    mon_run_free(&r);
+    r = MON_CTL("ctl", pid, "trace-event", "mon_*", "on");
+    is_str(r.out, "event \"mon_never\" is unavailable (compiled out)\nenabled 4 events matching \"mon_*\"\n",
+           "trace-event GLOB on: the compiled-out event named, the number enabled");
     mon_run_free(&r);
     r = MON_CTL("ctl", pid, "trace-file", "flush");
     mon_run_free(&r);

@@ -149,6 +149,7 @@ static void test_switching(void)
     a = mon_ask(path, "trace-event cfg_b on\n");
     /* The file is off here: the reply notes where the records go. */
     is_str(a,
+           "enabled event \"cfg_b\"\n"
            "The trace file is off: these records stay in memory (info trace shows them) and are written nowhere "
            "until trace-file on.\nok\n",
            "PATH serves");

@@ -8,7 +8,8 @@
   - several traces merged by timestamp (inputs, processes);
   - the filters (event globs, tid, pid, time window) against a count made here;
   - sources: path, bytes, BytesIO, a pipe; a file object's own exception;
-  - numpy columns and pandas DataFrames (when numpy / pandas are installed);
+  - numpy columns and pandas DataFrames (when numpy / pandas are installed),
+    and without them an error naming their Debian packages;
   - Event/Arguments shape, is_string, an analyzer overriding _process_event;
   - help(simpletrace) and the type stubs name every public name;
   - errors: missing files, bad trace-events, QEMU traces without events.
@@ -16,6 +17,7 @@
 argv: SIMPLETRACE-CLI DEMO FIXTURES-QEMU-DIR
 """
 import ast
+import errno
 import io
 import json
 import os
@@ -350,12 +352,46 @@ def check_docs():
     ok(os.path.exists(os.path.join(os.path.dirname(stub), 'py.typed')), 'py.typed marks the package typed')
 
 
-def check_errors(ev, tr, fixtures, tmp):
+def check_optional_missing(ev, tr):
+    """numpy and pandas absent (a None entry in sys.modules makes their import fail): the error names the package."""
+    saved = {m: sys.modules.get(m, ImportError) for m in ('numpy', 'pandas')}
     try:
-        simpletrace.open(os.path.join(tmp, 'missing.trace'), ev)
-        ok(False, 'a missing trace')
-    except FileNotFoundError as e:
-        ok(e.filename.endswith('missing.trace'), 'a missing trace: FileNotFoundError naming it')
+        for module, call in (('numpy', lambda r: r.columns()), ('pandas', lambda r: r.dataframes()),
+                             ('pandas', lambda r: r.dataframe('tick'))):
+            sys.modules[module] = None
+            try:
+                call(simpletrace.open(tr, ev))
+                ok(False, 'without %s' % module)
+            except ImportError as e:
+                ok('python3-%s' % module in str(e) and e.name == module,
+                   'without %s: an ImportError naming the Debian package: %s' % (module, e))
+            sys.modules.update({m: v for m, v in saved.items() if v is not ImportError})
+    finally:
+        for m, v in saved.items():
+            if v is ImportError:
+                sys.modules.pop(m, None)
+            else:
+                sys.modules[m] = v
+
+
+def check_errors(ev, tr, fixtures, tmp):
+    missing = os.path.join(tmp, 'missing.trace')
+    for base in (FileNotFoundError, OSError, simpletrace.OpenError, simpletrace.SimpleException):
+        for what, call in (('a missing trace', lambda: simpletrace.open(missing, ev)),
+                           ('a missing trace-events file', lambda: simpletrace.open(tr, missing)),
+                           ('a missing trace among several', lambda: simpletrace.open([tr, missing], ev)),
+                           ('a missing trace, process()', lambda: simpletrace.process(ev, missing, simpletrace.Analyzer2()))):
+            try:
+                call()
+                ok(False, what)
+            except base as e:
+                ok(isinstance(e, simpletrace.OpenError) and e.errno == errno.ENOENT and 'missing.trace' in str(e),
+                   '%s: except %s catches it, an OpenError naming the file: %s' % (what, base.__name__, e))
+    ok(issubclass(simpletrace.OpenError, OSError) and issubclass(simpletrace.OpenError, simpletrace.SimpleException)
+       and all(issubclass(c, simpletrace.SimpleException) for c in (simpletrace.TraceError, simpletrace.EventsError)),
+       'one hierarchy: OpenError, TraceError and EventsError are SimpleExceptions; OpenError an OSError')
+    ok('OpenError' in simpletrace.open.__doc__ and 'OSError' in simpletrace.OpenError.__doc__,
+       "open()'s and OpenError's docstrings say so")
     bad = os.path.join(tmp, 'bad-events')
     with open(bad, 'w') as f:
         f.write('ok_event(int x) "x %d"\nbroken(int x "x %d"\n')
@@ -390,6 +426,7 @@ def main():
         check_filters(ev, tr, want)
         check_self_describing(cli, demo, tmp)
         check_columns(ev, tr, want)
+        check_optional_missing(ev, tr)
         check_qemu_objects(ev, tr)
         check_legacy_override(ev, tr, want)
         check_docs()

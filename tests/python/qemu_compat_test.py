@@ -108,6 +108,19 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ok(r.returncode == 1 and r.stderr.startswith(b'usage: ') and b'[--no-header] <trace-events> <trace-file>'
            in r.stderr, 'python3 -m simpletrace with three operands: usage, exit 1', r.stderr)
+        r = subprocess.run([sys.executable, '-m', 'simpletrace', '--help'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        ok(r.returncode == 0 and r.stdout.startswith(b'usage: python3 -m simpletrace ') and b'--no-header' in r.stdout
+           and not r.stderr, 'python3 -m simpletrace --help: usage on stdout, exit 0', r.stdout + r.stderr)
+        for args in (['missing.trace'], [os.path.join(fixtures, 'trace-events-all'), 'missing.trace'],
+                     ['missing-events', os.path.join(fixtures, 'create_qcow2.bin')]):
+            r = subprocess.run([sys.executable, '-m', 'simpletrace'] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=tmp)
+            missing = args[0] if args[0].startswith('missing') else args[1]
+            ok(r.returncode == 1 and r.stderr == b'python3 -m simpletrace: %s: No such file or directory\n'
+               % missing.encode() and not r.stdout,
+               'python3 -m simpletrace %s: one line naming the missing file, exit 1' % ' '.join(os.path.basename(a)
+                                                                                            for a in args), r.stderr)
     return done()
 
 

@@ -443,6 +443,29 @@ static void test_stats_text(void)
     rd_run_free(&r);
 }
 
+/* --- the command name ----------------------------------------------------------- */
+
+/* A misspelt subcommand: one line naming the nearest command, a pointer to --help, exit 2. */
+static void test_unknown_command(void)
+{
+    static const struct {
+        const char *typed, *want;
+    } cases[] = {
+        {"prnt", "simpletrace: unknown command 'prnt' (did you mean 'print'?)\nTry 'simpletrace --help'.\n"},
+        {"exprot", "simpletrace: unknown command 'exprot' (did you mean 'export'?)\nTry 'simpletrace --help'.\n"},
+        {"stat", "simpletrace: unknown command 'stat' (did you mean 'stats'?)\nTry 'simpletrace --help'.\n"},
+        {"xyzzy", "simpletrace: unknown command 'xyzzy'\nTry 'simpletrace --help'.\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rd_run r;
+        run(&r, NULL, cases[i].typed, "trace", NULL);
+        ok(r.status == 2 && r.out && !r.out[0] && r.err && !strcmp(r.err, cases[i].want),
+           "simpletrace %s: exit 2, '%.*s'", cases[i].typed, (int)strcspn(r.err ? r.err : "", "\n"),
+           r.err ? r.err : "");
+        rd_run_free(&r);
+    }
+}
+
 /* --- memory ------------------------------------------------------------------------- */
 
 /*
@@ -518,5 +541,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         test_stats(names[i]);
     test_stats_text();
+    test_unknown_command();
     return done_testing();
 }

@@ -54,10 +54,10 @@ static void test_errors(void)
     snprintf(msg, sizeof msg, "events=%s", path);
     {
         char want[1400];
-        snprintf(want, sizeof want, "%s: No such file or directory", path);
+        snprintf(want, sizeof want, "events=%s: cannot open: No such file or directory", path);
         fails(msg, -ENOENT, want);
         snprintf(msg, sizeof msg, "events=%s", test_dir);
-        snprintf(want, sizeof want, "%s: Is a directory", test_dir);
+        snprintf(want, sizeof want, "events=%s: cannot read: Is a directory", test_dir);
         fails(msg, -EISDIR, want);
     }
     fails("bufsize=3000", -EINVAL, "invalid bufsize '3000': want a power of two from 4K to 1G");
@@ -95,7 +95,7 @@ static void test_events_files(void)
                     "# a comment\r\n\r\n  cfg_a  \r\n\t# indented comment\ncfg_b\n\n-cfg_b\ncfg_c");
     test_write_file(test_path("bad.events"), "other_x\n# ok\nbad line\n");
     snprintf(cfg, sizeof cfg, "events=%s", test_path("bad.events"));
-    snprintf(want, sizeof want, "%s:3: invalid event pattern 'bad line'", test_path("bad.events"));
+    snprintf(want, sizeof want, "events=%s: line 3: invalid event pattern 'bad line'", test_path("bad.events"));
     fails(cfg, -EINVAL, want);
     is_int(state("other_x"), ST_EVENT_DISABLED, "bad events file: its good lines not applied");
     ok(!test_exists(test_path("trace.bin")), "no file after a bad events file");

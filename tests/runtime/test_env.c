@@ -174,14 +174,16 @@ int main(int argc, char **argv)
 
     test_write_file(test_path("ev.txt"), "env_a1\nx y\n");
     snprintf(value, sizeof value, "events=%s", test_path("ev.txt"));
-    snprintf(want, sizeof want, "simpletrace: SIMPLETRACE: %s:2: invalid event pattern 'x y'\n", test_path("ev.txt"));
+    snprintf(want, sizeof want, "simpletrace: SIMPLETRACE: events=%s: line 2: invalid event pattern 'x y'\n",
+             test_path("ev.txt"));
     e = run("bad", value, test_path("evbad"), &status, &pid);
     expect_ok(status, e, "bad events file");
     is_str(e, want, "bad events file line reported with FILE:LINE");
     free(e);
 
     snprintf(value, sizeof value, "events=%s", test_path("nope.txt"));
-    snprintf(want, sizeof want, "simpletrace: SIMPLETRACE: %s: No such file or directory\n", test_path("nope.txt"));
+    snprintf(want, sizeof want, "simpletrace: SIMPLETRACE: events=%s: cannot open: No such file or directory\n",
+             test_path("nope.txt"));
     e = run("bad", value, test_path("evmissing"), &status, &pid);
     expect_ok(status, e, "missing events file");
     is_str(e, want, "missing events file reported");

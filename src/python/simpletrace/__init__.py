@@ -19,7 +19,7 @@ QEMU's scripts/simpletrace.py, with its semantics
 Beyond it: open()
     Reader objects iterate Records with typed values (negative ints, bool,
     bytes), need no trace-events file for traces that carry their
-    declarations (simpletrace's own, since 0.3), merge several traces by
+    declarations (simpletrace's own, since 0.2), merge several traces by
     timestamp, filter in C before Python sees a record (event globs, thread,
     process, time window), and give numpy columns and pandas DataFrames per
     event (when numpy / pandas are installed).
@@ -51,10 +51,10 @@ import sys
 import weakref
 
 from . import _core
-from ._core import EventsError, Record, SimpleException, TraceError
+from ._core import EventsError, OpenError, Record, SimpleException, TraceError
 
 __all__ = ['Analyzer', 'Analyzer2', 'process', 'run', 'read_trace_header', 'read_trace_records',
-           'SimpleException', 'TraceError', 'EventsError', 'Event', 'Arguments', 'read_events', 'is_string',
+           'SimpleException', 'TraceError', 'EventsError', 'OpenError', 'Event', 'Arguments', 'read_events', 'is_string',
            'open', 'Reader', 'Record']
 
 __version__ = _core.library_version
@@ -248,8 +248,8 @@ class _Declarations:
         if isinstance(events, (list, tuple)):
             if all(isinstance(e, (str, os.PathLike)) for e in events):
                 texts = []
-                for path in events:  # an OSError names the file
-                    with builtins.open(path, 'r') as f:
+                for path in events:
+                    with _open_file(path, 'r') as f:
                         texts.append((os.fsdecode(path), f.read()))
                 catalog = _core.load_events_files(list(events))  # before ours: its errors say FILE:LINE: what
                 return cls(catalog, [e for name, text in texts for e in read_events(text.splitlines(True), name)])
@@ -260,6 +260,14 @@ class _Declarations:
 
     def bind(self, reader):
         reader.bind(tuple(self.events), self.ids, self.argnames, self._grown)
+
+
+def _open_file(path, mode):
+    """builtins.open(path, mode), raising OpenError (an OSError naming path) when it fails."""
+    try:
+        return builtins.open(path, mode)
+    except OSError as e:
+        raise _core.open_error(e.errno, e.strerror, e.filename) from None
 
 
 # --- QEMU's analyzers -----------------------------------------------------------
@@ -366,8 +374,9 @@ def process(events, log, analyzer, read_header=True):
     read_events()'), or an open text file; log: a trace path or an open
     binary file (read from where it stands and left open); read_header:
     False for a trace without its header (event IDs then index events).
-    Raises SimpleException (TraceError) for a trace it cannot read, after
-    every earlier record was analysed.
+    Raises SimpleException: OpenError (an OSError) for a file that cannot be
+    opened, EventsError for bad trace-events text, TraceError for a trace
+    it cannot read, after every earlier record was analysed.
     """
     decl = _Declarations.load(events)
     reader = _core.Reader(log, decl.catalog, no_header=not read_header)
@@ -386,7 +395,7 @@ def run(analyzer):
     no_header = len(args) == 3 and args[0] == '--no-header'
     if len(args) != 2 + no_header:
         raise SimpleException('usage: %s [--no-header] <trace-events> <trace-file>\n' % sys.argv[0])
-    with builtins.open(args[-2], 'r') as events_fobj, builtins.open(args[-1], 'rb') as log_fobj:
+    with _open_file(args[-2], 'r') as events_fobj, _open_file(args[-1], 'rb') as log_fobj:
         process(events_fobj, log_fobj, analyzer, read_header=not no_header)
 
 
@@ -424,6 +433,16 @@ def read_trace_records(events, fobj, read_header):
 
 
 # --- beyond QEMU's API ----------------------------------------------------------
+
+def _optional(name, what):
+    """The optional module name, imported for what; ModuleNotFoundError naming its Debian package if missing."""
+    try:
+        return __import__(name)
+    except ImportError:
+        pass  # raised below, outside this handler, so the traceback shows one error
+    raise ModuleNotFoundError('simpletrace: %s needs %s, which is not installed (Debian: apt-get install python3-%s)'
+                              % (what, name, name), name=name)
+
 
 def _filter_ns(value):
     return _core.parse_duration(value) if isinstance(value, str) else value
@@ -479,7 +498,7 @@ class Reader(_core.Reader):
         suffix "_arg". select: event globs as open() takes them ("io_*,-tick"
         or a list); None: every event. Events without records have no entry.
         """
-        import numpy
+        numpy = _optional('numpy', 'columns()')
         out = {}
         several = self.inputs > 1
         for index, rows, cols in super().columns(None if select is None else self._selector(select)):
@@ -499,12 +518,12 @@ class Reader(_core.Reader):
 
     def dataframes(self, select=None):
         """Reads every remaining record into one pandas DataFrame per event: {event name: DataFrame}."""
-        import pandas
+        pandas = _optional('pandas', 'dataframes()')
         return {name: pandas.DataFrame(cols) for name, cols in self.columns(select).items()}
 
     def dataframe(self, event):
         """Reads every remaining record; the DataFrame of the records of event (no rows when none)."""
-        import pandas
+        pandas = _optional('pandas', 'dataframe()')
         frames = self.dataframes([event])  # first: a trace read without trace-events may declare it late
         if event in frames:
             return frames[event]
@@ -522,7 +541,7 @@ def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, 
     trace keeps its own event IDs), bytes, or a binary file object.
     events: trace-events path(s), a text file, or a list of Event objects;
     None: the declarations the traces carry (simpletrace writes them into
-    every trace since 0.3; QEMU's traces need their trace-events files).
+    every trace since 0.2; QEMU's traces need their trace-events files).
     Filters, applied before Python sees a record:
       select      event globs, "job_*,-job_debug" or a list (last match wins)
       tid         records whose pid field is this thread id
@@ -532,8 +551,10 @@ def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, 
     no_header: a trace without its header (IDs index events); rotated: read
     a trace written in pieces (FILE, FILE.1, ...) as one; undeclared:
     deliver records of undeclared events (event None, no arguments).
-    Raises OSError when a file cannot be opened, EventsError for bad
-    trace-events text, TraceError for a trace that cannot be read.
+    Raises OpenError (an OSError, FileNotFoundError for a missing file) when
+    a file cannot be opened, EventsError for bad trace-events text,
+    TraceError for a trace that cannot be read; all three are
+    SimpleExceptions.
     """
     return Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
                   no_header=no_header, rotated=rotated, undeclared=undeclared, buffer_size=buffer_size)

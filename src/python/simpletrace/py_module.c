@@ -9,7 +9,31 @@
 PyObject *pyst_SimpleException;
 PyObject *pyst_TraceError;
 PyObject *pyst_EventsError;
+PyObject *pyst_OpenError;
 PyObject *pyst_kwnames;
+
+/* The OpenError raised for an errno: also the builtin OSError subclass Python
+ * itself raises for it (so `except FileNotFoundError` still catches it), the
+ * base class OpenError for the others. Made at import. */
+static struct {
+    int err;
+    PyObject **builtin;
+    PyObject *cls;
+} open_errors[] = {
+    {ENOENT, &PyExc_FileNotFoundError, NULL},
+    {EACCES, &PyExc_PermissionError, NULL},
+    {EPERM, &PyExc_PermissionError, NULL},
+    {EISDIR, &PyExc_IsADirectoryError, NULL},
+    {ENOTDIR, &PyExc_NotADirectoryError, NULL},
+};
+
+static PyObject *open_error_class(int err)
+{
+    for (size_t i = 0; i < sizeof open_errors / sizeof open_errors[0]; i++)
+        if (open_errors[i].err == err)
+            return open_errors[i].cls;
+    return pyst_OpenError;
+}
 
 PyObject *pyst_events_error(const char *message)
 {
@@ -33,17 +57,37 @@ PyObject *pyst_open_error(int code, const char *name, const char *text)
 {
     if (code == -ENOMEM)
         return PyErr_NoMemory();
-    if (is_os_error(code) && name) {
+    if (!is_os_error(code)) {
+        PyErr_SetString(pyst_TraceError, text);
+        return NULL;
+    }
+    PyObject *cls = open_error_class(-code);
+    if (name) {
         PyObject *fn = PyUnicode_DecodeFSDefault(name);
         if (fn) {
             errno = -code;
-            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, fn);
+            PyErr_SetFromErrnoWithFilenameObject(cls, fn);
             Py_DECREF(fn);
         }
         return NULL;
     }
-    PyErr_SetString(pyst_TraceError, text);
+    /* Which of several files is not known here: the reader's text names it. */
+    PyObject *exc = PyObject_CallFunction(cls, "is", -code, text);
+    if (exc) {
+        PyErr_SetObject(cls, exc);
+        Py_DECREF(exc);
+    }
     return NULL;
+}
+
+/* _core.open_error(errno, strerror, filename): the OpenError Python's own open() would have raised as OSError. */
+static PyObject *open_error(PyObject *mod, PyObject *args)
+{
+    int err;
+    PyObject *strerror, *filename;
+    if (!PyArg_ParseTuple(args, "iOO", &err, &strerror, &filename))
+        return NULL;
+    return PyObject_CallFunction(open_error_class(err), "iOO", err, strerror, filename);
 }
 
 /* _core.load_events(name, text): a Catalog of trace-events text. */
@@ -144,6 +188,9 @@ static PyMethodDef module_methods[] = {
     {"load_trace_declarations", load_trace_declarations, METH_VARARGS,
      "load_trace_declarations(path, rotated=False) -> Catalog or None\n\n"
      "The event declarations a trace carries; None when it carries none (QEMU's traces)."},
+    {"open_error", open_error, METH_VARARGS,
+     "open_error(errno, strerror, filename) -> OpenError\n\n"
+     "The OpenError for an OSError of opening filename (FileNotFoundError and the like as well)."},
     {"parse_duration", parse_duration, METH_O,
      "parse_duration(text) -> int\n\nNanoseconds of a duration \"N\", \"Nns\", \"Nus\", \"Nms\" or \"Ns\"."},
     {NULL, NULL, 0, NULL},
@@ -203,6 +250,28 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_DECREF(bases);
     if (!pyst_TraceError || !pyst_EventsError)
         goto fail;
+    bases = PyTuple_Pack(2, pyst_SimpleException, PyExc_OSError);
+    if (!bases)
+        goto fail;
+    pyst_OpenError = new_exception(mod, "OpenError",
+                                   "A file that cannot be opened (a trace, a trace-events file): an OSError with\n"
+                                   "errno, strerror and filename. The one raised is also the OSError subclass\n"
+                                   "Python raises for its errno (FileNotFoundError, PermissionError,\n"
+                                   "IsADirectoryError, NotADirectoryError).",
+                                   bases);
+    Py_DECREF(bases);
+    if (!pyst_OpenError)
+        goto fail;
+    for (size_t i = 0; i < sizeof open_errors / sizeof open_errors[0]; i++) {
+        bases = PyTuple_Pack(2, pyst_OpenError, *open_errors[i].builtin);
+        if (!bases)
+            goto fail;
+        /* Named OpenError too: a traceback says simpletrace.OpenError, the errno says which. */
+        open_errors[i].cls = PyErr_NewExceptionWithDoc("simpletrace.OpenError", NULL, bases, NULL);
+        Py_DECREF(bases);
+        if (!open_errors[i].cls)
+            goto fail;
+    }
     PyObject *kw[4] = {PyUnicode_InternFromString("event"), PyUnicode_InternFromString("event_id"),
                        PyUnicode_InternFromString("timestamp_ns"), PyUnicode_InternFromString("pid")};
     if (kw[0] && kw[1] && kw[2] && kw[3])

@@ -54,6 +54,7 @@ struct pyst_evinfo {
 extern PyObject *pyst_SimpleException; /* simpletrace.SimpleException(Exception) */
 extern PyObject *pyst_TraceError;      /* bad trace: (SimpleException, ValueError), with where */
 extern PyObject *pyst_EventsError;     /* bad trace-events text: (SimpleException, ValueError) */
+extern PyObject *pyst_OpenError;       /* a file that cannot be opened: (SimpleException, OSError) */
 
 /* Interned keyword names of Analyzer2's calls, in call order, as one tuple. */
 extern PyObject *pyst_kwnames;
@@ -61,7 +62,8 @@ extern PyObject *pyst_kwnames;
 /* Raises EventsError(message). Returns NULL. */
 PyObject *pyst_events_error(const char *message);
 
-/* Raises OSError for an -errno of opening name, else TraceError(text). Returns NULL. */
+/* Raises OpenError for an -errno of opening name (NULL: one of several, text names it), else
+ * TraceError(text). Returns NULL. */
 PyObject *pyst_open_error(int code, const char *name, const char *text);
 
 /* --- catalogs (py_catalog.c) --- */

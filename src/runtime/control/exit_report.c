@@ -101,7 +101,7 @@ void st__exit_report(void)
     }
     st__file_status(path, sizeof path, &file_on, &error);
     st__drain_counters(&dc);
-    if (produced == 0 && st__reg_enabled_count() == 0)
+    if (produced == 0 && st__reg_enabled_count() == 0 && !st__reg_none_recorded())
         st__diag("simpletrace", "trace file '%s' holds no events: none was enabled (SIMPLETRACE='enable=PATTERN,...' "
                  "or st_configure())", path);
     say_write_lost(&rc, &dc);

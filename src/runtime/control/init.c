@@ -65,6 +65,8 @@ static void at_exit(void)
 {
     st__flight_exit();
     st__drain_exit();
+    if (st__reg_none_recorded())
+        st__file_remove_unwritten();
     st__exit_report();
 }
 

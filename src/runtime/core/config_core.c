@@ -97,9 +97,10 @@ static int parse_events_file(void *state, const char *path, char *err, size_t er
         st__errmsg(err, errlen, "events=: empty file name");
         return -EINVAL;
     }
+    /* Messages name the key: a bare path would not say which item of the configuration it came from. */
     if (!(f = fopen(path, "re"))) {
         ret = -errno;
-        st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
+        st__errmsg(err, errlen, "events=%s: cannot open: %s", path, st_strerror(ret));
         return ret;
     }
     errno = 0;
@@ -108,14 +109,14 @@ static int parse_events_file(void *state, const char *path, char *err, size_t er
         lineno++;
         if (!*p || *p == '#')
             continue;
-        snprintf(where, sizeof where, "%s:%u: ", path, lineno);
+        snprintf(where, sizeof where, "events=%s: line %u: ", path, lineno);
         if ((ret = events_pattern(state, p, where, err, errlen)) < 0)
             goto out;
         errno = 0;
     }
     if (ferror(f)) {
         ret = errno ? -errno : -EIO;
-        st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
+        st__errmsg(err, errlen, "events=%s: cannot read: %s", path, st_strerror(ret));
     }
 out:
     free(line);

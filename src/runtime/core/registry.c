@@ -488,6 +488,23 @@ uint32_t st__reg_enabled_count(void)
     return n;
 }
 
+bool st__reg_none_recorded(void)
+{
+    bool unrecorded = false, recorded = false;
+
+    pthread_mutex_lock(&reg_lock);
+    for (uint32_t i = 0; i < nslots; i++) {
+        if (!slots[i].ev)
+            continue;
+        if (slots[i].ev->flags & ST_EVENT_UNRECORDED)
+            unrecorded = true;
+        else if (!(slots[i].ev->flags & ST_EVENT_COMPILED_OUT))
+            recorded = true;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return unrecorded && !recorded;
+}
+
 void st__reg_lock(void)
 {
     pthread_mutex_lock(&reg_lock);

@@ -56,6 +56,9 @@ void st__reg_unmatched(void (*fn)(const char *pattern, bool enable, const char *
 /* Events enabled now. */
 uint32_t st__reg_enabled_count(void);
 
+/* True when events are registered and none can write a record: all log/syslog/... only (ST_EVENT_UNRECORDED) or compiled out, one at least unrecorded. */
+bool st__reg_none_recorded(void);
+
 /* Number of event IDs assigned so far (acquire: mappings are readable). */
 uint32_t st__reg_count(void);
 

@@ -40,6 +40,13 @@ void st__file_status(char *path, size_t len, bool *enabled, int *error);
 /* True when a trace file is or was in use (the writer runs): flight mode is then refused. */
 bool st__file_in_use(void);
 
+/*
+ * After the exit flush: removes the trace file when this process wrote no
+ * record to it (only its header, mappings and description). For a program
+ * whose events all go to other backends (log, syslog): it leaves no file.
+ */
+void st__file_remove_unwritten(void);
+
 /* --- counters --------------------------------------------------------------------- */
 
 struct st_drain_counters {

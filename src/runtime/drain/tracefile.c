@@ -139,6 +139,24 @@ bool st__file_in_use(void)
     return on;
 }
 
+void st__file_remove_unwritten(void)
+{
+    struct st_drain_counters dc;
+    char path[sizeof st__ws.name];
+
+    st__drain_counters(&dc);
+    if (dc.written || dc.dropped_reported)
+        return;
+    pthread_mutex_lock(&st__wr_lock);
+    /* Only once the writer has ended: nothing can write the file any more. */
+    bool remove = st__ws.exited && st__ws.name[0] && st__ws.piece == 0;
+    if (remove)
+        st__current_name(path, sizeof path);
+    pthread_mutex_unlock(&st__wr_lock);
+    if (remove)
+        unlink(path);
+}
+
 /* --- the lock on the name ------------------------------------------------------ */
 
 /* The process holding a flock() on st's file, from /proc/locks; 0 when unknown (it may miss a lock just taken). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <simpletrace/simpletrace.h>
 
@@ -277,8 +278,15 @@ static void cmd_trace_event(struct cmd *c)
         } else {
             if (m.names.len)
                 st__growbuf_put(c->out, m.names.data, m.names.len);
+            /* Unlike QEMU's silence, a success says what changed, so a typo'd glob that caught less shows. */
+            int changed = on ? m.matched - m.unavailable : m.matched;
             if (m.matched == 0)
                 st__growbuf_printf(c->out, "no event matches \"%s\"\n", pattern);
+            else if (!has_wildcard(pattern))
+                st__growbuf_printf(c->out, "%s event \"%s\"\n", on ? "enabled" : "disabled", pattern);
+            else
+                st__growbuf_printf(c->out, "%s %d event%s matching \"%s\"\n", on ? "enabled" : "disabled", changed,
+                                   changed == 1 ? "" : "s", pattern);
             if (unwritten)
                 st__growbuf_puts(c->out, UNWRITTEN_NOTE "\n");
         }
@@ -360,6 +368,11 @@ static void cmd_trace_file(struct cmd *c)
         }
         if (c->json)
             st__growbuf_put(c->out, "{}\n", 3);
+        else if (path)
+            st__growbuf_printf(c->out, "snapshot written to \"%s\"\n", path);
+        else
+            st__growbuf_printf(c->out, "snapshot written to snapshot-%ld-N in the program's directory\n",
+                               (long)getpid());
         answer_ok(c);
         return;
     }
@@ -391,8 +404,13 @@ static void cmd_trace_file(struct cmd *c)
             file_error(c, "error writing", r);
             return;
         }
-        if (c->json)
+        if (c->json) {
             st__growbuf_put(c->out, "{}\n", 3);
+        } else {
+            struct st_file_status fs = {.struct_size = sizeof fs};
+            st_trace_file_status(&fs);
+            st__growbuf_printf(c->out, "flushed: every record traced so far is in \"%s\"\n", fs.path);
+        }
     } else {
         answer_error(c, "unexpected argument \"%.200s\" (usage: trace-file [on|off|flush|set PATH])", arg);
         return;

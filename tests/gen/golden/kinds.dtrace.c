@@ -11,7 +11,7 @@ extern ST__HIDDEN struct st_event st__event_no_args;
 ST__HIDDEN struct st_event st__event_no_args = {
     sizeof(struct st_event), 0, 0, "no_args", "void",
     "nothing to say",
-    "", 0, 0
+    "", 0, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_no_args_semaphore;
 ST__HIDDEN unsigned short kinds_no_args_semaphore __attribute__((section(".probes"))) = 0;
@@ -20,7 +20,7 @@ extern ST__HIDDEN struct st_event st__event_no_format;
 ST__HIDDEN struct st_event st__event_no_format = {
     sizeof(struct st_event), 0, 0, "no_format", "int value",
     "",
-    "i", 1, 0
+    "i", 1, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_no_format_semaphore;
 ST__HIDDEN unsigned short kinds_no_format_semaphore __attribute__((section(".probes"))) = 0;
@@ -29,7 +29,7 @@ extern ST__HIDDEN struct st_event st__event_integers;
 ST__HIDDEN struct st_event st__event_integers = {
     sizeof(struct st_event), 0, 0, "integers", "int8_t i8, uint8_t u8, int16_t i16, uint16_t u16, int32_t i32, uint32_t u32, int64_t i64, uint64_t u64",
     "i8=%d u8=%u i16=%d u16=%u i32=%" PRId32 " u32=%" PRIu32 " i64=%" PRId64 " u64=0x%" PRIx64,
-    "iiiiiiii", 8, 0
+    "iiiiiiii", 8, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_integers_semaphore;
 ST__HIDDEN unsigned short kinds_integers_semaphore __attribute__((section(".probes"))) = 0;
@@ -38,7 +38,7 @@ extern ST__HIDDEN struct st_event st__event_c_types;
 ST__HIDDEN struct st_event st__event_c_types = {
     sizeof(struct st_event), 0, 0, "c_types", "char c, short s, unsigned u, long l, unsigned long long ull, bool b, size_t sz, ssize_t ssz, ptrdiff_t pd, uintptr_t up",
     "c=%d s=%d u=%u l=%ld ull=%llu b=%d sz=%zu ssz=%zd pd=%td up=0x%" PRIxPTR,
-    "iiiiiiiiii", 10, 0
+    "iiiiiiiiii", 10, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_c_types_semaphore;
 ST__HIDDEN unsigned short kinds_c_types_semaphore __attribute__((section(".probes"))) = 0;
@@ -47,7 +47,7 @@ extern ST__HIDDEN struct st_event st__event_strings;
 ST__HIDDEN struct st_event st__event_strings = {
     sizeof(struct st_event), 0, 0, "strings", "const char *name, char *buf, const char *tight",
     "name=%s buf=%s tight=%s",
-    "sss", 3, 0
+    "sss", 3, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_strings_semaphore;
 ST__HIDDEN unsigned short kinds_strings_semaphore __attribute__((section(".probes"))) = 0;
@@ -56,7 +56,7 @@ extern ST__HIDDEN struct st_event st__event_pointers;
 ST__HIDDEN struct st_event st__event_pointers = {
     sizeof(struct st_event), 0, 0, "pointers", "void *opaque, const void *cv, char **argv, unsigned char *bytes, const uint8_t *data",
     "opaque=%p cv=%p argv=%p bytes=%p data=%p",
-    "iiiii", 5, 0
+    "iiiii", 5, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_pointers_semaphore;
 ST__HIDDEN unsigned short kinds_pointers_semaphore __attribute__((section(".probes"))) = 0;
@@ -65,7 +65,7 @@ extern ST__HIDDEN struct st_event st__event_mixed;
 ST__HIDDEN struct st_event st__event_mixed = {
     sizeof(struct st_event), 0, 0, "mixed", "const char *dev, uint64_t addr, void *p, int len",
     "dev \"%s\" addr 0x%" PRIx64 " p %p len %d",
-    "siii", 4, 0
+    "siii", 4, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_mixed_semaphore;
 ST__HIDDEN unsigned short kinds_mixed_semaphore __attribute__((section(".probes"))) = 0;
@@ -74,7 +74,7 @@ extern ST__HIDDEN struct st_event st__event_ten;
 ST__HIDDEN struct st_event st__event_ten = {
     sizeof(struct st_event), 0, 0, "ten", "int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10",
     "%d %d %d %d %d %d %d %d %d %d",
-    "iiiiiiiiii", 10, 0
+    "iiiiiiiiii", 10, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_ten_semaphore;
 ST__HIDDEN unsigned short kinds_ten_semaphore __attribute__((section(".probes"))) = 0;
@@ -90,7 +90,7 @@ extern ST__HIDDEN struct st_event st__event_cxx_names;
 ST__HIDDEN struct st_event st__event_cxx_names = {
     sizeof(struct st_event), 0, 0, "cxx_names", "int new, const char *class, void *this",
     "new=%d class=%s this=%p",
-    "isi", 3, 0
+    "isi", 3, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_cxx_names_semaphore;
 ST__HIDDEN unsigned short kinds_cxx_names_semaphore __attribute__((section(".probes"))) = 0;
@@ -99,7 +99,7 @@ extern ST__HIDDEN struct st_event st__event_escapes;
 ST__HIDDEN struct st_event st__event_escapes = {
     sizeof(struct st_event), 0, 0, "escapes", "int n",
     "tab\there \"quoted\" 100%% \\ n=%d" "",
-    "i", 1, 0
+    "i", 1, ST_EVENT_UNRECORDED
 };
 extern ST__HIDDEN unsigned short kinds_escapes_semaphore;
 ST__HIDDEN unsigned short kinds_escapes_semaphore __attribute__((section(".probes"))) = 0;
