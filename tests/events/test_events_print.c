@@ -146,7 +146,7 @@ static void test_lenient(const char *exe, const char *scratch)
 
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: still refuses the file");
-    is_str(r.err, "trace-events:3: Argument 1 'x' has no conversion: the format prints 0 of the 1 arguments\n",
+    is_str(r.err, "simpletrace gen: trace-events:3: Argument 1 'x' has no conversion: the format prints 0 of the 1 arguments\n",
            "gen: the error, with FILE:LINE and no warning");
     is_str(r.out, "", "gen: nothing written");
     gu_result_free(&r);
@@ -173,7 +173,7 @@ static void test_bad_format(const char *exe, const char *shared, const char *scr
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: exit status 1");
     char gen_message[sizeof message + 32];
-    snprintf(gen_message, sizeof gen_message, "simpletrace gen: %s", message);
+    snprintf(gen_message, sizeof gen_message, "simpletrace gen: %s\n", message);
     is_str(r.err, gen_message, "gen: the same message, after its own prefix");
     gu_result_free(&r);
 }
