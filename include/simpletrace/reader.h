@@ -523,6 +523,29 @@ ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
  */
 ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
 
+/* Distinct thread ids st_reader_seen keeps. */
+#define ST_READER_SEEN_TIDS 32
+
+/*
+ * What the records the filters skipped were (added in 0.2): for saying why
+ * a filter selected nothing ("no record has thread 5; the trace's: ...",
+ * "--from is after the last record"). Grows at its end.
+ */
+struct st_reader_seen {
+    uint32_t struct_size;    /* sizeof(struct st_reader_seen) as the caller was compiled */
+    bool have_last;          /* a record was skipped: last_ns is set */
+    uint64_t last_ns;        /* the latest timestamp of the skipped records (moved as delivered ones are) */
+    size_t ntids;            /* distinct pid fields (thread ids) of the skipped records, the first ... */
+    uint32_t tids[ST_READER_SEEN_TIDS]; /* ... ST_READER_SEEN_TIDS in the order met (v2+ records: v0 has none) */
+};
+
+/*
+ * Copies what the filters skipped so far into *s, whose struct_size the
+ * caller sets (every input's, for several): 0, or -EINVAL (struct_size
+ * too small; *s untouched).
+ */
+ST_API int st_reader_get_seen(const struct st_reader *r, struct st_reader_seen *s);
+
 /* The catalog the reader decodes with. */
 ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r);
 

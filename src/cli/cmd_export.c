@@ -372,6 +372,7 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     int ret = st_export_run(t->r, &o->ex, &s, err, sizeof err);
     progress_clear(&pr);
     if (ret == 0) {
+        cli_trace_report_filters(t, &o->in);
         if (!o->quiet)
             summary(o, &s);
         return 0;

@@ -372,6 +372,8 @@ static int merge_all(struct merge *m, const struct cli_input *in)
         return status;
     if (ret < 0) /* damage after records: they are written, up to it (the message says where) */
         m->partial = true;
+    else
+        cli_trace_report_filters(m->t, in);
     if (flush(m) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m->out_name, strerror(-m->error));
         return 1;

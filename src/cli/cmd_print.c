@@ -351,6 +351,7 @@ static int print_all(const struct cli_trace *t, const struct cli_input *in, stru
         } else if (ret == 0) {
             if (sync_anchor(anchor, t, f)) /* a trace without records still says it has no anchor */
                 return 1;
+            cli_trace_report_filters(t, in);
             break;
         } else if (ret == -EAGAIN && follow) {
             if ((ret = st_formatter_flush(f)) < 0 || interrupted)

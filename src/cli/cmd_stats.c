@@ -194,21 +194,6 @@ static int collect(struct st_reader *r, struct event_stats **es, size_t *nev, st
 
 /* --- showing ---------------------------------------------------------------- */
 
-/* A signed duration in a human unit: "532 ns", "-5.984 us", "12.345 ms", "1.234 s". */
-static const char *human(char *buf, size_t len, int64_t ns)
-{
-    const char *sign = ns < 0 ? "-" : "";
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (a < 1000)
-        snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)a);
-    else if (a < 1000000)
-        snprintf(buf, len, "%s%.3f us", sign, (double)a / 1e3);
-    else if (a < 1000000000)
-        snprintf(buf, len, "%s%.3f ms", sign, (double)a / 1e6);
-    else
-        snprintf(buf, len, "%s%.3f s", sign, (double)a / 1e9);
-    return buf;
-}
 
 static int by_count(const void *a, const void *b)
 {
@@ -275,7 +260,7 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
             else
                 snprintf(d, sizeof d, "-");
             printf("%-*s %12llu %14s %14s %14s\n", w, e->ev->name, (unsigned long long)e->count,
-                   human(a, sizeof a, rel(t, e->min_ts)), human(b, sizeof b, rel(t, e->max_ts)), d);
+                   cli_duration(a, sizeof a, rel(t, e->min_ts)), cli_duration(b, sizeof b, rel(t, e->max_ts)), d);
         }
         printf("%.*s\n", w + 4 * 15 + 13, "------------------------------------------------------------"
                                         "------------------------------------------------------------"
@@ -295,7 +280,7 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     if (t->write_lost)
         printf("%-15s %llu of the events lost: writing the trace failed (e.g. a full disk)\n", "write-lost",
                (unsigned long long)t->write_lost);
-    printf("%-15s %s%s\n", "duration", human(a, sizeof a, (int64_t)duration(t)),
+    printf("%-15s %s%s\n", "duration", cli_duration(a, sizeof a, (int64_t)duration(t)),
            n && duration(t) ? " (first to last record; AVG/s = COUNT / duration)" : "");
     printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
     print_threads(t);
@@ -446,6 +431,8 @@ int st_cmd_stats(int argc, char **argv)
         goto out;
     }
     int ret = collect(tr.r, &es, &nev, &t);
+    if (ret == 0)
+        cli_trace_report_filters(&tr, &o.in);
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
     size_t n = sort_events(es, nev);

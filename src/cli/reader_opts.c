@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "catalog_warn.h"
+#include "glob_match.h"
+#include "nearest.h"
 #include "trace_format.h"
 
 /* The operands, for the hints that tell their order. */
@@ -517,6 +519,102 @@ void cli_trace_close(struct cli_trace *t)
     if (!t->cat_borrowed)
         st_catalog_free(t->cat);
     memset(t, 0, sizeof *t);
+}
+
+const char *cli_duration(char *buf, size_t len, int64_t ns)
+{
+    const char *sign = ns < 0 ? "-" : "";
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (a < 1000)
+        snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)a);
+    else if (a < 1000000)
+        snprintf(buf, len, "%s%.3f us", sign, (double)a / 1e3);
+    else if (a < 1000000000)
+        snprintf(buf, len, "%s%.3f ms", sign, (double)a / 1e6);
+    else
+        snprintf(buf, len, "%s%.3f s", sign, (double)a / 1e9);
+    return buf;
+}
+
+/* --- filters that selected nothing ------------------------------------------------------ */
+
+/* Whether glob[0..len) matches an event of cat (Dropped_Event included); else its nearest names into near. */
+static bool glob_matches(const struct st_catalog *cat, const char *glob, size_t len, char *near, size_t nearlen)
+{
+    char word[256];
+    struct st__nearest s;
+    snprintf(word, sizeof word, "%.*s", (int)(len < 255 ? len : 255), glob);
+    st__nearest_init(&s, word);
+    for (size_t i = 0; i <= st_catalog_count(cat); i++) {
+        const struct st_event_info *ev = st_catalog_event(cat, i);
+        if (st__glob_match_n(glob, len, ev->name))
+            return true;
+        st__nearest_offer(&s, ev->name);
+    }
+    st__nearest_list(&s, near, nearlen);
+    return false;
+}
+
+/* --events: each glob that selects (not a "-glob") and matches no event of the trace. */
+static void report_events(const struct cli_trace *t, const char *spec)
+{
+    for (const char *p = spec; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char near[256];
+        if (*p != '-' && len && !glob_matches(t->cat, p, len, near, sizeof near))
+            fprintf(stderr, "simpletrace %s: --events: '%.*s' matches no event of the trace%s%s%s\n", t->cmd,
+                    (int)len, p, *near ? " (did you mean " : "", near, *near ? "?)" : "");
+        p += len + (p[len] == ',');
+    }
+}
+
+/* --tid: the thread ids the skipped records had. */
+static void report_tid(const struct cli_trace *t, const struct cli_input *in, const struct st_reader_seen *seen)
+{
+    char list[512] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < seen->ntids && n + 16 < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%lu", i ? ", " : "", (unsigned long)seen->tids[i]);
+    fprintf(stderr, "simpletrace %s: --tid=%lu: no record has thread id %lu%s%s%s%s\n", t->cmd,
+            (unsigned long)in->rd.tid, (unsigned long)in->rd.tid, n ? " (the trace's: " : " (no record has one)",
+            list, seen->ntids == ST_READER_SEEN_TIDS ? ", ..." : "", n ? ")" : "");
+}
+
+/* --pid: the processes the traces describe. */
+static void report_pid(const struct cli_trace *t, const struct cli_input *in)
+{
+    char list[512] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < st_reader_input_count(t->r) && n + 16 < sizeof list; i++) {
+        struct st_trace_description d = {.struct_size = sizeof d};
+        if (st_reader_input_process(t->r, i) == i && st_reader_description(st_reader_input(t->r, i), &d) == 0)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s[%lu]", n ? ", " : "", d.program,
+                                  (unsigned long)d.pid);
+    }
+    fprintf(stderr, "simpletrace %s: --pid=%lu: no record of process %lu%s%s%s\n", t->cmd, (unsigned long)in->rd.pid,
+            (unsigned long)in->rd.pid, n ? " (the traces': " : "", list, n ? ")" : "");
+}
+
+void cli_trace_report_filters(const struct cli_trace *t, const struct cli_input *in)
+{
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    struct st_reader_seen seen = {.struct_size = sizeof seen};
+    uint64_t origin;
+    char a[64], b[64];
+
+    report_events(t, in->rd.events);
+    st_reader_get_counters(t->r, &c);
+    st_reader_get_seen(t->r, &seen);
+    if (c.events + c.dropped_records > c.filtered || !c.filtered)
+        return; /* something came out, or nothing was there to select */
+    if (in->rd.filter_tid)
+        report_tid(t, in, &seen);
+    if (in->rd.filter_pid)
+        report_pid(t, in);
+    if (in->rd.filter_from && seen.have_last && st_reader_origin(t->r, &origin) == 0 &&
+        (int64_t)(seen.last_ns - origin) < in->rd.from_ns)
+        fprintf(stderr, "simpletrace %s: --from=%s is after the last record (at %s from the first)\n", t->cmd,
+                cli_duration(a, sizeof a, in->rd.from_ns), cli_duration(b, sizeof b, (int64_t)(seen.last_ns - origin)));
 }
 
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */

@@ -123,6 +123,17 @@ void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size
 /* Frees what cli_trace_open() made (a zeroed *t is fine). */
 void cli_trace_close(struct cli_trace *t);
 
+/* A signed duration in a human unit into buf: "532 ns", "-5.984 us", "12.345 ms", "1.234 s". Returns buf. */
+const char *cli_duration(char *buf, size_t len, int64_t ns);
+
+/*
+ * After a trace was read to its end: says on stderr, one line each, which
+ * filter selected nothing and why (an --events glob no event matches, with
+ * the nearest names; a --tid or --pid no record has, with the ones there
+ * are; a --from after the last record). The exit status is not changed.
+ */
+void cli_trace_report_filters(const struct cli_trace *t, const struct cli_input *in);
+
 /*
  * Formats the reader's error as "FILE: byte offset N, record M: what",
  * with a hint where the options or the operands are the likely cause.

@@ -65,7 +65,8 @@ struct st__many {
     uint64_t origin;               /* the earliest first record of all inputs */
     bool filter_from, filter_to;   /* applied here: they count from the merged origin */
     int64_t from_ns, to_ns;
-    uint64_t filtered;             /* records the time window skipped */
+    uint64_t filtered;             /* records the time window skipped ... */
+    struct st_reader_seen seen;    /* ... and what they were */
     struct st_catalog *own_cat;    /* without a catalog: the one every input's declarations grow, or NULL */
 };
 
@@ -316,6 +317,7 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
             return 1;
         }
         m->filtered++;
+        st__seen_note(&m->seen, w.ts, m->head[m->cur]->pid, m->head[m->cur]->has_pid);
     }
 }
 
@@ -360,6 +362,16 @@ void st__many_counters(const struct st__many *m, struct st_reader_counters *c)
         c->bytes += one.bytes;
     }
     c->filtered += m->filtered;
+}
+
+void st__many_seen(const struct st__many *m, struct st_reader_seen *s)
+{
+    *s = m->seen;
+    for (size_t i = 0; i < m->n; i++) {
+        struct st_reader_seen one = {.struct_size = sizeof one};
+        st_reader_get_seen(m->in[i], &one);
+        st__seen_add(s, &one);
+    }
 }
 
 void st__many_free(struct st__many *m)

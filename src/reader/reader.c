@@ -124,6 +124,7 @@ struct st_reader {
     uint64_t origin;
     struct st_reader_counters counters;
     struct st_record rec;
+    struct st_reader_seen seen; /* what the filters skipped */
     /* Colder fields last: the hot ones above share fewer cache lines (a merge switches readers often). */
     struct st_reader_error err;
     struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
@@ -592,6 +593,7 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
         return r->err.code;
     if (r->filtering && !selected(r, ev, ts, pid, true)) {
         r->counters.filtered++;
+        st__seen_note(&r->seen, ts, pid, true);
         return 0;
     }
     if (UNLIKELY(!ev))
@@ -801,6 +803,7 @@ static int take_v0(struct st_reader *r, uint64_t num)
     }
     if (r->filtering && !selected(r, ev, ts, 0, false)) {
         r->counters.filtered++;
+        st__seen_note(&r->seen, ts, 0, false);
         return 0;
     }
     if (!ev)
@@ -1544,6 +1547,15 @@ ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_co
     if (r->merge)
         st__many_counters(r->merge, &now);
     return st__struct_out(c, &now, sizeof now, ST__READER_COUNTERS_V1);
+}
+
+ST_API int st_reader_get_seen(const struct st_reader *r, struct st_reader_seen *s)
+{
+    struct st_reader_seen now = r->seen;
+    if (r->merge)
+        st__many_seen(r->merge, &now);
+    now.struct_size = sizeof now;
+    return st__struct_out(s, &now, sizeof now, ST__READER_SEEN_V1);
 }
 
 ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)

@@ -32,6 +32,31 @@
 #define ST__ANALYZER_V1 ST__SIZE_THROUGH(struct st_analyzer, catchall)
 #define ST__ANALYZER_HANDLER_V1 ST__SIZE_THROUGH(struct st_analyzer_handler, fn)
 #define ST__TRACE_DESCRIPTION_V1 ST__SIZE_THROUGH(struct st_trace_description, anchor_real_ns)
+#define ST__READER_SEEN_V1 ST__SIZE_THROUGH(struct st_reader_seen, tids)
+
+/* Adds what a skipped record shows (its timestamp, its pid field when it has one) to *s. */
+static inline void st__seen_note(struct st_reader_seen *s, uint64_t ts, uint32_t tid, bool has_tid)
+{
+    if (!s->have_last || ts > s->last_ns)
+        s->last_ns = ts;
+    s->have_last = true;
+    if (!has_tid || (s->ntids && s->tids[s->ntids - 1] == tid))
+        return;
+    for (size_t i = 0; i < s->ntids; i++)
+        if (s->tids[i] == tid)
+            return;
+    if (s->ntids < ST_READER_SEEN_TIDS)
+        s->tids[s->ntids++] = tid;
+}
+
+/* Adds b's skipped records to a. */
+static inline void st__seen_add(struct st_reader_seen *a, const struct st_reader_seen *b)
+{
+    if (b->have_last)
+        st__seen_note(a, b->last_ns, 0, false);
+    for (size_t i = 0; i < b->ntids; i++)
+        st__seen_note(a, b->last_ns, b->tids[i], true);
+}
 
 /* The struct_size a caller put first in the structure at p. */
 static inline uint32_t st__struct_size(const void *p)
@@ -278,6 +303,9 @@ int st__many_origin(const struct st__many *m, uint64_t *ts);
 
 /* Sums the inputs' counters (and the merge's own filtered records) into *c. */
 void st__many_counters(const struct st__many *m, struct st_reader_counters *c);
+
+/* What the inputs' filters and the merge's time window skipped, into *s (zeroed first). */
+void st__many_seen(const struct st__many *m, struct st_reader_seen *s);
 
 /* Closes every input and frees m (NULL is fine). */
 void st__many_free(struct st__many *m);
