@@ -13,6 +13,20 @@
 #include "reader_internal.h"
 #include "trace_format.h"
 
+/*
+ * A growing catalog's views lie back to back in blocks, in the order the
+ * declarations came, as a loaded catalog's do in one array: reading a
+ * record touches its event's view, and scattered allocations cost a
+ * tenth of the reading speed in cache misses. A block never moves.
+ */
+#define VIEW_BLOCK (16u << 10)
+
+struct st__view_block {
+    struct st__view_block *next;
+    size_t used, size;
+    _Alignas(max_align_t) unsigned char data[];
+};
+
 /* Bytes looked at for the signs of a binary file: a trace-events file is text throughout. */
 #define SNIFF_BYTES 4096u
 
@@ -242,8 +256,11 @@ ST_API void st_catalog_free(struct st_catalog *cat)
 {
     if (!cat)
         return;
-    for (size_t i = 1; cat->grows && i <= cat->count; i++)
-        free(cat->at[i]); /* each view with its args, allocated alone */
+    while (cat->blocks) {
+        struct st__view_block *b = cat->blocks;
+        cat->blocks = b->next;
+        free(b);
+    }
     st_events_free(&cat->list);
     free(cat->at);
     free(cat->events);
@@ -332,6 +349,23 @@ static bool same_args(const struct st_event_info *a, const struct st_event_decl 
     return true;
 }
 
+/* n bytes for a view and its args, from the newest block or a new one; NULL when out of memory. */
+static void *view_alloc(struct st_catalog *cat, size_t n)
+{
+    struct st__view_block *b = cat->blocks;
+    n = (n + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+    if (!b || b->size - b->used < n) {
+        size_t size = n > VIEW_BLOCK ? n : VIEW_BLOCK;
+        if (!(b = malloc(sizeof *b + size)))
+            return NULL;
+        *b = (struct st__view_block){cat->blocks, 0, size};
+        cat->blocks = b;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
 /* The view of the list's last declaration, appended to cat at index count + 1. 0 or -ENOMEM. */
 static int append_view(struct st_catalog *cat)
 {
@@ -343,9 +377,10 @@ static int append_view(struct st_catalog *cat)
         cat->at = at;
         cat->cap *= 2;
     }
-    struct st_event_info *e = calloc(1, sizeof *e + d->nargs * sizeof(struct st_arg_info));
+    struct st_event_info *e = view_alloc(cat, sizeof *e + d->nargs * sizeof(struct st_arg_info));
     if (!e)
         return -ENOMEM;
+    memset(e, 0, sizeof *e);
     fill_view(e, (struct st_arg_info *)(e + 1), d, cat->count + 1);
     cat->at[++cat->count] = e;
     return 0;

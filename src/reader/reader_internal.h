@@ -133,6 +133,7 @@ struct st_catalog {
     struct st_event_info *events; /* a fixed catalog's views, back to back; NULL when it grows */
     struct st_arg_info *args;     /* the args of those views, back to back */
     struct st_event_info dropped; /* a growing catalog's Dropped_Event */
+    struct st__view_block *blocks; /* a growing catalog's views, back to back in blocks (newest first) */
 };
 
 /* The built-in Dropped_Event of cat. */
