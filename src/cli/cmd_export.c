@@ -339,14 +339,16 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     catch_signals();
     int ret = st_export_run(t->r, &o->ex, &s, err, sizeof err);
     progress_clear(&pr);
-    if (ret == 0) {
-        if (!o->quiet)
-            summary(o, &s);
+    if ((ret == 0 || s.partial) && !o->quiet)
+        summary(o, &s);
+    if (ret == 0)
         return 0;
-    }
     if (st_reader_error(t->r)->code != 0)
         cli_reader_error("export", t, &o->in, err, sizeof err);
     fprintf(stderr, PROG ": %s\n", err[0] ? err : strerror(-ret));
+    if (s.partial) /* a damaged trace: what came before the damage is written, and the run fails */
+        fprintf(stderr, PROG ": %s holds the records before that point\n",
+                strcmp(o->ex.output, "-") ? o->ex.output : "standard output");
     return 1;
 }
 

@@ -53,7 +53,9 @@
  * Errors are negative errno values; on any error the partial output is
  * removed (the output is written under a temporary name and renamed into
  * place at the end), except Chrome JSON written to standard output, which
- * is closed so that it stays valid JSON.
+ * is closed so that it stays valid JSON, and a trace damaged after its
+ * first record (cut by kill -9): the output then holds every record
+ * before the damage, and the run returns the reader's error.
  */
 #ifndef ST_EXPORT_H
 #define ST_EXPORT_H
@@ -114,6 +116,8 @@ struct st_export_summary {
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
     uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
+    bool partial;              /* the trace is damaged after its first record: the output holds what came
+                                  before (st_export_run returned the reader's error) */
 };
 
 /*
@@ -125,7 +129,9 @@ int st_export_check_pair(const char *rule, char *err, size_t errlen);
 /*
  * Converts every remaining record of r into o->output. Returns 0 with *s
  * filled; the reader's error code when the trace is bad (the reader's
- * st_reader_error() says where; nothing is left at o->output); -EINTR when
+ * st_reader_error() says where): with s->partial set when the damage
+ * comes after records, and o->output holds those (open frames closed at
+ * the last timestamp, *s filled), else nothing is left at o->output; -EINTR when
  * the progress callback stopped it; or another negative errno with err
  * saying what (output not writable, directory holding other files, ...).
  */

@@ -46,9 +46,11 @@ static const char *role_of(const struct st__ex_pairs *p, const char *ev)
 static int build(struct st__ex_pairs *p, const char *const *rules, size_t n, bool no_defaults, char *unused)
 {
     char err[256] = "";
-    int ret = st__ex_pairs_build(p, cat, rules, n, no_defaults, unused, 128, err, sizeof err);
+    int ret = st__ex_pairs_build(p, cat, rules, n, no_defaults, err, sizeof err);
     if (ret)
         diag("build: %s", err);
+    const char *u = st__ex_pairs_unused(p);
+    snprintf(unused, 128, "%s", u ? u : "");
     return ret;
 }
 
