@@ -293,7 +293,7 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
         fprintf(stderr, PROG ": %" PRIu64 " timestamp%s went back within %s thread and %s raised\n", s->clamped,
                 plural(s->clamped), s->clamped == 1 ? "its" : "their", s->clamped == 1 ? "was" : "were");
     if (s->unused_rule[0])
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no events of the trace-events files\n", s->unused_rule);
+        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", s->unused_rule);
 }
 
 /* --- running it -------------------------------------------------------------------------- */

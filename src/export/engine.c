@@ -429,7 +429,7 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r
     uint64_t ts = rec->timestamp_ns;
     struct st__ex_process *p;
     struct st__ex_thread *t;
-    int ret = rec->event->index >= ctx->ncat ? catalog_grow(ctx) : 0;
+    int ret = rec->event && rec->event->index >= ctx->ncat ? catalog_grow(ctx) : 0;
     if (ret == 0)
         ret = record_process(ctx, r, rec, &p);
     if (ret == 0)
