@@ -495,7 +495,7 @@ static void test_pairs(void)
            "pairs: %s%s%s -> '%s'; outer_start/outer_done still pair; orphan_start (no orphan_done) is an instant",
            cases[i].rule, cases[i].second ? " " : "", cases[i].second ? cases[i].second : "", cases[i].want);
         if (i == 3)
-            ok(ex_has(r.err, "warning: --pair=lock_*:lock_* pairs no events"), "pairs: a rule pairing nothing is named");
+            ok(ex_has(r.err, "warning: --pair=lock_*:lock_* pairs no declared events"), "pairs: a rule pairing nothing is named");
         free(l);
         ex_run_free(&r);
     }
