@@ -327,6 +327,18 @@ static char *join_args(int argc, char **argv)
     return s;
 }
 
+/*
+ * Trace-events files that do not match the trace (the reader says so): the
+ * user gave the wrong files, and the records before were decoded with them
+ * too; not damage of the trace, so nothing is written.
+ */
+static bool not_damage(const struct st_reader *r, void *opaque)
+{
+    const struct cli_trace *t = opaque;
+    const struct st_reader_error *e = st_reader_error(r);
+    return !t->embedded && e->code == -EBADMSG && strstr(e->message, "do not match the trace") != NULL;
+}
+
 /* Converts, then reports. Returns the exit status. */
 static int run(struct export_cli *o, const struct cli_trace *t)
 {
@@ -334,15 +346,18 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     progress_init(&pr, o);
     o->ex.progress = on_progress;
     o->ex.progress_opaque = &pr;
+    o->ex.not_damage = not_damage;
+    o->ex.not_damage_opaque = (void *)t;
     struct st_export_summary s;
     char err[2048];
     catch_signals();
     int ret = st_export_run(t->r, &o->ex, &s, err, sizeof err);
     progress_clear(&pr);
-    if ((ret == 0 || s.partial) && !o->quiet)
-        summary(o, &s);
-    if (ret == 0)
+    if (ret == 0) {
+        if (!o->quiet)
+            summary(o, &s);
         return 0;
+    }
     if (st_reader_error(t->r)->code != 0)
         cli_reader_error("export", t, &o->in, err, sizeof err);
     fprintf(stderr, PROG ": %s\n", err[0] ? err : strerror(-ret));

@@ -14,7 +14,8 @@
  * A trace damaged after its first record (cut by kill -9, say) still
  * gives an output: the records before the damage, frames still open
  * closed at the last timestamp; the run then returns the reader's error
- * with s->partial set. An error before any record writes nothing.
+ * with s->partial set. An error before any record, or one the caller
+ * says is not damage (not_damage), writes nothing.
  */
 #include "export_internal.h"
 #include "uftrace_read.h"
@@ -652,12 +653,13 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
     int damage = 0; /* the reader's error after records: what came before is written */
     if (ret == 0) {
         ret = run_records(&ctx, &tb, r, &calls);
-        if (ret < 0 && st_reader_error(r)->code != 0 && s->records) {
+        if (ret < 0 && st_reader_error(r)->code != 0 && s->records &&
+            !(o->not_damage && o->not_damage(r, o->not_damage_opaque))) {
             damage = ret;
             ret = 0;
         } else if (ret < 0 && st_reader_error(r)->code != 0) {
-            /* Nothing read: frames open so far are closed anyway, so that JSON on standard output (the only
-             * output kept) stays balanced. */
+            /* Nothing read, or not damage: frames open so far are closed anyway, so that JSON on standard
+             * output (the only output kept) stays balanced. */
             close_all(&ctx);
         }
     }

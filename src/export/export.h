@@ -97,6 +97,11 @@ struct st_export_options {
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
     st_export_progress_fn progress;
     void *progress_opaque;
+    /* A reader error after records is damage (the output holds what came before) unless this says it is
+     * not (true: say, trace-events files that do not match the trace): then nothing is written. NULL: all is
+     * damage. */
+    bool (*not_damage)(const struct st_reader *r, void *opaque);
+    void *not_damage_opaque;
 };
 
 /* What was written, for the summary line. */
