@@ -66,7 +66,8 @@ struct ctf {
     struct st__ex_dir out;
     uint8_t uuid[ST_CTF_UUID_BYTES];
     uint8_t *kinds;         /* per catalog event * ST_READER_MAX_ARGS: enum field_kind */
-    size_t nkinds, capkinds; /* catalog events filled, allocated (kinds holds ST_READER_MAX_ARGS per event) */
+    size_t nkinds;          /* catalog events filled (ST_READER_MAX_ARGS entries each) */
+    size_t kinds_bytes;     /* allocated */
     unsigned dropped_id;    /* Dropped_Event's class id: its catalog index (wherever the catalog puts it) */
     struct ctf_thread *th;  /* by thread index */
     size_t nth, capth;
@@ -296,9 +297,7 @@ static void make_uuid(uint8_t *u)
 /* The field kinds of the catalog events added since the last call (at open, all of them). */
 static int build_kinds(struct st__ex_ctx *ctx, struct ctf *c)
 {
-    size_t cap = c->capkinds * ST_READER_MAX_ARGS;
-    int ret = st__ex_reserve(&c->kinds, &cap, ctx->ncat * ST_READER_MAX_ARGS, 1);
-    c->capkinds = cap / ST_READER_MAX_ARGS;
+    int ret = st__ex_reserve(&c->kinds, &c->kinds_bytes, ctx->ncat * ST_READER_MAX_ARGS, 1);
     if (ret < 0)
         return ret;
     for (; c->nkinds < ctx->ncat; c->nkinds++) {

@@ -21,7 +21,9 @@
  * and job_done: "job"). NAME, when given, names the function instead (a
  * `*` in it stands for the captured part). An event pairs only if its
  * partner is declared in the catalog: `demo_start` without `demo_done`
- * stays an instant event.
+ * stays an instant event. A catalog the reader builds from the trace grows
+ * as the declarations arrive: an event pairs from the record where both
+ * are declared on (its earlier records stay instants; roles never change).
  *
  * Nesting, for the cases a clean trace never has:
  *   - an end while its function is open deeper in the stack closes the
