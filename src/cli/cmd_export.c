@@ -325,7 +325,7 @@ static void summary(const struct export_cli *o, const struct st_export_summary *
         fprintf(stderr, PROG ": %" PRIu64 " name%s longer than %u bytes cut to that, ending in \"" ST_UFT_NAME_CUT
                 "\" (uftrace reads no longer names)\n", s->names_cut, plural(s->names_cut), ST_UFT_NAME_MAX);
     if (s->unused_rule[0])
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no events of the trace-events files\n", s->unused_rule);
+        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", s->unused_rule);
 }
 
 /* --- running it -------------------------------------------------------------------------- */
@@ -359,6 +359,18 @@ static char *join_args(int argc, char **argv)
     return s;
 }
 
+/*
+ * Trace-events files that do not match the trace (the reader says so): the
+ * user gave the wrong files, and the records before were decoded with them
+ * too; not damage of the trace, so nothing is written.
+ */
+static bool not_damage(const struct st_reader *r, void *opaque)
+{
+    const struct cli_trace *t = opaque;
+    const struct st_reader_error *e = st_reader_error(r);
+    return !t->embedded && e->code == -EBADMSG && strstr(e->message, "do not match the trace") != NULL;
+}
+
 /* Converts, then reports. Returns the exit status. */
 static int run(struct export_cli *o, const struct cli_trace *t)
 {
@@ -366,6 +378,8 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     progress_init(&pr, o);
     o->ex.progress = on_progress;
     o->ex.progress_opaque = &pr;
+    o->ex.not_damage = not_damage;
+    o->ex.not_damage_opaque = (void *)t;
     struct st_export_summary s;
     char err[2048];
     catch_signals();
@@ -380,6 +394,9 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     if (st_reader_error(t->r)->code != 0)
         cli_reader_error("export", t, &o->in, err, sizeof err);
     fprintf(stderr, PROG ": %s\n", err[0] ? err : strerror(-ret));
+    if (s.partial) /* a damaged trace: what came before the damage is written, and the run fails */
+        fprintf(stderr, PROG ": %s holds the records before that point\n",
+                strcmp(o->ex.output, "-") ? o->ex.output : "standard output");
     return 1;
 }
 

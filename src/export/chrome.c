@@ -84,10 +84,10 @@ struct chrome {
     char *buf;
     size_t len, cap;
     bool comma;              /* an event was written: the next needs a comma */
-    struct ev_fmt *ev;       /* per catalog index */
-    size_t nev;
-    struct fn_fmt *fn;       /* per function id */
-    size_t nfn;
+    struct ev_fmt *ev;       /* per catalog index: nev built, capev allocated (it grows with the catalog) */
+    size_t nev, capev;
+    struct fn_fmt *fn;       /* per function id: nfn built, capfn allocated */
+    size_t nfn, capfn;
 };
 
 /* --- the output buffer -------------------------------------------------------- */
@@ -252,17 +252,15 @@ static bool is_bool_type(const char *type)
     return strcmp(type, "bool") == 0 || strcmp(type, "_Bool") == 0;
 }
 
+/* The formats of the catalog events and functions added since the last call (at open, all of them). */
 static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
 {
-    c->nev = st_catalog_count(ctx->cat) + 1;
-    c->ev = calloc(c->nev, sizeof *c->ev);
-    c->nfn = ctx->pairs.nfuncs;
-    c->fn = calloc(c->nfn + 1, sizeof *c->fn);
-    if (!c->ev || !c->fn)
+    if (st__ex_reserve(&c->ev, &c->capev, ctx->ncat, sizeof *c->ev) < 0 ||
+        st__ex_reserve(&c->fn, &c->capfn, ctx->pairs.nfuncs, sizeof *c->fn) < 0)
         return -ENOMEM;
-    for (size_t i = 0; i < c->nev; i++) {
-        const struct st_event_info *ev = st_catalog_event(ctx->cat, i);
-        struct ev_fmt *f = &c->ev[i];
+    for (; c->nev < ctx->ncat; c->nev++) {
+        const struct st_event_info *ev = st_catalog_event(ctx->cat, c->nev);
+        struct ev_fmt *f = &c->ev[c->nev];
         if (!(f->head = make_str("{\"name\":\"", ev->name, "\"" CATEGORY ",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
                                  &f->head_len)))
             return -ENOMEM;
@@ -273,14 +271,20 @@ static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
                                     (is_bool_type(ev->args[a].type) ? ARG_BOOL : 0));
         }
     }
-    for (size_t i = 0; i < c->nfn; i++) {
-        const char *name = ctx->pairs.names[i];
-        c->fn[i].begin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"B\",\"ts\":", &c->fn[i].begin_len);
-        c->fn[i].end = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"E\",\"ts\":", &c->fn[i].end_len);
-        if (!c->fn[i].begin || !c->fn[i].end)
+    for (; c->nfn < ctx->pairs.nfuncs; c->nfn++) {
+        const char *name = ctx->pairs.names[c->nfn];
+        struct fn_fmt *f = &c->fn[c->nfn];
+        f->begin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"B\",\"ts\":", &f->begin_len);
+        f->end = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"E\",\"ts\":", &f->end_len);
+        if (!f->begin || !f->end)
             return -ENOMEM;
     }
     return 0;
+}
+
+static int chrome_grow(struct st__ex_ctx *ctx)
+{
+    return build_formats(ctx, ctx->out);
 }
 
 static int chrome_open(struct st__ex_ctx *ctx)
@@ -502,12 +506,12 @@ static void chrome_discard(struct st__ex_ctx *ctx)
     if (c->to_stdout && !c->finished && c->buf)
         put_footer(ctx, c); /* what was written stays valid JSON */
     st__ex_file_discard(&c->file);
-    for (size_t i = 0; c->ev && i < c->nev; i++) {
+    for (size_t i = 0; i < c->capev; i++) { /* zeroed beyond what was built */
         free(c->ev[i].head);
         for (unsigned a = 0; a < ST_READER_MAX_ARGS; a++)
             free(c->ev[i].key[a]);
     }
-    for (size_t i = 0; c->fn && i < c->nfn; i++) {
+    for (size_t i = 0; i < c->capfn; i++) {
         free(c->fn[i].begin);
         free(c->fn[i].end);
     }
@@ -520,6 +524,7 @@ static void chrome_discard(struct st__ex_ctx *ctx)
 
 const struct st__ex_writer st__ex_chrome_writer = {
     .open = chrome_open,
+    .grow = chrome_grow,
     .thread_new = chrome_thread_new,
     .enter = chrome_enter,
     .exit = chrome_exit,

@@ -18,7 +18,9 @@
  * all threads' packets together pass BUDGET_BYTES, every packet is written
  * out: memory stays bounded however many threads take turns.
  *
- * The metadata is written last, when the catalog's events, the processes
+ * The metadata is written last, when the catalog's events (a catalog read
+ * from the trace grows until its end; class ids are catalog indices, which
+ * never move), the processes
  * (their names, known once the whole trace is read for a trace that does
  * not record them: the env block lists them) and the clock anchor are all
  * known. One clock serves all streams: its offset comes from the first
@@ -64,8 +66,9 @@ struct ctf {
     struct st__ex_dir out;
     uint8_t uuid[ST_CTF_UUID_BYTES];
     uint8_t *kinds;         /* per catalog event * ST_READER_MAX_ARGS: enum field_kind */
-    unsigned dropped_id;    /* Dropped_Event's class id (the catalog count); the function trace's entry and exit
-                               follow it */
+    size_t nkinds;          /* catalog events filled (ST_READER_MAX_ARGS entries each) */
+    size_t kinds_bytes;     /* allocated */
+    unsigned dropped_id;    /* Dropped_Event's class id: its catalog index (wherever the catalog puts it) */
     struct ctf_thread *th;  /* by thread index */
     size_t nth, capth;
     size_t buffered;        /* bytes in all open packets */
@@ -291,6 +294,25 @@ static void make_uuid(uint8_t *u)
     u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
 }
 
+/* The field kinds of the catalog events added since the last call (at open, all of them). */
+static int build_kinds(struct st__ex_ctx *ctx, struct ctf *c)
+{
+    int ret = st__ex_reserve(&c->kinds, &c->kinds_bytes, ctx->ncat * ST_READER_MAX_ARGS, 1);
+    if (ret < 0)
+        return ret;
+    for (; c->nkinds < ctx->ncat; c->nkinds++) {
+        const struct st_event_info *ev = st_catalog_event(ctx->cat, c->nkinds);
+        for (unsigned a = 0; a < ev->nargs; a++)
+            c->kinds[c->nkinds * ST_READER_MAX_ARGS + a] = (uint8_t)declared_kind(&ev->args[a]);
+    }
+    return 0;
+}
+
+static int ctf_grow(struct st__ex_ctx *ctx)
+{
+    return build_kinds(ctx, ctx->out);
+}
+
 static int ctf_open(struct st__ex_ctx *ctx)
 {
     struct ctf *c = calloc(1, sizeof *c);
@@ -301,15 +323,10 @@ static int ctf_open(struct st__ex_ctx *ctx)
     const char *out = ctx->opts->output;
     if (!out || !*out || strcmp(out, "-") == 0)
         return st__ex_fail(ctx, -EINVAL, "ctf output is a directory: give its name");
-    size_t nev = st_catalog_count(ctx->cat) + 1;
-    c->dropped_id = (unsigned)nev - 1;
-    if (!(c->kinds = calloc(nev * ST_READER_MAX_ARGS, 1)))
-        return -ENOMEM;
-    for (size_t i = 0; i < nev; i++) {
-        const struct st_event_info *ev = st_catalog_event(ctx->cat, i);
-        for (unsigned a = 0; a < ev->nargs; a++)
-            c->kinds[i * ST_READER_MAX_ARGS + a] = (uint8_t)declared_kind(&ev->args[a]);
-    }
+    c->dropped_id = st_catalog_dropped(ctx->cat)->index;
+    int ret = build_kinds(ctx, c);
+    if (ret < 0)
+        return ret;
     make_uuid(c->uuid);
     return st__ex_dir_open(ctx, &c->out, out, &ctf_dir);
 }
@@ -350,17 +367,15 @@ static int put_call(struct st__ex_ctx *ctx, const struct st__ex_thread *t, unsig
 static int ctf_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
                      uint32_t depth, uint64_t ts)
 {
-    struct ctf *c = ctx->out;
-    return rec ? put_record(ctx, t, rec, ts) : put_call(ctx, t, c->dropped_id + 1, func, depth, ts);
+    return rec ? put_record(ctx, t, rec, ts) : put_call(ctx, t, ST_CTF_ID_FUNCTION_ENTRY, func, depth, ts);
 }
 
 static int ctf_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
                     uint32_t depth, uint64_t ts)
 {
-    struct ctf *c = ctx->out;
     if (rec)
         return put_record(ctx, t, rec, ts);
-    return ctx->closing ? 0 : put_call(ctx, t, c->dropped_id + 2, func, depth, ts); /* what we close: no record */
+    return ctx->closing ? 0 : put_call(ctx, t, ST_CTF_ID_FUNCTION_EXIT, func, depth, ts); /* what we close: no record */
 }
 
 static int ctf_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
@@ -489,12 +504,14 @@ static const char *type_of(enum field_kind k)
 static void put_event_classes(struct st__ex_ctx *ctx, struct ctf *c, struct st__growbuf *b)
 {
     static const char *const calls[] = {"function_entry", "function_exit"};
+    static const uint32_t call_ids[] = {ST_CTF_ID_FUNCTION_ENTRY, ST_CTF_ID_FUNCTION_EXIT};
     for (unsigned k = 0; ctx->opts->functions && k < 2; k++)
         st__growbuf_printf(b,
-                           "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
+                           "event {\n\tname = \"%s\";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n\tfields := struct {\n"
                            "\t\tstring _function;\n\t\tuint64_t _depth;\n\t};\n};\n\n",
-                           calls[k], c->dropped_id + 1 + k);
-    for (unsigned i = 0; i <= c->dropped_id; i++) {
+                           calls[k], call_ids[k]);
+    /* Every index 0..count: the declared events and Dropped_Event, wherever the catalog puts it. */
+    for (unsigned i = 0; i < c->nkinds; i++) {
         const struct st_event_info *ev = st_catalog_event(ctx->cat, i);
         st__growbuf_puts(b, "event {\n\tname = \"");
         tsdl_string(b, ev->name);
@@ -564,6 +581,7 @@ static void ctf_discard(struct st__ex_ctx *ctx)
 
 const struct st__ex_writer st__ex_ctf_writer = {
     .open = ctf_open,
+    .grow = ctf_grow,
     .thread_new = ctf_thread_new,
     .enter = ctf_enter,
     .exit = ctf_exit,

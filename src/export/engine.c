@@ -6,6 +6,16 @@
  * Memory: the pairing table (per catalog event), one small struct and a
  * stack (at most max_depth entries) per thread, and whatever the writer
  * keeps (bounded buffers). Nothing grows with the number of records.
+ *
+ * A catalog read from the trace grows during the run (reader.h,
+ * "Catalogs that grow"): a record whose event lies beyond ctx->ncat
+ * first extends the pairing, then the writer's tables (its grow()).
+ *
+ * A trace damaged after its first record (cut by kill -9, say) still
+ * gives an output: the records before the damage, frames still open
+ * closed at the last timestamp; the run then returns the reader's error
+ * with s->partial set. An error before any record, or one the caller
+ * says is not damage (not_damage), writes nothing.
  */
 #include "export_internal.h"
 #include "uftrace_read.h"
@@ -21,6 +31,22 @@
 #define PROGRESS_EVERY 65536u
 
 /* --- helpers for the writers ---------------------------------------------------- */
+
+int st__ex_reserve(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < n)
+        c *= 2;
+    char *v = realloc(*(void **)arr, c * elem);
+    if (!v)
+        return -ENOMEM;
+    memset(v + *cap * elem, 0, (c - *cap) * elem);
+    *(void **)arr = v;
+    *cap = c;
+    return 0;
+}
 
 int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...)
 {
@@ -357,6 +383,16 @@ static int close_all(struct st__ex_ctx *ctx)
 
 /* --- the record loop ------------------------------------------------------------------- */
 
+/* The catalog gained events since ctx->ncat: the pairing, then the writer, cover them. */
+static int catalog_grow(struct st__ex_ctx *ctx)
+{
+    int ret = st__ex_pairs_grow(&ctx->pairs, ctx->cat);
+    if (ret < 0)
+        return ret;
+    ctx->ncat = ctx->pairs.n;
+    return ctx->w->grow(ctx);
+}
+
 /*
  * The thread of a record of process p on thread tid (has_tid: a real one)
  * at *ts, which is raised to the thread's latest time when it went back.
@@ -395,7 +431,9 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r
     uint64_t ts = rec->timestamp_ns;
     struct st__ex_process *p;
     struct st__ex_thread *t;
-    int ret = record_process(ctx, r, rec, &p);
+    int ret = rec->event && rec->event->index >= ctx->ncat ? catalog_grow(ctx) : 0;
+    if (ret == 0)
+        ret = record_process(ctx, r, rec, &p);
     if (ret == 0)
         ret = place(ctx, tb, p, rec->has_pid ? rec->pid : 1, rec->has_pid, &ts, &t);
     if (ret < 0)
@@ -605,24 +643,31 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
     if (!(ctx.input_proc = calloc(ctx.ninputs, sizeof *ctx.input_proc)))
         return -ENOMEM;
     struct calls calls = {0};
-    int ret = st__ex_pairs_build(&ctx.pairs, ctx.cat, o->pairs, o->npairs, o->no_default_pairs, s->unused_rule,
-                                 sizeof s->unused_rule, err, errlen);
+    int ret = st__ex_pairs_build(&ctx.pairs, ctx.cat, o->pairs, o->npairs, o->no_default_pairs, err, errlen);
+    ctx.ncat = ctx.pairs.n;
     if (ret == 0 && o->functions)
         ret = calls_open(&ctx, &calls);
     if (ret == 0) {
-        s->functions = ctx.pairs.nfuncs;
         ret = ctx.w->open(&ctx);
         opened = true;
     }
+    int damage = 0; /* the reader's error after records: what came before is written */
     if (ret == 0) {
         ret = run_records(&ctx, &tb, r, &calls);
-        /* A bad trace: frames open so far are closed anyway, so that JSON
-         * on standard output (the only output kept) stays balanced. */
-        if (ret < 0 && st_reader_error(r)->code != 0)
+        if (ret < 0 && st_reader_error(r)->code != 0 && s->records &&
+            !(o->not_damage && o->not_damage(r, o->not_damage_opaque))) {
+            damage = ret;
+            ret = 0;
+        } else if (ret < 0 && st_reader_error(r)->code != 0) {
+            /* Nothing read, or not damage: frames open so far are closed anyway, so that JSON on standard
+             * output (the only output kept) stays balanced. */
             close_all(&ctx);
+        }
     }
     if (ret == 0)
         ret = close_all(&ctx);
+    if (ret == 0 && st_catalog_count(ctx.cat) + 1 > ctx.ncat) /* declarations after the last record's */
+        ret = catalog_grow(&ctx);
     if (ret == 0 && ctx.nprocs == 0) { /* no record: the writers still name the trace's process */
         struct st__ex_process *p;
         ret = process_of(&ctx, r, 0, &p);
@@ -631,11 +676,19 @@ int st_export_run(struct st_reader *r, const struct st_export_options *o, struct
         ret = ctx.w->finish(&ctx);
     if (opened)
         ctx.w->discard(&ctx);
+    const char *unused = st__ex_pairs_unused(&ctx.pairs);
+    if (ret == 0 && unused)
+        snprintf(s->unused_rule, sizeof s->unused_rule, "%s", unused);
+    if (ret == 0 && damage) {
+        s->partial = true;
+        ret = damage;
+    }
     if (ret == -ENOMEM && errlen && !err[0])
         snprintf(err, errlen, "out of memory");
     if (ret == -EINTR && errlen && !err[0])
         snprintf(err, errlen, "interrupted");
     s->threads = ctx.nthreads;
+    s->functions = ctx.pairs.nfuncs; /* pairs found during the run included */
     threads_free(&ctx, &tb);
     processes_free(&ctx);
     calls_close(&calls);

@@ -21,7 +21,9 @@
  * and job_done: "job"). NAME, when given, names the function instead (a
  * `*` in it stands for the captured part). An event pairs only if its
  * partner is declared in the catalog: `demo_start` without `demo_done`
- * stays an instant event.
+ * stays an instant event. A catalog the reader builds from the trace grows
+ * as the declarations arrive: an event pairs from the record where both
+ * are declared on (its earlier records stay instants; roles never change).
  *
  * Nesting, for the cases a clean trace never has:
  *   - an end while its function is open deeper in the stack closes the
@@ -53,7 +55,9 @@
  * Errors are negative errno values; on any error the partial output is
  * removed (the output is written under a temporary name and renamed into
  * place at the end), except Chrome JSON written to standard output, which
- * is closed so that it stays valid JSON.
+ * is closed so that it stays valid JSON, and a trace damaged after its
+ * first record (cut by kill -9): the output then holds every record
+ * before the damage, and the run returns the reader's error.
  */
 #ifndef ST_EXPORT_H
 #define ST_EXPORT_H
@@ -95,6 +99,11 @@ struct st_export_options {
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
     st_export_progress_fn progress;
     void *progress_opaque;
+    /* A reader error after records is damage (the output holds what came before) unless this says it is
+     * not (true: say, trace-events files that do not match the trace): then nothing is written. NULL: all is
+     * damage. */
+    bool (*not_damage)(const struct st_reader *r, void *opaque);
+    void *not_damage_opaque;
 };
 
 /* What was written, for the summary line. */
@@ -115,6 +124,8 @@ struct st_export_summary {
     uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
     uint64_t names_cut;        /* uftrace: event and function names cut to what uftrace reads (ST_UFT_NAME_MAX) */
+    bool partial;              /* the trace is damaged after its first record: the output holds what came
+                                  before (st_export_run returned the reader's error) */
 };
 
 /*
@@ -126,7 +137,9 @@ int st_export_check_pair(const char *rule, char *err, size_t errlen);
 /*
  * Converts every remaining record of r into o->output. Returns 0 with *s
  * filled; the reader's error code when the trace is bad (the reader's
- * st_reader_error() says where; nothing is left at o->output); -EINTR when
+ * st_reader_error() says where): with s->partial set when the damage
+ * comes after records, and o->output holds those (open frames closed at
+ * the last timestamp, *s filled), else nothing is left at o->output; -EINTR when
  * the progress callback stopped it; or another negative errno with err
  * saying what (output not writable, directory holding other files, ...).
  */

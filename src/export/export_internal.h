@@ -29,21 +29,36 @@ enum st__ex_role {
     ST__EX_END = 2,
 };
 
-/* The pairing of a catalog: a role per event, function names by id. */
+struct st__ex_rule;
+
+/* The pairing of a catalog: a role per event, function names by id. Both only grow (pairs.c). */
 struct st__ex_pairs {
-    uint8_t *role;       /* per catalog index (count + 1 entries): enum st__ex_role */
+    uint8_t *role;       /* per catalog index (n entries): enum st__ex_role */
     uint32_t *func;      /* per catalog index: the function id of a BEGIN or END */
-    char **names;        /* function names, by id */
+    size_t n, cap;       /* catalog indices resolved (count + 1 when last grown), entries allocated */
+    char **names;        /* function names, by id: new ones are appended */
     size_t nfuncs;
+    struct st__ex_rule *rules; /* parsed: the caller's, then the built-in ones */
+    size_t nrules, ncaller;
 };
 
 /*
- * Resolves the rules (caller's, then the built-in ones unless no_defaults)
- * against cat into *p. Returns 0, -EINVAL (a bad rule: err says which) or
- * -ENOMEM. unused gets the first caller rule that paired nothing ("").
+ * Parses the rules (caller's, then the built-in ones unless no_defaults;
+ * the caller keeps the strings for the run) and resolves them against cat
+ * into *p. Returns 0, -EINVAL (a bad rule: err says which) or -ENOMEM.
  */
 int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, const char *const *rules, size_t nrules,
-                       bool no_defaults, char *unused, size_t unused_len, char *err, size_t errlen);
+                       bool no_defaults, char *err, size_t errlen);
+
+/*
+ * Resolves the rules for the events cat gained since the last call (a
+ * catalog read from the trace grows): p->n becomes count + 1, roles given
+ * before stay, new functions are appended. 0 or -ENOMEM.
+ */
+int st__ex_pairs_grow(struct st__ex_pairs *p, const struct st_catalog *cat);
+
+/* The first caller rule that paired nothing so far, or NULL: known at the end of the run. */
+const char *st__ex_pairs_unused(const struct st__ex_pairs *p);
 
 /* Appends n function names name(arg, 0..n) (not deduplicated); *first gets the first one's id. 0 or -ENOMEM. */
 int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
@@ -100,6 +115,7 @@ struct st__ex_writer;
 struct st__ex_ctx {
     const struct st_export_options *opts;
     const struct st_catalog *cat;
+    size_t ncat;           /* catalog indices the pairs and the writer cover: count + 1 when last grown */
     struct st__ex_pairs pairs;
     struct st_export_summary *sum;
     bool have_record;      /* first_ts is set */
@@ -125,9 +141,17 @@ struct st__ex_ctx {
  * itself: ctx->closing tells those); depth is the frame's depth
  * (0 outermost; an EXIT gets its ENTRY's) or, for instants and marks, the
  * number of open frames.
+ *
+ * Catalogs that grow (reader.h): the writer's tables per catalog index
+ * and per function cover ctx->ncat indices and ctx->pairs.nfuncs
+ * functions after open() and after every grow(); the engine calls grow()
+ * when a record's event lies beyond them (before that record) and before
+ * finish(). Ids and names already written never change: new ones are
+ * appended.
  */
 struct st__ex_writer {
     int (*open)(struct st__ex_ctx *ctx);
+    int (*grow)(struct st__ex_ctx *ctx);    /* ctx->ncat or ctx->pairs.nfuncs grew: extend the tables */
     int (*thread_new)(struct st__ex_ctx *ctx, struct st__ex_thread *t);
     int (*enter)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
                  uint32_t depth, uint64_t ts);
@@ -149,6 +173,12 @@ extern const struct st__ex_writer st__ex_perfetto_writer;
 extern const struct st__ex_writer st__ex_ctf_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
+
+/*
+ * Makes *arr (elements of size elem, *cap allocated) hold at least n,
+ * doubling, the new ones zeroed. 0 or -ENOMEM (*arr unchanged).
+ */
+int st__ex_reserve(void *arr, size_t *cap, size_t n, size_t elem);
 
 /* Writes a message "what: strerror" into ctx->err and returns err (negative errno). */
 int st__ex_fail(struct st__ex_ctx *ctx, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

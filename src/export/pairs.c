@@ -1,11 +1,16 @@
 /*
  * Pairing rules -> a role per catalog event (export.h, "Pairing").
  *
- * Resolved once per run against the catalog, so the per-record cost is
- * one table load. Rules are tried in order and an event takes the first
- * rule that pairs it with a declared, still unpaired partner; the partner
- * is claimed at the same time, so roles are always consistent (every END
- * has exactly one BEGIN event, with the same function).
+ * Resolved against the catalog when the run starts and again for the
+ * events it gains during the run (a catalog read from the trace grows),
+ * so the per-record cost is one table load. Rules are tried in order and
+ * an event takes the first rule that pairs it with a declared, still
+ * unpaired partner; the partner is claimed at the same time, so roles are
+ * always consistent (every END has exactly one BEGIN event, with the same
+ * function). A role, once given, never changes: what was written stays
+ * right. Two events present at an earlier pass that did not pair then
+ * cannot pair later (each pass tried them and nothing is ever unclaimed),
+ * so a later pass only looks at pairs with at least one new event.
  */
 #include "export_internal.h"
 
@@ -24,10 +29,12 @@ struct side {
     bool star;
 };
 
-struct rule {
+struct st__ex_rule {
     struct side begin, end;
     const char *name; /* NAME of "=NAME", or NULL */
     size_t name_len;
+    const char *text; /* the rule as given (the caller's string, or a built-in one) */
+    uint64_t made;    /* pairs it made so far */
 };
 
 static const char *const builtin_rules[] = {"*_enter:*_exit", "*_begin:*_end", "*_start:*_done"};
@@ -55,7 +62,7 @@ static bool has_space(const char *text, size_t len)
     return false;
 }
 
-static int parse_rule(const char *text, struct rule *r, char *err, size_t errlen)
+static int parse_rule(const char *text, struct st__ex_rule *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     const char *colon = strchr(text, ':');
@@ -86,12 +93,13 @@ static int parse_rule(const char *text, struct rule *r, char *err, size_t errlen
         snprintf(err, errlen, "bad pairing rule '%s': %s", text, why);
         return -EINVAL;
     }
+    r->text = text;
     return 0;
 }
 
 int st_export_check_pair(const char *rule, char *err, size_t errlen)
 {
-    struct rule r;
+    struct st__ex_rule r;
     return parse_rule(rule, &r, err, errlen);
 }
 
@@ -121,7 +129,7 @@ static bool expand(const struct side *s, const char *cap, size_t cap_len, char *
 }
 
 /* The function name of a pair (export.h, "Pairing") into buf. */
-static void func_name(const struct rule *r, const char *begin, const char *end, const char *cap, size_t cap_len,
+static void func_name(const struct st__ex_rule *r, const char *begin, const char *end, const char *cap, size_t cap_len,
                       char *buf, size_t size)
 {
     if (r->name) {
@@ -160,59 +168,121 @@ static long intern(struct st__ex_pairs *p, const char *name)
     return (long)p->nfuncs++;
 }
 
-/* Applies one rule to every unpaired event. Returns the pairs made, or -ENOMEM. */
-static long apply(struct st__ex_pairs *p, const struct st_catalog *cat, const struct rule *r)
+/* Gives begin and end (catalog indices) the function fname. 0 or -ENOMEM. */
+static int pair(struct st__ex_pairs *p, struct st__ex_rule *r, size_t begin, size_t end, const char *fname)
 {
-    size_t n = st_catalog_count(cat);
-    long made = 0;
-    char partner[NAME_MAX_LEN + 1], fname[2 * NAME_MAX_LEN + 1];
-    for (size_t i = 0; i < n; i++) {
-        const struct st_event_info *ev = st_catalog_event(cat, i);
+    long id = intern(p, fname);
+    if (id < 0)
+        return (int)id;
+    p->role[begin] = ST__EX_BEGIN;
+    p->role[end] = ST__EX_END;
+    p->func[begin] = p->func[end] = (uint32_t)id;
+    r->made++;
+    return 0;
+}
+
+/* The unpaired event named name (not Dropped_Event, not index self), or NULL. */
+static const struct st_event_info *partner_of(const struct st__ex_pairs *p, const struct st_catalog *cat,
+                                              const char *name, size_t self)
+{
+    const struct st_event_info *ev = st_catalog_find(cat, name);
+    if (!ev || ev == st_catalog_dropped(cat) || ev->index == self || ev->index >= p->n ||
+        p->role[ev->index] != ST__EX_INSTANT)
+        return NULL;
+    return ev;
+}
+
+/*
+ * Applies rule r to the unpaired events from index first on: each as a
+ * BEGIN (its END anywhere), then each as the END of an older BEGIN. 0 or
+ * -ENOMEM.
+ */
+static int apply(struct st__ex_pairs *p, const struct st_catalog *cat, struct st__ex_rule *r, size_t first)
+{
+    size_t dropped = st_catalog_dropped(cat)->index;
+    char other[NAME_MAX_LEN + 1], fname[2 * NAME_MAX_LEN + 1];
+    for (size_t i = first; i < p->n; i++) {
+        const struct st_event_info *ev = st_catalog_event(cat, i), *end;
         const char *cap;
         size_t cap_len;
-        if (p->role[i] != ST__EX_INSTANT || !match(&r->begin, ev->name, ev->name_len, &cap, &cap_len) ||
-            !expand(&r->end, cap, cap_len, partner, sizeof partner))
+        if (i == dropped || p->role[i] != ST__EX_INSTANT || !match(&r->begin, ev->name, ev->name_len, &cap, &cap_len) ||
+            !expand(&r->end, cap, cap_len, other, sizeof other) || !(end = partner_of(p, cat, other, i)))
             continue;
-        const struct st_event_info *pev = st_catalog_find(cat, partner);
-        if (!pev || pev->index >= n || pev->index == i || p->role[pev->index] != ST__EX_INSTANT)
-            continue;
-        func_name(r, ev->name, pev->name, cap, cap_len, fname, sizeof fname);
-        long id = intern(p, fname);
-        if (id < 0)
-            return id;
-        p->role[i] = ST__EX_BEGIN;
-        p->role[pev->index] = ST__EX_END;
-        p->func[i] = p->func[pev->index] = (uint32_t)id;
-        made++;
+        func_name(r, ev->name, end->name, cap, cap_len, fname, sizeof fname);
+        int ret = pair(p, r, i, end->index, fname);
+        if (ret < 0)
+            return ret;
     }
-    return made;
+    for (size_t i = first; first && i < p->n; i++) {
+        const struct st_event_info *ev = st_catalog_event(cat, i), *begin;
+        const char *cap, *bcap;
+        size_t cap_len, bcap_len;
+        if (i == dropped || p->role[i] != ST__EX_INSTANT || !match(&r->end, ev->name, ev->name_len, &cap, &cap_len) ||
+            !expand(&r->begin, cap, cap_len, other, sizeof other) || !(begin = partner_of(p, cat, other, i)) ||
+            begin->index >= first)
+            continue; /* a new BEGIN had its turn above */
+        match(&r->begin, begin->name, begin->name_len, &bcap, &bcap_len); /* the capture the BEGIN side gives */
+        func_name(r, begin->name, ev->name, bcap, bcap_len, fname, sizeof fname);
+        int ret = pair(p, r, begin->index, i, fname);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
+}
+
+int st__ex_pairs_grow(struct st__ex_pairs *p, const struct st_catalog *cat)
+{
+    size_t n = st_catalog_count(cat) + 1, first = p->n; /* + Dropped_Event, always an instant */
+    if (n <= first)
+        return 0;
+    if (n > p->cap) {
+        size_t cap = p->cap ? p->cap : 64;
+        while (cap < n)
+            cap *= 2;
+        uint8_t *role = realloc(p->role, cap * sizeof *role);
+        if (role)
+            p->role = role;
+        uint32_t *func = realloc(p->func, cap * sizeof *func);
+        if (func)
+            p->func = func;
+        if (!role || !func)
+            return -ENOMEM;
+        p->cap = cap;
+    }
+    memset(p->role + first, ST__EX_INSTANT, n - first);
+    memset(p->func + first, 0, (n - first) * sizeof *p->func);
+    p->n = n;
+    for (size_t k = 0; k < p->nrules; k++) {
+        int ret = apply(p, cat, &p->rules[k], first);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
 }
 
 int st__ex_pairs_build(struct st__ex_pairs *p, const struct st_catalog *cat, const char *const *rules, size_t nrules,
-                       bool no_defaults, char *unused, size_t unused_len, char *err, size_t errlen)
+                       bool no_defaults, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    if (unused_len)
-        unused[0] = '\0';
-    size_t n = st_catalog_count(cat) + 1; /* + Dropped_Event, always an instant */
-    p->role = calloc(n, sizeof *p->role);
-    p->func = calloc(n, sizeof *p->func);
-    if (!p->role || !p->func)
-        return -ENOMEM;
     size_t nb = no_defaults ? 0 : sizeof builtin_rules / sizeof *builtin_rules;
+    if (!(p->rules = calloc(nrules + nb + 1, sizeof *p->rules)))
+        return -ENOMEM;
     for (size_t k = 0; k < nrules + nb; k++) {
-        const char *text = k < nrules ? rules[k] : builtin_rules[k - nrules];
-        struct rule r;
-        int ret = parse_rule(text, &r, err, errlen);
+        int ret = parse_rule(k < nrules ? rules[k] : builtin_rules[k - nrules], &p->rules[k], err, errlen);
         if (ret < 0)
             return ret;
-        long made = apply(p, cat, &r);
-        if (made < 0)
-            return (int)made;
-        if (made == 0 && k < nrules && unused_len && !unused[0])
-            snprintf(unused, unused_len, "%s", text);
     }
-    return 0;
+    p->nrules = nrules + nb;
+    p->ncaller = nrules;
+    return st__ex_pairs_grow(p, cat);
+}
+
+const char *st__ex_pairs_unused(const struct st__ex_pairs *p)
+{
+    for (size_t k = 0; k < p->ncaller; k++)
+        if (p->rules[k].made == 0)
+            return p->rules[k].text;
+    return NULL;
 }
 
 int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
@@ -236,5 +306,6 @@ void st__ex_pairs_free(struct st__ex_pairs *p)
     free(p->names);
     free(p->role);
     free(p->func);
+    free(p->rules);
     memset(p, 0, sizeof *p);
 }

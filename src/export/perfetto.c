@@ -24,7 +24,10 @@
  * pointer_value, strings string_value (invalid UTF-8 repaired as the JSON
  * escaper reads it: utf8.h). Event and annotation names are interned per
  * sequence: a name's InternedData entry rides in the first packet of the
- * sequence that uses it.
+ * sequence that uses it. Iids are given in order of appearance ("dropped"
+ * first, then the catalog's events and the functions as the catalog and
+ * the pairing grow), so a growing catalog only appends: an iid, once
+ * defined on a sequence, never changes meaning.
  *
  * Time: records are CLOCK_MONOTONIC ns. Each sequence's ClockSnapshot says
  * that its clock 64 (incremental: every packet's timestamp is the delta
@@ -45,7 +48,8 @@
  *
  * Memory: a 1 MiB output buffer (grown only for one record longer than
  * that), the name tables (per catalog event and function) and, per thread,
- * a bit per name saying whether its sequence has it interned yet.
+ * a bit per name saying whether its sequence has it interned yet (grown
+ * when the names outgrow it).
  */
 #include <simpletrace/version.h>
 
@@ -79,7 +83,16 @@ struct pf_thread {
     uint64_t uuid;          /* its track */
     uint64_t last_ts;       /* the incremental clock's value: the previous packet's time */
     uint32_t seq;           /* its trusted_packet_sequence_id */
-    uint8_t *interned;      /* a bit per iid (event names, then annotation names): defined on the sequence */
+    uint8_t *interned;      /* defined on the sequence: event name iid k is bit 2k, annotation name iid k bit
+                               2k + 1 (positions no count moves) */
+    size_t interned_bytes;  /* allocated: grown to perfetto.bitmap_bytes before a packet is put */
+};
+
+/* How one catalog event is written. */
+struct pf_event {
+    uint32_t name;                        /* its event name iid (0 for Dropped_Event: never an instant) */
+    uint32_t arg_iid[ST_READER_MAX_ARGS]; /* annotation name iid per argument */
+    uint8_t arg_kind[ST_READER_MAX_ARGS]; /* enum arg_kind as declared (STRING, POINTER: as each record stores it) */
 };
 
 /* A process with its track. */
@@ -93,18 +106,21 @@ struct perfetto {
     struct st__ex_file file;
     uint8_t *buf;
     size_t len, cap;
-    /* event names: catalog event k has iid k + 1 (Dropped_Event's unused), function f
-     * iid fn_base + f, "dropped" the last */
+    /* event names in order of appearance: "dropped", then catalog events and functions as they come */
     struct name *names;     /* by iid */
     uint32_t nnames;        /* iids 1..nnames */
-    uint32_t fn_base, dropped_iid;
-    /* annotation names: distinct argument names, then "count" and "unfinished" */
+    size_t capnames;
+    uint32_t dropped_iid;
+    /* annotation names: "count", "unfinished", then distinct argument names */
     struct name *anames;    /* by iid */
     uint32_t nanames;
-    uint32_t *arg_iid;      /* per catalog event * ST_READER_MAX_ARGS */
-    uint8_t *arg_kind;      /* same: enum arg_kind as declared (STRING, POINTER: as each record stores it) */
+    size_t capanames;
     uint32_t count_iid, unfinished_iid;
-    size_t bitmap_bytes;    /* per thread: nnames + nanames + 1 bits */
+    struct pf_event *ev;    /* per catalog index: nev filled, capev allocated */
+    size_t nev, capev;
+    uint32_t *fn_iid;       /* per function id: its event name iid; nfn filled, capfn allocated */
+    size_t nfn, capfn;
+    size_t bitmap_bytes;    /* per thread: bits 0 .. 2 * max(nnames, nanames) + 1 */
     struct pf_thread *th;   /* by thread index */
     size_t nth, capth;
     struct pf_process *proc;
@@ -217,51 +233,81 @@ static enum arg_kind declared_kind(const struct st_arg_info *a)
     return is_bool_type(a->type) ? ARG_BOOL : a->is_signed ? ARG_INT : ARG_UINT;
 }
 
-/* The annotation iid of name, added when new (a linear search: set-up only, argument names are few). */
+/* A new event name iid for str, or 0 when memory is short. */
+static uint32_t name_iid(struct perfetto *pf, const char *str, size_t len)
+{
+    if (st__ex_reserve(&pf->names, &pf->capnames, (size_t)pf->nnames + 2, sizeof *pf->names) < 0)
+        return 0;
+    pf->names[++pf->nnames] = (struct name){str, len};
+    return pf->nnames;
+}
+
+/* The annotation iid of name, added when new (a linear search: only when the catalog grows, argument names are
+ * few), or 0 when memory is short. */
 static uint32_t annotation_iid(struct perfetto *pf, const char *name)
 {
     for (uint32_t i = 1; i <= pf->nanames; i++)
         if (strcmp(pf->anames[i].str, name) == 0)
             return i;
+    if (st__ex_reserve(&pf->anames, &pf->capanames, (size_t)pf->nanames + 2, sizeof *pf->anames) < 0)
+        return 0;
     pf->anames[++pf->nanames] = (struct name){name, strlen(name)};
     return pf->nanames;
 }
 
+/* Names for the catalog events and functions added since the last call (at open, all of them). */
 static int build_names(struct st__ex_ctx *ctx, struct perfetto *pf)
 {
-    size_t nev = st_catalog_count(ctx->cat) + 1, nargs = 2;
-    for (size_t i = 0; i < nev; i++)
-        nargs += st_catalog_event(ctx->cat, i)->nargs;
-    pf->fn_base = (uint32_t)nev + 1;
-    pf->nnames = pf->fn_base + (uint32_t)ctx->pairs.nfuncs;
-    pf->dropped_iid = pf->nnames;
-    pf->names = calloc(pf->nnames + 1, sizeof *pf->names);
-    pf->anames = calloc(nargs + 1, sizeof *pf->anames);
-    pf->arg_iid = calloc(nev * ST_READER_MAX_ARGS, sizeof *pf->arg_iid);
-    pf->arg_kind = calloc(nev * ST_READER_MAX_ARGS, 1);
-    if (!pf->names || !pf->anames || !pf->arg_iid || !pf->arg_kind)
+    if (st__ex_reserve(&pf->ev, &pf->capev, ctx->ncat, sizeof *pf->ev) < 0 ||
+        st__ex_reserve(&pf->fn_iid, &pf->capfn, ctx->pairs.nfuncs, sizeof *pf->fn_iid) < 0)
         return -ENOMEM;
-    for (size_t i = 0; i < nev; i++) {
-        const struct st_event_info *ev = st_catalog_event(ctx->cat, i);
-        pf->names[i + 1] = (struct name){ev->name, ev->name_len};
+    const struct st_event_info *dropped = st_catalog_dropped(ctx->cat);
+    for (; pf->nev < ctx->ncat; pf->nev++) {
+        const struct st_event_info *ev = st_catalog_event(ctx->cat, pf->nev);
+        struct pf_event *e = &pf->ev[pf->nev];
+        if (ev == dropped) /* its records are "dropped" instants */
+            continue;
+        if (!(e->name = name_iid(pf, ev->name, ev->name_len)))
+            return -ENOMEM;
         for (unsigned a = 0; a < ev->nargs; a++) {
-            pf->arg_iid[i * ST_READER_MAX_ARGS + a] = annotation_iid(pf, ev->args[a].name);
-            pf->arg_kind[i * ST_READER_MAX_ARGS + a] = (uint8_t)declared_kind(&ev->args[a]);
+            if (!(e->arg_iid[a] = annotation_iid(pf, ev->args[a].name)))
+                return -ENOMEM;
+            e->arg_kind[a] = (uint8_t)declared_kind(&ev->args[a]);
         }
     }
-    for (size_t f = 0; f < ctx->pairs.nfuncs; f++)
-        pf->names[pf->fn_base + f] = (struct name){ctx->pairs.names[f], strlen(ctx->pairs.names[f])};
-    pf->names[pf->dropped_iid] = (struct name){"dropped", 7};
-    pf->count_iid = annotation_iid(pf, "count");
-    pf->unfinished_iid = annotation_iid(pf, "unfinished");
-    pf->bitmap_bytes = (pf->nnames + pf->nanames + 8) / 8;
+    for (; pf->nfn < ctx->pairs.nfuncs; pf->nfn++) {
+        const char *name = ctx->pairs.names[pf->nfn];
+        if (!(pf->fn_iid[pf->nfn] = name_iid(pf, name, strlen(name))))
+            return -ENOMEM;
+    }
+    size_t top = pf->nnames > pf->nanames ? pf->nnames : pf->nanames;
+    pf->bitmap_bytes = (2 * top + 2 + 7) / 8;
     return 0;
 }
 
-/* A thread's interned bitmap: event name iid k is bit k, annotation name iid k bit nnames + k. */
-static inline size_t aname_bit(const struct perfetto *pf, uint32_t iid)
+static int pf_grow(struct st__ex_ctx *ctx)
 {
-    return pf->nnames + iid;
+    return build_names(ctx, ctx->out);
+}
+
+/* The bit of event name iid k in a thread's interned bitmap, and of annotation name iid k. */
+static inline size_t name_bit(uint32_t iid)
+{
+    return 2 * (size_t)iid;
+}
+
+static inline size_t aname_bit(uint32_t iid)
+{
+    return 2 * (size_t)iid + 1;
+}
+
+/* Makes t's bitmap cover every name defined so far. 0 or -ENOMEM. */
+static int bitmap_cover(const struct perfetto *pf, struct pf_thread *t)
+{
+    size_t cap = t->interned_bytes;
+    int ret = st__ex_reserve(&t->interned, &cap, pf->bitmap_bytes, 1);
+    t->interned_bytes = cap;
+    return ret;
 }
 
 static inline bool interned(const struct pf_thread *t, size_t bit)
@@ -279,7 +325,7 @@ struct pending {
 
 static void want_name(const struct perfetto *pf, const struct pf_thread *t, struct pending *n, uint32_t iid)
 {
-    if (iid && !interned(t, iid)) {
+    if (iid && !interned(t, name_bit(iid))) {
         n->name = iid;
         n->bytes += pf->names[iid].len;
     }
@@ -287,7 +333,7 @@ static void want_name(const struct perfetto *pf, const struct pf_thread *t, stru
 
 static void want_aname(const struct perfetto *pf, const struct pf_thread *t, struct pending *n, uint32_t iid)
 {
-    if (interned(t, aname_bit(pf, iid)))
+    if (interned(t, aname_bit(iid)))
         return;
     for (unsigned i = 0; i < n->nanames; i++)
         if (n->anames[i] == iid)
@@ -313,14 +359,15 @@ static uint8_t *put_interned(const struct perfetto *pf, struct pf_thread *t, uin
         uint8_t *e = pb_open(p, ST_PF_INTERNED_EVENT_NAMES);
         p = pb_uint(e, ST_PF_INTERNED_IID, n->name);
         p = pb_close(e, pb_text(p, ST_PF_INTERNED_NAME, pf->names[n->name].str, pf->names[n->name].len));
-        t->interned[n->name >> 3] |= (uint8_t)(1u << (n->name & 7));
+        size_t bit = name_bit(n->name);
+        t->interned[bit >> 3] |= (uint8_t)(1u << (bit & 7));
     }
     for (unsigned i = 0; i < n->nanames; i++) {
         uint32_t iid = n->anames[i];
         uint8_t *e = pb_open(p, ST_PF_INTERNED_ANNOTATION_NAMES);
         p = pb_uint(e, ST_PF_INTERNED_IID, iid);
         p = pb_close(e, pb_text(p, ST_PF_INTERNED_NAME, pf->anames[iid].str, pf->anames[iid].len));
-        size_t bit = aname_bit(pf, iid);
+        size_t bit = aname_bit(iid);
         t->interned[bit >> 3] |= (uint8_t)(1u << (bit & 7));
     }
     return pb_close(data, p);
@@ -423,7 +470,7 @@ static int pf_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
                              .seq = PROCESS_SEQUENCE + 1 + (uint32_t)t->index};
     pf->nth = t->index + 1;
     struct pf_process *pr = process_of(pf, t);
-    if (!pr || !(pt->interned = calloc(pf->bitmap_bytes, 1)))
+    if (!pr || bitmap_cover(pf, pt) < 0)
         return -ENOMEM;
     int ret = 0;
     size_t program = strlen(st__ex_program(t->proc));
@@ -473,8 +520,10 @@ static int put_event(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint
 {
     struct perfetto *pf = ctx->out;
     struct pf_thread *pt = &pf->th[t->index];
-    const uint32_t *iids = rec ? &pf->arg_iid[rec->event->index * ST_READER_MAX_ARGS] : NULL;
-    const uint8_t *kinds = rec ? &pf->arg_kind[rec->event->index * ST_READER_MAX_ARGS] : NULL;
+    const uint32_t *iids = rec ? pf->ev[rec->event->index].arg_iid : NULL;
+    const uint8_t *kinds = rec ? pf->ev[rec->event->index].arg_kind : NULL;
+    if (pt->interned_bytes < pf->bitmap_bytes && bitmap_cover(pf, pt) < 0)
+        return -ENOMEM;
     struct pending n = {0};
     want_name(pf, pt, &n, name);
     for (unsigned i = 0; rec && i < rec->nargs; i++)
@@ -510,7 +559,7 @@ static int pf_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struc
 {
     struct perfetto *pf = ctx->out;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_BEGIN, pf->fn_base + func, rec, 0, 0, false);
+    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_BEGIN, pf->fn_iid[func], rec, 0, 0, false);
 }
 
 static int pf_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
@@ -525,8 +574,9 @@ static int pf_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct
 static int pf_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
                       uint64_t ts)
 {
+    struct perfetto *pf = ctx->out;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, rec->event->index + 1, rec, 0, 0, false);
+    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, pf->ev[rec->event->index].name, rec, 0, 0, false);
 }
 
 static int pf_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
@@ -551,6 +601,9 @@ static int pf_open(struct st__ex_ctx *ctx)
     if (!(pf->buf = malloc(BUF_BYTES)))
         return -ENOMEM;
     pf->cap = BUF_BYTES;
+    if (!(pf->dropped_iid = name_iid(pf, "dropped", 7)) || !(pf->count_iid = annotation_iid(pf, "count")) ||
+        !(pf->unfinished_iid = annotation_iid(pf, "unfinished")))
+        return -ENOMEM;
     int ret = build_names(ctx, pf);
     return ret ? ret : st__ex_file_open(ctx, &pf->file, out);
 }
@@ -613,8 +666,8 @@ static void pf_discard(struct st__ex_ctx *ctx)
     free(pf->proc);
     free(pf->names);
     free(pf->anames);
-    free(pf->arg_iid);
-    free(pf->arg_kind);
+    free(pf->ev);
+    free(pf->fn_iid);
     free(pf->buf);
     free(pf);
     ctx->out = NULL;
@@ -622,6 +675,7 @@ static void pf_discard(struct st__ex_ctx *ctx)
 
 const struct st__ex_writer st__ex_perfetto_writer = {
     .open = pf_open,
+    .grow = pf_grow,
     .thread_new = pf_thread_new,
     .enter = pf_enter,
     .exit = pf_exit,

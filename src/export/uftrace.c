@@ -82,7 +82,8 @@ struct uft {
     struct slot **slots;
     unsigned nslots, maxslots;
     uint64_t tick;
-    uint8_t *event_used;     /* per catalog index: in events.txt */
+    uint8_t *event_used;     /* per catalog index: in events.txt (grows with the catalog) */
+    size_t capused;
 };
 
 /* --- output files ---------------------------------------------------------------- */
@@ -266,10 +267,15 @@ static int uft_open(struct st__ex_ctx *ctx)
         return st__ex_fail(ctx, -EINVAL, "no output directory");
     u->maxslots = max_slots(ctx->opts);
     u->slots = calloc(u->maxslots, sizeof *u->slots);
-    u->event_used = calloc(st_catalog_count(ctx->cat) + 1, 1);
-    if (!u->slots || !u->event_used)
+    if (!u->slots || st__ex_reserve(&u->event_used, &u->capused, ctx->ncat, 1) < 0)
         return -ENOMEM;
     return st__ex_dir_open(ctx, &u->out, ctx->opts->output, &uftrace_dir);
+}
+
+static int uft_grow(struct st__ex_ctx *ctx)
+{
+    struct uft *u = ctx->out;
+    return st__ex_reserve(&u->event_used, &u->capused, ctx->ncat, 1);
 }
 
 /* -EEXIST, saying that two processes a and b share the id of a thread or process (what). */
@@ -375,11 +381,10 @@ static int fill_events(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 {
     (void)arg;
     struct uft *u = ctx->out;
-    size_t n = st_catalog_count(ctx->cat);
-    for (size_t i = 0; i < n; i++)
-        if (u->event_used[i])
-            (void)st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER,
-                                     st_catalog_event(ctx->cat, i)->name);
+    size_t dropped = st_catalog_dropped(ctx->cat)->index; /* never an instant: skipped wherever it is */
+    for (size_t i = 0; i < ctx->ncat; i++)
+        if (u->event_used[i] && i != dropped)
+            (void)st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER, st_catalog_event(ctx->cat, i)->name);
     return 0;
 }
 
@@ -433,8 +438,7 @@ static int fill_tasks(struct st__ex_ctx *ctx, FILE *out, const void *arg)
 static bool any_event(const struct st__ex_ctx *ctx)
 {
     const struct uft *u = ctx->out;
-    size_t n = st_catalog_count(ctx->cat);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < ctx->ncat; i++)
         if (u->event_used[i])
             return true;
     return false;
@@ -567,6 +571,7 @@ static void uft_discard(struct st__ex_ctx *ctx)
 
 const struct st__ex_writer st__ex_uftrace_writer = {
     .open = uft_open,
+    .grow = uft_grow,
     .thread_new = uft_thread_new,
     .enter = uft_enter,
     .exit = uft_exit,

@@ -31,7 +31,11 @@
  *       84     4  tid                    the thread
  *       88        events follow
  *
- *   event := uint32 id          the event class: catalog index (Dropped_Event last)
+ *   event := uint32 id          the event class: catalog index (Dropped_Event's own
+ *                               index: 0 in a catalog read from the trace, count in
+ *                               one of trace-events files); function_entry and
+ *                               function_exit (export --functions) take the two
+ *                               highest ids, beyond any index a catalog reaches
  *            uint64 timestamp   ns on clock "monotonic"
  *            fields             in declaration order, each named _NAME (readers
  *                               strip one leading underscore: TSDL keywords stay
@@ -71,6 +75,11 @@ enum {
     ST_CTF_PKT_TID = 84,
     ST_CTF_PKT_HEADER_BYTES = 88, /* header + context: the first event starts here */
 };
+
+/* The event class ids of function_entry and function_exit: far above every catalog index (the reader
+ * refuses declaration ids over 2^20), so that a catalog growing during the export never meets them. */
+#define ST_CTF_ID_FUNCTION_ENTRY UINT32_C(0xfffffffe)
+#define ST_CTF_ID_FUNCTION_EXIT UINT32_C(0xffffffff)
 
 /* Bytes of an event header (id, timestamp). */
 #define ST_CTF_EVENT_HEADER_BYTES 12

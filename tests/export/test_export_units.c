@@ -6,6 +6,8 @@
 #include "tap.h"
 
 #include "export_internal.h"
+#include "meta_format.h"
+#include "trace_format.h"
 #include "uftrace_write.h"
 
 #include <errno.h>
@@ -30,11 +32,11 @@ static const char catalog_text[] = "a_enter(void) \"\"\n"
 
 static struct st_catalog *cat;
 
-/* "B:name", "E:name" or "I" for event ev under pairing p. */
-static const char *role_of(const struct st__ex_pairs *p, const char *ev)
+/* "B:name", "E:name" or "I" for event ev of catalog c under pairing p. */
+static const char *role_in(const struct st_catalog *c, const struct st__ex_pairs *p, const char *ev)
 {
     static char buf[128];
-    const struct st_event_info *e = st_catalog_find(cat, ev);
+    const struct st_event_info *e = st_catalog_find(c, ev);
     if (!e)
         return "no such event";
     if (p->role[e->index] == ST__EX_INSTANT)
@@ -43,12 +45,19 @@ static const char *role_of(const struct st__ex_pairs *p, const char *ev)
     return buf;
 }
 
+static const char *role_of(const struct st__ex_pairs *p, const char *ev)
+{
+    return role_in(cat, p, ev);
+}
+
 static int build(struct st__ex_pairs *p, const char *const *rules, size_t n, bool no_defaults, char *unused)
 {
     char err[256] = "";
-    int ret = st__ex_pairs_build(p, cat, rules, n, no_defaults, unused, 128, err, sizeof err);
+    int ret = st__ex_pairs_build(p, cat, rules, n, no_defaults, err, sizeof err);
     if (ret)
         diag("build: %s", err);
+    const char *u = st__ex_pairs_unused(p);
+    snprintf(unused, 128, "%s", u ? u : "");
     return ret;
 }
 
@@ -105,6 +114,61 @@ static void test_user_pairs(void)
     is_str(role_of(&p, "a_enter"), "I", "pairs: without the built-in rules nothing pairs");
     is_int(p.nfuncs, 0, "pairs: no functions");
     st__ex_pairs_free(&p);
+}
+
+/* --- pairing a catalog that grows ------------------------------------------------- */
+
+/* Appends a mapping of id to name and its declaration decl at p; returns the new end. */
+static uint8_t *put_declared(uint8_t *p, uint32_t id, const char *name, const char *decl)
+{
+    p += st_fmt_put_mapping(p, id, name, (uint32_t)strlen(name));
+    return p + st_fmt_put_mapping(p, ST_META_DECL_ID(id), decl, (uint32_t)strlen(decl));
+}
+
+static uint8_t *put_event(uint8_t *p, uint32_t id, uint64_t ts)
+{
+    st_fmt_put_event_header(p, id, ts, 0, 7);
+    return p + ST_EVENT_FIXED_SIZE;
+}
+
+static void test_growing_pairs(void)
+{
+    static uint8_t buf[4096];
+    uint8_t *p = buf + st_fmt_put_header(buf);
+    p = put_declared(p, 0, "a_begin", "a_begin(void)");
+    p = put_declared(p, 1, "lock_take", "lock_take(void)");
+    p = put_event(p, 0, 10);
+    p = put_declared(p, 2, "a_end", "a_end(void)");
+    p = put_declared(p, 3, "lock_give", "lock_give(void)");
+    p = put_event(p, 2, 20);
+    p = put_declared(p, 4, "Dropped_Event_begin", "Dropped_Event_begin(void)");
+    p = put_event(p, 4, 30);
+    struct st_reader *r = NULL;
+    struct st_reader_error e = {.struct_size = sizeof e};
+    const struct st_record *rec;
+    struct st__ex_pairs pr;
+    char err[256] = "";
+    const char *rules[] = {"lock_take:lock_give", "never:seen", "Dropped_Event_begin:Dropped_Event"};
+    if (!ok(st_reader_open_memory(&r, buf, (size_t)(p - buf), "grow", NULL, NULL, &e) == 0, "grow: reader opens"))
+        return;
+    const struct st_catalog *c = st_reader_catalog(r);
+    is_int(st_reader_next(r, &rec), 1, "grow: first record");
+    is_int(st__ex_pairs_build(&pr, c, rules, 3, false, err, sizeof err), 0, "grow: rules resolve at open");
+    is_str(role_in(c, &pr, "a_begin"), "I", "grow: a_begin is an instant while a_end is not declared");
+    is_int(pr.n, 3, "grow: the table covers the catalog: Dropped_Event and two events");
+    is_int(st_reader_next(r, &rec), 1, "grow: second record");
+    is_int(st__ex_pairs_grow(&pr, c), 0, "grow: the new events resolve");
+    is_str(role_in(c, &pr, "a_begin"), "B:a", "grow: an old begin finds its end declared later");
+    is_str(role_in(c, &pr, "a_end"), "E:a", "grow: ... which ends it");
+    is_str(role_in(c, &pr, "lock_take"), "B:lock", "grow: a caller's exact rule pairs an old event with a new one");
+    is_int(pr.nfuncs, 2, "grow: functions appended");
+    is_int(st_reader_next(r, &rec), 1, "grow: third record");
+    is_int(st__ex_pairs_grow(&pr, c), 0, "grow: again");
+    is_str(role_in(c, &pr, "Dropped_Event_begin"), "I", "grow: Dropped_Event (index 0 here) is never a partner");
+    is_int(pr.role[st_catalog_dropped(c)->index], ST__EX_INSTANT, "grow: Dropped_Event stays an instant");
+    is_str(st__ex_pairs_unused(&pr), "never:seen", "grow: the unused rule is known at the end, not at open");
+    st__ex_pairs_free(&pr);
+    st_reader_close(r);
 }
 
 static void test_rule_syntax(void)
@@ -262,6 +326,7 @@ int main(void)
     test_default_pairs();
     test_user_pairs();
     test_rule_syntax();
+    test_growing_pairs();
     test_info();
     test_lines();
     test_dir();
