@@ -353,6 +353,27 @@ static int take(struct merge *m, const struct st_record *rec)
     return 0;
 }
 
+/*
+ * Without trace-events files: maps and declares at the head of the output
+ * every event the inputs declared before their first records (their whole
+ * catalog, as simpletrace's writer declares it), so that a reader of the
+ * output knows them all from the start, as it did reading the inputs (an
+ * exporter pairs a begin with an end declared later only so). Events an
+ * input declares later are declared before their first record. 0 or -ENOMEM.
+ */
+static int declare_known(struct merge *m)
+{
+    const struct st_catalog *cat = m->t->cat;
+    if (!m->t->cat_borrowed)
+        return 0; /* trace-events files: only the events used, not every one they declare */
+    for (size_t i = 0; i <= st_catalog_count(cat); i++) {
+        const struct st_event_info *ev = st_catalog_event(cat, i);
+        if (ev != st_catalog_dropped(cat) && map_event(m, ev) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 /* Reads every record into the open output. 0, or the exit status after a message. */
 static int merge_all(struct merge *m, const struct cli_input *in)
 {
@@ -364,7 +385,7 @@ static int merge_all(struct merge *m, const struct cli_input *in)
         return reader_failed(m, in);
     size_t hlen = st_fmt_put_header(header);
     st__growbuf_put(&m->buf, header, hlen);
-    if (name_inputs(m) < 0)
+    if (name_inputs(m) < 0 || declare_known(m) < 0)
         m->error = -ENOMEM;
     while (ret == 1 && !m->error && !(status = take(m, rec)))
         ret = st_reader_next(m->t->r, &rec);

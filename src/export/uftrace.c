@@ -384,7 +384,8 @@ static int fill_events(struct st__ex_ctx *ctx, FILE *out, const void *arg)
     size_t dropped = st_catalog_dropped(ctx->cat)->index; /* never an instant: skipped wherever it is */
     for (size_t i = 0; i < ctx->ncat; i++)
         if (u->event_used[i] && i != dropped)
-            (void)st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER, st_catalog_event(ctx->cat, i)->name);
+            (void)st__uft_event_line(out, ST_UFT_EVENT_ID_USER + (unsigned)i, PROVIDER,
+                                     st_catalog_event(ctx->cat, i)->name);
     return 0;
 }
 
