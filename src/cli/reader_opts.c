@@ -568,11 +568,17 @@ static void report_events(const struct cli_trace *t, const char *spec)
     }
 }
 
-/* --tid: the thread ids the skipped records had. */
+/* --tid: the thread ids the skipped records had (or, when it is among them, that the other filters took the rest). */
 static void report_tid(const struct cli_trace *t, const struct cli_input *in, const struct st_reader_seen *seen)
 {
     char list[512] = "";
     size_t n = 0;
+    for (size_t i = 0; i < seen->ntids; i++)
+        if (seen->tids[i] == in->rd.tid) {
+            fprintf(stderr, "simpletrace %s: --tid=%lu: thread %lu has records, but none the other filters "
+                    "select\n", t->cmd, (unsigned long)in->rd.tid, (unsigned long)in->rd.tid);
+            return;
+        }
     for (size_t i = 0; i < seen->ntids && n + 16 < sizeof list; i++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%lu", i ? ", " : "", (unsigned long)seen->tids[i]);
     fprintf(stderr, "simpletrace %s: --tid=%lu: no record has thread id %lu%s%s%s%s\n", t->cmd,

@@ -28,7 +28,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, 'demo.trace')
         r = run(demo, '--workers', '2', '--jobs', '50', env=dict(os.environ, SIMPLETRACE='enable=*,file=' + trace))
-        tids = sorted({line.split(' pid=')[1].split()[0] for line in run(cli, 'print', trace).stdout.splitlines()})
+        text = run(cli, 'print', trace).stdout
+        tids = sorted({line.split(' pid=')[1].split()[0] for line in text.splitlines()})
+        worker = next(line.split(' pid=')[1].split()[0] for line in text.splitlines() if line.startswith('job_start'))
         ok(r.returncode == 0 and len(tids) >= 2, 'the demo traced (threads %s)' % tids, r.stderr)
         out = lambda cmd: [cmd, '-o', os.path.join(tmp, 'out.' + cmd)] if cmd in ('export', 'merge') else [cmd]
         for cmd in ('print', 'stats', 'export', 'merge'):
@@ -44,8 +46,11 @@ def main():
             r = told(run(cli, *out(cmd), '--from=100s', trace))
             ok(r.returncode == 0 and r.stderr.count('\n') == 1 and 'after the last record' in r.stderr,
                cmd + ' --from after the last record says so', r.stderr)
-            r = told(run(cli, *out(cmd), '--events=job_*,-job_done', '--tid=' + tids[-1], trace))
+            r = told(run(cli, *out(cmd), '--events=job_*,-job_done', '--tid=' + worker, trace))
             ok(r.returncode == 0 and r.stderr == '', cmd + ': filters that select records say nothing', r.stderr)
+            r = told(run(cli, *out(cmd), '--events=demo_start', '--tid=' + worker, trace))  # the main thread's event
+            ok(r.returncode == 0 and r.stderr.count('\n') == 1 and 'has records, but none the other filters select'
+               in r.stderr, cmd + ': a thread whose records the other filters exclude: said so', r.stderr)
         r = run(cli, 'print', '--events=-job_*', trace)
         ok(r.returncode == 0 and r.stderr == '' and r.stdout, 'an excluding glob alone is no glob that must match',
            r.stderr)
