@@ -962,7 +962,7 @@ ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
         int ret = next_in_piece(r);
         if (ret == 1)
             *rec = &r->rec;
-        if (ret != 0 || r->seq.cur + 1 >= r->seq.n)
+        if (ret != 0 || r->seq.cur + 1 >= r->seq.n || UNLIKELY(r->priming)) /* prime(): the first piece's head */
             return ret;
         if ((ret = next_piece(r)) < 0)
             return ret;
@@ -1224,10 +1224,11 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
  */
 static struct st_reader *prime(struct st_reader *r)
 {
+    const struct st_record *rec;
     if (!r->grow || r->err.code || (!r->header_done && read_header(r) < 0) || r->version != 4)
         return r;
     r->priming = r->meta.scan_only = true;
-    (void)next_v4(r);
+    (void)st_reader_next(r, &rec); /* not next_v4() itself: it stays inlined in the one loop that reads records */
     r->priming = r->meta.scan_only = false;
     return r;
 }
