@@ -391,17 +391,24 @@ static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id,
     return NULL;
 }
 
+/* Slot s, mapped to a name the catalog did not have, now means ev (when not NULL). */
+static const struct st_event_info *slot_resolve(struct idslot *s, const struct st_event_info *ev)
+{
+    if (ev) {
+        s->ev = ev;
+        free(s->name);
+        s->name = NULL;
+    }
+    return ev;
+}
+
 /* A mapped ID whose name a growing catalog has gained since: resolved now, and kept. */
 static const struct st_event_info *resolve_late(const struct st_reader *r, struct idslot *s)
 {
     if (!r->grow || !s || !s->used || s->ev || s->tried == r->grow->count)
         return NULL;
     s->tried = r->grow->count;
-    if ((s->ev = st__catalog_find_n(r->cat, s->name, strlen(s->name)))) {
-        free(s->name);
-        s->name = NULL;
-    }
-    return s->ev;
+    return slot_resolve(s, st__catalog_find_n(r->cat, s->name, strlen(s->name)));
 }
 
 static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t id, uint64_t num)
@@ -644,11 +651,8 @@ static int declare(struct st_reader *r, uint32_t id, const char *text, uint32_t 
     if (ret < 0)
         return fail(r, ret, r->pos_offset, num, "%s", msg);
     struct idslot *s = idmap_find(&r->ids, id);
-    if (s && s->used && !s->ev && s->name && !strcmp(s->name, ev->name)) {
-        s->ev = ev;
-        free(s->name);
-        s->name = NULL;
-    }
+    if (s && s->used && !s->ev && s->name && !strcmp(s->name, ev->name))
+        slot_resolve(s, ev);
     return 0;
 }
 
