@@ -135,24 +135,8 @@ static bool ends_with(const char *name, const char *suffix)
  */
 static int check_output(const struct export_cli *o)
 {
-    const struct cli_input *in = &o->in;
-    size_t n = 0, max = in->nevents_files + in->ntraces + 1;
-    struct st__out_input *v = calloc(max, sizeof *v);
-    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF, clash;
-    char msg[8400];
-
-    if (!v) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return 1;
-    }
-    for (size_t i = 0; i < in->nevents_files; i++)
-        v[n++].path = in->events_files[i];
-    for (size_t i = 0; i < in->ntraces; i++)
-        v[n++] = (struct st__out_input){in->traces[i], !in->rotated_off};
-    v[n++].path = o->ex.functions;
-    clash = st__out_is_input(o->ex.output, dir, v, n, msg, sizeof msg);
-    free(v);
-    return clash ? usage_error("%s", msg) : -1;
+    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF;
+    return cli_check_output("export", &o->in, o->ex.output, dir, o->ex.functions);
 }
 
 /* Parses argv into *o. Returns -1 to go on, or the exit status (0 for --help). */

@@ -406,26 +406,6 @@ static int merge_all(struct merge *m, const struct cli_input *in)
 
 enum { OPT_OUTPUT = CLI_OPT_OWN, OPT_HELP };
 
-/* Refuses an OUT that is one of the inputs (a trace, a piece of one, a trace-events file). -1 to go on, or the status. */
-static int check_output(const struct cli_input *in, const char *out)
-{
-    size_t n = 0;
-    struct st__out_input *v = calloc(in->nevents_files + in->ntraces + 1, sizeof *v);
-    char msg[8400];
-    bool clash;
-
-    if (!v) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return 1;
-    }
-    for (size_t i = 0; i < in->nevents_files; i++)
-        v[n++].path = in->events_files[i];
-    for (size_t i = 0; i < in->ntraces; i++)
-        v[n++] = (struct st__out_input){in->traces[i], !in->rotated_off};
-    clash = st__out_is_input(out, false, v, n, msg, sizeof msg);
-    free(v);
-    return clash ? cli_usage_error("merge", "%s", msg) : -1;
-}
 
 /* Parses argv. Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct cli_input *in, const char **out)
@@ -455,7 +435,7 @@ static int parse_args(int argc, char **argv, struct cli_input *in, const char **
         return ret;
     if (!*out)
         return cli_usage_error("merge", "%s", "need -o OUT, the file to write");
-    return (ret = cli_trace_operands("merge", argc, argv, optind, in)) ? ret : check_output(in, *out);
+    return (ret = cli_trace_operands("merge", argc, argv, optind, in)) ? ret : cli_check_output("merge", in, *out, false, NULL);
 }
 
 int st_cmd_merge(int argc, char **argv)

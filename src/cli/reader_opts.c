@@ -15,6 +15,7 @@
 #include "catalog_warn.h"
 #include "glob_match.h"
 #include "nearest.h"
+#include "out_file.h"
 #include "trace_format.h"
 
 /* The operands, for the hints that tell their order. */
@@ -534,6 +535,28 @@ const char *cli_duration(char *buf, size_t len, int64_t ns)
     else
         snprintf(buf, len, "%s%.3f s", sign, (double)a / 1e9);
     return buf;
+}
+
+int cli_check_output(const char *cmd, const struct cli_input *in, const char *out, bool dir, const char *extra)
+{
+    size_t n = 0;
+    struct st__out_input *v = calloc(in->nevents_files + in->ntraces + 1, sizeof *v);
+    char msg[8400];
+    bool clash;
+
+    if (!v) {
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    for (size_t i = 0; i < in->nevents_files; i++)
+        v[n++].path = in->events_files[i];
+    for (size_t i = 0; i < in->ntraces; i++)
+        v[n++] = (struct st__out_input){in->traces[i], !in->rotated_off};
+    if (extra)
+        v[n++].path = extra;
+    clash = st__out_is_input(out, dir, v, n, msg, sizeof msg);
+    free(v);
+    return clash ? cli_usage_error(cmd, "%s", msg) : -1;
 }
 
 /* --- filters that selected nothing ------------------------------------------------------ */

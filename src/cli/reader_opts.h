@@ -123,6 +123,14 @@ void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size
 /* Frees what cli_trace_open() made (a zeroed *t is fine). */
 void cli_trace_close(struct cli_trace *t);
 
+/*
+ * Refuses an output out that is one of in's inputs (a trace-events file, a
+ * trace or a piece of one; extra too when not NULL; for a directory output
+ * (dir), a directory holding any), naming both: the usage error's status,
+ * or -1 to go on.
+ */
+int cli_check_output(const char *cmd, const struct cli_input *in, const char *out, bool dir, const char *extra);
+
 /* A signed duration in a human unit into buf: "532 ns", "-5.984 us", "12.345 ms", "1.234 s". Returns buf. */
 const char *cli_duration(char *buf, size_t len, int64_t ns);
 

@@ -338,8 +338,7 @@ struct st_catalog *st__catalog_new_growing(void)
     return cat;
 }
 
-/* Whether two events take the same arguments (types and names). */
-static bool same_args(const struct st_event_info *a, const struct st_event_decl *b)
+bool st__same_args(const struct st_event_info *a, const struct st_event_decl *b)
 {
     if (a->nargs != b->nargs)
         return false;
@@ -406,7 +405,7 @@ int st__catalog_declare(struct st_catalog *cat, const char *file, const char *te
     const struct st_event_decl *d = &one.events[0];
     if ((prev = st__catalog_find_n(cat, d->name, strlen(d->name)))) {
         const struct st_event_decl *first = &cat->list.events[prev->index - 1];
-        if (!same_args(prev, d)) {
+        if (!st__same_args(prev, d)) {
             ret = -EBADMSG;
             snprintf(msg, msglen, "event '%s' is declared twice, differently: other arguments than in its first "
                      "declaration (by %s)", d->name, first->file);

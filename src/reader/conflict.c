@@ -43,17 +43,6 @@ static void event_args_text(char *buf, size_t len, const struct st_event_info *e
     args_text(buf, len, ev->nargs, types, names);
 }
 
-/* Whether the catalog's event takes the arguments d declares: same number, types and names. */
-static bool same_args(const struct st_event_info *ev, const struct st_event_decl *d)
-{
-    if (ev->nargs != d->nargs)
-        return false;
-    for (unsigned i = 0; i < d->nargs; i++)
-        if (strcmp(ev->args[i].type, d->args[i].type) || strcmp(ev->args[i].name, d->args[i].name))
-            return false;
-    return true;
-}
-
 /* Whether name was reported already; else remembers it (up to ST__MAX_CONFLICTS). */
 static bool seen_before(struct st__conflicts *c, const char *name)
 {
@@ -98,7 +87,7 @@ void st__conflict_check(struct st__conflicts *c, const struct st_catalog *cat, c
         goto out; /* not ours to judge: st_catalog_load_trace() reports what does not parse */
     const struct st_event_decl *d = &list.events[0];
     const struct st_event_info *ev = st_catalog_find(cat, d->name);
-    if (ev && same_args(ev, d))
+    if (ev && st__same_args(ev, d))
         goto out;
     if (seen_before(c, d->name))
         goto out;

@@ -163,6 +163,9 @@ static inline const struct st_event_decl *st__catalog_decl(const struct st_catal
     return ev == st__catalog_dropped(cat) || pos >= cat->list.count ? NULL : &cat->list.events[pos];
 }
 
+/* Whether the catalog's event ev takes the arguments d declares: the same number, types and names. */
+bool st__same_args(const struct st_event_info *ev, const struct st_event_decl *d);
+
 /* The event of that name (name_len bytes) in cat, Dropped_Event excluded, or NULL. */
 const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len);
 
