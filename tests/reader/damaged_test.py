@@ -155,16 +155,18 @@ def main():
 
         # The Python module (run as python-damaged): the same records, then TraceError with the offset.
         code = ('import sys, simpletrace\n'
-                'n = 0\n'
-                'try:\n'
-                '    for rec in simpletrace.open(sys.argv[1]):\n'
-                '        n += 1\n'
-                'except simpletrace.TraceError as e:\n'
-                '    print(n, e.offset)\n')
+                'for source in (sys.argv[1], open(sys.argv[1], "rb"), open(sys.argv[1], "rb").read()):\n'
+                '    n = 0\n'
+                '    try:\n'
+                '        for rec in simpletrace.open(source):\n'
+                '            n += 1\n'
+                '    except simpletrace.TraceError as e:\n'
+                '        print(n, e.offset)\n')
         if pythonpath != os.path.abspath(''):
             py = run(sys.executable, '-c', code, cut, env=dict(os.environ, PYTHONPATH=pythonpath))
-            ok(py.returncode == 0 and py.stdout.split() == [str(len(want)), str(at[0])],
-               'Python: every record before the damage, then TraceError at its byte offset', py.stdout + py.stderr)
+            ok(py.returncode == 0 and py.stdout.split() == [str(len(want)), str(at[0])] * 3,
+               'Python, without trace-events, from a path, a file object and bytes: every record before the '
+               'damage, then TraceError at its byte offset', py.stdout + py.stderr)
 
         # A 0-byte file is an empty trace, not a trace-events file.
         empty = os.path.join(tmp, 'empty.trace')
