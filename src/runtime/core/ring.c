@@ -53,7 +53,7 @@
  *     next_head; lap_base + p is the address of position p of that lap.
  *   - Producer fields (struct st_ring up to `tail`) are written by the owner
  *     thread only (the consumer only exchanges pending_drop); tail, consumed
- *     and the cons_ fields by the consumer only. The consumer's group starts on a 128-byte
+ *     and the cons_ fields by the consumer only (its steps: ring_consumer.c). The consumer's group starts on a 128-byte
  *     boundary (two lines, the unit of the adjacent-line prefetcher), the
  *     struct is allocated 128-aligned and the ring is a page-aligned
  *     mapping of its own, so no line is written by two threads.

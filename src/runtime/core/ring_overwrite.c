@@ -5,6 +5,10 @@
  * rings of exited threads are kept, within a bound. No consumer moves tail
  * in this policy; readers copy (ring_peek.c). The fast path is unchanged: a
  * full ring already sends it to the slow path through `limit`.
+ *
+ * The readers' side of the policy is here too (ring_consumer.h): flight
+ * snapshots' accounting in ow_next (the scheme: drain/snapshot.c) and the
+ * trigger scan, which claims ow_scanned against the producer's eviction.
  */
 #include <sched.h>
 #include <string.h>
@@ -278,6 +282,100 @@ __attribute__((no_sanitize("thread"))) uint64_t st__ring_tail_index(const struct
     }
 }
 
+
+/* --- flight snapshots' accounting ------------------------------------------ */
+
+uint64_t st__ring_ow_unseen(struct st_ring_peeked *pi, size_t n, uint64_t *mark)
+{
+    uint64_t lost;
+
+    st__ring_lock();
+    for (size_t i = 0; i < n; i++) {
+        const struct st_ring *r = pi[i].r;
+        pi[i].unseen = 0;
+        if (!pi[i].known || r == &st__ring_lost)
+            continue; /* not copied (no room, empty): nothing held, nothing known */
+        pi[i].unseen = pi[i].first > r->ow_next ? pi[i].first - r->ow_next : 0;
+    }
+    *mark = __atomic_load_n(&st__ring_lost.ow_evicted, __ATOMIC_RELAXED);
+    lost = *mark - st__ring_lost.ow_next;
+    st__ring_unlock();
+    return lost;
+}
+
+/* Events the records of bytes[off, off + len) stand for. */
+static uint64_t copy_events(const uint8_t *bytes, size_t off, size_t len)
+{
+    uint64_t n = 0;
+
+    for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st_fmt_get_u32(bytes + off + ST_EV_OFF_LENGTH))
+        n += st__ring_record_events(bytes + off, end - off);
+    return n;
+}
+
+void st__ring_ow_seen(const uint8_t *bytes, const struct st_ring_peeked *pi, size_t n, uint64_t mark)
+{
+    st__ring_lock();
+    for (size_t i = 0; i < n; i++) {
+        struct st_ring *r = pi[i].r;
+        uint64_t end;
+        if (!pi[i].known || r == &st__ring_lost)
+            continue;
+        end = pi[i].first + copy_events(bytes, pi[i].off, pi[i].len);
+        if (end > r->ow_next)
+            r->ow_next = end;
+    }
+    st__ring_lost.ow_next = mark;
+    st__ring_unlock();
+}
+
+/* --- the trigger scan -------------------------------------------------------- */
+
+/*
+ * Reads the headers of the records committed since the last scan, in
+ * place, while the producers go on (so the hot path pays nothing). Like
+ * st__ring_peek: tail is re-read after the walk, and a walk that started
+ * below it (the producer overwrote what we read) is thrown away; then the
+ * producer, which claims what it evicts unexamined, reports any trigger in
+ * it, and the next scan starts from the new tail. What a valid walk read
+ * is claimed the same way, so each trigger record is reported once. Not
+ * instrumented by TSan for the same reason as st__ring_peek.
+ */
+__attribute__((no_sanitize("thread"))) bool st__ring_trigger_scan(void)
+{
+    bool hit = false;
+
+    st__ring_lock();
+    for (struct st_ring *r = st__rings; r; r = r->next) {
+        const volatile uint8_t *ring = r->ring;
+        uint64_t t0 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+        uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+        uint64_t done = __atomic_load_n(&r->ow_scanned, __ATOMIC_RELAXED);
+        uint64_t start = done > t0 ? done : t0, pos = start, last = UINT64_MAX, t1;
+
+        /* pos may be past h: the producer claimed up to a tail it moved after our loads */
+        while (pos < h && h - pos >= ST_EVENT_FIXED_SIZE) {
+            uint8_t hdr[ST_EVENT_FIXED_SIZE];
+            uint64_t len;
+            for (size_t k = 0; k < sizeof hdr; k++)
+                hdr[k] = ring[(pos + k) & r->mask];
+            len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+            if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > h - pos)
+                break; /* overwritten under us: the tail check below discards the walk */
+            if (st_fmt_get_u64(hdr + ST_EV_OFF_ID) == st__ring_trigger.id)
+                last = pos;
+            pos += len;
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        t1 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+        if (t1 > start || pos == start)
+            continue;
+        if (st__ring_trigger_claim(r, pos, last) && last != UINT64_MAX)
+            hit = true; /* the trigger lies in what we claimed, not in what the producer did */
+    }
+    st__ring_unlock();
+    return hit;
+}
 
 void st__ring_overwrite_fork_child(void)
 {

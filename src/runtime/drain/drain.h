@@ -2,8 +2,10 @@
  * The drain: what turns thread rings into trace files and views. It owns
  * the writeout thread and the trace file (writer.c, tracefile.c), the merge
  * (merge.h), flight snapshots and the monitor's view of what is still in
- * memory (snapshot.c), the flight thread (flight.c) and its configuration
- * keys (config_drain.c). It sits on the core (rings, registry, clock) and
+ * memory (snapshot.c), the flight thread (flight.c), its configuration
+ * keys (config_drain.c), and its start-up, exit and fork handlers
+ * (drain.c). It sits on the core (registry, clock, and the rings through
+ * their consumer API, ring_consumer.h, holding them as opaque handles) and
  * signals nothing upward.
  *
  * Locks, in the order they are taken: file_lock (trace-file control: held
@@ -20,7 +22,7 @@
 #include "config_part.h"
 #include "growbuf.h"
 
-/* Start-up: the drain's hooks on the rings, the writer's semaphore. */
+/* Start-up (drain.c): the drain's hooks on the rings, the writer's semaphore. */
 void st__drain_init(void);
 
 /* --- the trace file (tracefile.c); each call serialises on file_lock --------- */
@@ -62,7 +64,7 @@ void st__drain_counters(struct st_drain_counters *c);
 /* The last write error (-errno, 0 when none) and the file it was writing. */
 void st__drain_write_failure(char *path, size_t len, int *error);
 
-/* --- exit and fork ------------------------------------------------------------------- */
+/* --- exit and fork (drain.c) ------------------------------------------------------------ */
 
 /* At exit: the last pass (every record and drop written), the writer joined, ring files tidied. */
 void st__drain_exit(void);

@@ -1,7 +1,8 @@
 /*
  * What the drain's files share: the state the program's threads (trace
  * file control, tracefile.c) and the writeout thread (writer.c) exchange
- * under wr_lock. Nothing outside drain/ includes this.
+ * under wr_lock, and the parts' start-up and fork steps that drain.c
+ * drives. Nothing outside drain/ includes this.
  */
 #ifndef ST_RUNTIME_DRAIN_INTERNAL_H
 #define ST_RUNTIME_DRAIN_INTERNAL_H
@@ -68,6 +69,16 @@ extern pthread_cond_t st__wr_cond;
 
 /* Mirror of st__ws.lazy_open, for the first-event check without the lock (relaxed). */
 extern int st__lazy_flag;
+
+/* Start-up: the writer's semaphore (before any kick can be posted). */
+void st__writer_init(void);
+
+/* The rings' wake hook: a producer crossed a wake-up point, or a thread exited (async-signal-safe, errno kept). */
+void st__writer_kick(void);
+
+/* The lock the writer holds for a whole pass; fork takes it first, so no child is made mid-pass. */
+void st__writer_pass_lock(void);
+void st__writer_pass_unlock(void);
 
 /* Starts the writeout thread unless it runs; wr_lock held. 1 started, 0 already running, -EAGAIN, -ECANCELED after exit. */
 int st__writer_start(void);
@@ -165,7 +176,7 @@ int st__flight_prepare(struct st__flight_prep *p, char *err, size_t errlen);
 void st__flight_commit(struct st__flight_prep *p);
 void st__flight_abort(struct st__flight_prep *p);
 
-/* Fork child: the writer's own state starts afresh (the thread is not in the child). */
+/* Fork child: the writer's own state starts afresh (the thread is not in the child): its file, stage, counters, locks. */
 void st__writer_fork_child(void);
 
 /* Snapshots' lock (snapshot.c), for fork; the child's starts unlocked. */

@@ -9,7 +9,7 @@
  *
  * The trigger (flight-trigger=EVENT): the same thread scans, 100 times a
  * second, the headers of the records committed since its last scan
- * (trig_scan) and takes a snapshot when one is that event, so the hot path
+ * (st__ring_trigger_scan, ring_consumer.h) and takes a snapshot when one is that event, so the hot path
  * of every event, the trigger included, is unchanged. A trigger record
  * overwritten before a scan reached it is not missed: the producer's
  * eviction path (slow path) checks what it evicts that no scan examined
@@ -38,8 +38,7 @@
 #include "drain.h"
 #include "drain_internal.h"
 #include "registry.h"
-#include "ring.h"
-#include "trace_format.h"
+#include "ring_consumer.h"
 
 static sem_t sig_sem;
 static int sig_pending;      /* atomic (lock-free: safe in the handler) */
@@ -133,52 +132,10 @@ static bool trig_reported(void)
     return hit;
 }
 
-/*
- * Reads the headers of the records committed since the last scan, in
- * place, while the producers go on (so the hot path pays nothing). Like
- * st__ring_peek: tail is re-read after the walk, and a walk that started
- * below it (the producer overwrote what we read) is thrown away; then the
- * producer, which claims what it evicts unexamined, reports any trigger in
- * it, and the next scan starts from the new tail. What a valid walk read
- * is claimed the same way, so each trigger record is reported once. Not
- * instrumented by TSan for the same reason as st__ring_peek.
- */
-__attribute__((no_sanitize("thread"))) static bool trig_scan(void)
+/* One trigger scan (st__ring_trigger_scan: in place, the hot path pays nothing), once the trigger's ID is known. */
+static bool trig_scan(void)
 {
-    bool hit = false;
-
-    if (!trig_resolve())
-        return false;
-    st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next) {
-        const volatile uint8_t *ring = r->ring;
-        uint64_t t0 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-        uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-        uint64_t done = __atomic_load_n(&r->ow_scanned, __ATOMIC_RELAXED);
-        uint64_t start = done > t0 ? done : t0, pos = start, last = UINT64_MAX, t1;
-
-        /* pos may be past h: the producer claimed up to a tail it moved after our loads */
-        while (pos < h && h - pos >= ST_EVENT_FIXED_SIZE) {
-            uint8_t hdr[ST_EVENT_FIXED_SIZE];
-            uint64_t len;
-            for (size_t k = 0; k < sizeof hdr; k++)
-                hdr[k] = ring[(pos + k) & r->mask];
-            len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
-            if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > h - pos)
-                break; /* overwritten under us: the tail check below discards the walk */
-            if (st_fmt_get_u64(hdr + ST_EV_OFF_ID) == st__ring_trigger.id)
-                last = pos;
-            pos += len;
-        }
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        t1 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-        if (t1 > start || pos == start)
-            continue;
-        if (st__ring_trigger_claim(r, pos, last) && last != UINT64_MAX)
-            hit = true; /* the trigger lies in what we claimed, not in what the producer did */
-    }
-    st__ring_unlock();
-    return hit;
+    return trig_resolve() && st__ring_trigger_scan();
 }
 
 /* Waits for a signal or a report; with a trigger, at most 10 ms (time to scan). */

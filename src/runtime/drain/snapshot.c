@@ -32,12 +32,14 @@
  * counts hold or count each of its events exactly once. Drops not yet
  * written into the ring (reported before the thread's next record) count
  * in a later snapshot. Lost drops (no ring, after the exit hook) are
- * counted on st__ring_lost, with pid ST_LOST_TID, and so are the events of
+ * counted on the lost ring, with pid ST_LOST_TID, and so are the events of
  * exited rings freed before a snapshot held them (the thread is gone and
  * its id may be reused). While a snapshot is between its copy and that
  * commit it holds off such freeing (st__ring_exited_hold), which would
  * count what it holds again. A snapshot's dropped records come first,
- * stamped with the time of its oldest record.
+ * stamped with the time of its oldest record. ow_evicted and ow_next are
+ * the ring's (core/ring_overwrite.c); this file asks for the counts
+ * (st__ring_ow_unseen) and commits them (st__ring_ow_seen).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +59,7 @@
 #include "no_follow.h"
 #include "registry.h"
 #include "ring.h"
+#include "ring_consumer.h"
 #include "timestamp.h"
 #include "trace_format.h"
 #include "write_all.h"
@@ -238,60 +241,24 @@ static void thr_add(struct thr *t, size_t *n, uint32_t tid, uint64_t lost)
     t[i].lost += lost;
 }
 
-/* Events the records of copy[off, off + len) stand for. */
-static uint64_t copy_events(const uint8_t *copy, size_t off, size_t len)
-{
-    uint64_t n = 0;
-
-    for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st_fmt_get_u32(copy + off + ST_EV_OFF_LENGTH))
-        n += st__ring_record_events(copy + off, end - off);
-    return n;
-}
-
 /*
  * The dropped counts of this snapshot (see the top): per ring, the events
  * before the first one it holds (before its tail when it holds none) that
  * no earlier snapshot held or counted; then the lost drops, and freed
- * rings' events, since the previous snapshot (*lost_ev: the count to
+ * rings' events, since the previous snapshot (*lost_ev: the mark to
  * remember). Rings are not freed meanwhile (st__ring_exited_hold), so every
  * ring of the copy is alive. thr has room for npi + 1 entries.
  */
-static size_t account(const struct copy *c, struct thr *thr, uint64_t *lost_ev)
+static size_t account(struct copy *c, struct thr *thr, uint64_t *lost_ev)
 {
+    uint64_t lost = st__ring_ow_unseen(c->pi, c->npi, lost_ev);
     size_t nthr = 0;
 
-    st__ring_lock();
-    for (size_t i = 0; i < c->npi; i++) {
-        const struct st_ring *r = c->pi[i].r;
-        if (!c->pi[i].known || r == &st__ring_lost)
-            continue; /* not copied (no room, empty): nothing held, nothing known */
-        thr_add(thr, &nthr, c->pi[i].tid, c->pi[i].first > r->ow_next ? c->pi[i].first - r->ow_next : 0);
-    }
-    *lost_ev = __atomic_load_n(&st__ring_lost.ow_evicted, __ATOMIC_RELAXED);
-    thr_add(thr, &nthr, ST_LOST_TID, *lost_ev - st__ring_lost.ow_next);
-    st__ring_unlock();
+    for (size_t i = 0; i < c->npi; i++)
+        if (c->pi[i].known && c->pi[i].tid != ST_LOST_TID) /* not copied (no room, empty): nothing known */
+            thr_add(thr, &nthr, c->pi[i].tid, c->pi[i].unseen);
+    thr_add(thr, &nthr, ST_LOST_TID, lost);
     return nthr;
-}
-
-/*
- * Once the snapshot is written: what it holds and counted is done, the
- * next one counts from there (a failed snapshot leaves ow_next, so its
- * counts go to the next one).
- */
-static void account_commit(const struct copy *c, uint64_t lost_ev)
-{
-    st__ring_lock();
-    for (size_t i = 0; i < c->npi; i++) {
-        struct st_ring *r = c->pi[i].r;
-        uint64_t end;
-        if (!c->pi[i].known || r == &st__ring_lost)
-            continue;
-        end = c->pi[i].first + copy_events(c->bytes, c->pi[i].off, c->pi[i].len);
-        if (end > r->ow_next)
-            r->ow_next = end;
-    }
-    st__ring_lost.ow_next = lost_ev;
-    st__ring_unlock();
 }
 
 /* Builds the snapshot in out: header, mappings, dropped records, the merged records. */
@@ -332,15 +299,14 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
 {
     struct copy c = {0};
     struct st__growbuf out = {0};
-    size_t cap = 0;
+    struct st_ring_counters rc;
+    size_t cap;
     uint64_t lost_ev = 0;
     int ret = -ENOMEM, fd;
 
     /* Room for every ring whole: then nothing is cut for lack of space. */
-    st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next)
-        cap += r->size;
-    st__ring_unlock();
+    st__ring_counters(&rc);
+    cap = rc.capacity;
     if (!(c.bytes = malloc(cap ? cap : 1)))
         goto out;
     /* No exited ring is freed from the copy until its account is committed: it would count what we hold. */
@@ -364,7 +330,7 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
             st__errmsg(err, errlen, "%s: %s", path, st_strerror(ret));
     }
     if (ret == 0)
-        account_commit(&c, lost_ev);
+        st__ring_ow_seen(c.bytes, c.pi, c.npi, lost_ev); /* the next snapshot counts from here */
     /* Frees exited rings beyond the bound, counting what we did not hold. */
     st__ring_exited_release();
 out:

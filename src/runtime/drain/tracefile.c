@@ -67,7 +67,7 @@
 #include "name_template.h"
 #include "no_follow.h"
 #include "ring.h"
-#include "ring_file.h"
+#include "ring_consumer.h"
 
 /* The name used when none was set. */
 #define DEFAULT_TMPL "trace-%p"
@@ -478,7 +478,7 @@ void st__file_commit(struct st__file_prep *p, bool wait)
         /* a device such as /dev/full: nothing to truncate */
     }
     if (fstat(p->fd, &st) == 0) /* crash=DIR: rings made from now on name it, written to or not */
-        st__ring_file_set_trace_id((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        st__ring_cons_trace_file((uint64_t)st.st_dev, (uint64_t)st.st_ino);
     wait_op_slot();
     st__ws.op = (struct st__op){.close = true, .fd = p->fd, .append = p->append, .mapped = p->mapped,
                                 .base_len = p->base_len, .piece = p->piece, .unlock_fd = take_lock(p)};

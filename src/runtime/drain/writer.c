@@ -8,28 +8,32 @@
  * short time slice (writer_sched_setup), so that on a busy machine a kick
  * gets it running before the rings fill up. A pass:
  *
- *   1. take the list of rings; for each read `exited`, then `head`
- *      (acquire): everything before head is whole, committed records;
+ *   1. take the list of rings (st__ring_cons_snapshot, ring_consumer.h):
+ *      each ring's `exited`, then `head` (acquire): everything before head
+ *      is whole, committed records;
  *   2. read the registry's ID count, and stage a mapping record for each
  *      ID this file has not seen: a record of a group that registered late
  *      is always preceded by its mapping, because the event could only be
  *      enabled after its ID was published (registry.c);
  *   3. merge the rings by time into a 1 MiB staging buffer (merge.h), a
  *      run of records at a time, timestamps converted to CLOCK_MONOTONIC
- *      ns and clamped per thread; a ring's tail advances (release) once
- *      per run;
+ *      ns and clamped per thread; each run is given back to its ring
+ *      (st__ring_cons_consume: tail advances, release);
  *   4. for exited threads, and in passes someone asked for (flush, file
- *      switch, exit), exchange each pending drop count to 0 and stage it as
- *      a dropped record, so every drop is reported exactly once;
- *   5. write() the staging buffer; free drained rings of exited threads.
+ *      switch, exit), take each pending drop count (st__ring_cons_take_drops)
+ *      and stage it as a dropped record, so every drop is reported exactly
+ *      once;
+ *   5. write() the staging buffer; free drained rings of exited threads
+ *      (st__ring_cons_reap).
  *
- * crash=DIR: for a file-backed ring (crash_format.h) step 3 does not
- * publish the tail; it is published after the write() that put the records
- * in the file returned (crash_publish), and while that write() runs the
- * ring file's header notes what it covers, so `simpletrace recover` knows,
- * after any death, which records the file lacks. Each pass also stores a
- * fresh clock anchor in every ring file and appends new IDs to the names
- * file.
+ * The rings are held as opaque handles: what touches a ring is in core's
+ * ring_consumer.c. crash=DIR: for a file-backed ring (crash_format.h) step
+ * 3 does not publish the tail; it is published after the write() that put
+ * the records in the file returned (st__ring_cons_write_end), and while
+ * that write() runs the ring file's header notes what it covers, so
+ * `simpletrace recover` knows, after any death, which records the file
+ * lacks. Each pass also stores a fresh clock anchor in every ring file and
+ * appends new IDs to the names file (st__ring_cons_crash_notes).
  *
  * Accounting invariant (tested): records produced = records written +
  * drops + records still in rings; after a flush with every producer quiet,
@@ -54,7 +58,8 @@
  *
  * Exit: control's atexit handler (registered at start-up, normally before
  * main, so it runs after the handlers the program registers) calls
- * st__drain_exit, which asks for a final pass and joins the thread.
+ * st__drain_exit (drain.c), which asks for a final pass and joins the
+ * thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +86,7 @@
 #include "no_follow.h"
 #include "registry.h"
 #include "ring.h"
-#include "ring_file.h"
+#include "ring_consumer.h"
 #include "timestamp.h"
 #include "trace_format.h"
 
@@ -121,9 +126,9 @@ static struct {
     uint64_t unmarked;    /* records failed writes lost that no ST_PID_WRITE_LOST record counts yet */
     struct st_clock_conv conv;
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
-    struct st__merge_src *src; /* the rings of this pass as merge sources (owner: the ring) ... */
-    bool *exited;         /* ... and whether its thread was gone when the pass began */
-    size_t ncur, cap_cur;
+    struct st__ring_cons_set rings; /* the rings of this pass ... */
+    struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
+    size_t cap_src;
     struct st__merge merge;
 } wt = {.fd = -1};
 
@@ -162,8 +167,7 @@ void st__drain_write_failure(char *path, size_t len, int *error)
     pthread_mutex_unlock(&st__wr_lock);
 }
 
-/* The rings' wake hook: a producer crossed a wake-up point, or a thread exited (async-signal-safe). */
-static void writer_kick(void)
+void st__writer_kick(void)
 {
     int saved = errno;
 
@@ -323,42 +327,6 @@ static void write_failed(int err, size_t done)
     stop_writing(err, wt.path);
 }
 
-/*
- * crash=DIR: before the stage is written, note in each ring file whose
- * records it holds what the write covers (ring up to c->pos, file bytes
- * [off, off + len)); true when there was any. Their tails stay put until
- * crash_publish(), after write() returned, so a record is always either in
- * the file or in [tail, head) of its ring file (crash.h).
- */
-static bool crash_begin(void)
-{
-    bool any = false;
-
-    for (size_t i = 0; i < wt.ncur; i++) {
-        struct st__merge_src *c = &wt.src[i];
-        struct st_ring *b = c->owner;
-        if (!b->file_hdr || (c->pos == b->tail && !b->cons_staged_drop))
-            continue;
-        st__ring_file_inflight_begin(b, c->pos, b->cons_staged_drop, wt.off, wt.len, wt.dev, wt.ino);
-        any = true;
-    }
-    return any;
-}
-
-/* After the write (done or failed: then its records were counted as dropped): publish the tails. */
-static void crash_publish(void)
-{
-    for (size_t i = 0; i < wt.ncur; i++) {
-        struct st__merge_src *c = &wt.src[i];
-        struct st_ring *b = c->owner;
-        if (!b->file_hdr || (c->pos == b->tail && !b->cons_staged_drop))
-            continue;
-        __atomic_store_n(&b->tail, c->pos, __ATOMIC_RELEASE);
-        b->cons_staged_drop = 0;
-        st__ring_file_inflight_end(b);
-    }
-}
-
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
@@ -367,7 +335,8 @@ static int stage_flush(void)
 
     if (wt.fd < 0)
         return -EBADF;
-    crash = crash_begin();
+    /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
+    crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
     while (done < wt.len) {
         ssize_t n = write(wt.fd, wt.stage + done, wt.len - done);
         if (n > 0) {
@@ -377,12 +346,12 @@ static int stage_flush(void)
         } else {
             write_failed(n < 0 ? -errno : -ENOSPC, done);
             if (crash)
-                crash_publish();
+                st__ring_cons_write_end(&wt.rings);
             return -EIO;
         }
     }
     if (crash)
-        crash_publish();
+        st__ring_cons_write_end(&wt.rings);
     wt.off += wt.len;
     counter_add(&c_written, wt.stage_events);
     counter_add(&c_dropped_reported, wt.stage_drops);
@@ -534,21 +503,21 @@ static int stage_mappings(uint32_t count)
     return 0;
 }
 
-static int stage_dropped(struct st_ring *b, uint64_t count)
+/* Stages a dropped record counting `count` of c's drops, never older than its last record written. 0 or -EIO. */
+static int stage_dropped(struct st__ring_cons *c, uint64_t count)
 {
     uint8_t *p = stage_room(ST_EVENT_FIXED_SIZE + 8);
     uint64_t ns = st__clock_mono_ns();
 
     if (!p)
         return -EIO;
-    if (ns < b->cons_last_ns)
-        ns = b->cons_last_ns;
-    b->cons_last_ns = ns;
-    wt.len += st_fmt_put_dropped(p, ns, b->tid, count);
+    if (ns < c->last_ns)
+        ns = c->last_ns;
+    c->last_ns = ns;
+    wt.len += st_fmt_put_dropped(p, ns, c->tid, count);
     wt.stage_drops += count;
     wt.piece_records = true;
-    if (b->file_hdr)
-        b->cons_staged_drop += count; /* crash_begin notes it: lost with the write otherwise */
+    st__ring_cons_drop_staged(c, count);
     return 0;
 }
 
@@ -576,7 +545,7 @@ static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t 
         return NULL;
     /* Room for at least the largest record, or for all of a lone ring. */
     *room = STAGE_SIZE - wt.len;
-    if (*room < ST_SCRATCH_SIZE || (want > *room && wt.len > 0)) {
+    if (*room < ST__RING_RECORD_MAX || (want > *room && wt.len > 0)) {
         if (stage_flush() < 0)
             return NULL;
         *room = STAGE_SIZE - wt.len;
@@ -593,78 +562,46 @@ static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t 
 /* A run was staged: count it and give the ring back its room. */
 static void stage_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t events, uint64_t drops)
 {
-    struct st_ring *r = s->owner;
+    struct st__ring_cons *c = s->owner;
 
     (void)ctx;
     wt.len += n;
     wt.piece_records |= n != 0;
     wt.stage_events += events;
     wt.stage_drops += drops;
-    r->cons_last_ns = s->last_ns;
-    __atomic_store_n(&r->consumed, r->consumed + events, __ATOMIC_RELAXED);
-    if (!r->file_hdr) /* crash=DIR: published once written (crash_publish) */
-        __atomic_store_n(&r->tail, s->pos, __ATOMIC_RELEASE);
+    c->last_ns = s->last_ns;
+    st__ring_cons_consume(c, s->pos, events);
 }
 
 /* A ring holds bytes that are not records we wrote (memory corrupted): skip them. */
 static void stage_bad(void *ctx, struct st__merge_src *s)
 {
     (void)ctx;
-    __atomic_store_n(&((struct st_ring *)s->owner)->tail, s->pos, __ATOMIC_RELEASE);
+    st__ring_cons_skip(s->owner, s->pos);
 }
 
 static const struct st__merge_sink stage_sink = {stage_reserve, stage_commit, stage_bad, NULL};
 
-/* Snapshots the ring list: exited first, then head (acquire). */
+/* Takes the ring list for a pass, and the rings as merge sources. 0 or -ENOMEM (try again next pass). */
 static int snapshot(void)
 {
-    size_t n = 0;
-
-    st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next)
-        n++;
-    if (n > wt.cap_cur) {
-        size_t cap = n * 2;
-        bool *e = realloc(wt.exited, cap * sizeof *e);
-        struct st__merge_src *s = e ? realloc(wt.src, cap * sizeof *s) : NULL;
-        if (e)
-            wt.exited = e;
+    if (st__ring_cons_snapshot(&wt.rings) < 0)
+        return -ENOMEM;
+    if (wt.rings.n > wt.cap_src) {
+        struct st__merge_src *s = realloc(wt.src, wt.rings.cap * sizeof *s);
         if (!s) {
-            st__ring_unlock();
-            return -ENOMEM; /* try again next pass */
+            wt.rings.n = 0;
+            return -ENOMEM;
         }
         wt.src = s;
-        wt.cap_cur = cap;
+        wt.cap_src = wt.rings.cap;
     }
-    wt.ncur = 0;
-    for (struct st_ring *r = st__rings; r; r = r->next) {
-        size_t i = wt.ncur++;
-        wt.exited[i] = __atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) != 0;
-        /* The ring's pointer and geometry copied, so the merge reads none of the producer's lines. */
-        wt.src[i] = (struct st__merge_src){.ring = r->ring, .mask = r->mask, .size = r->size, .pos = r->tail,
-                                           .end = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
-                                           .last_ns = r->cons_last_ns, .owner = r};
+    for (size_t i = 0; i < wt.rings.n; i++) {
+        struct st__ring_cons *c = &wt.rings.v[i];
+        wt.src[i] = (struct st__merge_src){.ring = c->bytes, .mask = c->mask, .size = c->size, .pos = c->pos,
+                                           .end = c->end, .last_ns = c->last_ns, .owner = c};
     }
-    st__ring_unlock();
     return 0;
-}
-
-/* Frees rings of exited threads that have nothing left to write. */
-static void reap(void)
-{
-    for (size_t i = 0; i < wt.ncur; i++) {
-        struct st_ring *r = wt.src[i].owner, **pp;
-        if (!wt.exited[i] || r->tail != wt.src[i].end || __atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
-            continue;
-        st__ring_lock();
-        for (pp = &st__rings; *pp && *pp != r; pp = &(*pp)->next)
-            ;
-        if (*pp)
-            st__ring_retire(pp);
-        st__ring_unlock();
-        st__ring_free(r);
-    }
-    wt.ncur = 0;
 }
 
 /* One pass; all_drops reports every thread's pending drops (flush, exit). */
@@ -672,31 +609,20 @@ static void pass(bool all_drops)
 {
     if (snapshot() < 0)
         return;
-    if (st__ring_file_on()) {
-        /* Ring files get fresh anchors and the names file new IDs (for recover). */
-        struct st_clock_anchor now = st__ts_sample();
-        st__ring_file_sync_names();
-        for (size_t i = 0; i < wt.ncur; i++)
-            if (((struct st_ring *)wt.src[i].owner)->file_hdr) {
-                st__ring_file_note_anchor(wt.src[i].owner, now.raw, now.ns);
-                /* Named before any write reaches the file: recover matches an empty --trace too. */
-                if (wt.fd >= 0)
-                    st__ring_file_note_trace(wt.src[i].owner, wt.dev, wt.ino);
-            }
-    }
+    /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
+    st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
     if (wt.fd >= 0) {
         st__ts_conv_update(&wt.conv);
-        if (stage_mappings(st__reg_count()) < 0 || st__merge_run(&wt.merge, wt.src, wt.ncur, &wt.conv, &stage_sink) == -EIO)
+        if (stage_mappings(st__reg_count()) < 0 ||
+            st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink) == -EIO)
             goto out;
-        for (size_t i = 0; i < wt.ncur; i++) {
-            struct st_ring *r = wt.src[i].owner;
+        for (size_t i = 0; i < wt.rings.n; i++) {
+            struct st__ring_cons *c = &wt.rings.v[i];
             uint64_t n;
-            /* st__ring_lost: drops of threads that ended or had no ring (ring.h), reported like theirs */
-            if (!(all_drops || wt.exited[i] || r == &st__ring_lost) ||
-                !__atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
+            /* The lost ring: drops of threads that ended or had no ring (ring_consumer.h), reported like theirs */
+            if (!(all_drops || c->exited || c->lost) || !(n = st__ring_cons_take_drops(c)))
                 continue;
-            n = __atomic_exchange_n(&r->pending_drop, 0, __ATOMIC_RELAXED);
-            if (n && stage_dropped(r, n) < 0) {
+            if (stage_dropped(c, n) < 0) {
                 /* The count was taken: it stays in the thread's dropped total. */
                 goto out;
             }
@@ -705,7 +631,8 @@ static void pass(bool all_drops)
             stage_flush();
     }
 out:
-    reap();
+    /* Frees rings of exited threads that have nothing left to write. */
+    st__ring_cons_reap(&wt.rings);
 }
 /* Applies a control op: drain and close the old file, adopt the new one. */
 static void apply_op(const struct st__op *op)
@@ -749,7 +676,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
         wt.dev = (uint64_t)st.st_dev;
         wt.ino = (uint64_t)st.st_ino;
     }
-    st__ring_file_set_trace_id(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
+    st__ring_cons_trace_file(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
     snprintf(wt.path, sizeof wt.path, "%s", path);
     wt.base_len = base_len;
     wt.off = 0;
@@ -921,89 +848,35 @@ void st__writer_request(bool wait)
         pthread_cond_wait(&st__wr_cond, &st__wr_lock);
 }
 
-/* --- start-up, exit and fork ------------------------------------------------- */
+/* --- start-up and fork: the writer's part (drain.c drives them) -------------- */
 
-void st__drain_init(void)
+void st__writer_init(void)
 {
-    static const struct st__ring_hooks hooks = {.wake = writer_kick, .first_event = st__file_first_event,
-                                                .trigger_evicted = st__flight_trigger_evicted};
-
     sem_init(&kick, 0, 0);
-    st__ws.start = time(NULL);
-    st__ring_set_hooks(&hooks);
 }
 
-void st__drain_exit(void)
+void st__writer_pass_lock(void)
 {
-    pthread_t t;
-
-    pthread_mutex_lock(&st__wr_lock);
-    if (!st__writer_alive()) {
-        pthread_mutex_unlock(&st__wr_lock);
-        return;
-    }
-    st__ws.final = true;
-    st__writer_request(true);
-    t = st__ws.thread;
-    pthread_mutex_unlock(&st__wr_lock);
-    pthread_join(t, NULL);
-    st__ring_file_exit();
+    pthread_mutex_lock(&pass_lock);
 }
 
-void st__drain_fork_prepare(void)
+void st__writer_pass_unlock(void)
 {
-    pthread_mutex_lock(&pass_lock); /* first: the writer takes the others inside a pass */
-    st__file_lock();
-    st__snapshot_lock();
-    pthread_mutex_lock(&st__wr_lock);
-}
-
-void st__drain_fork_parent(void)
-{
-    pthread_mutex_unlock(&st__wr_lock);
-    st__snapshot_unlock();
-    st__file_unlock();
     pthread_mutex_unlock(&pass_lock);
 }
 
-void st__drain_fork_child(void)
+void st__writer_fork_child(void)
 {
-    bool was_on = st__ws.enabled || st__ws.lazy_open;
-    size_t n;
-
     if (wt.fd >= 0)
         close(wt.fd); /* our copy only: the parent keeps writing it */
-    if (st__ws.have_op && st__ws.op.fd >= 0)
-        close(st__ws.op.fd);
-    if (st__ws.have_op && st__ws.op.unlock_fd >= 0)
-        close(st__ws.op.unlock_fd);
     wt.fd = -1;
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
-    wt.ncur = 0;
-    st__ws.have_op = st__ws.running = st__ws.exited = st__ws.final = st__ws.stop = false;
-    st__ws.req_seq = st__ws.done_seq = 0;
-    st__ws.enabled = false;
-    st__ws.error = 0;
-    memset(&st__ws.last, 0, sizeof st__ws.last);
-    st__ws.fail_error = 0;
-    st__ws.fail_path[0] = '\0';
-    /* The child's own name, expanded when it opens it: %p is its pid; without %p, F-%p (not F.%p: a piece). */
-    n = strlen(st__ws.tmpl);
-    if (n && !st__name_has_pid(st__ws.tmpl))
-        snprintf(st__ws.tmpl + n, sizeof st__ws.tmpl - n, "-%%p");
-    st__ws.name[0] = '\0';
-    st__ws.piece = 0; /* the child's own file starts at its first piece */
-    st__ws.lazy_open = was_on;
-    st__lazy_flag = was_on;
+    wt.rings.n = 0;
     writer_up = 0;
     c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
     stopped = 0;
     wt.unmarked = 0;
     sem_init(&kick, 0, 0);
-    pthread_cond_init(&st__wr_cond, NULL);
-    pthread_mutex_init(&st__wr_lock, NULL);
     pthread_mutex_init(&pass_lock, NULL);
-    st__snapshot_fork_child();
-    st__file_fork_child();
 }
