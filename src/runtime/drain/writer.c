@@ -46,8 +46,9 @@
  * (the same file, unchanged since: appended to, its mappings written again
  * mid-stream) or switching to another one recovers (tests/faults/).
  *
- * rotate=SIZE: the file is written in pieces FILE, FILE.1, ...; a piece
- * ends before the record that would overflow it, and the next starts with
+ * rotate=SIZE: the file is written in pieces FILE, FILE.1, ... (named as
+ * piece_format.h says, the rule the reader parses them by); a piece ends
+ * before the record that would overflow it, and the next starts with
  * a header and every mapping, so each piece reads on its own. A piece's
  * name holding a symbolic link is never opened through it (O_NOFOLLOW):
  * like a piece that cannot be created, it stops the file, with a message.
