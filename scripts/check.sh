@@ -11,6 +11,10 @@ bash scripts/deps.sh check || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 results=()
+# Tests write in temporary directories and build trees only: what a run adds to the
+# source tree (untracked, not ignored) is a test writing where it should not, named at the end.
+untracked() { git status --porcelain --untracked-files=normal 2>/dev/null | grep '^??' | sort; }
+untracked_before=$(untracked)
 
 run_suite() { # name builddir meson-test-args...
   local name=$1 dir=$2; shift 2
@@ -44,6 +48,12 @@ run_suite "TSan (threaded runtime tests)" build-tsan --suite threads
 if [ "${CI:-}" = true ] || [ -n "${FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer =="
   bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}" || status=1
+fi
+
+left=$(comm -13 <(printf '%s\n' "$untracked_before") <(untracked) | grep . | sed 's/^?? /  /')
+if [ -n "$left" ]; then
+  printf 'the test suites left in the source tree (write them in a temporary directory):\n%s\n' "$left"
+  status=1
 fi
 
 python3 - "${results[@]}" <<'PY'

@@ -650,6 +650,22 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
  */
 ST_API int st_rotated_find(const char *path, uint64_t *first, uint64_t *count);
 
+/*
+ * Writes the name of piece k of the rotated trace path into buf (len
+ * bytes), as the runtime names it: path itself for 0, else path.k. 0,
+ * -ENAMETOOLONG (it does not fit; buf holds it cut short when len > 0) or
+ * -EINVAL (path NULL, buf NULL with len > 0).
+ */
+ST_API int st_rotated_piece_name(char *buf, size_t len, const char *path, uint64_t k);
+
+/*
+ * The piece number k >= 1 when name is a piece of some rotated trace BASE,
+ * "BASE.k" with k as the runtime writes it (decimal, no leading zero), and
+ * BASE's length in *base_len (unless NULL); else 0, *base_len untouched:
+ * FILE.0, FILE.007, FILE.x and FILE itself (piece 0) are no piece names.
+ */
+ST_API uint64_t st_rotated_piece_number(const char *name, size_t *base_len);
+
 /* Parses a duration "N", "Nns", "Nus", "Nms" or "Ns" (N may have a fraction) into *ns: 0 or -EINVAL. */
 ST_API int st_parse_duration_ns(const char *text, int64_t *ns);
 

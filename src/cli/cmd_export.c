@@ -236,11 +236,8 @@ static uint64_t pieces_size(const char *path)
         return 0;
     for (uint64_t k = first; k - first < count; k++) {
         char name[4096];
-        if (k)
-            snprintf(name, sizeof name, "%s.%" PRIu64, path, k);
-        else
-            snprintf(name, sizeof name, "%s", path);
-        total += file_size(name);
+        if (st_rotated_piece_name(name, sizeof name, path, k) == 0)
+            total += file_size(name);
     }
     return total;
 }

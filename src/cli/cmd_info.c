@@ -278,10 +278,7 @@ static int list_pieces(struct facts *f, const struct cli_input *in)
         return -ENOMEM;
     for (uint64_t k = first; k - first < count; k++) {
         char name[4096];
-        if (k)
-            snprintf(name, sizeof name, "%s.%" PRIu64, in->trace, k);
-        else
-            snprintf(name, sizeof name, "%s", in->trace);
+        st_rotated_piece_name(name, sizeof name, in->trace, k); /* listed only: a name cut short still says which */
         if (!(f->pieces[f->npieces++] = strdup(name)))
             return -ENOMEM;
     }

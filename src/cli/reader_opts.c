@@ -189,14 +189,14 @@ static const char *join(char *buf, size_t len, const char *dir, const char *name
     return buf;
 }
 
-/* Whether name is BASE.N and dir holds the trace BASE: a piece, read with BASE (rotate=). */
+/* Whether name is a piece BASE.N (the reader's rule) and dir holds the trace BASE: read with BASE (rotate=). */
 static bool piece_of_other(const char *dir, const char *name)
 {
-    const char *dot = strrchr(name, '.');
     char base[4096], path[8192];
-    if (!dot || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1) || (size_t)(dot - name) >= sizeof base)
+    size_t blen;
+    if (!st_rotated_piece_number(name, &blen) || blen >= sizeof base)
         return false;
-    snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
+    snprintf(base, sizeof base, "%.*s", (int)blen, name);
     return starts_as_trace(join(path, sizeof path, dir, base));
 }
 
@@ -334,15 +334,6 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
 
 /* --- a trace in pieces -------------------------------------------------------------- */
 
-/* Piece k of base: base itself for 0, else base.k (as the runtime names them). */
-static void piece_name(char *buf, size_t len, const char *base, uint64_t k)
-{
-    if (k)
-        snprintf(buf, len, "%s.%" PRIu64, base, k);
-    else
-        snprintf(buf, len, "%s", base);
-}
-
 /*
  * Whether pieces [first, first + count) of base were written one after the
  * other: each last modified no later than the next. A FILE.1 older than
@@ -355,8 +346,7 @@ static bool pieces_in_order(const char *base, uint64_t first, uint64_t count)
     for (uint64_t k = first; k - first < count; k++) {
         char name[4096];
         struct stat st;
-        piece_name(name, sizeof name, base, k);
-        if (stat(name, &st) != 0)
+        if (st_rotated_piece_name(name, sizeof name, base, k) < 0 || stat(name, &st) != 0)
             return true; /* the reader reports it when it gets there */
         if (k > first && (st.st_mtim.tv_sec < prev.tv_sec ||
                           (st.st_mtim.tv_sec == prev.tv_sec && st.st_mtim.tv_nsec < prev.tv_nsec)))
@@ -385,8 +375,9 @@ static void detect_pieces(const char *cmd, struct cli_input *in)
             in->rd.flags |= ST_READER_ROTATED;
         return;
     }
-    char last[4096];
-    piece_name(last, sizeof last, in->trace, first + count - 1);
+    char last[4096], first_name[4096];
+    st_rotated_piece_name(last, sizeof last, in->trace, first + count - 1);
+    st_rotated_piece_name(first_name, sizeof first_name, in->trace, first);
     if (first == 0 && !pieces_in_order(in->trace, first, count)) {
         fprintf(stderr,
                 "simpletrace %s: %s has pieces up to %s that are older than it (left by an earlier run): "
@@ -398,8 +389,8 @@ static void detect_pieces(const char *cmd, struct cli_input *in)
     if (first > 0)
         fprintf(stderr,
                 "simpletrace %s: %s is gone (rotate-keep removed it): reading its %" PRIu64
-                " remaining piece%s %s.%" PRIu64 " to %s as one trace\n",
-                cmd, in->trace, count, count == 1 ? "" : "s", in->trace, first, last);
+                " remaining piece%s %s to %s as one trace\n",
+                cmd, in->trace, count, count == 1 ? "" : "s", first_name, last);
 }
 
 /* --- opening --------------------------------------------------------------------------- */

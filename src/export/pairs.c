@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The longest name the tools accept (src/format/format.h, ST_MAX_NAME). */
+/* The longest name the tools accept (src/format/trace_format.h, ST_MAX_NAME). */
 #define NAME_MAX_LEN 1024
 
 /* One side of a rule: PRE*SUF, or an exact name (no star: PRE is all of it). */

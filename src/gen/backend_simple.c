@@ -1,6 +1,7 @@
 /*
  * The simple backend: each enabled event becomes one binary record in the
- * calling thread's buffer (format/format.h; the runtime writes it out).
+ * calling thread's buffer (a v4 event record, src/format/trace_format.h;
+ * the runtime writes it out).
  *
  *   uint32_t st__len_s = st__strlen(s);                 per string argument
  *   struct st__record st__rec;

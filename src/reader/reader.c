@@ -1,7 +1,8 @@
 /*
  * The trace reader: header and byte-order detection, the record loop of
  * each format version, event-ID resolution and argument decoding. The
- * layouts are defined once in format/format.h.
+ * layouts are defined once in src/format/trace_format.h (the records that
+ * describe the trace: meta_format.h).
  *
  * Buffering: one buffer of cap bytes; [pos, end) holds bytes read but not
  * consumed. When a record needs more than is there, the tail moves to the

@@ -1,27 +1,45 @@
 /*
  * Finding the pieces of a trace written with rotate=SIZE: FILE, FILE.1,
- * FILE.2, ... as the runtime names them (src/runtime/drain/writer.c). With
- * rotate-keep=N the oldest are removed, FILE itself first, so the lowest
- * piece present is found by listing the directory.
+ * FILE.2, ..., named and parsed as piece_format.h says (the runtime writes
+ * them by the same rule). With rotate-keep=N the oldest are removed, FILE
+ * itself first, so the lowest piece present is found by listing the
+ * directory.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "piece_format.h"
 #include "reader_internal.h"
 
 char *st__piece_name(const char *base, uint64_t k)
 {
-    size_t len = strlen(base) + 22; /* '.', 20 digits, NUL */
+    size_t blen = strlen(base), len = blen + ST_PIECE_SUFFIX_MAX + 1;
     char *s = malloc(len);
-    if (s && k)
-        snprintf(s, len, "%s.%llu", base, (unsigned long long)k);
-    else if (s)
-        snprintf(s, len, "%s", base);
+    if (s)
+        st__piece_format(s, len, base, blen, k);
     return s;
+}
+
+ST_API int st_rotated_piece_name(char *buf, size_t len, const char *path, uint64_t k)
+{
+    if (!path || (!buf && len))
+        return -EINVAL;
+    size_t blen = strlen(path);
+    /* %.*s takes an int: a longer path names nothing that open() takes either. */
+    if (blen > INT_MAX - ST_PIECE_SUFFIX_MAX)
+        return -ENAMETOOLONG;
+    int n = st__piece_format(buf, len, path, blen, k);
+    return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+ST_API uint64_t st_rotated_piece_number(const char *name, size_t *base_len)
+{
+    return name ? st__piece_parse(name, base_len) : 0;
 }
 
 bool st__piece_exists(const char *path)
@@ -30,21 +48,12 @@ bool st__piece_exists(const char *path)
     return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
 }
 
-/* N when entry is "base.N" (N >= 1, decimal without leading zeros, fits 64 bits), else 0. */
+/* N when entry is piece N >= 1 of base (blen bytes), else 0. */
 static uint64_t piece_number(const char *entry, const char *base, size_t blen)
 {
-    if (strncmp(entry, base, blen) != 0 || entry[blen] != '.')
-        return 0;
-    const char *d = entry + blen + 1;
-    if (*d < '1' || *d > '9')
-        return 0;
-    uint64_t n = 0;
-    for (; *d; d++) {
-        if (*d < '0' || *d > '9' || n > (UINT64_MAX - 9) / 10)
-            return 0;
-        n = n * 10 + (uint64_t)(*d - '0');
-    }
-    return n;
+    size_t elen;
+    uint64_t n = st__piece_parse(entry, &elen);
+    return n && elen == blen && !memcmp(entry, base, blen) ? n : 0;
 }
 
 /* The smallest N of a file path.N, from path's directory: 0 with *first set, -ENOENT or -errno. */

@@ -92,9 +92,6 @@ bool st__writer_alive(void);
 /* Asks for a pass and (with wait) waits for it; wr_lock held. */
 void st__writer_request(bool wait);
 
-/* Writes the name of piece k of base (its first base_len bytes): the base itself for 0, else base.k. */
-void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k);
-
 /* The current file name (the current piece's) into buf; wr_lock held. Returns the base's length. */
 size_t st__current_name(char *buf, size_t len);
 

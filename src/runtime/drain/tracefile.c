@@ -66,6 +66,7 @@
 #include "drain_internal.h"
 #include "name_template.h"
 #include "no_follow.h"
+#include "piece_format.h"
 #include "ring.h"
 #include "ring_consumer.h"
 
@@ -109,14 +110,6 @@ static int current_base(char *buf, size_t len, char *err, size_t errlen)
     return st__file_expand(st__ws.tmpl, buf, len, err, errlen);
 }
 
-void st__piece_name(char *buf, size_t len, const char *base, size_t base_len, uint64_t k)
-{
-    if (k)
-        snprintf(buf, len, "%.*s.%llu", (int)base_len, base, (unsigned long long)k);
-    else
-        snprintf(buf, len, "%.*s", (int)base_len, base);
-}
-
 size_t st__current_name(char *buf, size_t len)
 {
     char base[sizeof st__ws.name];
@@ -125,7 +118,7 @@ size_t st__current_name(char *buf, size_t len)
     if (current_base(base, sizeof base, NULL, 0) < 0)
         snprintf(base, sizeof base, "%s", st__ws.tmpl); /* too long expanded: opening it says so */
     n = strlen(base);
-    st__piece_name(buf, len, base, n, st__ws.piece);
+    st__piece_format(buf, len, base, n, st__ws.piece);
     return n;
 }
 
@@ -329,7 +322,7 @@ static int prepared_name(const char *path, struct st__file_prep *p, char *err, s
         char base[sizeof p->path];
         memcpy(base, p->path, p->base_len + 1);
         p->piece = st__ws.piece;
-        st__piece_name(p->path, sizeof p->path, base, p->base_len, p->piece);
+        st__piece_format(p->path, sizeof p->path, base, p->base_len, p->piece);
     }
     return 0;
 }

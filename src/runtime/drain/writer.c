@@ -50,8 +50,9 @@
  * (the same file, unchanged since: appended to, its mappings written again
  * mid-stream) or switching to another one recovers (tests/faults/).
  *
- * rotate=SIZE: the file is written in pieces FILE, FILE.1, ...; a piece
- * ends before the record that would overflow it, and the next starts with
+ * rotate=SIZE: the file is written in pieces FILE, FILE.1, ... (named as
+ * piece_format.h says, the rule the reader parses them by); a piece ends
+ * before the record that would overflow it, and the next starts with
  * a header and every mapping, so each piece reads on its own. A piece's
  * name holding a symbolic link is never opened through it (O_NOFOLLOW):
  * like a piece that cannot be created, it stops the file, with a message.
@@ -84,6 +85,7 @@
 #include "merge.h"
 #include "name_template.h"
 #include "no_follow.h"
+#include "piece_format.h"
 #include "registry.h"
 #include "ring.h"
 #include "ring_consumer.h"
@@ -387,12 +389,12 @@ static bool piece_full(uint64_t n)
  */
 static void remove_stale_next(void)
 {
-    char next[sizeof wt.path + 24];
+    char next[sizeof wt.path + ST_PIECE_SUFFIX_MAX];
     struct stat st;
 
     if (!wt.rotate)
         return;
-    st__piece_name(next, sizeof next, wt.path, wt.base_len, wt.piece + 1);
+    st__piece_format(next, sizeof next, wt.path, wt.base_len, wt.piece + 1);
     if (lstat(next, &st) == 0 && !S_ISLNK(st.st_mode))
         unlink(next);
 }
@@ -409,23 +411,24 @@ static int stage_mappings(uint32_t count);
  */
 static int rotate(void)
 {
-    char next[sizeof wt.path], old[sizeof wt.path];
+    /* next holds any piece's whole name, for the messages; one longer than wt.path is refused. */
+    char next[sizeof wt.path + ST_PIECE_SUFFIX_MAX], old[sizeof wt.path + ST_PIECE_SUFFIX_MAX];
     uint32_t mapped = wt.mapped;
     size_t base_len = wt.base_len;
     int fd, n;
 
     if (stage_flush() < 0)
         return -EIO;
-    n = snprintf(next, sizeof next, "%.*s.%llu", (int)base_len, wt.path, (unsigned long long)wt.piece + 1);
+    n = st__piece_format(next, sizeof next, wt.path, base_len, wt.piece + 1);
     /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
-    fd = n < (int)sizeof next ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
+    fd = n < (int)sizeof wt.path ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
     if (fd < 0) {
-        int err = n < (int)sizeof next ? -errno : -ENAMETOOLONG;
+        int err = n < (int)sizeof wt.path ? -errno : -ENAMETOOLONG;
         if (st__link_refused(next, err))
             st__diag("simpletrace", "trace file piece '%s' " ST__NO_FOLLOW_WHY "; tracing to the file stopped", next);
         else
-            st__diag("simpletrace", "opening trace file '%.*s.%llu': %s; tracing to the file stopped", (int)base_len,
-                     wt.path, (unsigned long long)wt.piece + 1, st_strerror(err));
+            st__diag("simpletrace", "opening trace file '%s': %s; tracing to the file stopped", next,
+                     st_strerror(err));
         stop_writing(err, next);
         return -EIO;
     }
@@ -438,7 +441,7 @@ static int rotate(void)
         st__ws.piece = wt.piece;
     pthread_mutex_unlock(&st__wr_lock);
     if (wt.keep && wt.piece >= wt.keep) {
-        st__piece_name(old, sizeof old, wt.path, base_len, wt.piece - wt.keep);
+        st__piece_format(old, sizeof old, wt.path, base_len, wt.piece - wt.keep);
         unlink(old);
     }
     return stage_mappings(mapped);
