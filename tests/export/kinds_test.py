@@ -4,12 +4,13 @@
 catalog the reader uses.
 
 A v4 file built by hand holds records of
-    kinds(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, int8_t i8)
+    kinds(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, char unsigned cu,
+          int8_t i8)
 twice: once with mapping records only, read with a trace-events file (a
 catalog of files), once carrying its declarations, read without one (a
 catalog that grows). For each:
   - `print --format=json` writes b, cb and bk as true/false and the chars
-    as {"value":N,"char":"C"};
+    as {"value":N,"char":"C"}, whatever the order of their words;
   - the Chrome export (read by check_chrome.py) has true/false for them;
   - the Perfetto export, decoded by protoc with Perfetto's schema, has a
     bool_value for each and equals print (check_perfetto.py);
@@ -27,12 +28,12 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
 from tap import done, ok, run  # noqa: E402
 
-DECL = ('kinds(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, int8_t i8) '
-        '"b %d cb %d bk %d c %c cc %c uc %u i8 %d"')
+DECL = ('kinds(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, char unsigned cu, '
+        'int8_t i8) "b %d cb %d bk %d c %c cc %c uc %u cu %u i8 %d"')
 DECL_BASE = 0xFFFFFFFE00000000
 BOOLS = ('b', 'cb', 'bk')
-# (b, cb, bk, c, cc, uc, i8) of each record, as the runtime stores them (bool 0/1, char sign-extended)
-VALUES = [(1, 1, 1, ord('A'), ord('z'), 0xff, -3), (0, 0, 0, 0x0a, ord(' '), ord('q'), 5)]
+# (b, cb, bk, c, cc, uc, cu, i8) of each record, as the runtime stores them (bool 0/1, char sign-extended)
+VALUES = [(1, 1, 1, ord('A'), ord('z'), 0xff, ord('u'), -3), (0, 0, 0, 0x0a, ord(' '), ord('q'), 0x7f, 5)]
 
 
 def trace(declared):
@@ -57,8 +58,10 @@ def check(a, tmp, what, inputs):
     ok(r.returncode == 0 and len(args) == 2 and
        all(x[k] is bool(v[i]) for x, v in zip(args, VALUES) for i, k in enumerate(BOOLS)) and
        args[0]['c'] == {'value': 65, 'char': 'A'} and args[0]['cc'] == {'value': 122, 'char': 'z'} and
-       args[0]['uc'] == {'value': 255, 'char': None} and args[0]['i8'] == -3,
-       '%s: print --format=json: bool, const bool and bool const are true/false, chars {"value","char"}' % what,
+       args[0]['uc'] == {'value': 255, 'char': None} and args[0]['cu'] == {'value': 117, 'char': 'u'} and
+       args[1]['cu'] == {'value': 127, 'char': None} and args[0]['i8'] == -3,
+       '%s: print --format=json: bool, const bool and bool const are true/false, chars (char unsigned too) '
+       '{"value","char"}' % what,
        r.stdout + r.stderr)
 
     out = os.path.join(tmp, what + '.json')
