@@ -76,9 +76,10 @@
  *   - JSON values follow the declared type, the stored u64 cut to the
  *     declared size first: signed integers (int, long, int64_t, ssize_t,
  *     ...) as negative numbers where negative, unsigned ones (unsigned,
- *     size_t, uint64_t, ...) as numbers, bool as true/false, char (plain,
- *     signed or unsigned; by st_catalog_arg_encoding()) as {"value":N,"char":"C"} with "char":null
- *     unless N is printable ASCII (0x20-0x7e), pointers as "0x..." strings
+ *     size_t, uint64_t, ...) as numbers, bool (const too) as true/false,
+ *     char (plain, signed or unsigned; st_catalog_arg_encoding() says
+ *     which arguments are bools and chars) as {"value":N,"char":"C"} with
+ *     "char":null unless N is printable ASCII (0x20-0x7e), pointers as "0x..." strings
  *     (lowercase hex), strings as JSON strings. Every integer is written
  *     in exact decimal, whatever its size (2^64-1 and INT64_MIN included):
  *     JSON text has no precision limit; parsers that read numbers as
