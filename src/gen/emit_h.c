@@ -24,7 +24,6 @@
  * so each backend fires only when its own switch is on: one load and one
  * branch per gate.
  */
-
 #include "gen.h"
 
 void st_gen_emit_banner(struct st_out *out, const struct st_gen *gen)

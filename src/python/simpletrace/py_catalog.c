@@ -3,7 +3,6 @@
  * events into tracetool-shaped Event objects; the C side keeps, per event,
  * how each argument's word becomes a typed value (struct pyst_evinfo).
  */
-
 #include "pyst.h"
 
 /* How argument i of cat's event ev is converted to a typed value. */
