@@ -76,9 +76,10 @@
  *   - JSON values follow the declared type, the stored u64 cut to the
  *     declared size first: signed integers (int, long, int64_t, ssize_t,
  *     ...) as negative numbers where negative, unsigned ones (unsigned,
- *     size_t, uint64_t, ...) as numbers, bool as true/false, char (plain,
- *     signed or unsigned) as {"value":N,"char":"C"} with "char":null
- *     unless N is printable ASCII (0x20-0x7e), pointers as "0x..." strings
+ *     size_t, uint64_t, ...) as numbers, bool (const too) as true/false,
+ *     char (plain, signed or unsigned; st_catalog_arg_encoding() says
+ *     which arguments are bools and chars) as {"value":N,"char":"C"} with
+ *     "char":null unless N is printable ASCII (0x20-0x7e), pointers as "0x..." strings
  *     (lowercase hex), strings as JSON strings. Every integer is written
  *     in exact decimal, whatever its size (2^64-1 and INT64_MIN included):
  *     JSON text has no precision limit; parsers that read numbers as
@@ -129,6 +130,20 @@ enum st_value_kind {
     ST_VALUE_INTEGER, /* u64; sign-extended if the declared type is signed */
     ST_VALUE_POINTER, /* u64 address */
     ST_VALUE_STRING,  /* bytes + length (not NUL-terminated) */
+};
+
+/*
+ * What an argument's value means (added in 0.2; st_catalog_arg_encoding()):
+ * its kind, with bool and char told apart among the integers, decided once
+ * from the declared type's words (`const bool` and `bool const` are
+ * bools). Every reader of this library types values by it.
+ */
+enum st_arg_encoding {
+    ST_ARG_ENCODING_INTEGER, /* a number: size and is_signed in st_arg_info */
+    ST_ARG_ENCODING_BOOL,    /* bool, const or not: 0 is false, anything else true */
+    ST_ARG_ENCODING_CHAR,    /* char, signed char, unsigned char: a number that is also a character */
+    ST_ARG_ENCODING_POINTER, /* an address (ST_VALUE_POINTER) */
+    ST_ARG_ENCODING_STRING,  /* bytes (ST_VALUE_STRING): const char *, char * */
 };
 
 /* One declared argument. Frozen: records index arrays of it (ev->args[i]). */
@@ -227,6 +242,12 @@ ST_API const char *st_catalog_warning(const struct st_catalog *cat, size_t i);
 
 /* Index of the argument called name in ev, or -ENOENT. */
 ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
+
+/*
+ * The enum st_arg_encoding of argument i of cat's event ev (added in 0.2),
+ * or -EINVAL when ev is not cat's or i >= ev->nargs.
+ */
+ST_API int st_catalog_arg_encoding(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i);
 
 /* --- reading a trace ----------------------------------------------------- */
 

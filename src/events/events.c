@@ -297,20 +297,25 @@ static bool type_words_valid(const struct type_words *tw)
     return true;
 }
 
-/* Sets kind, size and signedness of a validated type. */
+/* Sets kind, encoding, size and signedness of a validated type. */
 static void classify(struct st_arg *arg, const struct type_words *tw)
 {
+    arg->names_bool = tw->td && strcmp(tw->td->name, "bool") == 0;
     if (tw->n_stars) {
-        /* "char *" and "const char *" are strings; "char **" and "unsigned char *" are not. */
+        /* "char *" and "const char *" are strings; "char **" and "unsigned char *" are not
+           (tracetool's is_string(), which decides what QEMU records). */
         const char *t = arg->type;
         if (strncmp(t, "const ", 6) == 0)
             t += 6;
         arg->kind = (tw->n_stars == 1 && strcmp(t, "char *") == 0) ? ST_ARG_STRING : ST_ARG_POINTER;
+        arg->enc = arg->kind == ST_ARG_STRING ? ST__ENC_STRING : ST__ENC_POINTER;
         arg->is_signed = false;
         arg->size = 8;
         return;
     }
     arg->kind = ST_ARG_INTEGER;
+    /* by the words, not the spelling: "bool const" and "char unsigned" are a bool and a char too */
+    arg->enc = arg->names_bool ? ST__ENC_BOOL : tw->n_char ? ST__ENC_CHAR : ST__ENC_INTEGER;
     if (tw->td) {
         arg->size = tw->td->size;
         arg->is_signed = tw->td->is_signed;

@@ -35,11 +35,27 @@ enum st_arg_kind {
     ST_ARG_STRING,  /* u32 length + bytes: const char * / char * (exactly one '*') */
 };
 
+/*
+ * What an argument's value means: its kind, with bool and char told apart
+ * among the integers. Decided here, once, from the type's words, so that
+ * `const bool` and `bool const` are bools wherever they are read. `_Bool`
+ * is not a type word tracetool allows, so the parser refuses it.
+ */
+enum st__arg_enc {
+    ST__ENC_INTEGER, /* a number (size and is_signed say which) */
+    ST__ENC_BOOL,    /* bool, const or not: 0 false, anything else true */
+    ST__ENC_CHAR,    /* char, signed char, unsigned char, const or not: a number that is a character */
+    ST__ENC_POINTER, /* an address */
+    ST__ENC_STRING,  /* bytes: const char * / char * */
+};
+
 /* One declared argument. */
 struct st_arg {
     char *type;            /* as declared, whitespace normalised: "const char *" */
     char *name;            /* C identifier */
     enum st_arg_kind kind; /* how it is recorded */
+    enum st__arg_enc enc;  /* what the value means (refines kind) */
+    bool names_bool;       /* the type has the word bool ("bool *" too): C needs <stdbool.h> for it */
     bool is_signed;        /* integer type that is signed (int, int64_t, ssize_t, ...) */
     unsigned size;         /* integer size in bytes as on LP64 (bool 1, long 8); 8 for pointers */
     char conv;             /* printf conversion letter that prints it ('*': a width or precision); 0 without a format */

@@ -247,11 +247,6 @@ static char *put_sep(char *p, struct chrome *c)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
-static bool is_bool_type(const char *type)
-{
-    return strcmp(type, "bool") == 0 || strcmp(type, "_Bool") == 0;
-}
-
 /* The formats of the catalog events and functions added since the last call (at open, all of them). */
 static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
 {
@@ -267,8 +262,8 @@ static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
         for (unsigned a = 0; a < ev->nargs; a++) {
             if (!(f->key[a] = make_str("\"", ev->args[a].name, "\":", &f->key_len[a])))
                 return -ENOMEM;
-            f->flags[a] = (uint8_t)((ev->args[a].is_signed ? ARG_SIGNED : 0) |
-                                    (is_bool_type(ev->args[a].type) ? ARG_BOOL : 0));
+            bool is_bool = st_catalog_arg_encoding(ctx->cat, ev, a) == ST_ARG_ENCODING_BOOL;
+            f->flags[a] = (uint8_t)((ev->args[a].is_signed ? ARG_SIGNED : 0) | (is_bool ? ARG_BOOL : 0));
         }
     }
     for (; c->nfn < ctx->pairs.nfuncs; c->nfn++) {

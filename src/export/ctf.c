@@ -261,18 +261,14 @@ static int put_record(struct st__ex_ctx *ctx, const struct st__ex_thread *t, con
 
 /* --- the writer interface ---------------------------------------------------------------------- */
 
-static bool is_bool_type(const char *type)
+static enum field_kind declared_kind(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
 {
-    return strcmp(type, "bool") == 0 || strcmp(type, "_Bool") == 0;
-}
-
-static enum field_kind declared_kind(const struct st_arg_info *a)
-{
-    if (a->kind == ST_VALUE_STRING)
-        return F_STRING;
-    if (a->kind == ST_VALUE_POINTER)
-        return F_POINTER;
-    return is_bool_type(a->type) ? F_BOOL : a->is_signed ? F_INT : F_UINT;
+    switch (st_catalog_arg_encoding(cat, ev, i)) {
+    case ST_ARG_ENCODING_STRING: return F_STRING;
+    case ST_ARG_ENCODING_POINTER: return F_POINTER;
+    case ST_ARG_ENCODING_BOOL: return F_BOOL;
+    default: return ev->args[i].is_signed ? F_INT : F_UINT;
+    }
 }
 
 /* A random (version 4) uuid: the trace's identity for readers that merge traces. */
@@ -303,7 +299,7 @@ static int build_kinds(struct st__ex_ctx *ctx, struct ctf *c)
     for (; c->nkinds < ctx->ncat; c->nkinds++) {
         const struct st_event_info *ev = st_catalog_event(ctx->cat, c->nkinds);
         for (unsigned a = 0; a < ev->nargs; a++)
-            c->kinds[c->nkinds * ST_READER_MAX_ARGS + a] = (uint8_t)declared_kind(&ev->args[a]);
+            c->kinds[c->nkinds * ST_READER_MAX_ARGS + a] = (uint8_t)declared_kind(ctx->cat, ev, a);
     }
     return 0;
 }

@@ -219,18 +219,14 @@ static uint8_t *packet_open(uint8_t *p, uint32_t seq, uint32_t flags, uint8_t **
 
 /* --- names ------------------------------------------------------------------------------ */
 
-static bool is_bool_type(const char *type)
+static enum arg_kind declared_kind(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
 {
-    return strcmp(type, "bool") == 0 || strcmp(type, "_Bool") == 0;
-}
-
-static enum arg_kind declared_kind(const struct st_arg_info *a)
-{
-    if (a->kind == ST_VALUE_STRING)
-        return ARG_STRING;
-    if (a->kind == ST_VALUE_POINTER)
-        return ARG_POINTER;
-    return is_bool_type(a->type) ? ARG_BOOL : a->is_signed ? ARG_INT : ARG_UINT;
+    switch (st_catalog_arg_encoding(cat, ev, i)) {
+    case ST_ARG_ENCODING_STRING: return ARG_STRING;
+    case ST_ARG_ENCODING_POINTER: return ARG_POINTER;
+    case ST_ARG_ENCODING_BOOL: return ARG_BOOL;
+    default: return ev->args[i].is_signed ? ARG_INT : ARG_UINT;
+    }
 }
 
 /* A new event name iid for str, or 0 when memory is short. */
@@ -272,7 +268,7 @@ static int build_names(struct st__ex_ctx *ctx, struct perfetto *pf)
         for (unsigned a = 0; a < ev->nargs; a++) {
             if (!(e->arg_iid[a] = annotation_iid(pf, ev->args[a].name)))
                 return -ENOMEM;
-            e->arg_kind[a] = (uint8_t)declared_kind(&ev->args[a]);
+            e->arg_kind[a] = (uint8_t)declared_kind(ctx->cat, ev, a);
         }
     }
     for (; pf->nfn < ctx->pairs.nfuncs; pf->nfn++) {

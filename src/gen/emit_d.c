@@ -37,7 +37,7 @@ static bool is_d_keyword(const char *s)
 /* Writes the argument's type in D: the declared one, bool as uint8_t. */
 static void emit_d_type(struct st_out *out, const struct st_arg *arg)
 {
-    if (arg->kind == ST_ARG_INTEGER && arg->size == 1 && strstr(arg->type, "bool"))
+    if (arg->enc == ST__ENC_BOOL)
         st_out_printf(out, "uint8_t ");
     else
         st_out_printf(out, "%s%s", arg->type, arg->type[strlen(arg->type) - 1] == '*' ? "" : " ");

@@ -24,8 +24,6 @@
  * so each backend fires only when its own switch is on: one load and one
  * branch per gate.
  */
-#include <string.h>
-
 #include "gen.h"
 
 void st_gen_emit_banner(struct st_out *out, const struct st_gen *gen)
@@ -38,22 +36,13 @@ void st_gen_emit_banner(struct st_out *out, const struct st_gen *gen)
     st_out_printf(out, " */\n");
 }
 
-/* True when the (normalised) type has the word "bool": "bool", "const bool", "bool *". */
-static bool type_has_bool(const char *type)
-{
-    for (const char *p = strstr(type, "bool"); p; p = strstr(p + 1, "bool"))
-        if ((p == type || p[-1] == ' ') && (p[4] == '\0' || p[4] == ' '))
-            return true;
-    return false;
-}
-
 /* True when some event takes a bool argument: C needs <stdbool.h> for it. */
 static bool uses_bool(const struct st_gen *gen)
 {
     for (size_t i = 0; i < gen->events->count; i++) {
         const struct st_event_decl *ev = &gen->events->events[i];
         for (unsigned a = 0; a < ev->nargs; a++)
-            if (type_has_bool(ev->args[a].type))
+            if (ev->args[a].names_bool)
                 return true;
     }
     return false;

@@ -17,7 +17,6 @@
  * so the compiler converts exactly as for trace_NAME().
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "gen.h"
 
@@ -75,7 +74,7 @@ static bool uses_bool(const struct st_gen *gen)
     for (size_t i = 0; i < gen->events->count; i++) {
         const struct st_event_decl *ev = &gen->events->events[i];
         for (unsigned a = 0; a < ev->nargs && st_gen_event_compiled_in(gen, ev); a++)
-            if (strstr(ev->args[a].type, "bool"))
+            if (ev->args[a].names_bool)
                 return true;
     }
     return false;

@@ -322,6 +322,24 @@ ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name)
     return -ENOENT;
 }
 
+/* The events module decided the encoding when it parsed the declaration; this only names it publicly. */
+ST_API int st_catalog_arg_encoding(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
+{
+    if (!ev || ev->index > cat->count || cat->at[ev->index] != ev || i >= ev->nargs)
+        return -EINVAL;
+    const struct st_event_decl *d = st__catalog_decl(cat, ev);
+    if (!d) /* Dropped_Event(uint64_t num_events_dropped) */
+        return ST_ARG_ENCODING_INTEGER;
+    switch (d->args[i].enc) {
+    case ST__ENC_BOOL: return ST_ARG_ENCODING_BOOL;
+    case ST__ENC_CHAR: return ST_ARG_ENCODING_CHAR;
+    case ST__ENC_POINTER: return ST_ARG_ENCODING_POINTER;
+    case ST__ENC_STRING: return ST_ARG_ENCODING_STRING;
+    case ST__ENC_INTEGER: break;
+    }
+    return ST_ARG_ENCODING_INTEGER;
+}
+
 /* --- a catalog that grows with a trace's declarations ---------------------------------- */
 
 struct st_catalog *st__catalog_new_growing(void)

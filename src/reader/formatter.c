@@ -8,7 +8,8 @@
  * have no pid and print without the pid field, as the v0-era reader did.
  *
  * JSON values are typed by the declaration (reader.h): how each argument
- * is written is decided once per event (enum json_kind), from its type.
+ * is written is decided once per event (enum json_kind), from its
+ * encoding (st_catalog_arg_encoding(), as every exporter asks it).
  *
  * Speed: every event gets templates once ("name ", "arg=", " arg="; the
  * JSON keys likewise), fields are formatted by hand (textfmt.h) straight
@@ -91,24 +92,18 @@ static long arena_add3(struct st__growbuf *a, const char *x, const char *y, cons
     return off;
 }
 
-/* The declared type without a leading "const ". */
-static const char *bare_type(const char *type)
+static enum json_kind json_kind(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
 {
-    return strncmp(type, "const ", 6) == 0 ? type + 6 : type;
-}
-
-static enum json_kind json_kind(const struct st_arg_info *a)
-{
-    const char *t = bare_type(a->type);
-    if (!strcmp(t, "bool"))
-        return JSON_BOOL;
-    if (!strcmp(t, "char") || !strcmp(t, "signed char") || !strcmp(t, "unsigned char"))
-        return JSON_CHAR;
-    return a->is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+    switch (st_catalog_arg_encoding(cat, ev, i)) {
+    case ST_ARG_ENCODING_BOOL: return JSON_BOOL;
+    case ST_ARG_ENCODING_CHAR: return JSON_CHAR;
+    default: return ev->args[i].is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+    }
 }
 
 /* Builds the templates of one event. 0 or -ENOMEM. */
-static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_event_info *ev, bool json)
+static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_catalog *cat,
+                      const struct st_event_info *ev, bool json)
 {
     long off;
     size_t bound;
@@ -137,7 +132,7 @@ static int build_tmpl(struct st__growbuf *a, struct tmpl *t, const struct st_eve
         t->arg_len[i] = (uint32_t)(a->len - (size_t)off);
         /* widest value: {"value":-128,"char":null}; a number, a pointer's "0x...", a string's quotes */
         bound += t->arg_len[i] + 32;
-        t->json[i] = (uint8_t)json_kind(&ev->args[i]);
+        t->json[i] = (uint8_t)json_kind(cat, ev, i);
         if (ev->args[i].kind == ST_VALUE_STRING)
             t->has_strings = true;
     }
@@ -161,7 +156,7 @@ static int add_templates(struct st_formatter *f)
     if (f->a.len >= SLACK)
         f->a.len -= SLACK; /* the old padding: the new templates go over it */
     for (size_t i = f->ntmpl; i < n; i++)
-        if (build_tmpl(&f->a, &t[i], st_catalog_event(f->cat, i), f->format == ST_OUTPUT_JSON) < 0)
+        if (build_tmpl(&f->a, &t[i], f->cat, st_catalog_event(f->cat, i), f->format == ST_OUTPUT_JSON) < 0)
             return -ENOMEM;
     if (arena_add(&f->a, pad, sizeof pad) < 0)
         return -ENOMEM;

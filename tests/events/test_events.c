@@ -97,6 +97,43 @@ static void test_types(void)
     check_type("char\t*", "char *", S, 0, 8);
 }
 
+/*
+ * What each type's value means, decided once here for every reader: a bool
+ * or a char by its words, whatever their order or a const, and `_Bool`
+ * refused (not a type word tracetool allows).
+ */
+static void test_encodings(void)
+{
+    static const struct {
+        const char *type;
+        enum st__arg_enc enc;
+        bool names_bool;
+    } cases[] = {
+        {"bool", ST__ENC_BOOL, true},          {"const bool", ST__ENC_BOOL, true},
+        {"bool const", ST__ENC_BOOL, true},    {"char", ST__ENC_CHAR, false},
+        {"const char", ST__ENC_CHAR, false},   {"unsigned char", ST__ENC_CHAR, false},
+        {"char unsigned", ST__ENC_CHAR, false}, {"const signed char", ST__ENC_CHAR, false},
+        {"int", ST__ENC_INTEGER, false},       {"const uint8_t", ST__ENC_INTEGER, false},
+        {"int8_t", ST__ENC_INTEGER, false},    {"bool *", ST__ENC_POINTER, true},
+        {"const bool *", ST__ENC_POINTER, true}, {"char **", ST__ENC_POINTER, false},
+        {"const char *", ST__ENC_STRING, false}, {"char *", ST__ENC_STRING, false},
+    };
+    struct st_event_list l;
+    st_events_init(&l);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "ev(%s a)\n", cases[i].type);
+        const struct st_event_decl *ev = one(&l, line);
+        ok(ev && ev->args[0].enc == cases[i].enc && ev->args[0].names_bool == cases[i].names_bool,
+           "'%s': encoding %d, names bool %d", cases[i].type, (int)cases[i].enc, (int)cases[i].names_bool);
+    }
+    st_events_free(&l);
+    struct st_events_error err;
+    ok(parse(&l, "ev(_Bool a)\n", &err) == -EINVAL && strstr(err.message, "'_Bool' is not allowed"),
+       "_Bool is refused, as tracetool refuses it: %s", err.message);
+    st_events_free(&l);
+}
+
 static void test_shapes(void)
 {
     struct st_event_list l;
@@ -466,6 +503,7 @@ static void test_shared_fixtures(const char *shared)
 int main(int argc, char **argv)
 {
     test_types();
+    test_encodings();
     test_shapes();
     test_conversions();
     test_errors();

@@ -146,6 +146,87 @@ static void test_arg_kinds(struct st_catalog *cat)
     st_reader_close(r);
 }
 
+/* Appends a v4 mapping record (type 0) of id with text to p; returns the end. */
+static uint8_t *put_mapping(uint8_t *p, uint64_t id, const char *text)
+{
+    uint64_t type = 0;
+    uint32_t n = (uint32_t)strlen(text);
+    memcpy(p, &type, 8);
+    memcpy(p + 8, &id, 8);
+    memcpy(p + 16, &n, 4);
+    memcpy(p + 20, text, n);
+    return p + 20 + n;
+}
+
+/* The encodings of ev's arguments, one letter each (i b c p s; ? for an error), into out. */
+static void encodings(const struct st_catalog *cat, const struct st_event_info *ev, char *out)
+{
+    static const char letter[] = "ibcps";
+    unsigned i = 0;
+    for (; ev && i < ev->nargs; i++) {
+        int e = st_catalog_arg_encoding(cat, ev, i);
+        out[i] = e >= 0 && e < 5 ? letter[e] : '?';
+    }
+    out[i] = '\0';
+}
+
+/*
+ * st_catalog_arg_encoding(): decided once from the declared type's words,
+ * the same for a catalog of trace-events files and one that grows with a
+ * trace's declarations; Dropped_Event's count an integer; -EINVAL for an
+ * argument beyond the event's or an event of another catalog.
+ */
+static void test_arg_encoding(void)
+{
+    static const char *const decls[] = {
+        "enc_a(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, char unsigned cu, "
+        "signed char sc, int i, uint8_t u8) \"\"",
+        "enc_b(const uint64_t u, void *p, const char *s, char *t, char **pp, const bool *bp) \"\"",
+    };
+    static const char *const want[] = {"bbbcccccii", "ipsspp"};
+    char text[512];
+    snprintf(text, sizeof text, "%s\n%s\n", decls[0], decls[1]);
+    struct st_catalog *files = NULL;
+    char err[256] = "";
+    if (!ok(st_catalog_load_buffer(&files, "enc", text, strlen(text), err, sizeof err) == 0, "encodings: the declarations load %s", err))
+        return;
+
+    static uint8_t trace[2048];
+    uint64_t head[3] = {UINT64_C(0xffffffffffffffff), UINT64_C(0xf2b177cb0aa429b4), 4};
+    memcpy(trace, head, sizeof head);
+    uint8_t *p = trace + sizeof head;
+    p = put_mapping(p, 0, "enc_a");
+    p = put_mapping(p, UINT64_C(0xfffffffe00000000), decls[0]);
+    p = put_mapping(p, 1, "enc_b");
+    p = put_mapping(p, UINT64_C(0xfffffffe00000001), decls[1]);
+    struct st_reader *r = NULL;
+    ok(st_reader_open_memory(&r, trace, (size_t)(p - trace), "enc", NULL, NULL, NULL) == 0,
+       "encodings: a trace carrying the declarations opens without a catalog");
+    const struct st_catalog *grown = r ? st_reader_catalog(r) : NULL;
+
+    const struct st_catalog *cats[2] = {files, grown};
+    const char *kind[2] = {"trace-events", "declared"};
+    for (int k = 0; k < 2 && cats[k]; k++) {
+        for (int e = 0; e < 2; e++) {
+            const struct st_event_info *ev = st_catalog_find(cats[k], e ? "enc_b" : "enc_a");
+            char got[ST_READER_MAX_ARGS + 1] = "";
+            encodings(cats[k], ev, got);
+            is_str(got, want[e], "%s: %s's encodings (bool, const bool, bool const, chars of every spelling)",
+                   kind[k], e ? "enc_b" : "enc_a");
+            is_int(st_catalog_arg_encoding(cats[k], ev, ev ? ev->nargs : 0), -EINVAL,
+                   "%s: an argument beyond the event's is -EINVAL", kind[k]);
+        }
+        const struct st_event_info *drop = st_catalog_dropped(cats[k]);
+        is_int(st_catalog_arg_encoding(cats[k], drop, 0), ST_ARG_ENCODING_INTEGER, "%s: Dropped_Event's count",
+               kind[k]);
+        is_int(st_catalog_arg_encoding(cats[k], st_catalog_find(cats[!k], "enc_a"), 0), -EINVAL,
+               "%s: an event of the other catalog is -EINVAL", kind[k]);
+    }
+    is_int(st_catalog_arg_encoding(files, NULL, 0), -EINVAL, "no event: -EINVAL");
+    st_reader_close(r);
+    st_catalog_free(files);
+}
+
 static void test_mappings_and_drops(struct st_catalog *cat)
 {
     struct st_reader *r = open_edge(cat, "mapping_midstream.bin", 0);
@@ -694,6 +775,7 @@ int main(int argc, char **argv)
     test_log(cat);
     test_memory(cat);
     st_catalog_free(cat);
+    test_arg_encoding();
     test_analyzer();
     return done_testing();
 }

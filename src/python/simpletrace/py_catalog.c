@@ -3,21 +3,20 @@
  * events into tracetool-shaped Event objects; the C side keeps, per event,
  * how each argument's word becomes a typed value (struct pyst_evinfo).
  */
-#include <string.h>
-
 #include "pyst.h"
 
-/* How an argument of this declaration is converted to a typed value. */
-static enum pyst_conv arg_conv(const struct st_arg_info *a)
+/* How argument i of cat's event ev is converted to a typed value. */
+static enum pyst_conv arg_conv(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
 {
-    if (a->kind == ST_VALUE_STRING)
-        return CONV_STR;
-    if (a->kind == ST_VALUE_POINTER)
-        return CONV_PTR;
-    if (strcmp(a->type, "bool") == 0 || strcmp(a->type, "_Bool") == 0)
-        return CONV_BOOL;
+    switch (st_catalog_arg_encoding(cat, ev, i)) {
+    case ST_ARG_ENCODING_STRING: return CONV_STR;
+    case ST_ARG_ENCODING_POINTER: return CONV_PTR;
+    case ST_ARG_ENCODING_BOOL: return CONV_BOOL;
+    default: break;
+    }
     static const enum pyst_conv by_size[2][4] = {{CONV_U8, CONV_U16, CONV_U32, CONV_U64},
                                                  {CONV_I8, CONV_I16, CONV_I32, CONV_I64}};
+    const struct st_arg_info *a = &ev->args[i];
     unsigned s = a->size >= 8 ? 3 : a->size >= 4 ? 2 : a->size >= 2 ? 1 : 0;
     return by_size[a->is_signed][s];
 }
@@ -34,7 +33,7 @@ struct pyst_evinfo *pyst_evinfo_build(const struct st_catalog *cat)
         const struct st_event_info *ev = st_catalog_event(cat, i);
         info[i].nargs = ev->nargs;
         for (unsigned j = 0; j < ev->nargs && j < ST_READER_MAX_ARGS; j++)
-            info[i].conv[j] = (uint8_t)arg_conv(&ev->args[j]);
+            info[i].conv[j] = (uint8_t)arg_conv(cat, ev, j);
     }
     return info;
 }
