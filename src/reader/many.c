@@ -51,7 +51,10 @@ struct key {
 };
 
 struct st__many {
-    struct st_reader **in;         /* one reader per input */
+    struct st_reader base;         /* first: what the public functions are handed (st__many_ops) */
+    const struct st_catalog *cat;  /* every input's (the caller's, or own_cat) */
+    struct st_reader_error err;    /* the merged reader's: an input's error, copied */
+    struct st__trace **in;         /* one trace per input */
     const struct st_record **head; /* head[i]: input i's next record, while it has one */
     uint8_t *state;                /* per input: HAS_RECORD, WAITING (follow mode) or ENDED */
     struct key *tree;              /* the loser tree (above): the keys of the losers, tree[0] the winner's */
@@ -163,11 +166,11 @@ static struct key key_of(const struct st__many *m, size_t i)
  */
 static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
 {
-    int ret = st_reader_next(m->in[i], &m->head[i]);
+    int ret = st__trace_next(m->in[i], &m->head[i]);
     m->state[i] = ret == 1 ? HAS_RECORD : ret == -EAGAIN ? WAITING : ENDED;
     if (ret < 0 && ret != -EAGAIN) {
         m->cur = i;
-        memcpy(err, st_reader_error(m->in[i]), sizeof *err); /* both the library's own size */
+        memcpy(err, st_reader_error(pub(m->in[i])), sizeof *err); /* both the library's own size */
     }
     return ret;
 }
@@ -239,7 +242,7 @@ static int check_copies(struct st__many *m, struct st_reader_error *err)
         return 0; /* a check that could not run refuses nothing */
     for (size_t i = 0; i < m->n; i++) {
         struct st_trace_description d = {.struct_size = sizeof d};
-        if (st_reader_description(m->in[i], &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns))
+        if (st__trace_description(m->in[i], &d) == 0 && (d.anchor_mono_ns || d.anchor_real_ns))
             ids[k++] = (struct ident){d.anchor_real_ns, d.anchor_mono_ns, d.pid, d.host, i};
     }
     qsort(ids, k, sizeof *ids, cmp_ident);
@@ -250,8 +253,8 @@ static int check_copies(struct st__many *m, struct st_reader_error *err)
         m->cur = b->input;
         ret = -EINVAL;
         st__set_open_error(err, ret, "%s and %s hold the same trace (process %lu, the same clock anchors): "
-                           "a copy? give each trace once", st_reader_name(m->in[a->input]),
-                           st_reader_name(m->in[b->input]), (unsigned long)a->pid);
+                           "a copy? give each trace once", st__trace_name(m->in[a->input]),
+                           st__trace_name(m->in[b->input]), (unsigned long)a->pid);
     }
     free(ids);
     return ret;
@@ -272,7 +275,7 @@ static int start(struct st__many *m, struct st_reader_error *err)
             break;
         leaf[m->size + i] = key_of(m, i);
         uint64_t ts;
-        if (ret == 1 && st_reader_origin(m->in[i], &ts) == 0 && (!m->have_origin || ts < m->origin)) {
+        if (ret == 1 && st_reader_origin(pub(m->in[i]), &ts) == 0 && (!m->have_origin || ts < m->origin)) {
             m->have_origin = true;
             m->origin = ts;
         }
@@ -289,9 +292,13 @@ static bool in_window(const struct st__many *m, uint64_t ts)
     return !(m->filter_from && rel < m->from_ns) && !(m->filter_to && rel > m->to_ns);
 }
 
-int st__many_next(struct st__many *m, const struct st_record **rec, struct st_reader_error *err)
+/* st_reader_next() of the merged reader: the earliest input's next record; an input's error is the merge's. */
+static int many_next(struct st__many *m, const struct st_record **rec)
 {
+    struct st_reader_error *err = &m->err;
     int ret;
+    if (err->code)
+        return err->code; /* sticky, as each input's */
     if (!m->started && (ret = start(m, err)) < 0)
         return ret;
     for (;;) {
@@ -311,7 +318,7 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
         }
         m->cur = w.rank;
         m->pending = true;
-        st__reader_prefetch(m->in[m->cur]); /* read on at the next call, while the caller uses the record */
+        st__trace_prefetch(m->in[m->cur]); /* read on at the next call, while the caller uses the record */
         if (in_window(m, w.ts)) {
             *rec = m->head[m->cur];
             return 1;
@@ -321,38 +328,64 @@ int st__many_next(struct st__many *m, const struct st_record **rec, struct st_re
     }
 }
 
-/* --- accessors -------------------------------------------------------------- */
+/* --- the public interface of a merged reader (st__source_ops) --------------------------- */
 
-const struct st_reader *st__many_current(const struct st__many *m)
+static struct st__many *many_of(struct st_reader *r)
 {
+    return (struct st__many *)r;
+}
+
+static const struct st__many *many_of_c(const struct st_reader *r)
+{
+    return (const struct st__many *)r;
+}
+
+static int many_next_public(struct st_reader *r, const struct st_record **rec)
+{
+    return many_next(many_of(r), rec);
+}
+
+static const struct st_reader_error *many_error(const struct st_reader *r)
+{
+    return &many_of_c(r)->err;
+}
+
+/* The input of the last record returned (or of the error); the first before any. */
+static const struct st__trace *many_current(const struct st_reader *r)
+{
+    const struct st__many *m = many_of_c(r);
     return m->in[m->cur];
 }
 
-size_t st__many_count(const struct st__many *m)
+static size_t many_input_count(const struct st_reader *r)
 {
-    return m->n;
+    return many_of_c(r)->n;
 }
 
-const struct st_reader *st__many_input(const struct st__many *m, size_t i)
+static const struct st_reader *many_input(const struct st_reader *r, size_t i)
 {
-    return i < m->n ? m->in[i] : NULL;
+    const struct st__many *m = many_of_c(r);
+    return i < m->n ? pub(m->in[i]) : NULL;
 }
 
-int st__many_origin(const struct st__many *m, uint64_t *ts)
+static int many_origin(const struct st_reader *r, uint64_t *ts)
 {
+    const struct st__many *m = many_of_c(r);
     if (!m->have_origin)
         return -ENODATA;
     *ts = m->origin;
     return 0;
 }
 
-void st__many_counters(const struct st__many *m, struct st_reader_counters *c)
+/* The inputs' counters summed, and the merge's own filtered records. */
+static void many_counters(const struct st_reader *r, struct st_reader_counters *c)
 {
+    const struct st__many *m = many_of_c(r);
     memset(c, 0, sizeof *c);
     c->struct_size = sizeof *c;
     for (size_t i = 0; i < m->n; i++) {
         struct st_reader_counters one = {.struct_size = sizeof one};
-        st_reader_get_counters(m->in[i], &one);
+        st_reader_get_counters(pub(m->in[i]), &one);
         c->records += one.records;
         c->mappings += one.mappings;
         c->events += one.events;
@@ -364,22 +397,39 @@ void st__many_counters(const struct st__many *m, struct st_reader_counters *c)
     c->filtered += m->filtered;
 }
 
-void st__many_seen(const struct st__many *m, struct st_reader_seen *s)
+/* What the inputs' filters and the merge's time window skipped. */
+static void many_seen(const struct st_reader *r, struct st_reader_seen *s)
 {
+    const struct st__many *m = many_of_c(r);
     *s = m->seen;
     for (size_t i = 0; i < m->n; i++) {
         struct st_reader_seen one = {.struct_size = sizeof one};
-        st_reader_get_seen(m->in[i], &one);
+        st_reader_get_seen(pub(m->in[i]), &one);
         st__seen_add(s, &one);
     }
 }
 
-void st__many_free(struct st__many *m)
+static const struct st_catalog *many_catalog(const struct st_reader *r)
+{
+    return many_of_c(r)->cat;
+}
+
+static size_t many_process_count(const struct st_reader *r)
+{
+    const struct st__many *m = many_of_c(r);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        n += st_reader_process_count(pub(m->in[i]));
+    return n;
+}
+
+/* Closes every input and frees m (NULL is fine). */
+static void many_free(struct st__many *m)
 {
     if (!m)
         return;
     for (size_t i = 0; i < m->n; i++)
-        st_reader_close(m->in[i]);
+        st_reader_close(pub(m->in[i]));
     st_catalog_free(m->own_cat); /* after the inputs that decode with it */
     free(m->in);
     free(m->head);
@@ -387,6 +437,25 @@ void st__many_free(struct st__many *m)
     free(m->tree);
     free(m);
 }
+
+static void many_close(struct st_reader *r)
+{
+    many_free(many_of(r));
+}
+
+const struct st__source_ops st__many_ops = {
+    .next = many_next_public,
+    .error = many_error,
+    .current = many_current,
+    .input_count = many_input_count,
+    .input = many_input,
+    .origin = many_origin,
+    .counters = many_counters,
+    .seen = many_seen,
+    .catalog = many_catalog,
+    .process_count = many_process_count,
+    .close = many_close,
+};
 
 /* --- one file given twice ------------------------------------------------------ */
 
@@ -497,13 +566,16 @@ static int open_inputs(struct st__many *m, const char *const *paths, const struc
         struct st_reader_error e = {.struct_size = sizeof e};
         one.offsets_ns = o->offsets_ns ? &o->offsets_ns[i] : NULL;
         one.noffsets = o->offsets_ns ? 1 : 0;
-        int ret = cat ? st_reader_open(&m->in[i], paths[i], cat, &one, &e)
-                      : st__reader_open_shared(&m->in[i], paths[i], m->own_cat, &one, &e);
+        struct st_reader *given = NULL;
+        int ret = cat ? st_reader_open(&given, paths[i], cat, &one, &e)
+                      : st__trace_open_shared(&m->in[i], paths[i], m->own_cat, &one, &e);
+        if (given)
+            m->in[i] = st__trace_of(given);
         if (ret < 0) {
             st__set_open_error(err, ret, "%s: %s", paths[i], e.message);
             return ret;
         }
-        st__reader_set_input(m->in[i], (unsigned)i);
+        st__trace_set_input(m->in[i], (unsigned)i);
     }
     return 0;
 }
@@ -513,6 +585,8 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
     struct st__many *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
+    m->base.ops = &st__many_ops;
+    m->err.struct_size = sizeof m->err;
     m->n = n;
     for (m->size = 1; m->size < n; m->size *= 2)
         ;
@@ -521,7 +595,7 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
     m->state = calloc(n, sizeof *m->state);
     m->tree = calloc(m->size, sizeof *m->tree);
     if (!m->in || !m->head || !m->state || !m->tree) {
-        st__many_free(m);
+        many_free(m);
         return NULL;
     }
     m->filter_from = o->filter_from;
@@ -562,13 +636,10 @@ ST_API int st_reader_open_many(struct st_reader **out, const char *const *paths,
     }
     if ((ret = open_inputs(m, paths, cat, &o, err)) < 0)
         goto fail;
-    if (!(*out = st__reader_wrap(paths[0], cat ? cat : m->own_cat, m))) {
-        ret = -ENOMEM;
-        st__set_open_error(err, ret, "%s", "out of memory");
-        goto fail;
-    }
+    m->cat = cat ? cat : m->own_cat;
+    *out = &m->base;
     return 0;
 fail:
-    st__many_free(m);
+    many_free(m);
     return ret;
 }

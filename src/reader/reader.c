@@ -82,7 +82,8 @@ struct piece_seq {
     uint64_t next_number;          /* the number of base's piece after items[n - 1] */
 };
 
-struct st_reader {
+struct st__trace {
+    struct st_reader base;   /* first: what the public functions are handed (trace_ops) */
     const struct st_catalog *cat;
     struct st_catalog *grow; /* cat, when it grows with the trace's declarations (else NULL) */
     char *name;
@@ -131,16 +132,17 @@ struct st_reader {
     struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
     struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
     struct piece_seq seq;
-    struct st__many *merge; /* several inputs (many.c): everything else above is unused */
     bool own_grow;          /* grow is the reader's own (opened without a catalog), freed at close */
     bool priming;           /* prime(): reading the mapping records before the first event record */
     char *events_spec;      /* the event filter, for the events a growing catalog gains */
 };
 
+static void trace_close(struct st__trace *r);
+
 /* --- errors ---------------------------------------------------------------- */
 
 __attribute__((format(printf, 5, 6)))
-static int fail(struct st_reader *r, int code, uint64_t offset, uint64_t record, const char *fmt, ...)
+static int fail(struct st__trace *r, int code, uint64_t offset, uint64_t record, const char *fmt, ...)
 {
     va_list ap;
     r->err.code = code;
@@ -167,7 +169,7 @@ static const char *printable(char out[68], const uint8_t *s, size_t len)
 /* --- input ----------------------------------------------------------------- */
 
 /* Reads up to room bytes at p: bytes read, 0 at EOF, -EAGAIN if interrupted in follow mode, -errno. */
-static ssize_t read_some(struct st_reader *r, uint8_t *p, size_t room)
+static ssize_t read_some(struct st__trace *r, uint8_t *p, size_t room)
 {
     if (r->src == SRC_STREAM) {
         if (r->flags & ST_READER_FOLLOW)
@@ -192,7 +194,7 @@ static ssize_t read_some(struct st_reader *r, uint8_t *p, size_t room)
  * Makes n bytes available at pos. Returns 0, 1 when the input ends first,
  * or a negative errno from reading.
  */
-static int fill(struct st_reader *r, size_t n)
+static int fill(struct st__trace *r, size_t n)
 {
     size_t avail = (size_t)(r->end - r->pos);
     if (avail >= n)
@@ -216,14 +218,14 @@ static int fill(struct st_reader *r, size_t n)
     return 0;
 }
 
-static int later_piece(struct st_reader *r);
+static int later_piece(struct st__trace *r);
 
 /*
  * fill(), and in follow mode what the end of input means: 0 (the bytes are
  * there), 1 (the real end: another piece follows, or EOF ends a pipe),
  * -EAGAIN (wait for the writer) or a negative errno.
  */
-static int fill_or_end(struct st_reader *r, size_t n)
+static int fill_or_end(struct st__trace *r, size_t n)
 {
     int ret = fill(r, n);
     if (ret != 1 || !(r->flags & ST_READER_FOLLOW) || r->eof_ends)
@@ -239,7 +241,7 @@ static int fill_or_end(struct st_reader *r, size_t n)
  * Makes n bytes of the record `what` (number num) available. Returns 0, or
  * -EAGAIN (follow mode, not there yet) or a recorded error.
  */
-static int need_slow(struct st_reader *r, size_t n, uint64_t num, const char *what)
+static int need_slow(struct st__trace *r, size_t n, uint64_t num, const char *what)
 {
     int ret = fill_or_end(r, n);
     if (ret == 0 || ret == -EAGAIN || (ret < 0 && r->err.code))
@@ -250,14 +252,14 @@ static int need_slow(struct st_reader *r, size_t n, uint64_t num, const char *wh
                 (size_t)(r->end - r->pos), n);
 }
 
-static inline int need(struct st_reader *r, size_t n, uint64_t num, const char *what)
+static inline int need(struct st__trace *r, size_t n, uint64_t num, const char *what)
 {
     if (LIKELY((size_t)(r->end - r->pos) >= n))
         return 0;
     return need_slow(r, n, num, what);
 }
 
-static int more_slow(struct st_reader *r, uint64_t num)
+static int more_slow(struct st__trace *r, uint64_t num)
 {
     int ret = fill_or_end(r, 1);
     if (ret >= 0)
@@ -268,14 +270,14 @@ static int more_slow(struct st_reader *r, uint64_t num)
 }
 
 /* At a record boundary: 1 if a record starts here, 0 at the clean end, -EAGAIN, or an error. */
-static inline int more(struct st_reader *r, uint64_t num)
+static inline int more(struct st__trace *r, uint64_t num)
 {
     if (LIKELY(r->pos < r->end))
         return 1;
     return more_slow(r, num);
 }
 
-static inline void consume(struct st_reader *r, size_t n, uint64_t num)
+static inline void consume(struct st__trace *r, size_t n, uint64_t num)
 {
     r->pos += n;
     r->pos_offset += n;
@@ -283,12 +285,12 @@ static inline void consume(struct st_reader *r, size_t n, uint64_t num)
     r->counters.records++;
 }
 
-static inline uint64_t ld64(const struct st_reader *r, const uint8_t *p)
+static inline uint64_t ld64(const struct st__trace *r, const uint8_t *p)
 {
     return st_fmt_load_u64(p, r->swap);
 }
 
-static inline uint32_t ld32(const struct st_reader *r, const uint8_t *p)
+static inline uint32_t ld32(const struct st__trace *r, const uint8_t *p)
 {
     return st_fmt_load_u32(p, r->swap);
 }
@@ -337,7 +339,7 @@ static void idmap_free(struct idmap *m)
 }
 
 /* Records a mapping record: id now means the event called name. */
-static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_t len, uint64_t num)
+static int map_id(struct st__trace *r, uint64_t id, const uint8_t *name, uint32_t len, uint64_t num)
 {
     struct idmap *m = &r->ids;
     struct idslot *s = idmap_find(m, id);
@@ -366,7 +368,7 @@ static int map_id(struct st_reader *r, uint64_t id, const uint8_t *name, uint32_
 }
 
 /* The event an ID stands for, or NULL with the error recorded. */
-static const struct st_event_info *lookup_fail(struct st_reader *r, uint64_t id, uint64_t num,
+static const struct st_event_info *lookup_fail(struct st__trace *r, uint64_t id, uint64_t num,
                                               const struct idslot *s)
 {
     if (r->grow && r->grow->count == 0) {
@@ -404,7 +406,7 @@ static const struct st_event_info *slot_resolve(struct idslot *s, const struct s
 }
 
 /* A mapped ID whose name a growing catalog has gained since: resolved now, and kept. */
-static const struct st_event_info *resolve_late(const struct st_reader *r, struct idslot *s)
+static const struct st_event_info *resolve_late(const struct st__trace *r, struct idslot *s)
 {
     if (!r->grow || !s || !s->used || s->ev || s->tried == r->grow->count)
         return NULL;
@@ -412,7 +414,7 @@ static const struct st_event_info *resolve_late(const struct st_reader *r, struc
     return slot_resolve(s, st__catalog_find_n(r->cat, s->name, strlen(s->name)));
 }
 
-static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t id, uint64_t num)
+static inline const struct st_event_info *lookup(struct st__trace *r, uint64_t id, uint64_t num)
 {
     struct idslot *s = idmap_find(&r->ids, id);
     if (LIKELY(s && s->used && s->ev))
@@ -430,7 +432,7 @@ static inline const struct st_event_info *lookup(struct st_reader *r, uint64_t i
 /* --- records ---------------------------------------------------------------- */
 
 /* Whether the event filter selects ev, an event a growing catalog gained after the filter was compiled. */
-static bool select_late(struct st_reader *r, const struct st_event_info *ev)
+static bool select_late(struct st__trace *r, const struct st_event_info *ev)
 {
     if (st__filter_extend(r->cat, r->events_spec, &r->selected, &r->nselected) < 0)
         return true; /* out of memory: a record shown rather than lost */
@@ -438,7 +440,7 @@ static bool select_late(struct st_reader *r, const struct st_event_info *ev)
 }
 
 /* Whether the filter passes a record of ev. */
-static bool selected(struct st_reader *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid, bool has_pid)
+static bool selected(struct st__trace *r, const struct st_event_info *ev, uint64_t ts, uint32_t pid, bool has_pid)
 {
     if (r->selected && (!ev || (ev->index < r->nselected ? !r->selected[ev->index] : !select_late(r, ev))))
         return false;
@@ -459,7 +461,7 @@ static bool selected(struct st_reader *r, const struct st_event_info *ev, uint64
  * not match the trace (a changed declaration, another program's file).
  * Names the event, the declared arguments' size and the record's.
  */
-static int mismatch(struct st_reader *r, const struct st_event_info *ev, size_t plen, uint64_t num,
+static int mismatch(struct st__trace *r, const struct st_event_info *ev, size_t plen, uint64_t num,
                     const char *what)
 {
     return fail(r, -EBADMSG, r->pos_offset, num,
@@ -469,7 +471,7 @@ static int mismatch(struct st_reader *r, const struct st_event_info *ev, size_t 
 }
 
 /* Decodes the v2/v4 payload p[0..plen) into r->rec.args; the declared arguments must take it exactly. */
-static inline int decode_args(struct st_reader *r, const struct st_event_info *ev, const uint8_t *p, size_t plen,
+static inline int decode_args(struct st__trace *r, const struct st_event_info *ev, const uint8_t *p, size_t plen,
                        uint64_t num)
 {
     const uint8_t *pend = p + plen;
@@ -507,7 +509,7 @@ short_record:
 }
 
 /* Fills the fixed fields of r->rec. */
-static void set_record(struct st_reader *r, const struct st_event_info *ev, uint64_t id, uint64_t ts,
+static void set_record(struct st__trace *r, const struct st_event_info *ev, uint64_t id, uint64_t ts,
                        uint32_t pid, bool has_pid, uint64_t num)
 {
     struct st_record *rec = &r->rec;
@@ -525,7 +527,7 @@ static void set_record(struct st_reader *r, const struct st_event_info *ev, uint
 }
 
 /* A record of an event the catalog does not declare (ST_READER_UNDECLARED): its mapped name, no arguments. */
-static int deliver_undeclared(struct st_reader *r, uint64_t id, uint64_t ts, uint32_t pid, bool has_pid,
+static int deliver_undeclared(struct st__trace *r, uint64_t id, uint64_t ts, uint32_t pid, bool has_pid,
                               uint64_t num)
 {
     const struct idslot *s = idmap_find(&r->ids, id);
@@ -534,10 +536,10 @@ static int deliver_undeclared(struct st_reader *r, uint64_t id, uint64_t ts, uin
     return 1;
 }
 
-static int pid_decide(struct st_reader *r);
+static int pid_decide(struct st__trace *r);
 
 /* The shift of the description in force (Aligning clocks in reader.h). 0 or the recorded error. */
-static int find_shift(struct st_reader *r, uint64_t num)
+static int find_shift(struct st__trace *r, uint64_t num)
 {
     const struct st__desc *d = r->meta.cur;
     int64_t clocks = 0;
@@ -555,7 +557,7 @@ static int find_shift(struct st_reader *r, uint64_t num)
 }
 
 /* Moves *ts by the shift (ST_READER_ALIGN_REALTIME, offsets). 0 or the recorded error. */
-static int shift_ts(struct st_reader *r, uint64_t *ts, uint64_t num)
+static int shift_ts(struct st__trace *r, uint64_t *ts, uint64_t num)
 {
     int ret;
     if (r->need_shift && (ret = find_shift(r, num)) < 0)
@@ -572,7 +574,7 @@ static int shift_ts(struct st_reader *r, uint64_t *ts, uint64_t num)
  * Resolves, counts, filters and decodes one v2/v4 event record whose payload
  * is p[0..plen). Returns 1 (delivered), 0 (filtered out) or an error.
  */
-static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint32_t pid, const uint8_t *p,
+static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint32_t pid, const uint8_t *p,
                       size_t plen, uint64_t num)
 {
     const struct st_event_info *ev;
@@ -618,7 +620,7 @@ static inline int take_event(struct st_reader *r, uint64_t id, uint64_t ts, uint
 }
 
 /* Checks the length field of a v2/v4 event record. */
-static inline int check_length(struct st_reader *r, uint32_t len, size_t extra, uint64_t num)
+static inline int check_length(struct st__trace *r, uint32_t len, size_t extra, uint64_t num)
 {
     if (UNLIKELY(len < ST_LENGTH_BASE))
         return fail(r, -EBADMSG, r->pos_offset, num, "event record length %u is less than %u", len, ST_LENGTH_BASE);
@@ -629,7 +631,7 @@ static inline int check_length(struct st_reader *r, uint32_t len, size_t extra, 
 }
 
 /* The records that follow were written by the process the meta store's current description names. */
-static void use_description(struct st_reader *r)
+static void use_description(struct st__trace *r)
 {
     const struct st__desc *d = r->meta.cur;
     r->rec.process_pid = d ? d->desc.pid : 0;
@@ -643,7 +645,7 @@ static void use_description(struct st_reader *r)
  * (or found), and the ID it declares resolved at once when it is mapped
  * to that name. 0 or the recorded error.
  */
-static int declare(struct st_reader *r, uint32_t id, const char *text, uint32_t len, uint64_t num)
+static int declare(struct st__trace *r, uint32_t id, const char *text, uint32_t len, uint64_t num)
 {
     const struct st_event_info *ev;
     char msg[320];
@@ -658,7 +660,7 @@ static int declare(struct st_reader *r, uint32_t id, const char *text, uint32_t 
 }
 
 /* Reads a mapping record that carries a declaration, the description or a process record (meta_format.h). */
-static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t num)
+static int take_meta(struct st__trace *r, uint64_t id, uint32_t len, uint64_t num)
 {
     const char *what = st_meta_is_info(id) ? "description" : st_meta_is_proc(id) ? "process" : "declaration";
     if (len > ST_META_MAX_LEN)
@@ -690,7 +692,7 @@ static int take_meta(struct st_reader *r, uint64_t id, uint32_t len, uint64_t nu
 }
 
 /* Reads a v4 mapping record. 0 or an error. */
-static int take_mapping(struct st_reader *r, uint64_t num)
+static int take_mapping(struct st__trace *r, uint64_t num)
 {
     int ret = need(r, ST_MAPPING_FIXED_SIZE, num, "a mapping record");
     if (ret < 0)
@@ -715,7 +717,7 @@ static int take_mapping(struct st_reader *r, uint64_t num)
 }
 
 /* The next delivered record of a v4 file: 1, 0 at the end, or an error. */
-static int next_v4(struct st_reader *r)
+static int next_v4(struct st__trace *r)
 {
     for (;;) {
         uint64_t num = r->number + 1;
@@ -756,7 +758,7 @@ static int next_v4(struct st_reader *r)
 }
 
 /* The next delivered record of a v2/v3 file (no type word, no mappings). */
-static int next_v2(struct st_reader *r)
+static int next_v2(struct st__trace *r)
 {
     for (;;) {
         uint64_t num = r->number + 1;
@@ -782,7 +784,7 @@ static int next_v2(struct st_reader *r)
 }
 
 /* Decodes one 64-byte v0 record at r->pos: 1, 0 (filtered) or an error. */
-static int take_v0(struct st_reader *r, uint64_t num)
+static int take_v0(struct st__trace *r, uint64_t num)
 {
     const uint8_t *p = r->pos;
     uint64_t id = ld64(r, p), ts = ld64(r, p + 8);
@@ -827,7 +829,7 @@ static int take_v0(struct st_reader *r, uint64_t num)
 }
 
 /* The next delivered record of a v0 file. */
-static int next_v0(struct st_reader *r)
+static int next_v0(struct st__trace *r)
 {
     for (;;) {
         uint64_t num = r->number + 1;
@@ -858,7 +860,7 @@ static bool looks_like_text(const uint8_t *p, size_t n)
  * thread id or a process id depending on the writer, so acting on it would
  * silently be a thread filter for simpletrace's own traces.
  */
-static int refuse_process_filter(struct st_reader *r)
+static int refuse_process_filter(struct st__trace *r)
 {
     return fail(r, -EOPNOTSUPP, 0, 0,
                 "cannot select the records of process %lu: this trace (format version %d) does not record which "
@@ -867,7 +869,7 @@ static int refuse_process_filter(struct st_reader *r)
 }
 
 /* Reads the header: version, byte order. 0, -EAGAIN or an error. */
-static int read_header(struct st_reader *r)
+static int read_header(struct st__trace *r)
 {
     if (r->flags & ST_READER_NO_HEADER) {
         r->version = ST_FORMAT_VERSION;
@@ -933,7 +935,7 @@ static int read_header(struct st_reader *r)
  * its description names is the one asked for, or not (every record of the
  * piece then filtered out); without a description, the filter is refused.
  */
-static int pid_decide(struct st_reader *r)
+static int pid_decide(struct st__trace *r)
 {
     if (!r->meta.cur)
         return refuse_process_filter(r);
@@ -942,7 +944,7 @@ static int pid_decide(struct st_reader *r)
 }
 
 /* The next delivered record of the current piece (or only file): 1, 0 at its end, or an error. */
-static int next_in_piece(struct st_reader *r)
+static int next_in_piece(struct st__trace *r)
 {
     int ret;
     if (!r->header_done && (ret = read_header(r)) < 0)
@@ -955,14 +957,12 @@ static int next_in_piece(struct st_reader *r)
     }
 }
 
-static int next_piece(struct st_reader *r);
+static int next_piece(struct st__trace *r);
 
-ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
+int st__trace_next(struct st__trace *r, const struct st_record **rec)
 {
     if (r->err.code)
         return r->err.code;
-    if (r->merge)
-        return st__many_next(r->merge, rec, &r->err);
     for (;;) {
         int ret = next_in_piece(r);
         if (ret == 1)
@@ -977,7 +977,7 @@ ST_API int st_reader_next(struct st_reader *r, const struct st_record **rec)
 /* --- sources ---------------------------------------------------------------- */
 
 /* Makes the file at path ("-" = standard input) the input. 0 or -errno of open(). */
-static int attach_file(struct st_reader *r, const char *path)
+static int attach_file(struct st__trace *r, const char *path)
 {
     r->src = SRC_FD;
     r->pos = r->end = r->buf;
@@ -993,7 +993,7 @@ static int attach_file(struct st_reader *r, const char *path)
     return 0;
 }
 
-static void attach_memory(struct st_reader *r, const void *data, size_t size)
+static void attach_memory(struct st__trace *r, const void *data, size_t size)
 {
     r->src = SRC_MEMORY;
     r->pos = data;
@@ -1002,7 +1002,7 @@ static void attach_memory(struct st_reader *r, const void *data, size_t size)
 }
 
 /* Closes the file the reader opened, if any. */
-static void detach(struct st_reader *r)
+static void detach(struct st__trace *r)
 {
     if (r->own_fd)
         close(r->fd);
@@ -1041,7 +1041,7 @@ static void seq_free(struct piece_seq *s)
 }
 
 /* Makes piece i the input. 0 or -errno of open(). */
-static int attach_piece(struct st_reader *r, size_t i)
+static int attach_piece(struct st__trace *r, size_t i)
 {
     const struct piece *p = &r->seq.items[i];
     r->seq.cur = i;
@@ -1056,7 +1056,7 @@ static int attach_piece(struct st_reader *r, size_t i)
  * Whether a piece follows the current one: 1, 0, or a recorded error. For
  * a rotated trace in follow mode, looks each time for the writer's next piece.
  */
-static int later_piece(struct st_reader *r)
+static int later_piece(struct st__trace *r)
 {
     struct piece_seq *s = &r->seq;
     if (s->cur + 1 < s->n)
@@ -1079,7 +1079,7 @@ static int later_piece(struct st_reader *r)
  * (offsets from 0, its own header and IDs), the same counters, record
  * numbers and origin. 0 or the recorded error.
  */
-static int next_piece(struct st_reader *r)
+static int next_piece(struct st__trace *r)
 {
     detach(r);
     r->seq.done_bytes += r->pos_offset;
@@ -1160,7 +1160,7 @@ static int refuse_rotated(const struct st_reader_options *opts, struct st_reader
  * source is set by the caller. cat NULL: the catalog grows with the
  * trace's declarations: shared's (several inputs), else one of its own.
  */
-static int reader_new(struct st_reader **out, const char *name, const struct st_catalog *cat,
+static int reader_new(struct st__trace **out, const char *name, const struct st_catalog *cat,
                       struct st_catalog *shared, const struct st_reader_options *opts, bool buffered,
                       struct st_reader_error *err)
 {
@@ -1175,17 +1175,18 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
                            "carry no declarations");
         return -EINVAL;
     }
-    struct st_reader *r = calloc(1, sizeof *r);
+    struct st__trace *r = calloc(1, sizeof *r);
     if (r && !cat && !shared)
         r->own_grow = (shared = st__catalog_new_growing()) != NULL;
     if (r && !cat)
         cat = r->grow = shared;
     if (!r || !cat || !(r->name = strdup(name)) || (buffered && !(r->buf = malloc(cap))) ||
         (opts->events && !(r->events_spec = strdup(opts->events)))) {
-        st_reader_close(r);
+        trace_close(r);
         st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
+    r->base.ops = &st__trace_ops;
     r->err.struct_size = sizeof r->err;
     r->cat = cat;
     r->flags = opts->flags;
@@ -1194,7 +1195,7 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
     int ret = st__filter_compile(cat, opts->events, &r->selected);
     r->nselected = cat->count + 1;
     if (ret < 0) {
-        st_reader_close(r);
+        trace_close(r);
         st__set_open_error(err, ret, "bad event filter '%s' (an empty pattern?)", opts->events);
         return ret;
     }
@@ -1227,24 +1228,24 @@ static int reader_new(struct st_reader **out, const char *name, const struct st_
  * a live trace with nothing more yet, stops it: st_reader_next() goes on
  * from there and reports the error.
  */
-static struct st_reader *prime(struct st_reader *r)
+static struct st__trace *prime(struct st__trace *r)
 {
     const struct st_record *rec;
     if (!r->grow || r->err.code || (!r->header_done && read_header(r) < 0) || r->version != 4)
         return r;
     r->priming = r->meta.scan_only = true;
-    (void)st_reader_next(r, &rec); /* not next_v4() itself: it stays inlined in the one loop that reads records */
+    (void)st__trace_next(r, &rec); /* not next_v4() itself: it stays inlined in the one loop that reads records */
     r->priming = r->meta.scan_only = false;
     return r;
 }
 
 /* Opens the first piece of r's list into *out; closes r when that fails. */
-static int start_pieces(struct st_reader **out, struct st_reader *r, struct st_reader_error *err)
+static int start_pieces(struct st__trace **out, struct st__trace *r, struct st_reader_error *err)
 {
     int ret = attach_piece(r, 0);
     if (ret < 0) {
         st__set_open_error(err, ret, "%s", strerror(-ret));
-        st_reader_close(r);
+        trace_close(r);
         r = NULL;
     }
     *out = r ? prime(r) : NULL;
@@ -1280,7 +1281,7 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
     bool files = false; /* memory pieces need no buffer */
     for (size_t i = 0; i < npieces; i++)
         files |= !piece_at(pieces, stride, i).data;
-    struct st_reader *r;
+    struct st__trace *r;
     if ((ret = reader_new(&r, piece_at(pieces, stride, 0).name, cat, NULL, &o, files, err)) < 0)
         return ret;
     for (size_t i = 0; i < npieces && ret == 0; i++) {
@@ -1288,15 +1289,18 @@ ST_API int st_reader_open_pieces(struct st_reader **out, const struct st_reader_
         ret = seq_push(&r->seq, strdup(p.name), p.data, p.size);
     }
     if (ret < 0) {
-        st_reader_close(r);
+        trace_close(r);
         st__set_open_error(err, ret, "%s", "out of memory");
         return ret;
     }
-    return start_pieces(out, r, err);
+    struct st__trace *t;
+    ret = start_pieces(&t, r, err);
+    *out = pub(t);
+    return ret;
 }
 
 /* st_reader_open() of a rotated trace: its pieces found now, more in follow mode later. */
-static int open_rotated(struct st_reader **out, const char *path, const struct st_catalog *cat,
+static int open_rotated(struct st__trace **out, const char *path, const struct st_catalog *cat,
                         struct st_catalog *shared, const struct st_reader_options *opts, struct st_reader_error *err)
 {
     uint64_t first, count;
@@ -1310,14 +1314,14 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
             st__set_open_error(err, ret, "%s", strerror(-ret));
         return ret;
     }
-    struct st_reader *r;
+    struct st__trace *r;
     if ((ret = reader_new(&r, path, cat, shared, opts, true, err)) < 0)
         return ret;
     for (uint64_t k = first; k - first < count && ret == 0; k++)
         ret = seq_push(&r->seq, st__piece_name(path, k), NULL, 0);
     r->seq.next_number = first + count;
     if (ret < 0 || !(r->seq.base = strdup(path))) {
-        st_reader_close(r);
+        trace_close(r);
         st__set_open_error(err, -ENOMEM, "%s", "out of memory");
         return -ENOMEM;
     }
@@ -1325,18 +1329,18 @@ static int open_rotated(struct st_reader **out, const char *path, const struct s
 }
 
 /* st_reader_open() with the options read, and shared: the growing catalog of several inputs (cat NULL). */
-static int open_path(struct st_reader **out, const char *path, const struct st_catalog *cat,
+static int open_path(struct st__trace **out, const char *path, const struct st_catalog *cat,
                      struct st_catalog *shared, const struct st_reader_options *o, struct st_reader_error *err)
 {
     if (o->flags & ST_READER_ROTATED)
         return open_rotated(out, path, cat, shared, o, err);
-    struct st_reader *r;
+    struct st__trace *r;
     int ret = reader_new(&r, path, cat, shared, o, true, err);
     if (ret < 0)
         return ret;
     if ((ret = attach_file(r, path)) < 0) {
         st__set_open_error(err, ret, "%s", strerror(-ret));
-        st_reader_close(r);
+        trace_close(r);
         return ret;
     }
     *out = prime(r);
@@ -1347,12 +1351,15 @@ ST_API int st_reader_open(struct st_reader **out, const char *path, const struct
                           const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
+    struct st__trace *t = NULL;
     int ret = st__open_args(out, opts, 1, err, &o);
-    return ret < 0 ? ret : open_path(out, path, cat, NULL, &o, err);
+    if (ret == 0 && (ret = open_path(&t, path, cat, NULL, &o, err)) == 0)
+        *out = pub(t);
+    return ret;
 }
 
-int st__reader_open_shared(struct st_reader **out, const char *path, struct st_catalog *grow,
-                           const struct st_reader_options *o, struct st_reader_error *err)
+int st__trace_open_shared(struct st__trace **out, const char *path, struct st_catalog *grow,
+                          const struct st_reader_options *o, struct st_reader_error *err)
 {
     *out = NULL;
     return open_path(out, path, NULL, grow, o, err);
@@ -1362,12 +1369,13 @@ ST_API int st_reader_open_stream(struct st_reader **out, FILE *f, const char *na
                                  const struct st_reader_options *opts, struct st_reader_error *err)
 {
     struct st_reader_options o;
+    struct st__trace *t = NULL;
     int ret = st__open_args(out, opts, 1, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 &&
-        (ret = reader_new(out, name, cat, NULL, &o, true, err)) == 0) {
-        (*out)->src = SRC_STREAM;
-        (*out)->stream = f;
-        prime(*out);
+        (ret = reader_new(&t, name, cat, NULL, &o, true, err)) == 0) {
+        t->src = SRC_STREAM;
+        t->stream = f;
+        *out = pub(prime(t));
     }
     return ret;
 }
@@ -1377,20 +1385,20 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
                                  struct st_reader_error *err)
 {
     struct st_reader_options o;
+    struct st__trace *t = NULL;
     int ret = st__open_args(out, opts, 1, err, &o);
     if (ret == 0 && (ret = refuse_rotated(&o, err)) == 0 &&
-        (ret = reader_new(out, name, cat, NULL, &o, false, err)) == 0) {
-        attach_memory(*out, data, size);
-        prime(*out);
+        (ret = reader_new(&t, name, cat, NULL, &o, false, err)) == 0) {
+        attach_memory(t, data, size);
+        *out = pub(prime(t));
     }
     return ret;
 }
 
-ST_API void st_reader_close(struct st_reader *r)
+static void trace_close(struct st__trace *r)
 {
     if (!r)
         return;
-    st__many_free(r->merge);
     detach(r);
     idmap_free(&r->ids);
     st__meta_free(&r->meta);
@@ -1405,21 +1413,7 @@ ST_API void st_reader_close(struct st_reader *r)
     free(r);
 }
 
-struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat, struct st__many *m)
-{
-    struct st_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->name = strdup(name))) {
-        free(r);
-        return NULL;
-    }
-    r->err.struct_size = sizeof r->err;
-    r->cat = cat;
-    r->fd = -1;
-    r->merge = m;
-    return r;
-}
-
-void st__reader_prefetch(const struct st_reader *r)
+void st__trace_prefetch(const struct st__trace *r)
 {
     __builtin_prefetch(r);
     __builtin_prefetch((const char *)r + 64);
@@ -1428,58 +1422,26 @@ void st__reader_prefetch(const struct st_reader *r)
     __builtin_prefetch(r->pos + 64);
 }
 
-void st__reader_set_input(struct st_reader *r, unsigned input)
+void st__trace_set_input(struct st__trace *r, unsigned input)
 {
     r->rec.input = input;
 }
 
-/* --- accessors -------------------------------------------------------------- */
-
-/* The reader whose file the accessors describe: for several inputs, the current input's. */
-static const struct st_reader *current(const struct st_reader *r)
-{
-    return r->merge ? st__many_current(r->merge) : r;
-}
-
-ST_API size_t st_reader_input_count(const struct st_reader *r)
-{
-    return r->merge ? st__many_count(r->merge) : 1;
-}
-
-ST_API const struct st_reader *st_reader_input(const struct st_reader *r, size_t i)
-{
-    if (r->merge)
-        return st__many_input(r->merge, i);
-    return i == 0 ? r : NULL;
-}
-
-ST_API size_t st_reader_input_process(const struct st_reader *r, size_t i)
-{
-    struct st_trace_description a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
-    if (st_reader_description(st_reader_input(r, i), &a) < 0 || a.pid == 0)
-        return i;
-    for (size_t j = 0; j < i; j++)
-        if (st_reader_description(st_reader_input(r, j), &b) == 0 && b.pid == a.pid && !strcmp(a.host, b.host))
-            return j;
-    return i;
-}
-
-struct st__meta *st__reader_meta(struct st_reader *r)
+struct st__meta *st__trace_meta(struct st__trace *r)
 {
     return &r->meta;
 }
 
-struct st_catalog *st__reader_take_catalog(struct st_reader *r)
+struct st_catalog *st__trace_take_catalog(struct st__trace *r)
 {
     r->own_grow = false;
     return r->grow;
 }
 
-ST_API int st_reader_description(const struct st_reader *r, struct st_trace_description *d)
+/* --- what the public functions ask of one trace (source.c) ------------------------ */
+
+int st__trace_description(const struct st__trace *r, struct st_trace_description *d)
 {
-    if (!r || !d)
-        return -EINVAL;
-    r = current(r);
     if (!r->meta.cur)
         return -ENODATA;
     struct st_trace_description now = r->meta.cur->desc;
@@ -1490,86 +1452,96 @@ ST_API int st_reader_description(const struct st_reader *r, struct st_trace_desc
     return st__struct_out(d, &now, sizeof now, ST__TRACE_DESCRIPTION_V1);
 }
 
-ST_API size_t st_reader_process_count(const struct st_reader *r)
+const char *st__trace_name(const struct st__trace *r)
 {
-    size_t n = 0;
-    if (!r->merge)
-        return r->meta.nmet ? r->meta.nmet : 1;
-    for (size_t i = 0; i < st__many_count(r->merge); i++)
-        n += st_reader_process_count(st__many_input(r->merge, i));
-    return n;
-}
-
-/* The file being read: the current piece's name, or the name given at open. */
-static const char *current_name(const struct st_reader *r)
-{
-    r = current(r);
     return r->seq.n ? r->seq.items[r->seq.cur].name : r->name;
 }
 
-ST_API const struct st_reader_error *st_reader_error(const struct st_reader *r)
+int st__trace_version(const struct st__trace *r)
 {
-    return &r->err;
-}
-
-ST_API size_t st_reader_format_error(const struct st_reader *r, char *buf, size_t len)
-{
-    int n;
-    if (r->err.code == 0)
-        n = snprintf(buf, len, "%s: no error", current_name(r));
-    else
-        n = snprintf(buf, len, "%s: byte offset %llu, record %llu: %s", current_name(r),
-                     (unsigned long long)r->err.offset, (unsigned long long)r->err.record, r->err.message);
-    if (n < 0)
-        return 0;
-    return len && (size_t)n >= len ? len - 1 : (size_t)n;
-}
-
-ST_API int st_reader_version(const struct st_reader *r)
-{
-    r = current(r);
     return r->header_done ? r->version : -EAGAIN;
 }
 
-ST_API bool st_reader_byte_swapped(const struct st_reader *r)
+bool st__trace_swapped(const struct st__trace *r)
 {
-    return current(r)->swap;
+    return r->swap;
 }
 
-ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts)
+/* --- the public interface of one trace (st__source_ops) ---------------------------- */
+
+static int trace_next(struct st_reader *r, const struct st_record **rec)
 {
-    if (r->merge)
-        return st__many_origin(r->merge, ts);
-    if (!r->have_origin)
+    return st__trace_next(st__trace_of(r), rec);
+}
+
+static const struct st_reader_error *trace_error(const struct st_reader *r)
+{
+    return &st__trace_of_c(r)->err;
+}
+
+static const struct st__trace *trace_current(const struct st_reader *r)
+{
+    return st__trace_of_c(r);
+}
+
+static size_t trace_input_count(const struct st_reader *r)
+{
+    (void)r;
+    return 1;
+}
+
+static const struct st_reader *trace_input(const struct st_reader *r, size_t i)
+{
+    return i == 0 ? r : NULL;
+}
+
+static int trace_origin(const struct st_reader *r, uint64_t *ts)
+{
+    const struct st__trace *t = st__trace_of_c(r);
+    if (!t->have_origin)
         return -ENODATA;
-    *ts = r->origin;
+    *ts = t->origin;
     return 0;
 }
 
-ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c)
+static void trace_counters(const struct st_reader *r, struct st_reader_counters *c)
 {
-    struct st_reader_counters now = r->counters;
-    now.bytes = r->seq.done_bytes + r->pos_offset;
-    if (r->merge)
-        st__many_counters(r->merge, &now);
-    return st__struct_out(c, &now, sizeof now, ST__READER_COUNTERS_V1);
+    const struct st__trace *t = st__trace_of_c(r);
+    *c = t->counters;
+    c->bytes = t->seq.done_bytes + t->pos_offset;
 }
 
-ST_API int st_reader_get_seen(const struct st_reader *r, struct st_reader_seen *s)
+static void trace_seen(const struct st_reader *r, struct st_reader_seen *s)
 {
-    struct st_reader_seen now = r->seen;
-    if (r->merge)
-        st__many_seen(r->merge, &now);
-    now.struct_size = sizeof now;
-    return st__struct_out(s, &now, sizeof now, ST__READER_SEEN_V1);
+    *s = st__trace_of_c(r)->seen;
 }
 
-ST_API const struct st_catalog *st_reader_catalog(const struct st_reader *r)
+static const struct st_catalog *trace_catalog(const struct st_reader *r)
 {
-    return r->cat;
+    return st__trace_of_c(r)->cat;
 }
 
-ST_API const char *st_reader_name(const struct st_reader *r)
+static size_t trace_process_count(const struct st_reader *r)
 {
-    return current_name(r);
+    const struct st__trace *t = st__trace_of_c(r);
+    return t->meta.nmet ? t->meta.nmet : 1;
 }
+
+static void trace_close_public(struct st_reader *r)
+{
+    trace_close(st__trace_of(r));
+}
+
+const struct st__source_ops st__trace_ops = {
+    .next = trace_next,
+    .error = trace_error,
+    .current = trace_current,
+    .input_count = trace_input_count,
+    .input = trace_input,
+    .origin = trace_origin,
+    .counters = trace_counters,
+    .seen = trace_seen,
+    .catalog = trace_catalog,
+    .process_count = trace_process_count,
+    .close = trace_close_public,
+};

@@ -223,11 +223,6 @@ void st__meta_free(struct st__meta *m);
 /* Forgets the descriptions (a new piece starts; its own follow), keeping the declarations. */
 void st__meta_new_piece(struct st__meta *m);
 
-/* The reader's meta store, for trace_catalog.c: set scan_only before the first record. */
-struct st__meta *st__reader_meta(struct st_reader *r);
-
-/* The growing catalog of a reader opened without one, handed to the caller (who frees it after closing r). */
-struct st_catalog *st__reader_take_catalog(struct st_reader *r);
 
 /* --- conflicts between the catalog and a trace's declarations (conflict.c) ------ */
 
@@ -273,45 +268,86 @@ int st__open_args(struct st_reader **out, const struct st_reader_options *opts, 
 void st__set_open_error(struct st_reader_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* --- what a reader is: a source behind a small interface (source.c) ---------------------- */
+
+/*
+ * A reader, as the public functions see it, is one of two types, each
+ * starting with this: one trace (struct st__trace, reader.c: a file, a
+ * stream, memory, or a rotated trace's pieces) or several merged by
+ * timestamp (struct st__many, many.c), whose inputs are traces. The
+ * public functions (source.c) hand the work to the reader's kind; the
+ * accessors that describe one file (name, version, description) ask the
+ * kind for the trace they describe: itself, or the merge's current input.
+ */
+struct st_reader {
+    const struct st__source_ops *ops;
+};
+
+struct st__trace;
+
+/* What each kind of reader does for the public functions. */
+struct st__source_ops {
+    int (*next)(struct st_reader *r, const struct st_record **rec);
+    const struct st_reader_error *(*error)(const struct st_reader *r);
+    const struct st__trace *(*current)(const struct st_reader *r); /* the trace the accessors describe */
+    size_t (*input_count)(const struct st_reader *r);
+    const struct st_reader *(*input)(const struct st_reader *r, size_t i);
+    int (*origin)(const struct st_reader *r, uint64_t *ts);
+    void (*counters)(const struct st_reader *r, struct st_reader_counters *c); /* struct_size set by the kind */
+    void (*seen)(const struct st_reader *r, struct st_reader_seen *s);
+    const struct st_catalog *(*catalog)(const struct st_reader *r);
+    size_t (*process_count)(const struct st_reader *r);
+    void (*close)(struct st_reader *r);
+};
+
+extern const struct st__source_ops st__trace_ops, st__many_ops;
+
+/* --- one trace (reader.c) ------------------------------------------------------------ */
+
+/* The trace reader r is (r->ops == &st__trace_ops). */
+static inline struct st__trace *st__trace_of(struct st_reader *r)
+{
+    return (struct st__trace *)r;
+}
+
+static inline const struct st__trace *st__trace_of_c(const struct st_reader *r)
+{
+    return (const struct st__trace *)r;
+}
+
+/* The public handle of trace t (NULL for NULL). */
+static inline struct st_reader *pub(struct st__trace *t)
+{
+    return (struct st_reader *)t;
+}
+
+/* st_reader_next() of one trace: 1, 0 at its end, -EAGAIN (follow mode) or its sticky error. */
+int st__trace_next(struct st__trace *t, const struct st_record **rec);
+
 /*
  * st_reader_open() of one input of several read without a catalog: grow is
  * the catalog they all add their declarations to (not owned). 0 or as
  * st_reader_open().
  */
-int st__reader_open_shared(struct st_reader **out, const char *path, struct st_catalog *grow,
-                           const struct st_reader_options *o, struct st_reader_error *err);
+int st__trace_open_shared(struct st__trace **out, const char *path, struct st_catalog *grow,
+                          const struct st_reader_options *o, struct st_reader_error *err);
 
-/* --- several inputs as one (many.c) ----------------------------------------------- */
+/* Asks the CPU for t's state and its next record bytes ahead of st__trace_next() (a merge's next winner). */
+void st__trace_prefetch(const struct st__trace *t);
 
-struct st__many;
-struct st__growbuf;
+/* Makes every record of t say it comes from input number input. */
+void st__trace_set_input(struct st__trace *t, unsigned input);
 
-/* A reader without a source of its own that reads through m (owned from now on); NULL if out of memory. */
-struct st_reader *st__reader_wrap(const char *name, const struct st_catalog *cat, struct st__many *m);
+/* The trace's meta store, for trace_catalog.c: set scan_only before the first record. */
+struct st__meta *st__trace_meta(struct st__trace *t);
 
-/* Asks the CPU for r's state and its next record bytes ahead of st_reader_next() (a merge's next winner). */
-void st__reader_prefetch(const struct st_reader *r);
+/* The growing catalog of a trace opened without one, handed to the caller (who frees it after closing t). */
+struct st_catalog *st__trace_take_catalog(struct st__trace *t);
 
-/* Makes every record of r say it comes from input number input. */
-void st__reader_set_input(struct st_reader *r, unsigned input);
-
-/* st_reader_next() of the merged reader; an input's error is copied into *err. */
-int st__many_next(struct st__many *m, const struct st_record **rec, struct st_reader_error *err);
-
-/* The input of the last record returned (or of the error); the first before any. */
-const struct st_reader *st__many_current(const struct st__many *m);
-
-size_t st__many_count(const struct st__many *m);
-const struct st_reader *st__many_input(const struct st__many *m, size_t i);
-int st__many_origin(const struct st__many *m, uint64_t *ts);
-
-/* Sums the inputs' counters (and the merge's own filtered records) into *c. */
-void st__many_counters(const struct st__many *m, struct st_reader_counters *c);
-
-/* What the inputs' filters and the merge's time window skipped, into *s (zeroed first). */
-void st__many_seen(const struct st__many *m, struct st_reader_seen *s);
-
-/* Closes every input and frees m (NULL is fine). */
-void st__many_free(struct st__many *m);
+/* What the accessors of reader.h say of one trace: as st_reader_description(), _name(), _version(), _byte_swapped(). */
+int st__trace_description(const struct st__trace *t, struct st_trace_description *d);
+const char *st__trace_name(const struct st__trace *t);
+int st__trace_version(const struct st__trace *t);
+bool st__trace_swapped(const struct st__trace *t);
 
 #endif /* ST_READER_INTERNAL_H */

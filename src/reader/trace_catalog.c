@@ -33,10 +33,10 @@ ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, cons
             snprintf(errbuf, errlen, "%s: %s", path, err.message);
         return ret;
     }
-    st__reader_meta(r)->scan_only = true;
+    st__trace_meta(st__trace_of(r))->scan_only = true;
     while ((ret = st_reader_next(r, &rec)) > 0)
         ;
-    struct st_catalog *cat = st__reader_take_catalog(r);
+    struct st_catalog *cat = st__trace_take_catalog(st__trace_of(r));
     if (cat->count) { /* damage after them leaves the declarations before it: each precedes its records */
         *out = cat;
         ret = 0;
