@@ -29,7 +29,7 @@ static bool listed(const char *name, const char *summary)
 
 int main(void)
 {
-    const struct st_gen_format_info *f = st_gen_formats();
+    const struct st__gen_format_info *f = st__gen_formats();
     size_t n = 0;
     for (; f[n].name; n++)
         ok(listed(f[n].name, f[n].summary), "gen --help lists --format=%s: %s", f[n].name, f[n].summary);

@@ -54,7 +54,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 static void socket_dir(char *dir, size_t len)
 {
-    st_mon_socket_dir(dir, len, getenv("XDG_RUNTIME_DIR"), (long)geteuid());
+    st__mon_socket_dir(dir, len, getenv("XDG_RUNTIME_DIR"), (long)geteuid());
 }
 
 /* Connects to path; the fd, or -errno. A full backlog waits up to timeout. */
@@ -549,7 +549,7 @@ static int run_command(const char *target, char **words, int nwords, const struc
     return status;
 }
 
-int st_cmd_ctl(int argc, char **argv)
+int st__cmd_ctl(int argc, char **argv)
 {
     struct ctl_opts o = {.timeout_s = 60};
     const char *target = NULL;

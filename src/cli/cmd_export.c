@@ -36,7 +36,7 @@
 
 struct export_cli {
     struct cli_input in;
-    struct st_export_options ex;
+    struct st__export_options ex;
     bool format_set, quiet;
     const char *pairs[MAX_PAIRS];
 };
@@ -73,14 +73,14 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
     return 0;
 }
 
-/* --format names, by enum st_export_format. */
+/* --format names, by enum st__export_format. */
 static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf"};
 
 static int parse_format(const char *arg, struct export_cli *o)
 {
     for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
         if (!strcmp(arg, format_names[i])) {
-            o->ex.format = (enum st_export_format)i;
+            o->ex.format = (enum st__export_format)i;
             o->format_set = true;
             return 0;
         }
@@ -90,7 +90,7 @@ static int parse_format(const char *arg, struct export_cli *o)
 static int add_pair(const char *arg, struct export_cli *o)
 {
     char err[512];
-    if (st_export_check_pair(arg, err, sizeof err) < 0)
+    if (st__export_check_pair(arg, err, sizeof err) < 0)
         return usage_error("%s", err);
     if (o->ex.npairs == MAX_PAIRS)
         return usage_error("more than %s --pair rules", "64");
@@ -207,7 +207,7 @@ static bool time_passed(struct timespec *next)
 }
 
 /* The exporter's callback: shows where it is, and stops it on a signal. */
-static int on_progress(const struct st_export_progress *p, void *opaque)
+static int on_progress(const struct st__export_progress *p, void *opaque)
 {
     struct progress *pr = opaque;
     if (pr->show && time_passed(&pr->next)) {
@@ -275,7 +275,7 @@ static void add_count(char *buf, size_t len, uint64_t n, const char *one, const 
 }
 
 /* The summary line (and a second one for odd cases), on stderr. */
-static void summary(const struct export_cli *o, const struct st_export_summary *s)
+static void summary(const struct export_cli *o, const struct st__export_summary *s)
 {
     bool uft = o->ex.format == ST_EXPORT_UFTRACE;
     const char *fmt = format_names[o->ex.format];
@@ -361,10 +361,10 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     o->ex.progress_opaque = &pr;
     o->ex.not_damage = not_damage;
     o->ex.not_damage_opaque = (void *)t;
-    struct st_export_summary s;
+    struct st__export_summary s;
     char err[2048];
     catch_signals();
-    int ret = st_export_run(t->r, &o->ex, &s, err, sizeof err);
+    int ret = st__export_run(t->r, &o->ex, &s, err, sizeof err);
     progress_clear(&pr);
     if (ret == 0) {
         cli_trace_report_filters(t, &o->in);
@@ -381,7 +381,7 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     return 1;
 }
 
-int st_cmd_export(int argc, char **argv)
+int st__cmd_export(int argc, char **argv)
 {
     struct export_cli o;
     memset(&o, 0, sizeof o);

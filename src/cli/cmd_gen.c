@@ -32,22 +32,22 @@ static int usage_error(const char *fmt, const char *what)
 
 static void list_backends(FILE *f)
 {
-    const struct st_gen_backend *const *b = st_gen_backends();
+    const struct st__gen_backend *const *b = st__gen_backends();
     for (size_t i = 0; b[i]; i++)
         fprintf(f, "%-8s %s\n", b[i]->name, b[i]->summary);
 }
 
 /* Fills opt->backends from a comma-separated list; 0 or the exit status. */
-static int parse_backends(struct st_gen_options *opt, const char *list)
+static int parse_backends(struct st__gen_options *opt, const char *list)
 {
     opt->nbackends = 0;
     const char *p = list;
     for (;;) {
         size_t n = strcspn(p, ",");
-        const struct st_gen_backend *b = st_gen_backend_find(p, n);
+        const struct st__gen_backend *b = st__gen_backend_find(p, n);
         if (!b) {
             fprintf(stderr, "simpletrace gen: unknown backend '%.*s'; known backends:", (int)n, p);
-            const struct st_gen_backend *const *all = st_gen_backends();
+            const struct st__gen_backend *const *all = st__gen_backends();
             for (size_t i = 0; all[i]; i++)
                 fprintf(stderr, " %s", all[i]->name);
             fprintf(stderr, "\n");
@@ -158,7 +158,7 @@ static bool is_probe_prefix(const char *s)
             return false;
         memcpy(part, s, n);
         part[n] = '\0';
-        if (!st_gen_is_identifier(part))
+        if (!st__gen_is_identifier(part))
             return false;
         if (s[n] == '\0')
             return true;
@@ -167,10 +167,10 @@ static bool is_probe_prefix(const char *s)
 }
 
 /* Checks --provider, --binary and --probe-prefix; 0 or the exit status. */
-static int check_tool_options(const struct gen_args *a, const struct st_gen_format_info *fmt,
-                              struct st_gen_options *opt)
+static int check_tool_options(const struct gen_args *a, const struct st__gen_format_info *fmt,
+                              struct st__gen_options *opt)
 {
-    if (a->provider && (!st_gen_is_identifier(a->provider) || strlen(a->provider) > 200))
+    if (a->provider && (!st__gen_is_identifier(a->provider) || strlen(a->provider) > 200))
         return usage_error("provider name '%s' is not a C identifier (of at most 200 characters)", a->provider);
     if (a->probe_prefix && !is_probe_prefix(a->probe_prefix))
         return usage_error("probe prefix '%s' is not identifiers joined by dots", a->probe_prefix);
@@ -183,11 +183,11 @@ static int check_tool_options(const struct gen_args *a, const struct st_gen_form
 }
 
 /* Turns parsed arguments into generator options; 0 or the exit status. */
-static int make_options(const struct gen_args *a, struct st_gen_options *opt, char *group, size_t group_len)
+static int make_options(const struct gen_args *a, struct st__gen_options *opt, char *group, size_t group_len)
 {
     if (!a->format)
         return usage_error("%s", "--format=h or --format=c is required");
-    const struct st_gen_format_info *fmt = st_gen_format_find(a->format);
+    const struct st__gen_format_info *fmt = st__gen_format_find(a->format);
     if (!fmt)
         return usage_error("unknown format '%s' (see --help)", a->format);
     opt->format = fmt->format;
@@ -201,11 +201,11 @@ static int make_options(const struct gen_args *a, struct st_gen_options *opt, ch
         return usage_error("%s", "empty output file name");
     opt->output = a->output;
     if (a->group) {
-        if (!st_gen_is_identifier(a->group) || strlen(a->group) >= group_len)
+        if (!st__gen_is_identifier(a->group) || strlen(a->group) >= group_len)
             return usage_error("group name '%s' is not a C identifier (of at most 255 characters)", a->group);
         snprintf(group, group_len, "%s", a->group);
     } else {
-        st_gen_default_group(a->output, group, group_len);
+        st__gen_default_group(a->output, group, group_len);
     }
     opt->group = group;
     if (a->ninputs == 0)
@@ -232,10 +232,10 @@ static int check_output(const struct gen_args *a)
     return clash ? usage_error("%s", msg) : 0;
 }
 
-int st_cmd_gen(int argc, char **argv)
+int st__cmd_gen(int argc, char **argv)
 {
     struct gen_args a = {0};
-    struct st_gen_options opt = {0};
+    struct st__gen_options opt = {0};
     char group[256];
     int rc = parse_command_line(&a, argc, argv);
     if (rc == 0 && a.help) {
@@ -244,7 +244,7 @@ int st_cmd_gen(int argc, char **argv)
         list_backends(stdout);
     } else if (rc == 0 && (rc = make_options(&a, &opt, group, sizeof group)) == 0 && (rc = check_output(&a)) == 0) {
         char err[2048];
-        if (st_gen_run(&opt, a.inputs, a.ninputs, err, sizeof err) != 0) {
+        if (st__gen_run(&opt, a.inputs, a.ninputs, err, sizeof err) != 0) {
             fprintf(stderr, "simpletrace gen: %s\n", err);
             rc = EXIT_INPUT;
         }

@@ -854,7 +854,7 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
     return ret ? ret : -1;
 }
 
-int st_cmd_info(int argc, char **argv)
+int st__cmd_info(int argc, char **argv)
 {
     struct info_opts o;
     memset(&o, 0, sizeof o);

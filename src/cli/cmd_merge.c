@@ -86,9 +86,9 @@ static int flush(struct merge *m)
 /* Appends a mapping record for id named text[0..len). */
 static void put_mapping(struct merge *m, uint64_t id, const char *text, size_t len)
 {
-    uint8_t *p = st__growbuf_room(&m->buf, st_fmt_mapping_size(len));
+    uint8_t *p = st__growbuf_room(&m->buf, st__fmt_mapping_size(len));
     if (p)
-        st__growbuf_commit(&m->buf, st_fmt_put_mapping(p, id, text, (uint32_t)len));
+        st__growbuf_commit(&m->buf, st__fmt_put_mapping(p, id, text, (uint32_t)len));
 }
 
 /* Appends "key=VALUE\n", the value escaped (meta_format.h); spaces kept as they separate cmdline's arguments. */
@@ -96,10 +96,10 @@ static void put_value(struct st__growbuf *b, const char *key, const char *value,
 {
     st__growbuf_printf(b, "%s=", key);
     for (const char *s = value; *s;) {
-        size_t len = keep_spaces ? strcspn(s, " ") : strlen(s), need = st_meta_escape(NULL, 0, s, len);
+        size_t len = keep_spaces ? strcspn(s, " ") : strlen(s), need = st__meta_escape(NULL, 0, s, len);
         uint8_t *p = st__growbuf_room(b, need + 1);
         if (p) {
-            st_meta_escape((char *)p, need + 1, s, len);
+            st__meta_escape((char *)p, need + 1, s, len);
             st__growbuf_commit(b, need);
         }
         s += len;
@@ -224,17 +224,17 @@ static int put_record(struct merge *m, const struct st_record *rec)
     uint8_t *p = st__growbuf_room(&m->buf, ST_EVENT_FIXED_SIZE + plen);
     if (!p)
         return 0; /* m->buf.failed: flush() says so */
-    st_fmt_put_event_header(p, rec->dropped ? ST_DROPPED_EVENT_ID : out_id(m, ev), rec->timestamp_ns, (uint32_t)plen,
+    st__fmt_put_event_header(p, rec->dropped ? ST_DROPPED_EVENT_ID : out_id(m, ev), rec->timestamp_ns, (uint32_t)plen,
                             rec->has_pid ? rec->pid : 0);
     uint8_t *a = p + ST_EV_OFF_PAYLOAD;
     for (unsigned i = 0; i < rec->nargs; i++) {
         const struct st_value *v = &rec->args[i];
         if (v->kind == ST_VALUE_STRING) {
-            st_fmt_put_u32(a, v->len);
+            st__fmt_put_u32(a, v->len);
             memcpy(a + 4, v->str, v->len);
             a += 4 + v->len;
         } else {
-            st_fmt_put_u64(a, v->u64);
+            st__fmt_put_u64(a, v->u64);
             a += 8;
         }
     }
@@ -383,7 +383,7 @@ static int merge_all(struct merge *m, const struct cli_input *in)
 
     if (ret < 0)
         return reader_failed(m, in);
-    size_t hlen = st_fmt_put_header(header);
+    size_t hlen = st__fmt_put_header(header);
     st__growbuf_put(&m->buf, header, hlen);
     if (name_inputs(m) < 0 || declare_known(m) < 0)
         m->error = -ENOMEM;
@@ -438,7 +438,7 @@ static int parse_args(int argc, char **argv, struct cli_input *in, const char **
     return (ret = cli_trace_operands("merge", argc, argv, optind, in)) ? ret : cli_check_output("merge", in, *out, false, NULL);
 }
 
-int st_cmd_merge(int argc, char **argv)
+int st__cmd_merge(int argc, char **argv)
 {
     struct cli_input in;
     struct cli_trace t = {0};

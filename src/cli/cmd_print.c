@@ -393,7 +393,7 @@ static void catch_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-int st_cmd_print(int argc, char **argv)
+int st__cmd_print(int argc, char **argv)
 {
     struct print_opts o;
     memset(&o, 0, sizeof o);

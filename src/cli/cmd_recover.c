@@ -366,7 +366,7 @@ static int check_output(const struct args *a, const struct files *files)
     return clash ? usage_error("%s", msg) : 0;
 }
 
-int st_cmd_recover(int argc, char **argv)
+int st__cmd_recover(int argc, char **argv)
 {
     struct files files = {0};
     struct st__recover_image *imgs = NULL;

@@ -404,7 +404,7 @@ static int parse_args(int argc, char **argv, struct stats_opts *o)
     return cli_trace_operands("stats", argc, argv, optind, &o->in) ? 2 : -1;
 }
 
-int st_cmd_stats(int argc, char **argv)
+int st__cmd_stats(int argc, char **argv)
 {
     struct stats_opts o;
     memset(&o, 0, sizeof o);

@@ -15,9 +15,9 @@ struct command {
 
 /* The summaries are in doc/simpletrace.1.txt, which makes the --help text and the man page. */
 static const struct command commands[] = {
-    {"gen", st_cmd_gen}, {"print", st_cmd_print},     {"stats", st_cmd_stats},
-    {"ctl", st_cmd_ctl}, {"recover", st_cmd_recover}, {"export", st_cmd_export},
-    {"info", st_cmd_info}, {"merge", st_cmd_merge},
+    {"gen", st__cmd_gen}, {"print", st__cmd_print},     {"stats", st__cmd_stats},
+    {"ctl", st__cmd_ctl}, {"recover", st__cmd_recover}, {"export", st__cmd_export},
+    {"info", st__cmd_info}, {"merge", st__cmd_merge},
 };
 
 static void usage(FILE *out)

@@ -148,7 +148,7 @@ static bool starts_as_trace(const char *path)
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && st_fmt_get_u64(head) == ST_HEADER_EVENT_ID;
+    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && st__fmt_get_u64(head) == ST_HEADER_EVENT_ID;
     close(fd);
     return yes;
 }

@@ -88,9 +88,9 @@ NI bool st__clock_tsc_usable(void)
 #endif
 }
 
-NI struct st_clock_anchor st__clock_sample(bool tsc, uint64_t *gap)
+NI struct st__clock_anchor st__clock_sample(bool tsc, uint64_t *gap)
 {
-    struct st_clock_anchor best;
+    struct st__clock_anchor best;
     uint64_t best_gap = UINT64_MAX;
 
     if (!tsc || !ST_CLOCK_HAVE_TSC) {
@@ -119,7 +119,7 @@ NI struct st_clock_anchor st__clock_sample(bool tsc, uint64_t *gap)
     return best;
 }
 
-NI void st__clock_conv_init(struct st_clock_conv *cv, bool tsc, struct st_clock_anchor first)
+NI void st__clock_conv_init(struct st__clock_conv *cv, bool tsc, struct st__clock_anchor first)
 {
     memset(cv, 0, sizeof *cv);
     cv->tsc = tsc;
@@ -128,7 +128,7 @@ NI void st__clock_conv_init(struct st_clock_conv *cv, bool tsc, struct st_clock_
 }
 
 /* The segment a-b as a fixed-point multiplier. */
-NI static uint64_t segment_mult(struct st_clock_anchor a, struct st_clock_anchor b)
+NI static uint64_t segment_mult(struct st__clock_anchor a, struct st__clock_anchor b)
 {
     __extension__ typedef unsigned __int128 u128;
     u128 m = ((u128)(b.ns - a.ns) << ST_CLOCK_SHIFT) / (b.raw - a.raw);
@@ -136,9 +136,9 @@ NI static uint64_t segment_mult(struct st_clock_anchor a, struct st_clock_anchor
     return m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
 }
 
-NI bool st__clock_conv_add(struct st_clock_conv *cv, struct st_clock_anchor knot, uint64_t gap, bool force)
+NI bool st__clock_conv_add(struct st__clock_conv *cv, struct st__clock_anchor knot, uint64_t gap, bool force)
 {
-    struct st_clock_anchor last;
+    struct st__clock_anchor last;
     double rate;
 
     if (!cv->tsc || cv->nknots == 0)
@@ -170,7 +170,7 @@ NI bool st__clock_conv_add(struct st_clock_conv *cv, struct st_clock_anchor knot
     return true;
 }
 
-NI unsigned st__clock_conv_segment(const struct st_clock_conv *cv, uint64_t raw)
+NI unsigned st__clock_conv_segment(const struct st__clock_conv *cv, uint64_t raw)
 {
     unsigned lo = 0, hi = cv->nknots - 2; /* the answer: the last knot at or below raw, else 0 */
 
@@ -198,9 +198,9 @@ NI static void sleep_until(uint64_t ns)
         ;
 }
 
-NI void st__clock_conv_update(struct st_clock_conv *cv)
+NI void st__clock_conv_update(struct st__clock_conv *cv)
 {
-    struct st_clock_anchor s;
+    struct st__clock_anchor s;
     uint64_t gap;
 
     if (!cv->tsc || cv->nknots == 0)
@@ -211,9 +211,9 @@ NI void st__clock_conv_update(struct st_clock_conv *cv)
     st__clock_conv_add(cv, s, gap, false);
 }
 
-NI void st__clock_conv_update_past(struct st_clock_conv *cv, uint64_t raw)
+NI void st__clock_conv_update_past(struct st__clock_conv *cv, uint64_t raw)
 {
-    struct st_clock_anchor s;
+    struct st__clock_anchor s;
     uint64_t gap;
 
     if (!cv->tsc || cv->nknots == 0)

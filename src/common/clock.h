@@ -85,7 +85,7 @@ static inline uint64_t st__clock_ticks(void)
 bool st__clock_tsc_usable(void);
 
 /* One (raw, ns) pair: a raw timestamp and the CLOCK_MONOTONIC ns it stands for. */
-struct st_clock_anchor {
+struct st__clock_anchor {
     uint64_t raw;
     uint64_t ns;
 };
@@ -95,7 +95,7 @@ struct st_clock_anchor {
  * rdtsc) brackets, *gap (may be NULL) getting its width in ticks; without,
  * (ns, ns) and a gap of 0.
  */
-struct st_clock_anchor st__clock_sample(bool tsc, uint64_t *gap);
+struct st__clock_anchor st__clock_sample(bool tsc, uint64_t *gap);
 
 /* Bits of fraction of the fixed-point slopes. */
 #define ST_CLOCK_SHIFT 40
@@ -107,8 +107,8 @@ struct st_clock_anchor st__clock_sample(bool tsc, uint64_t *gap);
  * Conversion state, owned by one converter at a time (see the top). A
  * zeroed one converts nothing (identity) until st__clock_conv_init().
  */
-struct st_clock_conv {
-    struct st_clock_anchor k[ST_CLOCK_KNOTS]; /* knots, oldest first; nknots of them */
+struct st__clock_conv {
+    struct st__clock_anchor k[ST_CLOCK_KNOTS]; /* knots, oldest first; nknots of them */
     uint64_t mult[ST_CLOCK_KNOTS - 1];        /* ns per tick << ST_CLOCK_SHIFT of segment k[i]-k[i+1] */
     double rate;                              /* ns per tick of the newest segment (0 before there is one) */
     unsigned nknots;
@@ -117,7 +117,7 @@ struct st_clock_conv {
 };
 
 /* Starts a conversion of raw values of the given kind, with its first knot (for ticks). */
-void st__clock_conv_init(struct st_clock_conv *cv, bool tsc, struct st_clock_anchor first);
+void st__clock_conv_init(struct st__clock_conv *cv, bool tsc, struct st__clock_anchor first);
 
 /*
  * Offers a knot taken later than the last one (gap: its bracket's width in
@@ -125,24 +125,24 @@ void st__clock_conv_init(struct st_clock_conv *cv, bool tsc, struct st_clock_anc
  * to the last knot (under 1 ms, unless it is the second and force is set),
  * disturbed or implausible (see the top).
  */
-bool st__clock_conv_add(struct st_clock_conv *cv, struct st_clock_anchor knot, uint64_t gap, bool force);
+bool st__clock_conv_add(struct st__clock_conv *cv, struct st__clock_anchor knot, uint64_t gap, bool force);
 
 /*
  * Samples a knot now and offers it; the first time, it sleeps out the rest
  * of 1 ms after the first knot so the first segment is long enough. Nothing
  * for ns raw values.
  */
-void st__clock_conv_update(struct st_clock_conv *cv);
+void st__clock_conv_update(struct st__clock_conv *cv);
 
 /*
  * The same, making sure a knot lies after raw (the newest value about to be
  * converted), sleeping out the rest of 1 ms after the last knot if needed:
  * for views, which must convert each value as every later view will.
  */
-void st__clock_conv_update_past(struct st_clock_conv *cv, uint64_t raw);
+void st__clock_conv_update_past(struct st__clock_conv *cv, uint64_t raw);
 
 /* The segment a value older than the newest segment's start lies on (clock.c). */
-unsigned st__clock_conv_segment(const struct st_clock_conv *cv, uint64_t raw);
+unsigned st__clock_conv_segment(const struct st__clock_conv *cv, uint64_t raw);
 
 /*
  * Converts a raw timestamp to CLOCK_MONOTONIC ns (see the top). Inline: the
@@ -151,11 +151,11 @@ unsigned st__clock_conv_segment(const struct st_clock_conv *cv, uint64_t raw);
 #if defined(__GNUC__)
 __attribute__((no_instrument_function))
 #endif
-static inline uint64_t st__clock_conv(const struct st_clock_conv *cv, uint64_t raw)
+static inline uint64_t st__clock_conv(const struct st__clock_conv *cv, uint64_t raw)
 {
     __extension__ typedef unsigned __int128 st__u128;
     unsigned seg;
-    struct st_clock_anchor base;
+    struct st__clock_anchor base;
     uint64_t back;
 
     if (!cv->tsc)

@@ -49,7 +49,7 @@ enum rank {
     RANK_LLONG, /* long long */
 };
 
-static enum rank arg_rank(const struct st_arg *a)
+static enum rank arg_rank(const struct st__arg *a)
 {
     if (a->size <= 4)
         return RANK_INT;
@@ -96,7 +96,7 @@ static const char *spec_wants(const struct st__printf_spec *s)
 }
 
 /* The conversion that prints integer argument a with letter conv, for "(use ...)". */
-static void suggest(const struct st_arg *a, char conv, char *buf, size_t n)
+static void suggest(const struct st__arg *a, char conv, char *buf, size_t n)
 {
     static const struct {
         const char *word, *before, *after; /* the type contains word: %<before><conv><after> */
@@ -162,7 +162,7 @@ static int check_spec_alone(const struct st__printf_spec *s, char *msg, size_t l
 }
 
 /* Takes the next argument for the spec; NULL (msg filled) when there is none. */
-static struct st_arg *take_arg(struct st_event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg,
+static struct st__arg *take_arg(struct st__event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg,
                                size_t len)
 {
     if (*next < ev->nargs)
@@ -176,7 +176,7 @@ static struct st_arg *take_arg(struct st_event_decl *ev, unsigned *next, const s
 }
 
 /* Checks the argument printed by an integer conversion. */
-static int check_integer(const struct st_arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
+static int check_integer(const struct st__arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
 {
     if (a->kind == ST_ARG_STRING)
         return refuse(msg, len, "Argument %u '%s' is %s but '%s' wants an integer (use '%%s' for a string)", num,
@@ -195,7 +195,7 @@ static int check_integer(const struct st_arg *a, unsigned num, const struct st__
 }
 
 /* Checks the argument printed by the spec's conversion. */
-static int check_arg(const struct st_arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
+static int check_arg(const struct st__arg *a, unsigned num, const struct st__printf_spec *s, char *msg, size_t len)
 {
     if (s->conv == 's' && a->kind == ST_ARG_POINTER)
         return refuse(msg, len,
@@ -218,13 +218,13 @@ static int check_arg(const struct st_arg *a, unsigned num, const struct st__prin
 }
 
 /* Matches one spec with the arguments it takes, from *next on. */
-static int match_spec(struct st_event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg, size_t len)
+static int match_spec(struct st__event_decl *ev, unsigned *next, const struct st__printf_spec *s, char *msg, size_t len)
 {
     int rc = check_spec_alone(s, msg, len);
     if (rc)
         return rc;
     for (unsigned i = 0; i < s->stars; i++) {
-        struct st_arg *a = take_arg(ev, next, s, msg, len);
+        struct st__arg *a = take_arg(ev, next, s, msg, len);
         if (!a)
             return -EINVAL;
         if (a->kind != ST_ARG_INTEGER || arg_rank(a) != RANK_INT)
@@ -232,7 +232,7 @@ static int match_spec(struct st_event_decl *ev, unsigned *next, const struct st_
                           s->text);
         a->conv = '*';
     }
-    struct st_arg *a = take_arg(ev, next, s, msg, len);
+    struct st__arg *a = take_arg(ev, next, s, msg, len);
     if (!a)
         return -EINVAL;
     rc = check_arg(a, *next, s, msg, len);
@@ -241,7 +241,7 @@ static int match_spec(struct st_event_decl *ev, unsigned *next, const struct st_
     return rc;
 }
 
-int st__events_match_conversions(struct st_event_decl *ev, char *msg, size_t len)
+int st__events_match_conversions(struct st__event_decl *ev, char *msg, size_t len)
 {
     for (unsigned i = 0; i < ev->nargs; i++)
         ev->args[i].conv = 0;

@@ -16,6 +16,6 @@
  * (without FILE:LINE, which the caller adds). Without a format, every
  * conv is 0 and nothing is checked.
  */
-int st__events_match_conversions(struct st_event_decl *ev, char *msg, size_t len);
+int st__events_match_conversions(struct st__event_decl *ev, char *msg, size_t len);
 
 #endif /* ST_EVENTS_CONVERSIONS_H */

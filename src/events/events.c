@@ -2,7 +2,7 @@
  * trace-events parser (grammar in events.h and spec section 9).
  *
  * Design: a file is split into lines; each event line is parsed into a
- * struct st_event_decl appended directly to the list. If any line fails, the
+ * struct st__event_decl appended directly to the list. If any line fails, the
  * events appended by this call are freed and the count restored, so a failed
  * parse leaves the list as it was. Nothing here prints or exits.
  *
@@ -90,11 +90,11 @@ static bool span_is_ident(struct span s)
 struct pctx {
     const char *file;
     unsigned line;
-    struct st_events_error *err;
-    unsigned flags; /* enum st_events_parse_flags */
+    struct st__events_error *err;
+    unsigned flags; /* enum st__events_parse_flags */
 };
 
-static void set_error(struct st_events_error *err, const char *file, unsigned line, const char *fmt, va_list ap)
+static void set_error(struct st__events_error *err, const char *file, unsigned line, const char *fmt, va_list ap)
 {
     if (!err)
         return;
@@ -130,7 +130,7 @@ static int fail_code(const struct pctx *ctx, int code, const char *fmt, ...)
 #define QUOTE_MAX 200
 #define QUOTED(s) (int)((s).n < QUOTE_MAX ? (s).n : QUOTE_MAX), (s).p
 
-void st_events_error_format(const struct st_events_error *err, char *buf, size_t len)
+void st__events_error_format(const struct st__events_error *err, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return;
@@ -144,12 +144,12 @@ void st_events_error_format(const struct st_events_error *err, char *buf, size_t
 
 /* ---- list storage ------------------------------------------------------- */
 
-void st_events_init(struct st_event_list *list)
+void st__events_init(struct st__event_list *list)
 {
     memset(list, 0, sizeof *list);
 }
 
-static void decl_free(struct st_event_decl *ev)
+static void decl_free(struct st__event_decl *ev)
 {
     free(ev->name);
     free(ev->fmt);
@@ -167,7 +167,7 @@ struct name_index {
     uint32_t *slots; /* event position + 1; 0 = empty */
 };
 
-static void index_free(struct st_event_list *list)
+static void index_free(struct st__event_list *list)
 {
     struct name_index *ix = list->index;
     if (ix) {
@@ -177,7 +177,7 @@ static void index_free(struct st_event_list *list)
     list->index = NULL;
 }
 
-void st_events_free(struct st_event_list *list)
+void st__events_free(struct st__event_list *list)
 {
     for (size_t i = 0; i < list->count; i++)
         decl_free(&list->events[i]);
@@ -186,27 +186,27 @@ void st_events_free(struct st_event_list *list)
         free(list->files[i]);
     free(list->files);
     index_free(list);
-    st_events_init(list);
+    st__events_init(list);
 }
 
 /* Returns a zeroed slot at the end of the list, or NULL when out of memory. */
-static struct st_event_decl *list_push(struct st_event_list *list)
+static struct st__event_decl *list_push(struct st__event_list *list)
 {
     if (list->count == list->capacity) {
         size_t cap = list->capacity ? list->capacity * 2 : 64;
-        struct st_event_decl *p = realloc(list->events, cap * sizeof *p);
+        struct st__event_decl *p = realloc(list->events, cap * sizeof *p);
         if (!p)
             return NULL;
         list->events = p;
         list->capacity = cap;
     }
-    struct st_event_decl *ev = &list->events[list->count];
+    struct st__event_decl *ev = &list->events[list->count];
     memset(ev, 0, sizeof *ev);
     return ev;
 }
 
 /* Appends a copy of name to list->files; returns the copy or NULL. */
-static char *list_add_file(struct st_event_list *list, const char *name)
+static char *list_add_file(struct st__event_list *list, const char *name)
 {
     char **p = realloc(list->files, (list->nfiles + 1) * sizeof *p);
     if (!p)
@@ -298,7 +298,7 @@ static bool type_words_valid(const struct type_words *tw)
 }
 
 /* Sets kind, encoding, size and signedness of a validated type. */
-static void classify(struct st_arg *arg, const struct type_words *tw)
+static void classify(struct st__arg *arg, const struct type_words *tw)
 {
     arg->names_bool = tw->td && strcmp(tw->td->name, "bool") == 0;
     if (tw->n_stars) {
@@ -416,7 +416,7 @@ static bool is_c_keyword(struct span s)
 }
 
 /* Parses one non-void argument "TYPE NAME" into arg (owning its strings). */
-static int parse_arg(const struct pctx *ctx, struct span item, struct st_arg *arg)
+static int parse_arg(const struct pctx *ctx, struct span item, struct st__arg *arg)
 {
     struct span type, name;
     const char *star = NULL;
@@ -467,7 +467,7 @@ static int parse_arg(const struct pctx *ctx, struct span item, struct st_arg *ar
 }
 
 /* Rejects two arguments of one event with the same name. */
-static int check_arg_names(const struct pctx *ctx, const struct st_event_decl *ev)
+static int check_arg_names(const struct pctx *ctx, const struct st__event_decl *ev)
 {
     for (unsigned i = 0; i < ev->nargs; i++)
         for (unsigned j = 0; j < i; j++)
@@ -477,7 +477,7 @@ static int check_arg_names(const struct pctx *ctx, const struct st_event_decl *e
 }
 
 /* Parses the text between the parentheses into ev->args. */
-static int parse_args(const struct pctx *ctx, struct span args, struct st_event_decl *ev)
+static int parse_args(const struct pctx *ctx, struct span args, struct st__event_decl *ev)
 {
     size_t start = 0;
     for (size_t i = 0; i <= args.n; i++) {
@@ -579,7 +579,7 @@ static int check_format(const struct pctx *ctx, struct span f)
 /* ---- event lines -------------------------------------------------------- */
 
 /* Checks the properties before the name; only "disable" is known. */
-static int parse_props(const struct pctx *ctx, struct span props, struct st_event_decl *ev)
+static int parse_props(const struct pctx *ctx, struct span props, struct st__event_decl *ev)
 {
     char unknown[256] = "";
     size_t used = 0;
@@ -610,7 +610,7 @@ static int parse_props(const struct pctx *ctx, struct span props, struct st_even
  * of identifier characters just before '('; what precedes it must be words
  * followed by blanks.
  */
-static int parse_head(const struct pctx *ctx, struct span head, struct span *name, struct st_event_decl *ev)
+static int parse_head(const struct pctx *ctx, struct span head, struct span *name, struct st__event_decl *ev)
 {
     size_t i = head.n;
     while (i > 0 && is_ident_char(head.p[i - 1]))
@@ -639,7 +639,7 @@ static int parse_head(const struct pctx *ctx, struct span head, struct span *nam
  * kept with its name and the warning, and none of its conversions is
  * trusted (conv 0), so nothing prints with that format. 0 or -ENOMEM.
  */
-static int mark_unfit(const struct pctx *ctx, struct span name, struct st_event_decl *ev, const char *msg)
+static int mark_unfit(const struct pctx *ctx, struct span name, struct st__event_decl *ev, const char *msg)
 {
     static const char tail[] = " (read anyway, as QEMU's simpletrace.py reads it: its format is not used, "
                                "the log format shows its arguments instead; simpletrace gen refuses it)";
@@ -657,7 +657,7 @@ static int mark_unfit(const struct pctx *ctx, struct span name, struct st_event_
 }
 
 /* Parses one event line (no newline, trimmed, not blank or comment) into ev. */
-static int parse_event(const struct pctx *ctx, struct span line, struct st_event_decl *ev)
+static int parse_event(const struct pctx *ctx, struct span line, struct st__event_decl *ev)
 {
     if (memchr(line.p, '\0', line.n))
         return fail(ctx, "Malformed line: contains a NUL byte");
@@ -701,12 +701,12 @@ static int parse_event(const struct pctx *ctx, struct span line, struct st_event
 }
 
 /* Parses one line; appends an event for event lines. */
-static int parse_line(struct st_event_list *list, const struct pctx *ctx, struct span line, const char *file)
+static int parse_line(struct st__event_list *list, const struct pctx *ctx, struct span line, const char *file)
 {
     line = span_trim(line);
     if (line.n == 0 || line.p[0] == '#')
         return 0;
-    struct st_event_decl *ev = list_push(list);
+    struct st__event_decl *ev = list_push(list);
     if (!ev)
         return fail_code(ctx, -ENOMEM, "out of memory");
     int rc = parse_event(ctx, line, ev);
@@ -722,7 +722,7 @@ static int parse_line(struct st_event_list *list, const struct pctx *ctx, struct
 }
 
 /* Undoes a failed parse: drops the events and the file name it added. */
-static void rollback(struct st_event_list *list, size_t old_count, size_t old_nfiles)
+static void rollback(struct st__event_list *list, size_t old_count, size_t old_nfiles)
 {
     while (list->count > old_count)
         decl_free(&list->events[--list->count]);
@@ -730,14 +730,14 @@ static void rollback(struct st_event_list *list, size_t old_count, size_t old_nf
         free(list->files[--list->nfiles]);
 }
 
-int st_events_parse_buffer(struct st_event_list *list, const char *name, const char *text, size_t len,
-                           struct st_events_error *err)
+int st__events_parse_buffer(struct st__event_list *list, const char *name, const char *text, size_t len,
+                           struct st__events_error *err)
 {
-    return st_events_parse_buffer_flags(list, name, text, len, 0, err);
+    return st__events_parse_buffer_flags(list, name, text, len, 0, err);
 }
 
-int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, const char *text, size_t len,
-                                 unsigned flags, struct st_events_error *err)
+int st__events_parse_buffer_flags(struct st__event_list *list, const char *name, const char *text, size_t len,
+                                 unsigned flags, struct st__events_error *err)
 {
     struct pctx ctx = {name ? name : "<input>", 0, err, flags};
     size_t old_count = list->count, old_nfiles = list->nfiles;
@@ -747,7 +747,7 @@ int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, c
     int rc = 0;
     size_t pos = 0;
     uint64_t version;
-    if (st_fmt_is_header((const uint8_t *)text, len, &version)) {
+    if (st__fmt_is_header((const uint8_t *)text, len, &version)) {
         /* A trace given where its trace-events file belongs: say so, not "Malformed event" at line 1. */
         rc = fail_code(&ctx, -EINVAL, "is a trace file (format version %llu), not a trace-events file",
                        (unsigned long long)version);
@@ -773,7 +773,7 @@ int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, c
         return rc;
     }
     if (list->count != old_count)
-        index_free(list); /* stale now; st_events_find() falls back to a scan */
+        index_free(list); /* stale now; st__events_find() falls back to a scan */
     return 0;
 }
 
@@ -814,7 +814,7 @@ static int read_all(const char *path, char **out, size_t *out_len)
     return 0;
 }
 
-int st_events_parse_file(struct st_event_list *list, const char *path, struct st_events_error *err)
+int st__events_parse_file(struct st__event_list *list, const char *path, struct st__events_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -823,7 +823,7 @@ int st_events_parse_file(struct st_event_list *list, const char *path, struct st
         struct pctx ctx = {path, 0, err, 0};
         return fail_code(&ctx, rc, "%s", strerror(-rc));
     }
-    rc = st_events_parse_buffer(list, path, buf, len, err);
+    rc = st__events_parse_buffer(list, path, buf, len, err);
     free(buf);
     return rc;
 }
@@ -841,7 +841,7 @@ static uint64_t hash_name(const char *s, size_t n)
 }
 
 /* Exact comparison with a counted name (which may hold NUL bytes). */
-static bool name_is(const struct st_event_decl *ev, const char *name, size_t len)
+static bool name_is(const struct st__event_decl *ev, const char *name, size_t len)
 {
     return strlen(ev->name) == len && memcmp(ev->name, name, len) == 0;
 }
@@ -851,7 +851,7 @@ static bool name_is(const struct st_event_decl *ev, const char *name, size_t len
  * declaration. When dup_first is not NULL (and *dup_first is SIZE_MAX), the
  * positions of the first repeated pair are stored there. 0 or -ENOMEM.
  */
-static int index_build(const struct st_event_list *list, struct name_index *ix, size_t *dup_first,
+static int index_build(const struct st__event_list *list, struct name_index *ix, size_t *dup_first,
                        size_t *dup_second)
 {
     size_t cap = 16;
@@ -882,7 +882,7 @@ static int index_build(const struct st_event_list *list, struct name_index *ix, 
     return 0;
 }
 
-int st_events_check(const struct st_event_list *list, struct st_events_error *err)
+int st__events_check(const struct st__event_list *list, struct st__events_error *err)
 {
     struct name_index ix;
     size_t first = SIZE_MAX, second = SIZE_MAX;
@@ -894,13 +894,13 @@ int st_events_check(const struct st_event_list *list, struct st_events_error *er
     free(ix.slots);
     if (first == SIZE_MAX)
         return 0;
-    const struct st_event_decl *a = &list->events[first], *b = &list->events[second];
+    const struct st__event_decl *a = &list->events[first], *b = &list->events[second];
     ctx.file = b->file;
     ctx.line = b->line;
     return fail(&ctx, "Duplicate event name '%s' (first declared at %s:%u)", b->name, a->file, a->line);
 }
 
-int st_events_build_index(struct st_event_list *list)
+int st__events_build_index(struct st__event_list *list)
 {
     if (list->count > UINT32_MAX - 1)
         return -E2BIG;
@@ -917,7 +917,7 @@ int st_events_build_index(struct st_event_list *list)
 }
 
 /* Puts event position i into an index with room for it (a name already there keeps its first position). */
-static void index_put(const struct st_event_list *list, struct name_index *ix, size_t i)
+static void index_put(const struct st__event_list *list, struct name_index *ix, size_t i)
 {
     const char *name = list->events[i].name;
     size_t len = strlen(name);
@@ -930,16 +930,16 @@ static void index_put(const struct st_event_list *list, struct name_index *ix, s
     ix->slots[s] = (uint32_t)(i + 1);
 }
 
-void st_events_pop(struct st_event_list *list)
+void st__events_pop(struct st__event_list *list)
 {
     if (list->count == 0)
         return;
     decl_free(&list->events[--list->count]);
-    index_free(list); /* st_events_add_line() makes it anew */
+    index_free(list); /* st__events_add_line() makes it anew */
 }
 
-int st_events_add_line(struct st_event_list *list, const char *file, unsigned line, const char *text, size_t len,
-                       struct st_events_error *err)
+int st__events_add_line(struct st__event_list *list, const char *file, unsigned line, const char *text, size_t len,
+                       struct st__events_error *err)
 {
     struct pctx ctx = {file, line, err, ST_EVENTS_LENIENT}; /* a reader's: as QEMU's reader takes them */
     size_t old_count = list->count, old_nfiles = list->nfiles;
@@ -951,7 +951,7 @@ int st_events_add_line(struct st_event_list *list, const char *file, unsigned li
     if (rc == 0 && list->count == old_count)
         rc = fail(&ctx, "declares no event");
     if (rc == 0 && (!list->index || list->count * 2 > ((struct name_index *)list->index)->mask + 1))
-        rc = st_events_build_index(list) ? fail_code(&ctx, -ENOMEM, "out of memory") : 0; /* doubles, or makes it */
+        rc = st__events_build_index(list) ? fail_code(&ctx, -ENOMEM, "out of memory") : 0; /* doubles, or makes it */
     else if (rc == 0)
         index_put(list, list->index, list->count - 1);
     if (rc)
@@ -959,7 +959,7 @@ int st_events_add_line(struct st_event_list *list, const char *file, unsigned li
     return rc;
 }
 
-const struct st_event_decl *st_events_find(const struct st_event_list *list, const char *name, size_t name_len)
+const struct st__event_decl *st__events_find(const struct st__event_list *list, const char *name, size_t name_len)
 {
     const struct name_index *ix = list->index;
     if (!ix) {
@@ -969,7 +969,7 @@ const struct st_event_decl *st_events_find(const struct st_event_list *list, con
         return NULL;
     }
     for (size_t s = (size_t)hash_name(name, name_len) & ix->mask; ix->slots[s]; s = (s + 1) & ix->mask) {
-        const struct st_event_decl *ev = &list->events[ix->slots[s] - 1];
+        const struct st__event_decl *ev = &list->events[ix->slots[s] - 1];
         if (name_is(ev, name, name_len))
             return ev;
     }

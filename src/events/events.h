@@ -29,7 +29,7 @@
 #include "trace_format.h"
 
 /* How an argument is stored in a trace record. */
-enum st_arg_kind {
+enum st__arg_kind {
     ST_ARG_INTEGER, /* u64: integer types (sign-extended when signed), bool */
     ST_ARG_POINTER, /* u64: any pointer that is not a string */
     ST_ARG_STRING,  /* u32 length + bytes: const char * / char * (exactly one '*') */
@@ -50,10 +50,10 @@ enum st__arg_enc {
 };
 
 /* One declared argument. */
-struct st_arg {
+struct st__arg {
     char *type;            /* as declared, whitespace normalised: "const char *" */
     char *name;            /* C identifier */
-    enum st_arg_kind kind; /* how it is recorded */
+    enum st__arg_kind kind; /* how it is recorded */
     enum st__arg_enc enc;  /* what the value means (refines kind) */
     bool names_bool;       /* the type has the word bool ("bool *" too): C needs <stdbool.h> for it */
     bool is_signed;        /* integer type that is signed (int, int64_t, ssize_t, ...) */
@@ -62,13 +62,13 @@ struct st_arg {
 };
 
 /* One declared event. */
-struct st_event_decl {
+struct st__event_decl {
     char *name;         /* C identifier */
     bool disabled;      /* carries the `disable` property */
     unsigned nargs;     /* number of arguments (0 for void) */
-    struct st_arg args[ST_MAX_ARGS];
+    struct st__arg args[ST_MAX_ARGS];
     char *fmt;          /* the format text as written, from the first '"', trailing blanks cut; NULL if absent */
-    const char *file;   /* file it came from (points into st_event_list's storage) */
+    const char *file;   /* file it came from (points into st__event_list's storage) */
     unsigned line;      /* 1-based line number */
     unsigned index;     /* position across all parsed files (IDs of --no-header files) */
     bool fmt_unfit;     /* lenient parse: the format does not fit the arguments (never used to print;
@@ -77,17 +77,17 @@ struct st_event_decl {
 };
 
 /* Events parsed from one or more files, in file order. Owns all its strings. */
-struct st_event_list {
-    struct st_event_decl *events;
+struct st__event_list {
+    struct st__event_decl *events;
     size_t count;
     size_t capacity;
     char **files;        /* names of the parsed files, owned */
     size_t nfiles;
-    void *index;         /* name hash built by st_events_build_index(), owned */
+    void *index;         /* name hash built by st__events_build_index(), owned */
 };
 
 /* A parse error: where and what. */
-struct st_events_error {
+struct st__events_error {
     char file[1024];
     unsigned line;       /* 0 when the error is about the whole file */
     bool subject;        /* the message goes on from the file name ("F is a trace file ...") */
@@ -95,59 +95,59 @@ struct st_events_error {
 };
 
 /* Initialises an empty list. */
-void st_events_init(struct st_event_list *list);
+void st__events_init(struct st__event_list *list);
 
 /* Frees everything the list owns and leaves it empty. */
-void st_events_free(struct st_event_list *list);
+void st__events_free(struct st__event_list *list);
 
 /*
  * Parses one trace-events file and appends its events to list. Returns 0, or
  * -EINVAL (syntax, or a format that does not fit the arguments; err says FILE:LINE: message) or -errno (I/O). On error
  * the list is unchanged.
  */
-int st_events_parse_file(struct st_event_list *list, const char *path, struct st_events_error *err);
+int st__events_parse_file(struct st__event_list *list, const char *path, struct st__events_error *err);
 
-/* Same as st_events_parse_file() for text already in memory; name is used in messages. */
-int st_events_parse_buffer(struct st_event_list *list, const char *name, const char *text, size_t len,
-                           struct st_events_error *err);
+/* Same as st__events_parse_file() for text already in memory; name is used in messages. */
+int st__events_parse_buffer(struct st__event_list *list, const char *name, const char *text, size_t len,
+                           struct st__events_error *err);
 
-/* How st_events_parse_buffer_flags() parses. */
-enum st_events_parse_flags {
+/* How st__events_parse_buffer_flags() parses. */
+enum st__events_parse_flags {
     ST_EVENTS_LENIENT = 1u << 0, /* a format that does not fit its arguments is kept and marked
                                     (fmt_unfit, fmt_warning) instead of being an error: for readers */
 };
 
-/* Same as st_events_parse_buffer() with flags (enum st_events_parse_flags; 0 is strict). */
-int st_events_parse_buffer_flags(struct st_event_list *list, const char *name, const char *text, size_t len,
-                                 unsigned flags, struct st_events_error *err);
+/* Same as st__events_parse_buffer() with flags (enum st__events_parse_flags; 0 is strict). */
+int st__events_parse_buffer_flags(struct st__event_list *list, const char *name, const char *text, size_t len,
+                                 unsigned flags, struct st__events_error *err);
 
 /*
  * Checks the whole list: duplicate event names (across files) are an error
  * naming both places. Returns 0 or -EINVAL with err filled.
  */
-int st_events_check(const struct st_event_list *list, struct st_events_error *err);
+int st__events_check(const struct st__event_list *list, struct st__events_error *err);
 
-/* Builds the name index st_events_find() uses; call after the last parse. 0 or -ENOMEM. */
-int st_events_build_index(struct st_event_list *list);
+/* Builds the name index st__events_find() uses; call after the last parse. 0 or -ENOMEM. */
+int st__events_build_index(struct st__event_list *list);
 
 /*
  * Parses one declaration (text[0..len), no newline needed; file and line
  * for messages; leniently, as ST_EVENTS_LENIENT) and appends it with the name index kept current, so that
- * st_events_find() stays hashed while a list grows one event at a time (a
+ * st__events_find() stays hashed while a list grows one event at a time (a
  * trace's declarations as a reader meets them). The caller checks the name
  * is new. 0, -EINVAL (err: FILE:LINE: what; also a blank or comment line)
  * or -ENOMEM; on error the list is unchanged.
  */
-int st_events_add_line(struct st_event_list *list, const char *file, unsigned line, const char *text, size_t len,
-                       struct st_events_error *err);
+int st__events_add_line(struct st__event_list *list, const char *file, unsigned line, const char *text, size_t len,
+                       struct st__events_error *err);
 
 /* Removes the list's last event (a caller that could not use it); its file name stays. */
-void st_events_pop(struct st_event_list *list);
+void st__events_pop(struct st__event_list *list);
 
 /* Finds an event by name (name_len bytes, no NUL needed); NULL if absent. Hashed once indexed. */
-const struct st_event_decl *st_events_find(const struct st_event_list *list, const char *name, size_t name_len);
+const struct st__event_decl *st__events_find(const struct st__event_list *list, const char *name, size_t name_len);
 
 /* Formats err as "FILE:LINE: message" (or "FILE: message") into buf. */
-void st_events_error_format(const struct st_events_error *err, char *buf, size_t len);
+void st__events_error_format(const struct st__events_error *err, char *buf, size_t len);
 
 #endif /* ST_EVENTS_H */

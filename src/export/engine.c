@@ -583,7 +583,7 @@ static int progress(struct st__ex_ctx *ctx, struct st_reader *r)
     struct st_reader_counters c = {.struct_size = sizeof c};
     if (st_reader_get_counters(r, &c) < 0)
         return 0; /* cannot happen with our own sizeof; progress is only a display */
-    struct st_export_progress p = {.records = c.records, .bytes = c.bytes};
+    struct st__export_progress p = {.records = c.records, .bytes = c.bytes};
     return ctx->opts->progress(&p, ctx->opts->progress_opaque) ? -EINTR : 0;
 }
 
@@ -619,7 +619,7 @@ static int run_records(struct st__ex_ctx *ctx, struct table *tb, struct st_reade
     return ret;
 }
 
-static const struct st__ex_writer *writer_of(enum st_export_format f)
+static const struct st__ex_writer *writer_of(enum st__export_format f)
 {
     switch (f) {
     case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
@@ -629,7 +629,7 @@ static const struct st__ex_writer *writer_of(enum st_export_format f)
     }
 }
 
-int st_export_run(struct st_reader *r, const struct st_export_options *o, struct st_export_summary *s, char *err,
+int st__export_run(struct st_reader *r, const struct st__export_options *o, struct st__export_summary *s, char *err,
                   size_t errlen)
 {
     memset(s, 0, sizeof *s);

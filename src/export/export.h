@@ -68,7 +68,7 @@
 
 #include <simpletrace/reader.h>
 
-enum st_export_format {
+enum st__export_format {
     ST_EXPORT_UFTRACE, /* a uftrace.data directory */
     ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
     ST_EXPORT_PERFETTO, /* Perfetto's protobuf trace (Perfetto UI, trace_processor) */
@@ -76,17 +76,17 @@ enum st_export_format {
 };
 
 /* Where a long conversion is; given to the progress callback. */
-struct st_export_progress {
+struct st__export_progress {
     uint64_t records; /* records read so far (the reader's count, filtered ones included) */
     uint64_t bytes;   /* bytes of the trace consumed so far */
 };
 
 /* Called every few ten thousand records; a non-zero return stops the export (-EINTR). */
-typedef int (*st_export_progress_fn)(const struct st_export_progress *p, void *opaque);
+typedef int (*st__export_progress_fn)(const struct st__export_progress *p, void *opaque);
 
 /* What to do; zeroed members mean defaults. The caller owns everything. */
-struct st_export_options {
-    enum st_export_format format;
+struct st__export_options {
+    enum st__export_format format;
     const char *output;          /* uftrace, ctf: the directory; chrome: the file, "-" = standard output;
                                     perfetto: the file */
     const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME]", tried before the built-in ones */
@@ -97,7 +97,7 @@ struct st_export_options {
     const char *trace_name;      /* the trace's path: shown labelled as the trace, never as the program */
     const char *functions;       /* a function trace (uftrace.data directory) of the same run, or NULL */
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
-    st_export_progress_fn progress;
+    st__export_progress_fn progress;
     void *progress_opaque;
     /* A reader error after records is damage (the output holds what came before) unless this says it is
      * not (true: say, trace-events files that do not match the trace): then nothing is written. NULL: all is
@@ -107,7 +107,7 @@ struct st_export_options {
 };
 
 /* What was written, for the summary line. */
-struct st_export_summary {
+struct st__export_summary {
     uint64_t records;        /* event and dropped records converted (after the reader's filters) */
     uint64_t threads;
     uint64_t functions;      /* distinct function names the pairing rules produced */
@@ -125,14 +125,14 @@ struct st_export_summary {
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
     uint64_t names_cut;        /* uftrace: event and function names cut to what uftrace reads (ST_UFT_NAME_MAX) */
     bool partial;              /* the trace is damaged after its first record: the output holds what came
-                                  before (st_export_run returned the reader's error) */
+                                  before (st__export_run returned the reader's error) */
 };
 
 /*
  * Checks the syntax of one pairing rule. Returns 0, or -EINVAL with what
  * is wrong in err.
  */
-int st_export_check_pair(const char *rule, char *err, size_t errlen);
+int st__export_check_pair(const char *rule, char *err, size_t errlen);
 
 /*
  * Converts every remaining record of r into o->output. Returns 0 with *s
@@ -143,7 +143,7 @@ int st_export_check_pair(const char *rule, char *err, size_t errlen);
  * the progress callback stopped it; or another negative errno with err
  * saying what (output not writable, directory holding other files, ...).
  */
-int st_export_run(struct st_reader *r, const struct st_export_options *o, struct st_export_summary *s, char *err,
+int st__export_run(struct st_reader *r, const struct st__export_options *o, struct st__export_summary *s, char *err,
                   size_t errlen);
 
 #endif /* ST_EXPORT_H */

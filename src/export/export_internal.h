@@ -113,11 +113,11 @@ struct st__ex_writer;
 
 /* One export run. */
 struct st__ex_ctx {
-    const struct st_export_options *opts;
+    const struct st__export_options *opts;
     const struct st_catalog *cat;
     size_t ncat;           /* catalog indices the pairs and the writer cover: count + 1 when last grown */
     struct st__ex_pairs pairs;
-    struct st_export_summary *sum;
+    struct st__export_summary *sum;
     bool have_record;      /* first_ts is set */
     uint64_t first_ts;     /* of the whole export */
     uint64_t last_ts;      /* latest timestamp seen: where unfinished frames end */

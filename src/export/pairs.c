@@ -97,7 +97,7 @@ static int parse_rule(const char *text, struct st__ex_rule *r, char *err, size_t
     return 0;
 }
 
-int st_export_check_pair(const char *rule, char *err, size_t errlen)
+int st__export_check_pair(const char *rule, char *err, size_t errlen)
 {
     struct st__ex_rule r;
     return parse_rule(rule, &r, err, errlen);

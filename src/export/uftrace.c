@@ -247,7 +247,7 @@ static bool is_uftrace_file(const char *name)
 static const struct st__ex_dir_kind uftrace_dir = {.what = "uftrace data", .ours = is_uftrace_file};
 
 /* Open files allowed: the option, within what RLIMIT_NOFILE leaves. */
-static unsigned max_slots(const struct st_export_options *o)
+static unsigned max_slots(const struct st__export_options *o)
 {
     unsigned n = o->max_open_files ? o->max_open_files : DEFAULT_OPEN_FILES;
     struct rlimit rl;

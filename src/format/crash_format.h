@@ -6,7 +6,7 @@
  * Files in DIR, per traced process:
  *
  *   st-<pid>-<tid>.ring   one per thread ring:
- *                         [0, 4096)          struct st_crash_hdr (below)
+ *                         [0, 4096)          struct st__crash_hdr (below)
  *                         [4096, ring_off)   the runtime's state of the ring:
  *                                            head, tail and the drops not yet
  *                                            reported live there, at the offsets
@@ -84,7 +84,7 @@
 #define ST_CRASH_RING_MIN 4096u
 
 /* The header at offset 0 of a ring file; the byte offsets are fixed. */
-struct st_crash_hdr {
+struct st__crash_hdr {
     uint64_t magic;        /*   0 ST_CRASH_MAGIC, stored last */
     uint32_t version;      /*   8 ST_CRASH_VERSION */
     uint32_t hdr_size;     /*  12 ST_CRASH_HDR_SIZE */
@@ -109,11 +109,11 @@ struct st_crash_hdr {
     uint64_t file_ino;     /* 160 and st_ino */
 };
 
-_Static_assert(offsetof(struct st_crash_hdr, clock_tsc) == 64, "crash header layout");
-_Static_assert(offsetof(struct st_crash_hdr, a_raw) == 80, "crash header layout");
-_Static_assert(offsetof(struct st_crash_hdr, inflight_seq) == 112, "crash header layout");
-_Static_assert(offsetof(struct st_crash_hdr, file_ino) == 160, "crash header layout");
-_Static_assert(sizeof(struct st_crash_hdr) <= ST_CRASH_HDR_SIZE, "crash header fits its page");
+_Static_assert(offsetof(struct st__crash_hdr, clock_tsc) == 64, "crash header layout");
+_Static_assert(offsetof(struct st__crash_hdr, a_raw) == 80, "crash header layout");
+_Static_assert(offsetof(struct st__crash_hdr, inflight_seq) == 112, "crash header layout");
+_Static_assert(offsetof(struct st__crash_hdr, file_ino) == 160, "crash header layout");
+_Static_assert(sizeof(struct st__crash_hdr) <= ST_CRASH_HDR_SIZE, "crash header fits its page");
 
 /* The file name prefix and suffixes, for writer and reader alike. */
 #define ST_CRASH_RING_FMT "%s/st-%ld-%lu.ring"  /* DIR, pid, tid */

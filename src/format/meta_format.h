@@ -83,37 +83,37 @@
 #define ST_META_MAX_LEN        (64u << 10)
 
 /* True when a mapping record with this ID carries a declaration. */
-static inline int st_meta_is_decl(uint64_t id)
+static inline int st__meta_is_decl(uint64_t id)
 {
     return (id >> 32) == (ST_META_DECL_BASE >> 32);
 }
 
 /* True when a mapping record with this ID is the description. */
-static inline int st_meta_is_info(uint64_t id)
+static inline int st__meta_is_info(uint64_t id)
 {
     return id == ST_META_INFO_ID;
 }
 
 /* True when a mapping record with this ID is a process record (several processes in one file). */
-static inline int st_meta_is_proc(uint64_t id)
+static inline int st__meta_is_proc(uint64_t id)
 {
     return (id >> 32) == (ST_META_PROC_BASE >> 32);
 }
 
 /* The event ID a declaration record declares. */
-static inline uint32_t st_meta_decl_event(uint64_t id)
+static inline uint32_t st__meta_decl_event(uint64_t id)
 {
     return (uint32_t)id;
 }
 
 /* The process number of a process record. */
-static inline uint32_t st_meta_proc_number(uint64_t id)
+static inline uint32_t st__meta_proc_number(uint64_t id)
 {
     return (uint32_t)id;
 }
 
 /* True when byte c goes into a VALUE as itself. */
-static inline int st_meta_plain(unsigned char c)
+static inline int st__meta_plain(unsigned char c)
 {
     return c > 0x20 && c < 0x7f && c != '\\';
 }
@@ -122,7 +122,7 @@ static inline int st_meta_plain(unsigned char c)
  * Escapes len bytes of s as a VALUE into out (room for cap bytes, NUL
  * included); returns the length it needs (without NUL), like snprintf.
  */
-static inline size_t st_meta_escape(char *out, size_t cap, const char *s, size_t len)
+static inline size_t st__meta_escape(char *out, size_t cap, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     size_t n = 0;
@@ -130,7 +130,7 @@ static inline size_t st_meta_escape(char *out, size_t cap, const char *s, size_t
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-        size_t k = st_meta_plain(c) ? 1 : c == '\\' ? 2 : 4;
+        size_t k = st__meta_plain(c) ? 1 : c == '\\' ? 2 : 4;
         if (k == 1)
             e[0] = (char)c;
         else if (k == 2)
@@ -144,7 +144,7 @@ static inline size_t st_meta_escape(char *out, size_t cap, const char *s, size_t
     return n;
 }
 
-static inline int st_meta_hexval(char c)
+static inline int st__meta_hexval(char c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
@@ -153,7 +153,7 @@ static inline int st_meta_hexval(char c)
  * Unescapes the VALUE [s, s + len) in place into out (at least len bytes;
  * out may be s). Returns the length, or -1 for a malformed escape.
  */
-static inline long st_meta_unescape(char *out, const char *s, size_t len)
+static inline long st__meta_unescape(char *out, const char *s, size_t len)
 {
     size_t n = 0;
 
@@ -163,8 +163,8 @@ static inline long st_meta_unescape(char *out, const char *s, size_t len)
         } else if (i + 1 < len && s[i + 1] == '\\') {
             out[n++] = '\\';
             i++;
-        } else if (i + 3 < len && s[i + 1] == 'x' && st_meta_hexval(s[i + 2]) >= 0 && st_meta_hexval(s[i + 3]) >= 0) {
-            out[n++] = (char)(st_meta_hexval(s[i + 2]) * 16 + st_meta_hexval(s[i + 3]));
+        } else if (i + 3 < len && s[i + 1] == 'x' && st__meta_hexval(s[i + 2]) >= 0 && st__meta_hexval(s[i + 3]) >= 0) {
+            out[n++] = (char)(st__meta_hexval(s[i + 2]) * 16 + st__meta_hexval(s[i + 3]));
             i += 3;
         } else {
             return -1;

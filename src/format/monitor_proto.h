@@ -50,7 +50,7 @@
  * of XDG_RUNTIME_DIR (NULL if unset) and the effective uid; returns what
  * snprintf returns (>= len: it did not fit).
  */
-static inline int st_mon_socket_dir(char *dir, size_t len, const char *xdg, long euid)
+static inline int st__mon_socket_dir(char *dir, size_t len, const char *xdg, long euid)
 {
     if (xdg && xdg[0] == '/')
         return snprintf(dir, len, "%s/simpletrace", xdg);

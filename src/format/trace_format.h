@@ -91,15 +91,15 @@ enum {
 };
 
 /* Host-order stores and loads at any alignment. */
-static inline void st_fmt_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline void st_fmt_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline uint64_t st_fmt_get_u64(const uint8_t *p)
+static inline void st__fmt_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void st__fmt_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline uint64_t st__fmt_get_u64(const uint8_t *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
     return v;
 }
-static inline uint32_t st_fmt_get_u32(const uint8_t *p)
+static inline uint32_t st__fmt_get_u32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -111,11 +111,11 @@ static inline uint32_t st_fmt_get_u32(const uint8_t *p)
  * magic in either byte order): 1 with *version set, else 0. What tells a
  * trace from a trace-events file given in its place.
  */
-static inline int st_fmt_is_header(const uint8_t *p, size_t len, uint64_t *version)
+static inline int st__fmt_is_header(const uint8_t *p, size_t len, uint64_t *version)
 {
-    if (len < ST_HEADER_SIZE || st_fmt_get_u64(p) != ST_HEADER_EVENT_ID)
+    if (len < ST_HEADER_SIZE || st__fmt_get_u64(p) != ST_HEADER_EVENT_ID)
         return 0;
-    uint64_t magic = st_fmt_get_u64(p + 8), v = st_fmt_get_u64(p + 16);
+    uint64_t magic = st__fmt_get_u64(p + 8), v = st__fmt_get_u64(p + 16);
     if (magic != ST_HEADER_MAGIC && __builtin_bswap64(magic) != ST_HEADER_MAGIC)
         return 0;
     *version = magic == ST_HEADER_MAGIC ? v : __builtin_bswap64(v);
@@ -123,58 +123,58 @@ static inline int st_fmt_is_header(const uint8_t *p, size_t len, uint64_t *versi
 }
 
 /* Loads that swap when the file came from a host of the other byte order. */
-static inline uint64_t st_fmt_load_u64(const uint8_t *p, int swap)
+static inline uint64_t st__fmt_load_u64(const uint8_t *p, int swap)
 {
-    uint64_t v = st_fmt_get_u64(p);
+    uint64_t v = st__fmt_get_u64(p);
     return swap ? __builtin_bswap64(v) : v;
 }
-static inline uint32_t st_fmt_load_u32(const uint8_t *p, int swap)
+static inline uint32_t st__fmt_load_u32(const uint8_t *p, int swap)
 {
-    uint32_t v = st_fmt_get_u32(p);
+    uint32_t v = st__fmt_get_u32(p);
     return swap ? __builtin_bswap32(v) : v;
 }
 
 /* Writes the 24-byte v4 header at p; returns its size. */
-static inline size_t st_fmt_put_header(uint8_t *p)
+static inline size_t st__fmt_put_header(uint8_t *p)
 {
-    st_fmt_put_u64(p, ST_HEADER_EVENT_ID);
-    st_fmt_put_u64(p + 8, ST_HEADER_MAGIC);
-    st_fmt_put_u64(p + 16, ST_FORMAT_VERSION);
+    st__fmt_put_u64(p, ST_HEADER_EVENT_ID);
+    st__fmt_put_u64(p + 8, ST_HEADER_MAGIC);
+    st__fmt_put_u64(p + 16, ST_FORMAT_VERSION);
     return ST_HEADER_SIZE;
 }
 
 /* Size of the mapping record for a name of name_len bytes. */
-static inline size_t st_fmt_mapping_size(size_t name_len)
+static inline size_t st__fmt_mapping_size(size_t name_len)
 {
     return ST_MAPPING_FIXED_SIZE + name_len;
 }
 
-/* Writes a mapping record at p (room for st_fmt_mapping_size()); returns its size. */
-static inline size_t st_fmt_put_mapping(uint8_t *p, uint64_t id, const char *name, uint32_t name_len)
+/* Writes a mapping record at p (room for st__fmt_mapping_size()); returns its size. */
+static inline size_t st__fmt_put_mapping(uint8_t *p, uint64_t id, const char *name, uint32_t name_len)
 {
-    st_fmt_put_u64(p, ST_RECORD_TYPE_MAPPING);
-    st_fmt_put_u64(p + 8, id);
-    st_fmt_put_u32(p + 16, name_len);
+    st__fmt_put_u64(p, ST_RECORD_TYPE_MAPPING);
+    st__fmt_put_u64(p + 8, id);
+    st__fmt_put_u32(p + 16, name_len);
     memcpy(p + ST_MAPPING_FIXED_SIZE, name, name_len);
-    return st_fmt_mapping_size(name_len);
+    return st__fmt_mapping_size(name_len);
 }
 
 /* Writes the fixed part of an event record; the payload follows at p + 32. */
-static inline void st_fmt_put_event_header(uint8_t *p, uint64_t id, uint64_t timestamp_ns,
+static inline void st__fmt_put_event_header(uint8_t *p, uint64_t id, uint64_t timestamp_ns,
                                            uint32_t payload_len, uint32_t pid)
 {
-    st_fmt_put_u64(p + ST_EV_OFF_TYPE, ST_RECORD_TYPE_EVENT);
-    st_fmt_put_u64(p + ST_EV_OFF_ID, id);
-    st_fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, timestamp_ns);
-    st_fmt_put_u32(p + ST_EV_OFF_LENGTH, ST_LENGTH_BASE + payload_len);
-    st_fmt_put_u32(p + ST_EV_OFF_PID, pid);
+    st__fmt_put_u64(p + ST_EV_OFF_TYPE, ST_RECORD_TYPE_EVENT);
+    st__fmt_put_u64(p + ST_EV_OFF_ID, id);
+    st__fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, timestamp_ns);
+    st__fmt_put_u32(p + ST_EV_OFF_LENGTH, ST_LENGTH_BASE + payload_len);
+    st__fmt_put_u32(p + ST_EV_OFF_PID, pid);
 }
 
 /* Writes a complete 40-byte dropped record; returns its size. */
-static inline size_t st_fmt_put_dropped(uint8_t *p, uint64_t timestamp_ns, uint32_t pid, uint64_t count)
+static inline size_t st__fmt_put_dropped(uint8_t *p, uint64_t timestamp_ns, uint32_t pid, uint64_t count)
 {
-    st_fmt_put_event_header(p, ST_DROPPED_EVENT_ID, timestamp_ns, 8, pid);
-    st_fmt_put_u64(p + ST_EV_OFF_PAYLOAD, count);
+    st__fmt_put_event_header(p, ST_DROPPED_EVENT_ID, timestamp_ns, 8, pid);
+    st__fmt_put_u64(p + ST_EV_OFF_PAYLOAD, count);
     return ST_EVENT_FIXED_SIZE + 8;
 }
 

@@ -141,7 +141,7 @@ struct st__ft_global {
     pid_t pid;
     char sid[17];                /* session id: 16 hex digits */
     uint64_t sess_raw;           /* raw clock when this process's session began */
-    struct st_clock_conv clock;  /* raw -> ns; writer only */
+    struct st__clock_conv clock;  /* raw -> ns; writer only */
     int dirfd;                   /* output directory */
     char *dir;                   /* its absolute path */
     bool dir_created;            /* we created it (set_dir may remove it when empty) */

@@ -22,9 +22,9 @@
 #include "gen.h"
 
 /* Writes PROVIDER_NAME_semaphore. */
-static void emit_semaphore(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void emit_semaphore(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "%s_%s_semaphore", st_gen_provider(gen), ev->name);
+    st__out_printf(out, "%s_%s_semaphore", st__gen_provider(gen), ev->name);
 }
 
 /*
@@ -32,10 +32,10 @@ static void emit_semaphore(struct st_out *out, const struct st_gen *gen, const s
  * _SDT_HAS_SEMAPHORES is defined when it is first included; a program that
  * included it earlier without it would get probes no tool can switch on.
  */
-static void dtrace_h_prologue(struct st_out *out, const struct st_gen *gen)
+static void dtrace_h_prologue(struct st__out *out, const struct st__gen *gen)
 {
     (void)gen;
-    st_out_printf(out, "#if defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)\n"
+    st__out_printf(out, "#if defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)\n"
                        "#error \"include this header before <sys/sdt.h>, or define _SDT_HAS_SEMAPHORES\"\n"
                        "#endif\n"
                        "#ifndef _SDT_HAS_SEMAPHORES\n"
@@ -44,48 +44,48 @@ static void dtrace_h_prologue(struct st_out *out, const struct st_gen *gen)
                        "#include <sys/sdt.h>\n");
 }
 
-static void dtrace_h_event_decl(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void dtrace_h_event_decl(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "extern ST__HIDDEN unsigned short ");
+    st__out_printf(out, "extern ST__HIDDEN unsigned short ");
     emit_semaphore(out, gen, ev);
-    st_out_printf(out, ";\n");
+    st__out_printf(out, ";\n");
 }
 
-static void dtrace_h_enabled(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void dtrace_h_enabled(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "ST__UNLIKELY(__atomic_load_n(&");
+    st__out_printf(out, "ST__UNLIKELY(__atomic_load_n(&");
     emit_semaphore(out, gen, ev);
-    st_out_printf(out, ", __ATOMIC_RELAXED) != 0)");
+    st__out_printf(out, ", __ATOMIC_RELAXED) != 0)");
 }
 
-static void dtrace_h_event_unguarded(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void dtrace_h_event_unguarded(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "    if (");
+    st__out_printf(out, "    if (");
     dtrace_h_enabled(out, gen, ev);
-    st_out_printf(out, ") {\n        ST__SYSMACRO_BEGIN\n");
+    st__out_printf(out, ") {\n        ST__SYSMACRO_BEGIN\n");
     if (ev->nargs == 0)
-        st_out_printf(out, "        STAP_PROBE(%s, %s", st_gen_provider(gen), ev->name);
+        st__out_printf(out, "        STAP_PROBE(%s, %s", st__gen_provider(gen), ev->name);
     else
-        st_out_printf(out, "        STAP_PROBE%u(%s, %s", ev->nargs, st_gen_provider(gen), ev->name);
+        st__out_printf(out, "        STAP_PROBE%u(%s, %s", ev->nargs, st__gen_provider(gen), ev->name);
     for (unsigned i = 0; i < ev->nargs; i++) {
-        st_out_printf(out, ", ");
-        st_out_param(out, &ev->args[i]);
+        st__out_printf(out, ", ");
+        st__out_param(out, &ev->args[i]);
     }
-    st_out_printf(out, ");\n        ST__SYSMACRO_END\n    }\n");
+    st__out_printf(out, ");\n        ST__SYSMACRO_END\n    }\n");
 }
 
 /* The semaphore a tool increments while attached; .probes as `dtrace -G` does. */
-static void dtrace_c_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void dtrace_c_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    if (!st_gen_event_compiled_in(gen, ev))
+    if (!st__gen_event_compiled_in(gen, ev))
         return;
     dtrace_h_event_decl(out, gen, ev);
-    st_out_printf(out, "ST__HIDDEN unsigned short ");
+    st__out_printf(out, "ST__HIDDEN unsigned short ");
     emit_semaphore(out, gen, ev);
-    st_out_printf(out, " __attribute__((section(\".probes\"))) = 0;\n");
+    st__out_printf(out, " __attribute__((section(\".probes\"))) = 0;\n");
 }
 
-const struct st_gen_backend st_gen_backend_dtrace = {
+const struct st__gen_backend st__gen_backend_dtrace = {
     .name = "dtrace",
     .summary = "USDT probes (<sys/sdt.h>, with semaphores) for SystemTap, bpftrace, perf, gdb",
     .records = true,

@@ -13,29 +13,29 @@
 #include "gen.h"
 
 /* The formats paste PRI macros into the calls. */
-static void ftrace_h_prologue(struct st_out *out, const struct st_gen *gen)
+static void ftrace_h_prologue(struct st__out *out, const struct st__gen *gen)
 {
     (void)gen;
-    st_out_printf(out, "#include <inttypes.h>\n");
+    st__out_printf(out, "#include <inttypes.h>\n");
 }
 
-static void ftrace_h_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void ftrace_h_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "        if (st__ftrace_active()) {\n");
-    st_gen_emit_printf_call(out, gen, ev, "st__ftrace", "\\n", true, 12);
-    st_out_printf(out, "        }\n");
+    st__out_printf(out, "        if (st__ftrace_active()) {\n");
+    st__gen_emit_printf_call(out, gen, ev, "st__ftrace", "\\n", true, 12);
+    st__out_printf(out, "        }\n");
 }
 
 /* Opens the marker at start-up, so an unusable one is reported even if no event fires. */
-static void ftrace_c_epilogue(struct st_out *out, const struct st_gen *gen)
+static void ftrace_c_epilogue(struct st__out *out, const struct st__gen *gen)
 {
     const char *g = gen->opt->group;
-    st_out_printf(out, "\nstatic ST__NO_INSTRUMENT void st__%s_ftrace_init(void) __attribute__((constructor));\n", g);
-    st_out_printf(out, "static ST__NO_INSTRUMENT void st__%s_ftrace_init(void)\n{\n    st__ftrace_init();\n}\n",
+    st__out_printf(out, "\nstatic ST__NO_INSTRUMENT void st__%s_ftrace_init(void) __attribute__((constructor));\n", g);
+    st__out_printf(out, "static ST__NO_INSTRUMENT void st__%s_ftrace_init(void)\n{\n    st__ftrace_init();\n}\n",
                   g);
 }
 
-const struct st_gen_backend st_gen_backend_ftrace = {
+const struct st__gen_backend st__gen_backend_ftrace = {
     .name = "ftrace",
     .summary = "write \"NAME FORMAT\" lines to the kernel's ftrace trace_marker",
     .records = true,

@@ -1,25 +1,25 @@
 /*
  * The log backend: each enabled event prints "NAME FORMAT\n" through
  * st__log() (one write() to stderr). The call is written by
- * st_gen_emit_printf_call() (printf_call.c), with #line directives that make
+ * st__gen_emit_printf_call() (printf_call.c), with #line directives that make
  * the compiler's format warnings name the event's line in its trace-events
  * file.
  */
 #include "gen.h"
 
 /* The formats paste PRI macros into the st__log() calls. */
-static void log_h_prologue(struct st_out *out, const struct st_gen *gen)
+static void log_h_prologue(struct st__out *out, const struct st__gen *gen)
 {
     (void)gen;
-    st_out_printf(out, "#include <inttypes.h>\n");
+    st__out_printf(out, "#include <inttypes.h>\n");
 }
 
-static void log_h_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void log_h_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_gen_emit_printf_call(out, gen, ev, "st__log", "\\n", false, 8);
+    st__gen_emit_printf_call(out, gen, ev, "st__log", "\\n", false, 8);
 }
 
-const struct st_gen_backend st_gen_backend_log = {
+const struct st__gen_backend st__gen_backend_log = {
     .name = "log",
     .summary = "print \"NAME FORMAT\" lines on stderr",
     .records = true,

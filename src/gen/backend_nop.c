@@ -5,7 +5,7 @@
  */
 #include "gen.h"
 
-const struct st_gen_backend st_gen_backend_nop = {
+const struct st__gen_backend st__gen_backend_nop = {
     .name = "nop",
     .summary = "compile every event out (no code, no cost)",
     .records = false,

@@ -18,60 +18,60 @@
 #include "gen.h"
 
 /* Writes the payload size expression: the constant part, then each string's length. */
-static void emit_payload(struct st_out *out, const struct st_event_decl *ev)
+static void emit_payload(struct st__out *out, const struct st__event_decl *ev)
 {
     unsigned fixed = 0;
     for (unsigned i = 0; i < ev->nargs; i++)
         fixed += ev->args[i].kind == ST_ARG_STRING ? 4 : 8;
-    st_out_printf(out, "%u", fixed);
+    st__out_printf(out, "%u", fixed);
     for (unsigned i = 0; i < ev->nargs; i++)
         if (ev->args[i].kind == ST_ARG_STRING)
-            st_out_printf(out, " + (size_t)st__len_%s", ev->args[i].name);
+            st__out_printf(out, " + (size_t)st__len_%s", ev->args[i].name);
 }
 
 /* Writes the store of one argument. */
-static void emit_put(struct st_out *out, const struct st_arg *arg)
+static void emit_put(struct st__out *out, const struct st__arg *arg)
 {
     switch (arg->kind) {
     case ST_ARG_STRING:
-        st_out_printf(out, "            st__put_str(&st__rec, ");
-        st_out_param(out, arg);
-        st_out_printf(out, ", st__len_%s);\n", arg->name);
+        st__out_printf(out, "            st__put_str(&st__rec, ");
+        st__out_param(out, arg);
+        st__out_printf(out, ", st__len_%s);\n", arg->name);
         break;
     case ST_ARG_POINTER:
-        st_out_printf(out, "            st__put_u64(&st__rec, (uint64_t)(uintptr_t)");
-        st_out_param(out, arg);
-        st_out_printf(out, ");\n");
+        st__out_printf(out, "            st__put_u64(&st__rec, (uint64_t)(uintptr_t)");
+        st__out_param(out, arg);
+        st__out_printf(out, ");\n");
         break;
     case ST_ARG_INTEGER:
-        st_out_printf(out, "            st__put_u64(&st__rec, (uint64_t)");
-        st_out_param(out, arg);
-        st_out_printf(out, ");\n");
+        st__out_printf(out, "            st__put_u64(&st__rec, (uint64_t)");
+        st__out_param(out, arg);
+        st__out_printf(out, ");\n");
         break;
     }
 }
 
-static void simple_h_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void simple_h_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
     (void)gen;
     for (unsigned i = 0; i < ev->nargs; i++) {
         if (ev->args[i].kind != ST_ARG_STRING)
             continue;
-        st_out_printf(out, "        uint32_t st__len_%s = st__strlen(", ev->args[i].name);
-        st_out_param(out, &ev->args[i]);
-        st_out_printf(out, ");\n");
+        st__out_printf(out, "        uint32_t st__len_%s = st__strlen(", ev->args[i].name);
+        st__out_param(out, &ev->args[i]);
+        st__out_printf(out, ");\n");
     }
-    st_out_printf(out, "        struct st__record st__rec;\n");
-    st_out_printf(out, "        if (st__simple_begin(&st__rec, &st__event_%s, ", ev->name);
+    st__out_printf(out, "        struct st__record st__rec;\n");
+    st__out_printf(out, "        if (st__simple_begin(&st__rec, &st__event_%s, ", ev->name);
     emit_payload(out, ev);
-    st_out_printf(out, ") == 0) {\n");
+    st__out_printf(out, ") == 0) {\n");
     for (unsigned i = 0; i < ev->nargs; i++)
         emit_put(out, &ev->args[i]);
-    st_out_printf(out, "            st__simple_commit(&st__rec);\n");
-    st_out_printf(out, "        }\n");
+    st__out_printf(out, "            st__simple_commit(&st__rec);\n");
+    st__out_printf(out, "        }\n");
 }
 
-const struct st_gen_backend st_gen_backend_simple = {
+const struct st__gen_backend st__gen_backend_simple = {
     .name = "simple",
     .summary = "binary records in per-thread buffers, written to a QEMU simpletrace v4 file",
     .records = true,

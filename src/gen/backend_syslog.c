@@ -10,18 +10,18 @@
 #include "gen.h"
 
 /* The formats paste PRI macros into the calls. */
-static void syslog_h_prologue(struct st_out *out, const struct st_gen *gen)
+static void syslog_h_prologue(struct st__out *out, const struct st__gen *gen)
 {
     (void)gen;
-    st_out_printf(out, "#include <inttypes.h>\n");
+    st__out_printf(out, "#include <inttypes.h>\n");
 }
 
-static void syslog_h_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void syslog_h_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_gen_emit_printf_call(out, gen, ev, "st__syslog", "", true, 8);
+    st__gen_emit_printf_call(out, gen, ev, "st__syslog", "", true, 8);
 }
 
-const struct st_gen_backend st_gen_backend_syslog = {
+const struct st__gen_backend st__gen_backend_syslog = {
     .name = "syslog",
     .summary = "send \"NAME FORMAT\" to syslog at LOG_INFO",
     .records = true,

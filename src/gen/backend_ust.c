@@ -13,35 +13,35 @@
  */
 #include "gen.h"
 
-static void ust_h_prologue(struct st_out *out, const struct st_gen *gen)
+static void ust_h_prologue(struct st__out *out, const struct st__gen *gen)
 {
     char name[512];
-    st_gen_ust_header_name(gen, name, sizeof name);
-    st_out_printf(out, "#include \"");
-    st_out_c_escaped(out, name);
-    st_out_printf(out, "\"\n");
+    st__gen_ust_header_name(gen, name, sizeof name);
+    st__out_printf(out, "#include \"");
+    st__out_c_escaped(out, name);
+    st__out_printf(out, "\"\n");
 }
 
-static void ust_h_enabled(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void ust_h_enabled(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "lttng_ust_tracepoint_enabled(%s, %s)", st_gen_provider(gen), ev->name);
+    st__out_printf(out, "lttng_ust_tracepoint_enabled(%s, %s)", st__gen_provider(gen), ev->name);
 }
 
-static void ust_h_event_unguarded(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void ust_h_event_unguarded(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    st_out_printf(out, "    if (");
+    st__out_printf(out, "    if (");
     ust_h_enabled(out, gen, ev);
-    st_out_printf(out, ")\n        lttng_ust_do_tracepoint(%s, %s", st_gen_provider(gen), ev->name);
+    st__out_printf(out, ")\n        lttng_ust_do_tracepoint(%s, %s", st__gen_provider(gen), ev->name);
     if (ev->nargs == 0)
-        st_out_printf(out, ", "); /* an empty argument: ISO C wants one for the macro's "..." */
+        st__out_printf(out, ", "); /* an empty argument: ISO C wants one for the macro's "..." */
     for (unsigned i = 0; i < ev->nargs; i++) {
-        st_out_printf(out, ", ");
-        st_out_param(out, &ev->args[i]);
+        st__out_printf(out, ", ");
+        st__out_param(out, &ev->args[i]);
     }
-    st_out_printf(out, ");\n");
+    st__out_printf(out, ");\n");
 }
 
-const struct st_gen_backend st_gen_backend_ust = {
+const struct st__gen_backend st__gen_backend_ust = {
     .name = "ust",
     .summary = "LTTng-UST tracepoints (provider from --format=ust-events-h/ust-events-c)",
     .records = true,

@@ -35,29 +35,29 @@ static bool is_d_keyword(const char *s)
 }
 
 /* Writes the argument's type in D: the declared one, bool as uint8_t. */
-static void emit_d_type(struct st_out *out, const struct st_arg *arg)
+static void emit_d_type(struct st__out *out, const struct st__arg *arg)
 {
     if (arg->enc == ST__ENC_BOOL)
-        st_out_printf(out, "uint8_t ");
+        st__out_printf(out, "uint8_t ");
     else
-        st_out_printf(out, "%s%s", arg->type, arg->type[strlen(arg->type) - 1] == '*' ? "" : " ");
+        st__out_printf(out, "%s%s", arg->type, arg->type[strlen(arg->type) - 1] == '*' ? "" : " ");
 }
 
-void st_gen_emit_d(struct st_out *out, const struct st_gen *gen)
+void st__gen_emit_d(struct st__out *out, const struct st__gen *gen)
 {
-    st_gen_emit_banner(out, gen);
-    st_out_printf(out, "\nprovider %s {\n", st_gen_provider(gen));
+    st__gen_emit_banner(out, gen);
+    st__out_printf(out, "\nprovider %s {\n", st__gen_provider(gen));
     for (size_t i = 0; i < gen->events->count; i++) {
-        const struct st_event_decl *ev = &gen->events->events[i];
-        if (!st_gen_event_compiled_in(gen, ev))
+        const struct st__event_decl *ev = &gen->events->events[i];
+        if (!st__gen_event_compiled_in(gen, ev))
             continue;
-        st_out_printf(out, "    probe %s(", ev->name);
+        st__out_printf(out, "    probe %s(", ev->name);
         for (unsigned a = 0; a < ev->nargs; a++) {
-            st_out_printf(out, "%s", a ? ", " : "");
+            st__out_printf(out, "%s", a ? ", " : "");
             emit_d_type(out, &ev->args[a]);
-            st_out_printf(out, "%s%s", ev->args[a].name, is_d_keyword(ev->args[a].name) ? "_" : "");
+            st__out_printf(out, "%s%s", ev->args[a].name, is_d_keyword(ev->args[a].name) ? "_" : "");
         }
-        st_out_printf(out, ");\n");
+        st__out_printf(out, ");\n");
     }
-    st_out_printf(out, "};\n");
+    st__out_printf(out, "};\n");
 }

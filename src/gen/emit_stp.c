@@ -43,35 +43,35 @@ static const char *const stap_keywords[] = {
 };
 
 /* Appends the SystemTap variable name of arg. */
-static void emit_var(struct st_out *out, const struct st_arg *arg)
+static void emit_var(struct st__out *out, const struct st__arg *arg)
 {
     bool kw = false;
     for (size_t i = 0; i < sizeof stap_keywords / sizeof stap_keywords[0]; i++)
         kw |= strcmp(arg->name, stap_keywords[i]) == 0;
-    st_out_printf(out, "%s%s", arg->name, kw ? "_" : "");
+    st__out_printf(out, "%s%s", arg->name, kw ? "_" : "");
 }
 
 /* Appends bytes as the body of a SystemTap string literal. */
-static void emit_stap_bytes(struct st_out *out, const char *s, size_t n)
+static void emit_stap_bytes(struct st__out *out, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\')
-            st_out_printf(out, "\\%c", c);
+            st__out_printf(out, "\\%c", c);
         else if (c == '\n')
-            st_out_printf(out, "\\n");
+            st__out_printf(out, "\\n");
         else if (c == '\t')
-            st_out_printf(out, "\\t");
+            st__out_printf(out, "\\t");
         else if (c < 0x20 || c == 0x7f)
-            st_out_printf(out, "\\%03o", c);
+            st__out_printf(out, "\\%03o", c);
         else
-            st_out_printf(out, "%c", c);
+            st__out_printf(out, "%c", c);
     }
 }
 
-static const char *prefix(const struct st_gen *gen)
+static const char *prefix(const struct st__gen *gen)
 {
-    return gen->opt->probe_prefix ? gen->opt->probe_prefix : st_gen_provider(gen);
+    return gen->opt->probe_prefix ? gen->opt->probe_prefix : st__gen_provider(gen);
 }
 
 /* ---- C format -> SystemTap format ------------------------------------------ */
@@ -145,7 +145,7 @@ static void flatten(const char *fmt, struct flat_fmt *f)
 
 /* A SystemTap format (which argument each conversion prints: the arguments' conv). */
 struct stap_fmt {
-    struct st_out text; /* literal body */
+    struct st__out text; /* literal body */
 };
 
 /* Converts one conversion spec at f->text[*i] (just after '%'). */
@@ -166,14 +166,14 @@ static void convert_spec(const struct flat_fmt *f, size_t *i, struct stap_fmt *s
         if (n + 2 < sizeof spec)
             spec[n++] = c;
     }
-    st_out_printf(&sf->text, "%.*s", (int)n, spec);
+    st__out_printf(&sf->text, "%.*s", (int)n, spec);
 }
 
 static void stap_format(const char *fmt, struct stap_fmt *sf)
 {
     struct flat_fmt f;
     flatten(fmt ? fmt : "", &f);
-    st_out_init(&sf->text);
+    st__out_init(&sf->text);
     size_t i = 0, start = 0;
     while (i < f.len) {
         if (f.text[i] != '%') {
@@ -190,79 +190,79 @@ static void stap_format(const char *fmt, struct stap_fmt *sf)
 
 /* ---- the three scripts ------------------------------------------------------ */
 
-static void emit_binary(struct st_out *out, const struct st_gen *gen)
+static void emit_binary(struct st__out *out, const struct st__gen *gen)
 {
     const char *b = gen->opt->binary ? gen->opt->binary : "";
     emit_stap_bytes(out, b, strlen(b));
 }
 
-void st_gen_emit_stp(struct st_out *out, const struct st_gen *gen)
+void st__gen_emit_stp(struct st__out *out, const struct st__gen *gen)
 {
-    st_gen_emit_banner(out, gen);
+    st__gen_emit_banner(out, gen);
     for (size_t i = 0; i < gen->events->count; i++) {
-        const struct st_event_decl *ev = &gen->events->events[i];
-        if (!st_gen_event_compiled_in(gen, ev))
+        const struct st__event_decl *ev = &gen->events->events[i];
+        if (!st__gen_event_compiled_in(gen, ev))
             continue;
-        st_out_printf(out, "\nprobe %s.%s = process(\"", prefix(gen), ev->name);
+        st__out_printf(out, "\nprobe %s.%s = process(\"", prefix(gen), ev->name);
         emit_binary(out, gen);
-        st_out_printf(out, "\").provider(\"%s\").mark(\"%s\")\n{\n", st_gen_provider(gen), ev->name);
+        st__out_printf(out, "\").provider(\"%s\").mark(\"%s\")\n{\n", st__gen_provider(gen), ev->name);
         for (unsigned a = 0; a < ev->nargs; a++) {
-            st_out_printf(out, "    ");
+            st__out_printf(out, "    ");
             emit_var(out, &ev->args[a]);
-            st_out_printf(out, " = $arg%u;\n", a + 1);
+            st__out_printf(out, " = $arg%u;\n", a + 1);
         }
-        st_out_printf(out, "}\n");
+        st__out_printf(out, "}\n");
     }
 }
 
 /* Appends the value printed for argument a under conversion c. */
-static void emit_log_value(struct st_out *out, const struct st_arg *arg, char c)
+static void emit_log_value(struct st__out *out, const struct st__arg *arg, char c)
 {
     if (c != 's') {
         emit_var(out, arg);
         return;
     }
-    st_out_printf(out, "(");
+    st__out_printf(out, "(");
     emit_var(out, arg);
-    st_out_printf(out, " ? user_string_n(");
+    st__out_printf(out, " ? user_string_n(");
     emit_var(out, arg);
-    st_out_printf(out, ", %d) : \"(null)\")", STAP_STRLEN);
+    st__out_printf(out, ", %d) : \"(null)\")", STAP_STRLEN);
 }
 
-void st_gen_emit_log_stp(struct st_out *out, const struct st_gen *gen)
+void st__gen_emit_log_stp(struct st__out *out, const struct st__gen *gen)
 {
-    st_gen_emit_banner(out, gen);
+    st__gen_emit_banner(out, gen);
     for (size_t i = 0; i < gen->events->count; i++) {
-        const struct st_event_decl *ev = &gen->events->events[i];
-        if (!st_gen_event_compiled_in(gen, ev))
+        const struct st__event_decl *ev = &gen->events->events[i];
+        if (!st__gen_event_compiled_in(gen, ev))
             continue;
         struct stap_fmt sf;
         stap_format(ev->fmt, &sf);
-        st_out_printf(out, "\nprobe %s.log.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
-        st_out_printf(out, "    printf(\"%%d@%%d %s%s%.*s\\n\", pid(), gettimeofday_ns()", ev->name,
+        st__out_printf(out, "\nprobe %s.log.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
+        st__out_printf(out, "    printf(\"%%d@%%d %s%s%.*s\\n\", pid(), gettimeofday_ns()", ev->name,
                       ev->fmt ? " " : "", (int)sf.text.text.len,
                       sf.text.text.data ? (const char *)sf.text.text.data : "");
         for (unsigned a = 0; a < ev->nargs && ev->fmt; a++) {
-            st_out_printf(out, ", ");
+            st__out_printf(out, ", ");
             emit_log_value(out, &ev->args[a], ev->args[a].conv);
         }
-        st_out_printf(out, ")\n}\n");
+        st__out_printf(out, ")\n}\n");
         if (sf.text.text.failed)
             out->text.failed = true;
-        st_out_free(&sf.text);
+        st__out_free(&sf.text);
     }
 }
 
 /* The record's length field: 24 + 8 per integer or pointer + 4 + length per string. */
-static void emit_record_length(struct st_out *out, const struct st_event_decl *ev)
+static void emit_record_length(struct st__out *out, const struct st__event_decl *ev)
 {
     unsigned fixed = 24;
     for (unsigned a = 0; a < ev->nargs; a++)
         fixed += ev->args[a].kind == ST_ARG_STRING ? 4 : 8;
-    st_out_printf(out, "%u", fixed);
+    st__out_printf(out, "%u", fixed);
     for (unsigned a = 0; a < ev->nargs; a++)
         if (ev->args[a].kind == ST_ARG_STRING)
-            st_out_printf(out, " + st__len_%s", ev->args[a].name);
+            st__out_printf(out, " + st__len_%s", ev->args[a].name);
 }
 
 /*
@@ -270,66 +270,66 @@ static void emit_record_length(struct st_out *out, const struct st_event_decl *e
  * written: ASCII, a byte outside it as an octal escape (only the format
  * can hold one).
  */
-static void decl_line(struct st_out *line, const struct st_event_decl *ev)
+static void decl_line(struct st__out *line, const struct st__event_decl *ev)
 {
-    st_out_printf(line, "%s%s(", ev->disabled ? "disable " : "", ev->name);
+    st__out_printf(line, "%s%s(", ev->disabled ? "disable " : "", ev->name);
     for (unsigned a = 0; a < ev->nargs; a++)
-        st_out_printf(line, "%s%s%s%s", a ? ", " : "", ev->args[a].type,
+        st__out_printf(line, "%s%s%s%s", a ? ", " : "", ev->args[a].type,
                       ev->args[a].type[strlen(ev->args[a].type) - 1] == '*' ? "" : " ", ev->args[a].name);
-    st_out_printf(line, "%s)", ev->nargs ? "" : "void");
+    st__out_printf(line, "%s)", ev->nargs ? "" : "void");
     if (ev->fmt) {
-        st_out_printf(line, " ");
+        st__out_printf(line, " ");
         for (const unsigned char *c = (const unsigned char *)ev->fmt; *c; c++)
-            st_out_printf(line, c[0] < 0x20 || c[0] > 0x7e ? "\\%03o" : "%c", c[0]);
+            st__out_printf(line, c[0] < 0x20 || c[0] > 0x7e ? "\\%03o" : "%c", c[0]);
     }
 }
 
 /* len bytes of s as a SystemTap string literal's body: backslashes and quotes escaped (and %, in a format: percent). */
-static void stap_string(struct st_out *out, const char *s, size_t len, bool percent)
+static void stap_string(struct st__out *out, const char *s, size_t len, bool percent)
 {
     for (size_t i = 0; i < len; i++)
-        st_out_printf(out, s[i] == '\\' || s[i] == '"' ? "\\%c" : s[i] == '%' && percent ? "%%%%" : "%c", s[i]);
+        st__out_printf(out, s[i] == '\\' || s[i] == '"' ? "\\%c" : s[i] == '%' && percent ? "%%%%" : "%c", s[i]);
 }
 
-static void emit_simpletrace_event(struct st_out *out, const struct st_gen *gen, const struct st_event_decl *ev)
+static void emit_simpletrace_event(struct st__out *out, const struct st__gen *gen, const struct st__event_decl *ev)
 {
-    struct st_out line = {0};
+    struct st__out line = {0};
 
     decl_line(&line, ev);
-    st_out_printf(out, "\nprobe %s.simpletrace.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
-    st_out_printf(out, "    st__id = st__map_event(\"%s\", \"", ev->name);
+    st__out_printf(out, "\nprobe %s.simpletrace.%s = %s.%s ?\n{\n", prefix(gen), ev->name, prefix(gen), ev->name);
+    st__out_printf(out, "    st__id = st__map_event(\"%s\", \"", ev->name);
     /* SystemTap cuts strings at MAXSTRINGLEN (512): a longer declaration is left out, not cut. */
     if (!line.text.failed && line.text.len < STAP_DECL_MAX)
         stap_string(out, (const char *)line.text.data, line.text.len, false);
-    st_out_printf(out, "\")\n");
-    st_out_free(&line);
+    st__out_printf(out, "\")\n");
+    st__out_free(&line);
     for (unsigned a = 0; a < ev->nargs; a++) {
-        const struct st_arg *arg = &ev->args[a];
+        const struct st__arg *arg = &ev->args[a];
         if (arg->kind != ST_ARG_STRING)
             continue;
-        st_out_printf(out, "    st__str_%s = ", arg->name);
+        st__out_printf(out, "    st__str_%s = ", arg->name);
         emit_var(out, arg);
-        st_out_printf(out, " ? user_string_n(");
+        st__out_printf(out, " ? user_string_n(");
         emit_var(out, arg);
-        st_out_printf(out, ", %d) : \"\"\n", STAP_STRLEN);
-        st_out_printf(out, "    st__len_%s = strlen(st__str_%s)\n", arg->name, arg->name);
+        st__out_printf(out, ", %d) : \"\"\n", STAP_STRLEN);
+        st__out_printf(out, "    st__len_%s = strlen(st__str_%s)\n", arg->name, arg->name);
     }
-    st_out_printf(out, "    printf(\"%%8b%%8b%%8b%%4b%%4b");
+    st__out_printf(out, "    printf(\"%%8b%%8b%%8b%%4b%%4b");
     for (unsigned a = 0; a < ev->nargs; a++)
-        st_out_printf(out, "%s", ev->args[a].kind == ST_ARG_STRING ? "%4b%.*s" : "%8b");
-    st_out_printf(out, "\",\n           1, st__id, gettimeofday_ns(), ");
+        st__out_printf(out, "%s", ev->args[a].kind == ST_ARG_STRING ? "%4b%.*s" : "%8b");
+    st__out_printf(out, "\",\n           1, st__id, gettimeofday_ns(), ");
     emit_record_length(out, ev);
-    st_out_printf(out, ", tid()");
+    st__out_printf(out, ", tid()");
     for (unsigned a = 0; a < ev->nargs; a++) {
-        const struct st_arg *arg = &ev->args[a];
+        const struct st__arg *arg = &ev->args[a];
         if (arg->kind == ST_ARG_STRING) {
-            st_out_printf(out, ",\n           st__len_%s, st__len_%s, st__str_%s", arg->name, arg->name, arg->name);
+            st__out_printf(out, ",\n           st__len_%s, st__len_%s, st__str_%s", arg->name, arg->name, arg->name);
         } else {
-            st_out_printf(out, ", ");
+            st__out_printf(out, ", ");
             emit_var(out, arg);
         }
     }
-    st_out_printf(out, ")\n}\n");
+    st__out_printf(out, ")\n}\n");
 }
 
 /*
@@ -337,26 +337,26 @@ static void emit_simpletrace_event(struct st_out *out, const struct st_gen *gen,
  * format: what the script knows (the traced binary, the clock); each
  * process's pid is in its records' pid field (tid()).
  */
-static void emit_description_keys(struct st_out *out, const struct st_gen *gen)
+static void emit_description_keys(struct st__out *out, const struct st__gen *gen)
 {
     const char *binary = gen->opt->binary ? gen->opt->binary : "";
     const char *base = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
     char value[3 * 4096 + 1];
 
-    st_out_printf(out, "version=%s\\n", SIMPLETRACE_VERSION_STRING);
-    st_meta_escape(value, sizeof value, base, strlen(base));
-    st_out_printf(out, "program=");
+    st__out_printf(out, "version=%s\\n", SIMPLETRACE_VERSION_STRING);
+    st__meta_escape(value, sizeof value, base, strlen(base));
+    st__out_printf(out, "program=");
     stap_string(out, value, strlen(value), true);
-    st_meta_escape(value, sizeof value, binary, strlen(binary));
-    st_out_printf(out, "\\nexe=");
+    st__meta_escape(value, sizeof value, binary, strlen(binary));
+    st__out_printf(out, "\\nexe=");
     stap_string(out, value, strlen(value), true);
-    st_out_printf(out, "\\nclock=realtime\\nanchor_mono_ns=%%d\\nanchor_real_ns=%%d\\n");
+    st__out_printf(out, "\\nclock=realtime\\nanchor_mono_ns=%%d\\nanchor_real_ns=%%d\\n");
 }
 
-void st_gen_emit_simpletrace_stp(struct st_out *out, const struct st_gen *gen)
+void st__gen_emit_simpletrace_stp(struct st__out *out, const struct st__gen *gen)
 {
-    st_gen_emit_banner(out, gen);
-    st_out_printf(out,
+    st__gen_emit_banner(out, gen);
+    st__out_printf(out,
                   "\n/* Event name -> ID in this output, assigned at first use. */\n"
                   "global st__ids\n"
                   "global st__next_id\n"
@@ -380,10 +380,10 @@ void st_gen_emit_simpletrace_stp(struct st_out *out, const struct st_gen *gen)
                   ST_RECORD_TYPE_MAPPING, ST_RECORD_TYPE_MAPPING, ST_META_DECL_BASE, ST_HEADER_EVENT_ID, ST_HEADER_MAGIC,
                   ST_FORMAT_VERSION, "simpletrace=1\\n");
     emit_description_keys(out, gen);
-    st_out_printf(out, "\", st__now, st__now)\n"
+    st__out_printf(out, "\", st__now, st__now)\n"
                   "    printf(\"%%8b%%8b%%4b%%s\", %d, 0x%" PRIx64 ", strlen(st__desc), st__desc)\n}\n",
                   ST_RECORD_TYPE_MAPPING, ST_META_INFO_ID);
     for (size_t i = 0; i < gen->events->count; i++)
-        if (st_gen_event_compiled_in(gen, &gen->events->events[i]))
+        if (st__gen_event_compiled_in(gen, &gen->events->events[i]))
             emit_simpletrace_event(out, gen, &gen->events->events[i]);
 }

@@ -5,7 +5,7 @@
  */
 #include "gen.h"
 
-void st_out_format(struct st_out *out, const char *fmt)
+void st__out_format(struct st__out *out, const char *fmt)
 {
     const char *p = fmt;
     bool first = true;
@@ -25,7 +25,7 @@ void st_out_format(struct st_out *out, const char *fmt)
             while (*p && *p != '"' && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\v' && *p != '\f')
                 p++;
         }
-        st_out_printf(out, "%s%.*s", first ? "" : " ", (int)(p - start), start);
+        st__out_printf(out, "%s%.*s", first ? "" : " ", (int)(p - start), start);
         first = false;
     }
 }

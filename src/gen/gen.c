@@ -16,40 +16,40 @@
 #include "gen.h"
 
 /* Every backend; --list-backends prints them in this order. */
-static const struct st_gen_backend *const backends[] = {
-    &st_gen_backend_nop,
-    &st_gen_backend_log,
-    &st_gen_backend_simple,
-    &st_gen_backend_dtrace,
-    &st_gen_backend_ust,
-    &st_gen_backend_ftrace,
-    &st_gen_backend_syslog,
+static const struct st__gen_backend *const backends[] = {
+    &st__gen_backend_nop,
+    &st__gen_backend_log,
+    &st__gen_backend_simple,
+    &st__gen_backend_dtrace,
+    &st__gen_backend_ust,
+    &st__gen_backend_ftrace,
+    &st__gen_backend_syslog,
     NULL,
 };
 
 /* Every output format; --help lists them in this order. */
-static const struct st_gen_format_info formats[] = {
-    {"h", ST_GEN_FORMAT_H, false, "the header with the trace_NAME() functions", st_gen_emit_h},
-    {"c", ST_GEN_FORMAT_C, false, "the event definitions and their registration", st_gen_emit_c},
-    {"d", ST_GEN_FORMAT_D, false, "DTrace provider file for the dtrace backend's probes", st_gen_emit_d},
-    {"stp", ST_GEN_FORMAT_STP, true, "SystemTap tapset: probe PREFIX.NAME per event", st_gen_emit_stp},
+static const struct st__gen_format_info formats[] = {
+    {"h", ST_GEN_FORMAT_H, false, "the header with the trace_NAME() functions", st__gen_emit_h},
+    {"c", ST_GEN_FORMAT_C, false, "the event definitions and their registration", st__gen_emit_c},
+    {"d", ST_GEN_FORMAT_D, false, "DTrace provider file for the dtrace backend's probes", st__gen_emit_d},
+    {"stp", ST_GEN_FORMAT_STP, true, "SystemTap tapset: probe PREFIX.NAME per event", st__gen_emit_stp},
     {"log-stp", ST_GEN_FORMAT_LOG_STP, true, "SystemTap: probe PREFIX.log.NAME prints each event",
-     st_gen_emit_log_stp},
+     st__gen_emit_log_stp},
     {"simpletrace-stp", ST_GEN_FORMAT_SIMPLETRACE_STP, true,
-     "SystemTap: probe PREFIX.simpletrace.NAME writes simpletrace v4", st_gen_emit_simpletrace_stp},
+     "SystemTap: probe PREFIX.simpletrace.NAME writes simpletrace v4", st__gen_emit_simpletrace_stp},
     {"ust-events-h", ST_GEN_FORMAT_UST_EVENTS_H, false, "LTTng-UST tracepoint provider header (GROUP-ust.h)",
-     st_gen_emit_ust_h},
+     st__gen_emit_ust_h},
     {"ust-events-c", ST_GEN_FORMAT_UST_EVENTS_C, false, "LTTng-UST tracepoint provider source",
-     st_gen_emit_ust_c},
+     st__gen_emit_ust_c},
     {NULL, ST_GEN_FORMAT_H, false, NULL, NULL},
 };
 
-const struct st_gen_format_info *st_gen_formats(void)
+const struct st__gen_format_info *st__gen_formats(void)
 {
     return formats;
 }
 
-const struct st_gen_format_info *st_gen_format_find(const char *name)
+const struct st__gen_format_info *st__gen_format_find(const char *name)
 {
     for (size_t i = 0; formats[i].name; i++)
         if (strcmp(formats[i].name, name) == 0)
@@ -57,12 +57,12 @@ const struct st_gen_format_info *st_gen_format_find(const char *name)
     return NULL;
 }
 
-const char *st_gen_provider(const struct st_gen *gen)
+const char *st__gen_provider(const struct st__gen *gen)
 {
     return gen->opt->provider ? gen->opt->provider : gen->opt->group;
 }
 
-bool st_gen_has_self_gated(const struct st_gen *gen)
+bool st__gen_has_self_gated(const struct st__gen *gen)
 {
     for (unsigned i = 0; i < gen->opt->nbackends; i++)
         if (gen->opt->backends[i]->h_enabled)
@@ -70,12 +70,12 @@ bool st_gen_has_self_gated(const struct st_gen *gen)
     return false;
 }
 
-const struct st_gen_backend *const *st_gen_backends(void)
+const struct st__gen_backend *const *st__gen_backends(void)
 {
     return backends;
 }
 
-const struct st_gen_backend *st_gen_backend_find(const char *name, size_t len)
+const struct st__gen_backend *st__gen_backend_find(const char *name, size_t len)
 {
     for (size_t i = 0; backends[i]; i++)
         if (strlen(backends[i]->name) == len && memcmp(backends[i]->name, name, len) == 0)
@@ -83,7 +83,7 @@ const struct st_gen_backend *st_gen_backend_find(const char *name, size_t len)
     return NULL;
 }
 
-bool st_gen_is_identifier(const char *s)
+bool st__gen_is_identifier(const char *s)
 {
     if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
         return false;
@@ -93,7 +93,7 @@ bool st_gen_is_identifier(const char *s)
     return true;
 }
 
-void st_gen_default_group(const char *path, char *buf, size_t len)
+void st__gen_default_group(const char *path, char *buf, size_t len)
 {
     if (len == 0)
         return;
@@ -114,7 +114,7 @@ void st_gen_default_group(const char *path, char *buf, size_t len)
         snprintf(buf, len, "root");
 }
 
-bool st_gen_event_compiled_in(const struct st_gen *gen, const struct st_event_decl *ev)
+bool st__gen_event_compiled_in(const struct st__gen *gen, const struct st__event_decl *ev)
 {
     return gen->any_records && !ev->disabled;
 }
@@ -130,7 +130,7 @@ static int set_default_mode(int fd)
 }
 
 /* Writes the text to a temporary file next to path and renames it to path. 0 or -errno. */
-static int write_file_atomic(const char *path, const struct st_out *out)
+static int write_file_atomic(const char *path, const struct st__out *out)
 {
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
@@ -159,7 +159,7 @@ static int write_file_atomic(const char *path, const struct st_out *out)
 }
 
 /* Publishes the generated text; 0 or -errno with errbuf naming the output. */
-static int publish(const struct st_gen_options *opt, const struct st_out *out, char *errbuf, size_t errlen)
+static int publish(const struct st__gen_options *opt, const struct st__out *out, char *errbuf, size_t errlen)
 {
     int rc;
     if (opt->output) {
@@ -177,8 +177,8 @@ static int publish(const struct st_gen_options *opt, const struct st_out *out, c
 /* Case-insensitive order of event names, declaration order among equals. */
 static int cmp_upper(const void *a, const void *b)
 {
-    const struct st_event_decl *x = *(const struct st_event_decl *const *)a;
-    const struct st_event_decl *y = *(const struct st_event_decl *const *)b;
+    const struct st__event_decl *x = *(const struct st__event_decl *const *)a;
+    const struct st__event_decl *y = *(const struct st__event_decl *const *)b;
     int rc = strcasecmp(x->name, y->name);
     if (rc)
         return rc;
@@ -186,7 +186,7 @@ static int cmp_upper(const void *a, const void *b)
 }
 
 /* Reports that ev's generated names clash with those of other; returns -EINVAL. */
-static int clash(const struct st_event_decl *ev, const struct st_event_decl *other, const char *what, char *errbuf,
+static int clash(const struct st__event_decl *ev, const struct st__event_decl *other, const char *what, char *errbuf,
                  size_t errlen)
 {
     snprintf(errbuf, errlen, "%s:%u: Event '%s' clashes with event '%s' (%s:%u): %s", ev->file, ev->line, ev->name,
@@ -195,11 +195,11 @@ static int clash(const struct st_event_decl *ev, const struct st_event_decl *oth
 }
 
 /* Two events whose names differ only in case would both define TRACE_NAME_ENABLED. */
-static int check_case_clashes(const struct st_event_list *list, char *errbuf, size_t errlen)
+static int check_case_clashes(const struct st__event_list *list, char *errbuf, size_t errlen)
 {
     if (list->count < 2)
         return 0;
-    const struct st_event_decl **order = malloc(list->count * sizeof *order);
+    const struct st__event_decl **order = malloc(list->count * sizeof *order);
     if (!order) {
         snprintf(errbuf, errlen, "out of memory");
         return -ENOMEM;
@@ -217,16 +217,16 @@ static int check_case_clashes(const struct st_event_list *list, char *errbuf, si
 }
 
 /* An event NAME_enabled would define trace_NAME_enabled(), which event NAME also defines. */
-static int check_enabled_clashes(const struct st_event_list *list, char *errbuf, size_t errlen)
+static int check_enabled_clashes(const struct st__event_list *list, char *errbuf, size_t errlen)
 {
     static const char suffix[] = "_enabled";
     const size_t n = sizeof suffix - 1;
     for (size_t i = 0; i < list->count; i++) {
-        const struct st_event_decl *ev = &list->events[i];
+        const struct st__event_decl *ev = &list->events[i];
         size_t len = strlen(ev->name);
         if (len <= n || strcmp(ev->name + len - n, suffix) != 0)
             continue;
-        const struct st_event_decl *other = st_events_find(list, ev->name, len - n);
+        const struct st__event_decl *other = st__events_find(list, ev->name, len - n);
         if (other)
             return clash(ev, other, "both would define the same trace_<NAME>_enabled() function", errbuf, errlen);
     }
@@ -254,11 +254,11 @@ static const char *reader_field(const char *name)
  * catalogue has such arguments (qio_channel_command_*(int pid)); the JSON
  * output keeps the arguments apart under "args".
  */
-static void warn_reader_fields(const struct st_gen_options *opt, const struct st_event_list *list)
+static void warn_reader_fields(const struct st__gen_options *opt, const struct st__event_list *list)
 {
     FILE *out = opt->warnings ? opt->warnings : stderr;
     for (size_t i = 0; i < list->count; i++) {
-        const struct st_event_decl *ev = &list->events[i];
+        const struct st__event_decl *ev = &list->events[i];
         for (unsigned a = 0; a < ev->nargs; a++) {
             const char *f = reader_field(ev->args[a].name);
             if (f)
@@ -274,20 +274,20 @@ static void warn_reader_fields(const struct st_gen_options *opt, const struct st
 /* ---- the run ----------------------------------------------------------------- */
 
 /* Parses every input and checks the whole list and the names it would generate; 0 or the error with errbuf filled. */
-static int parse_inputs(struct st_event_list *list, char *const *inputs, size_t ninputs, char *errbuf,
+static int parse_inputs(struct st__event_list *list, char *const *inputs, size_t ninputs, char *errbuf,
                         size_t errlen)
 {
-    struct st_events_error err;
+    struct st__events_error err;
     int rc = 0;
     for (size_t i = 0; i < ninputs && rc == 0; i++)
-        rc = st_events_parse_file(list, inputs[i], &err);
+        rc = st__events_parse_file(list, inputs[i], &err);
     if (rc == 0)
-        rc = st_events_check(list, &err);
+        rc = st__events_check(list, &err);
     if (rc) {
-        st_events_error_format(&err, errbuf, errlen);
+        st__events_error_format(&err, errbuf, errlen);
         return rc;
     }
-    rc = st_events_build_index(list);
+    rc = st__events_build_index(list);
     if (rc) {
         snprintf(errbuf, errlen, "out of memory");
         return rc;
@@ -298,19 +298,19 @@ static int parse_inputs(struct st_event_list *list, char *const *inputs, size_t 
     return rc;
 }
 
-int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t ninputs, char *errbuf,
+int st__gen_run(const struct st__gen_options *opt, char *const *inputs, size_t ninputs, char *errbuf,
                size_t errlen)
 {
-    struct st_event_list list;
-    struct st_out out;
-    st_events_init(&list);
-    st_out_init(&out);
+    struct st__event_list list;
+    struct st__out out;
+    st__events_init(&list);
+    st__out_init(&out);
     int rc = parse_inputs(&list, inputs, ninputs, errbuf, errlen);
     if (rc)
         goto done;
     if (opt->format == ST_GEN_FORMAT_H)
         warn_reader_fields(opt, &list);
-    struct st_gen gen = {opt, &list, false};
+    struct st__gen gen = {opt, &list, false};
     for (unsigned i = 0; i < opt->nbackends; i++)
         gen.any_records |= opt->backends[i]->records;
     for (size_t i = 0; formats[i].name; i++)
@@ -323,7 +323,7 @@ int st_gen_run(const struct st_gen_options *opt, char *const *inputs, size_t nin
     }
     rc = publish(opt, &out, errbuf, errlen);
 done:
-    st_out_free(&out);
-    st_events_free(&list);
+    st__out_free(&out);
+    st__events_free(&list);
     return rc;
 }

@@ -10,27 +10,27 @@
 
 #include "gen.h"
 
-void st_out_init(struct st_out *out)
+void st__out_init(struct st__out *out)
 {
     memset(out, 0, sizeof *out);
     out->line = 1;
 }
 
-void st_out_free(struct st_out *out)
+void st__out_free(struct st__out *out)
 {
     st__growbuf_free(&out->text);
-    st_out_init(out);
+    st__out_init(out);
 }
 
 /* Appends n bytes, counting the newlines in them. */
-static void append(struct st_out *out, const char *s, size_t n)
+static void append(struct st__out *out, const char *s, size_t n)
 {
     st__growbuf_put(&out->text, s, n);
     for (size_t i = 0; i < n; i++)
         out->line += s[i] == '\n';
 }
 
-void st_out_printf(struct st_out *out, const char *fmt, ...)
+void st__out_printf(struct st__out *out, const char *fmt, ...)
 {
     size_t at = out->text.len;
     va_list ap;
@@ -42,16 +42,16 @@ void st_out_printf(struct st_out *out, const char *fmt, ...)
         out->line += out->text.data[i] == '\n';
 }
 
-void st_out_c_escaped(struct st_out *out, const char *s)
+void st__out_c_escaped(struct st__out *out, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            st_out_printf(out, "\\%c", c);
+            st__out_printf(out, "\\%c", c);
         else if (c == '?')
-            st_out_printf(out, "\\?"); /* never part of a trigraph */
+            st__out_printf(out, "\\?"); /* never part of a trigraph */
         else if (c < 0x20 || c == 0x7f)
-            st_out_printf(out, "\\%03o", c); /* octal stops after 3 digits, unlike \x */
+            st__out_printf(out, "\\%03o", c); /* octal stops after 3 digits, unlike \x */
         else
             append(out, (const char *)&c, 1);
     }
@@ -78,23 +78,23 @@ static bool is_cxx_keyword(const char *s)
     return false;
 }
 
-void st_out_param(struct st_out *out, const struct st_arg *arg)
+void st__out_param(struct st__out *out, const struct st__arg *arg)
 {
     /* The parser reserves st__ for generated names, so this cannot collide. */
-    st_out_printf(out, is_cxx_keyword(arg->name) ? "st__%s" : "%s", arg->name);
+    st__out_printf(out, is_cxx_keyword(arg->name) ? "st__%s" : "%s", arg->name);
 }
 
-void st_out_arg_decl(struct st_out *out, const struct st_arg *arg, bool cxx_safe)
+void st__out_arg_decl(struct st__out *out, const struct st__arg *arg, bool cxx_safe)
 {
     size_t n = strlen(arg->type);
-    st_out_printf(out, "%s%s", arg->type, n && arg->type[n - 1] == '*' ? "" : " ");
+    st__out_printf(out, "%s%s", arg->type, n && arg->type[n - 1] == '*' ? "" : " ");
     if (cxx_safe)
-        st_out_param(out, arg);
+        st__out_param(out, arg);
     else
-        st_out_printf(out, "%s", arg->name);
+        st__out_printf(out, "%s", arg->name);
 }
 
-void st_out_upper(struct st_out *out, const char *name)
+void st__out_upper(struct st__out *out, const char *name)
 {
     for (; *name; name++) {
         char c = *name >= 'a' && *name <= 'z' ? (char)(*name - 'a' + 'A') : *name;

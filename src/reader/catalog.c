@@ -38,7 +38,7 @@ static const struct st_arg_info dropped_arg = {
     .size = 8,
 };
 
-static enum st_value_kind value_kind(enum st_arg_kind k)
+static enum st_value_kind value_kind(enum st__arg_kind k)
 {
     switch (k) {
     case ST_ARG_STRING: return ST_VALUE_STRING;
@@ -48,7 +48,7 @@ static enum st_value_kind value_kind(enum st_arg_kind k)
 }
 
 /* Fills view e of declaration d, its args at a, for index. */
-static void fill_view(struct st_event_info *e, struct st_arg_info *a, const struct st_event_decl *d, size_t index)
+static void fill_view(struct st_event_info *e, struct st_arg_info *a, const struct st__event_decl *d, size_t index)
 {
     e->name = d->name;
     e->name_len = strlen(d->name);
@@ -98,23 +98,23 @@ static int build_views(struct st_catalog *cat)
     return 0;
 }
 
-static void put_error(char *errbuf, size_t errlen, const struct st_events_error *e)
+static void put_error(char *errbuf, size_t errlen, const struct st__events_error *e)
 {
     if (errbuf && errlen)
-        st_events_error_format(e, errbuf, errlen);
+        st__events_error_format(e, errbuf, errlen);
 }
 
 /* Checks and indexes a parsed list, then builds the views. */
 static int finish(struct st_catalog *cat, char *errbuf, size_t errlen)
 {
-    struct st_events_error e;
+    struct st__events_error e;
     memset(&e, 0, sizeof e);
-    int ret = st_events_check(&cat->list, &e);
+    int ret = st__events_check(&cat->list, &e);
     if (ret < 0) {
         put_error(errbuf, errlen, &e);
         return ret;
     }
-    ret = st_events_build_index(&cat->list);
+    ret = st__events_build_index(&cat->list);
     if (ret == 0)
         ret = build_views(cat);
     if (ret < 0 && errbuf && errlen)
@@ -126,7 +126,7 @@ static struct st_catalog *catalog_alloc(void)
 {
     struct st_catalog *cat = calloc(1, sizeof *cat);
     if (cat)
-        st_events_init(&cat->list);
+        st__events_init(&cat->list);
     return cat;
 }
 
@@ -138,10 +138,10 @@ static struct st_catalog *catalog_alloc(void)
  */
 static int refuse_binary(const char *name, const uint8_t *p, size_t len, char *errbuf, size_t errlen)
 {
-    if (len >= 24 && st_fmt_get_u64(p) == ST_HEADER_EVENT_ID &&
-        (st_fmt_get_u64(p + 8) == ST_HEADER_MAGIC || __builtin_bswap64(st_fmt_get_u64(p + 8)) == ST_HEADER_MAGIC)) {
-        uint64_t v = st_fmt_get_u64(p + 16);
-        if (st_fmt_get_u64(p + 8) != ST_HEADER_MAGIC)
+    if (len >= 24 && st__fmt_get_u64(p) == ST_HEADER_EVENT_ID &&
+        (st__fmt_get_u64(p + 8) == ST_HEADER_MAGIC || __builtin_bswap64(st__fmt_get_u64(p + 8)) == ST_HEADER_MAGIC)) {
+        uint64_t v = st__fmt_get_u64(p + 16);
+        if (st__fmt_get_u64(p + 8) != ST_HEADER_MAGIC)
             v = __builtin_bswap64(v);
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "%s is a trace file (format version %llu), not a trace-events file", name,
@@ -198,11 +198,11 @@ static int parse_text(struct st_catalog *cat, const char *name, const char *text
     int ret = refuse_binary(name, (const uint8_t *)text, len, errbuf, errlen);
     if (ret < 0)
         return ret;
-    struct st_events_error e;
+    struct st__events_error e;
     memset(&e, 0, sizeof e);
     /* Lenient: a format that does not fit its arguments is a warning (st_catalog_warning()), as
        simpletrace.py reads such files; only the generator refuses them. */
-    ret = st_events_parse_buffer_flags(&cat->list, name, text, len, ST_EVENTS_LENIENT, &e);
+    ret = st__events_parse_buffer_flags(&cat->list, name, text, len, ST_EVENTS_LENIENT, &e);
     if (ret < 0)
         put_error(errbuf, errlen, &e);
     return ret;
@@ -261,7 +261,7 @@ ST_API void st_catalog_free(struct st_catalog *cat)
         cat->blocks = b->next;
         free(b);
     }
-    st_events_free(&cat->list);
+    st__events_free(&cat->list);
     free(cat->at);
     free(cat->events);
     free(cat->args);
@@ -280,7 +280,7 @@ ST_API const struct st_event_info *st_catalog_event(const struct st_catalog *cat
 
 const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len)
 {
-    const struct st_event_decl *d = st_events_find(&cat->list, name, name_len);
+    const struct st__event_decl *d = st__events_find(&cat->list, name, name_len);
     return d ? cat->at[(size_t)(d - cat->list.events) + cat->grows] : NULL;
 }
 
@@ -327,7 +327,7 @@ ST_API int st_catalog_arg_encoding(const struct st_catalog *cat, const struct st
 {
     if (!ev || ev->index > cat->count || cat->at[ev->index] != ev || i >= ev->nargs)
         return -EINVAL;
-    const struct st_event_decl *d = st__catalog_decl(cat, ev);
+    const struct st__event_decl *d = st__catalog_decl(cat, ev);
     if (!d) /* Dropped_Event(uint64_t num_events_dropped) */
         return ST_ARG_ENCODING_INTEGER;
     switch (d->args[i].enc) {
@@ -356,7 +356,7 @@ struct st_catalog *st__catalog_new_growing(void)
     return cat;
 }
 
-bool st__same_args(const struct st_event_info *a, const struct st_event_decl *b)
+bool st__same_args(const struct st_event_info *a, const struct st__event_decl *b)
 {
     if (a->nargs != b->nargs)
         return false;
@@ -386,7 +386,7 @@ static void *view_alloc(struct st_catalog *cat, size_t n)
 /* The view of the list's last declaration, appended to cat at index count + 1. 0 or -ENOMEM. */
 static int append_view(struct st_catalog *cat)
 {
-    const struct st_event_decl *d = &cat->list.events[cat->list.count - 1];
+    const struct st__event_decl *d = &cat->list.events[cat->list.count - 1];
     if (cat->count + 2 > cat->cap) {
         struct st_event_info **at = realloc(cat->at, 2 * cat->cap * sizeof *at);
         if (!at)
@@ -406,23 +406,23 @@ static int append_view(struct st_catalog *cat)
 int st__catalog_declare(struct st_catalog *cat, const char *file, const char *text, size_t len,
                         const struct st_event_info **ev, char *msg, size_t msglen)
 {
-    struct st_event_list one;
-    struct st_events_error e;
+    struct st__event_list one;
+    struct st__events_error e;
     const struct st_event_info *prev;
     int ret;
 
     memset(&e, 0, sizeof e);
-    st_events_init(&one);
+    st__events_init(&one);
     *ev = NULL;
     /* Parsed alone first: its name decides whether it is new, and a known one is only compared. */
-    if ((ret = st_events_add_line(&one, file, 1, text, len, &e)) < 0) {
+    if ((ret = st__events_add_line(&one, file, 1, text, len, &e)) < 0) {
         snprintf(msg, msglen, "declaration '%.*s' does not parse: %s", (int)(len < 200 ? len : 200), text,
                  e.message);
         goto out;
     }
-    const struct st_event_decl *d = &one.events[0];
+    const struct st__event_decl *d = &one.events[0];
     if ((prev = st__catalog_find_n(cat, d->name, strlen(d->name)))) {
-        const struct st_event_decl *first = &cat->list.events[prev->index - 1];
+        const struct st__event_decl *first = &cat->list.events[prev->index - 1];
         if (!st__same_args(prev, d)) {
             ret = -EBADMSG;
             snprintf(msg, msglen, "event '%s' is declared twice, differently: other arguments than in its first "
@@ -431,14 +431,14 @@ int st__catalog_declare(struct st_catalog *cat, const char *file, const char *te
         *ev = ret ? NULL : prev;
         goto out;
     }
-    if ((ret = st_events_add_line(&cat->list, file, (unsigned)cat->count + 1, text, len, &e)) == 0 &&
+    if ((ret = st__events_add_line(&cat->list, file, (unsigned)cat->count + 1, text, len, &e)) == 0 &&
         (ret = append_view(cat)) < 0)
-        st_events_pop(&cat->list);
+        st__events_pop(&cat->list);
     if (ret < 0)
         snprintf(msg, msglen, "%s", ret == -ENOMEM ? "out of memory for the trace's declarations" : e.message);
     else
         *ev = cat->at[cat->count];
 out:
-    st_events_free(&one);
+    st__events_free(&one);
     return ret;
 }

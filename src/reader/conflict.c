@@ -27,7 +27,7 @@ static void args_text(char *buf, size_t len, unsigned n, const char *const *type
         snprintf(buf + used, len - used, ")");
 }
 
-static void decl_args_text(char *buf, size_t len, const struct st_event_decl *d)
+static void decl_args_text(char *buf, size_t len, const struct st__event_decl *d)
 {
     const char *types[ST_READER_MAX_ARGS], *names[ST_READER_MAX_ARGS];
     for (unsigned i = 0; i < d->nargs; i++)
@@ -59,9 +59,9 @@ static bool seen_before(struct st__conflicts *c, const char *name)
 }
 
 /* Parses one declaration line into list (a one-line trace-events text). 0 or -errno. */
-static int parse_line(struct st_event_list *list, const char *line, size_t len)
+static int parse_line(struct st__event_list *list, const char *line, size_t len)
 {
-    struct st_events_error e;
+    struct st__events_error e;
     char *text = malloc(len + 1);
     int ret;
 
@@ -70,22 +70,22 @@ static int parse_line(struct st_event_list *list, const char *line, size_t len)
     memcpy(text, line, len);
     text[len] = '\n';
     memset(&e, 0, sizeof e);
-    ret = st_events_parse_buffer_flags(list, "the trace", text, len + 1, ST_EVENTS_LENIENT, &e);
+    ret = st__events_parse_buffer_flags(list, "the trace", text, len + 1, ST_EVENTS_LENIENT, &e);
     free(text);
     return ret < 0 ? ret : list->count == 1 ? 0 : -EINVAL;
 }
 
 void st__conflict_check(struct st__conflicts *c, const struct st_catalog *cat, const char *line, size_t len)
 {
-    struct st_event_list list;
+    struct st__event_list list;
     char msg[2048], given[480], carried[480];
 
     if (!c->fn || cat->count == 0)
         return; /* no trace-events files given: the catalog is the trace's own */
-    st_events_init(&list);
+    st__events_init(&list);
     if (parse_line(&list, line, len) < 0)
         goto out; /* not ours to judge: st_catalog_load_trace() reports what does not parse */
-    const struct st_event_decl *d = &list.events[0];
+    const struct st__event_decl *d = &list.events[0];
     const struct st_event_info *ev = st_catalog_find(cat, d->name);
     if (ev && st__same_args(ev, d))
         goto out;
@@ -105,7 +105,7 @@ void st__conflict_check(struct st__conflicts *c, const struct st_catalog *cat, c
     }
     c->fn(msg, c->opaque);
 out:
-    st_events_free(&list);
+    st__events_free(&list);
 }
 
 void st__conflicts_free(struct st__conflicts *c)

@@ -293,7 +293,7 @@ static char *put_time(struct st_formatter *f, char *p, uint64_t ts)
 static void cache_pid(struct st_formatter *f, uint32_t pid)
 {
     memcpy(f->pid_text, " pid=", 5);
-    char *e = st__put_u64(f->pid_text + 5, pid);
+    char *e = st__put_dec(f->pid_text + 5, pid);
     *e++ = ' ';
     f->pid = pid;
     f->pid_len = (uint32_t)(e - f->pid_text);
@@ -320,14 +320,14 @@ static char *put_process_text(char *p, const struct st_record *rec)
 {
     if (!rec->process_pid && !rec->process_program[0]) {
         p = put_lit_text(p, "input#", 6);
-        p = st__put_u64(p, rec->input);
+        p = st__put_dec(p, rec->input);
         *p++ = ' ';
         return p;
     }
     for (const unsigned char *s = (const unsigned char *)rec->process_program; *s; s++)
         *p++ = *s > 0x20 && *s < 0x7f ? (char)*s : '?';
     *p++ = '[';
-    p = st__put_u64(p, rec->process_pid);
+    p = st__put_dec(p, rec->process_pid);
     *p++ = ']';
     *p++ = ' ';
     return p;
@@ -338,9 +338,9 @@ static char *put_process_json(char *p, const struct st_record *rec)
 {
     bool known = rec->process_pid || rec->process_program[0];
     p = put_lit_text(p, ",\"process\":{\"input\":", 20);
-    p = st__put_u64(p, rec->input);
+    p = st__put_dec(p, rec->input);
     p = put_lit_text(p, ",\"pid\":", 7);
-    p = known ? st__put_u64(p, rec->process_pid) : put_lit_text(p, "null", 4);
+    p = known ? st__put_dec(p, rec->process_pid) : put_lit_text(p, "null", 4);
     p = put_lit_text(p, ",\"program\":", 11);
     if (known)
         p = st__json_string(p, (const uint8_t *)rec->process_program, strlen(rec->process_program));
@@ -380,9 +380,9 @@ static char *put_i64(char *p, uint64_t v)
 {
     if (v >> 63) {
         *p++ = '-';
-        return st__put_u64(p, ~v + 1); /* the magnitude, 2^63 for INT64_MIN */
+        return st__put_dec(p, ~v + 1); /* the magnitude, 2^63 for INT64_MIN */
     }
-    return st__put_u64(p, v);
+    return st__put_dec(p, v);
 }
 
 static char *put_lit(char *p, const char *s, size_t n)
@@ -395,7 +395,7 @@ static char *put_lit(char *p, const char *s, size_t n)
 static char *put_json_char(char *p, const struct st_arg_info *a, uint64_t v)
 {
     p = put_lit(p, "{\"value\":", 9);
-    p = a->is_signed ? put_i64(p, v) : st__put_u64(p, v);
+    p = a->is_signed ? put_i64(p, v) : st__put_dec(p, v);
     p = put_lit(p, ",\"char\":", 8);
     uint8_t c = (uint8_t)v;
     if (c >= 0x20 && c < 0x7f)
@@ -423,20 +423,20 @@ static char *put_json_value(char *p, const struct tmpl *t, const struct st_arg_i
     case JSON_SIGNED: return put_i64(p, x);
     case JSON_BOOL: return x ? put_lit(p, "true", 4) : put_lit(p, "false", 5);
     case JSON_CHAR: return put_json_char(p, a, x);
-    default: return st__put_u64(p, x);
+    default: return st__put_dec(p, x);
     }
 }
 
 static char *put_json(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
 {
     p = st__put_short(p, f->arena + t->head, t->head_len);
-    p = st__put_u64(p, rec->id);
+    p = st__put_dec(p, rec->id);
     memcpy(p, ",\"timestamp_ns\":", 16);
-    p = st__put_u64(p + 16, rec->timestamp_ns);
+    p = st__put_dec(p + 16, rec->timestamp_ns);
     memcpy(p, ",\"pid\":", 7);
     p += 7;
     if (rec->has_pid) {
-        p = st__put_u64(p, rec->pid);
+        p = st__put_dec(p, rec->pid);
     } else {
         memcpy(p, "null", 4);
         p += 4;
@@ -496,7 +496,7 @@ static int put_log_unfit(struct st_formatter *f, const struct st_record *rec)
 /* Whether ev's format was read leniently and does not fit its arguments. */
 static bool format_unfit(const struct st_formatter *f, const struct st_event_info *ev)
 {
-    const struct st_event_decl *d = st__catalog_decl(f->cat, ev);
+    const struct st__event_decl *d = st__catalog_decl(f->cat, ev);
     return d && d->fmt_unfit;
 }
 

@@ -65,7 +65,7 @@ static int parse_info(struct st__desc *dd)
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *eq;
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
         long n;
-        if (!(eq = memchr(p, '=', len)) || (n = st_meta_unescape(out, eq + 1, len - (size_t)(eq + 1 - p))) < 0)
+        if (!(eq = memchr(p, '=', len)) || (n = st__meta_unescape(out, eq + 1, len - (size_t)(eq + 1 - p))) < 0)
             return -EBADMSG;
         out[n] = '\0';
         set_field(d, p, (size_t)(eq - p), out);

@@ -287,12 +287,12 @@ static inline void consume(struct st__trace *r, size_t n, uint64_t num)
 
 static inline uint64_t ld64(const struct st__trace *r, const uint8_t *p)
 {
-    return st_fmt_load_u64(p, r->swap);
+    return st__fmt_load_u64(p, r->swap);
 }
 
 static inline uint32_t ld32(const struct st__trace *r, const uint8_t *p)
 {
-    return st_fmt_load_u32(p, r->swap);
+    return st__fmt_load_u32(p, r->swap);
 }
 
 /* --- event IDs -------------------------------------------------------------- */
@@ -662,7 +662,7 @@ static int declare(struct st__trace *r, uint32_t id, const char *text, uint32_t 
 /* Reads a mapping record that carries a declaration, the description or a process record (meta_format.h). */
 static int take_meta(struct st__trace *r, uint64_t id, uint32_t len, uint64_t num)
 {
-    const char *what = st_meta_is_info(id) ? "description" : st_meta_is_proc(id) ? "process" : "declaration";
+    const char *what = st__meta_is_info(id) ? "description" : st__meta_is_proc(id) ? "process" : "declaration";
     if (len > ST_META_MAX_LEN)
         return fail(r, -EBADMSG, r->pos_offset, num, "%s record has %u bytes (at most %u)", what, len,
                     ST_META_MAX_LEN);
@@ -670,22 +670,22 @@ static int take_meta(struct st__trace *r, uint64_t id, uint32_t len, uint64_t nu
     if (ret < 0)
         return ret;
     const char *text = (const char *)r->pos + ST_MAPPING_FIXED_SIZE;
-    ret = st_meta_is_info(id)   ? st__meta_set_info(&r->meta, text, len)
-          : st_meta_is_proc(id) ? st__meta_set_proc(&r->meta, st_meta_proc_number(id), text, len)
-                                : st__meta_set_decl(&r->meta, st_meta_decl_event(id), text, len);
+    ret = st__meta_is_info(id)   ? st__meta_set_info(&r->meta, text, len)
+          : st__meta_is_proc(id) ? st__meta_set_proc(&r->meta, st__meta_proc_number(id), text, len)
+                                : st__meta_set_decl(&r->meta, st__meta_decl_event(id), text, len);
     bool again = ret == 1; /* a declaration seen before (a new piece repeats them) */
     if (ret < 0)
         return fail(r, ret, r->pos_offset, num, "%s",
                     ret == -ENOMEM                          ? "out of memory for the trace's description"
-                    : ret == -E2BIG && st_meta_is_proc(id)  ? "process record for a process number over 2^16"
+                    : ret == -E2BIG && st__meta_is_proc(id)  ? "process record for a process number over 2^16"
                     : ret == -E2BIG                         ? "declaration for an event ID over 2^20"
                                                             : "malformed description (want simpletrace=1, then "
                                                               "KEY=VALUE lines)");
-    if (st_meta_is_decl(id) && !again && r->grow && (ret = declare(r, st_meta_decl_event(id), text, len, num)) < 0)
+    if (st__meta_is_decl(id) && !again && r->grow && (ret = declare(r, st__meta_decl_event(id), text, len, num)) < 0)
         return ret;
-    if (st_meta_is_decl(id) && !again && !r->grow)
+    if (st__meta_is_decl(id) && !again && !r->grow)
         st__conflict_check(&r->conflicts, r->cat, text, len);
-    if (!st_meta_is_decl(id))
+    if (!st__meta_is_decl(id))
         use_description(r);
     consume(r, ST_MAPPING_FIXED_SIZE + len, num);
     return 0;
@@ -699,7 +699,7 @@ static int take_mapping(struct st__trace *r, uint64_t num)
         return ret;
     uint64_t id = ld64(r, r->pos + 8);
     uint32_t len = ld32(r, r->pos + 16);
-    if (st_meta_is_decl(id) || st_meta_is_info(id) || st_meta_is_proc(id))
+    if (st__meta_is_decl(id) || st__meta_is_info(id) || st__meta_is_proc(id))
         return take_meta(r, id, len, num);
     if (len > ST_MAX_NAME)
         return fail(r, -EBADMSG, r->pos_offset, num,
@@ -888,7 +888,7 @@ static int read_header(struct st__trace *r)
     }
     if ((ret = need(r, ST_HEADER_SIZE, 0, "the 24-byte header")) < 0)
         return ret;
-    uint64_t id = st_fmt_get_u64(r->pos), magic = st_fmt_get_u64(r->pos + 8);
+    uint64_t id = st__fmt_get_u64(r->pos), magic = st__fmt_get_u64(r->pos + 8);
     if (id != ST_HEADER_EVENT_ID && looks_like_text(r->pos, ST_HEADER_SIZE)) {
         char start[68];
         return fail(r, -EBADMSG, 0, 0, "not a trace file: it begins with text (\"%s\"), as a trace-events file does",

@@ -125,7 +125,7 @@ static inline uint64_t st__arg_value(const struct st_arg_info *a, uint64_t store
  * records and consumers hold them.
  */
 struct st_catalog {
-    struct st_event_list list;    /* owns every string the views point to */
+    struct st__event_list list;    /* owns every string the views point to */
     struct st_event_info **at;    /* at[index]: count + 1 entries, Dropped_Event included */
     size_t count;                 /* declared events */
     size_t cap;                   /* entries at has room for */
@@ -157,14 +157,14 @@ int st__catalog_declare(struct st_catalog *cat, const char *file, const char *te
                         const struct st_event_info **ev, char *msg, size_t msglen);
 
 /* The declaration of cat's event ev, or NULL for Dropped_Event. */
-static inline const struct st_event_decl *st__catalog_decl(const struct st_catalog *cat, const struct st_event_info *ev)
+static inline const struct st__event_decl *st__catalog_decl(const struct st_catalog *cat, const struct st_event_info *ev)
 {
     size_t pos = ev->index - cat->grows; /* a growing catalog's events start at index 1 */
     return ev == st__catalog_dropped(cat) || pos >= cat->list.count ? NULL : &cat->list.events[pos];
 }
 
 /* Whether the catalog's event ev takes the arguments d declares: the same number, types and names. */
-bool st__same_args(const struct st_event_info *ev, const struct st_event_decl *d);
+bool st__same_args(const struct st_event_info *ev, const struct st__event_decl *d);
 
 /* The event of that name (name_len bytes) in cat, Dropped_Event excluded, or NULL. */
 const struct st_event_info *st__catalog_find_n(const struct st_catalog *cat, const char *name, size_t name_len);

@@ -18,13 +18,13 @@
 
 #include "json_escape.h"
 
-/* Room for any number st__put_u64/st__put_hex write (scratch included). */
+/* Room for any number st__put_dec/st__put_hex write (scratch included). */
 #define ST__NUM_ROOM 24
 /* Room st__put_delta_us / st__put_us_exact need. */
 #define ST__US_ROOM 48
 
 /* Decimal digits of v (at most 20 bytes). */
-static inline char *st__put_u64(char *p, uint64_t v)
+static inline char *st__put_dec(char *p, uint64_t v)
 {
     static const char pairs[201] =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -140,7 +140,7 @@ static inline char *st__put_us_exact(char *p, bool negative, uint64_t ns)
     if (us < 10)
         *p++ = (char)('0' + us);
     else
-        p = st__put_u64(p, us);
+        p = st__put_dec(p, us);
     *p = '.';
     memcpy(p + 1, st__digits3[frac], 4); /* the 4th byte is scratch */
     return p + 4;

@@ -55,7 +55,7 @@ static void names_settle(struct st__rv_names *nm)
 /* Longest name a mapping of id may have: an event's name, or a description or declaration. */
 static uint32_t max_len(uint64_t id)
 {
-    return st_meta_is_info(id) || st_meta_is_decl(id) ? ST_META_MAX_LEN : ST_MAX_NAME;
+    return st__meta_is_info(id) || st__meta_is_decl(id) ? ST_META_MAX_LEN : ST_MAX_NAME;
 }
 
 int st__rv_names_load(struct st__rv_names *nm, const struct st__recover_image *img, const struct st__recover_hooks *hk)
@@ -66,9 +66,9 @@ int st__rv_names_load(struct st__rv_names *nm, const struct st__recover_image *i
     if (!img)
         return 0;
     nm->data = img->data;
-    while (img->len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(img->data + at) == ST_RECORD_TYPE_MAPPING) {
-        uint64_t id = st_fmt_get_u64(img->data + at + 8);
-        uint32_t len = st_fmt_get_u32(img->data + at + 16);
+    while (img->len - at >= ST_MAPPING_FIXED_SIZE && st__fmt_get_u64(img->data + at) == ST_RECORD_TYPE_MAPPING) {
+        uint64_t id = st__fmt_get_u64(img->data + at + 8);
+        uint32_t len = st__fmt_get_u32(img->data + at + 16);
         if (len == 0 || len > max_len(id) || len > img->len - at - ST_MAPPING_FIXED_SIZE)
             break;
         if (names_push(nm, &cap, (struct st__rv_name){id,

@@ -3,7 +3,7 @@
  *
  * Clock: raw timestamps of one process convert along the line through its
  * start-up anchor a (the same in every ring file) and the latest anchor b
- * of any of its files, as one st_clock_conv with those two knots. When b
+ * of any of its files, as one st__clock_conv with those two knots. When b
  * is under 1 ms after a (the process died young) that line is too short to
  * trust, and the rate is this machine's, measured now (recover reads files
  * of the machine that wrote them).
@@ -275,7 +275,7 @@ void st__recover_free(struct st__recover *r)
 /* --- the clock ---------------------------------------------------------------- */
 
 /* The default measurement: two samples MEASURE_NS apart. */
-static void measure_here(struct st_clock_anchor *from, struct st_clock_anchor *to)
+static void measure_here(struct st__clock_anchor *from, struct st__clock_anchor *to)
 {
     struct timespec d = {0, MEASURE_NS};
 
@@ -290,10 +290,10 @@ static void measure_here(struct st_clock_anchor *from, struct st_clock_anchor *t
  * be drawn (the anchors or the measurement go backwards: a damaged file)
  * leaves one knot, which converts every value to a's ns.
  */
-static void clock_build(const struct st__recover *r, struct st_clock_conv *cv)
+static void clock_build(const struct st__recover *r, struct st__clock_conv *cv)
 {
     const struct st__rv_ring *first = NULL;
-    struct st_clock_anchor a, b = {0, 0}, from, to;
+    struct st__clock_anchor a, b = {0, 0}, from, to;
 
     for (size_t i = 0; i < r->n && !first; i++)
         if (!r->rings[i].unborn)
@@ -302,13 +302,13 @@ static void clock_build(const struct st__recover *r, struct st_clock_conv *cv)
         st__clock_conv_init(cv, false, b); /* no header: no record to convert */
         return;
     }
-    a = (struct st_clock_anchor){first->h.a_raw, first->h.a_ns};
+    a = (struct st__clock_anchor){first->h.a_raw, first->h.a_ns};
     st__clock_conv_init(cv, first->h.clock_tsc != 0, a);
     if (!first->h.clock_tsc)
         return;
     for (size_t i = 0; i < r->n; i++)
         if (!r->rings[i].unborn && r->rings[i].anchor_ok && r->rings[i].h.b_ns > b.ns)
-            b = (struct st_clock_anchor){r->rings[i].h.b_raw, r->rings[i].h.b_ns};
+            b = (struct st__clock_anchor){r->rings[i].h.b_raw, r->rings[i].h.b_ns};
     if (b.ns > a.ns && b.ns - a.ns > MIN_ANCHOR_SPAN_NS && b.raw > a.raw) {
         st__clock_conv_add(cv, b, 0, true);
         return;
@@ -318,7 +318,7 @@ static void clock_build(const struct st__recover *r, struct st_clock_conv *cv)
     else
         measure_here(&from, &to);
     if (to.raw > from.raw && to.ns >= from.ns)
-        st__clock_conv_add(cv, (struct st_clock_anchor){a.raw + (to.raw - from.raw), a.ns + (to.ns - from.ns)}, 0,
+        st__clock_conv_add(cv, (struct st__clock_anchor){a.raw + (to.raw - from.raw), a.ns + (to.ns - from.ns)}, 0,
                            true);
 }
 
@@ -360,10 +360,10 @@ static uint8_t *out_room(struct out *o, size_t n)
 
 static void out_mapping(struct out *o, uint64_t id, const char *name, uint32_t len)
 {
-    uint8_t *p = out_room(o, st_fmt_mapping_size(len));
+    uint8_t *p = out_room(o, st__fmt_mapping_size(len));
 
     if (p)
-        st__growbuf_commit(&o->b, st_fmt_put_mapping(p, id, name, len));
+        st__growbuf_commit(&o->b, st__fmt_put_mapping(p, id, name, len));
 }
 
 /* The merge's sink: runs go straight into the buffer. */
@@ -428,7 +428,7 @@ static int put_unknown(struct out *o, const struct st__recover *r, const struct 
             uint8_t idb[8];
             uint64_t id;
             st__rv_ring_copy(g, pos + ST_EV_OFF_ID, idb, sizeof idb);
-            id = st_fmt_get_u64(idb);
+            id = st__fmt_get_u64(idb);
             if (id != ST_DROPPED_EVENT_ID && !st__rv_names_find(nm, id) && ids_push(&ids, &n, &cap, id) < 0) {
                 free(ids);
                 return -ENOMEM;
@@ -465,7 +465,7 @@ static bool description_ok(const char *t, size_t len)
         const char *nl = memchr(t + at, '\n', len - at), *eq;
         size_t line = nl ? (size_t)(nl - (t + at)) : len - at;
         eq = memchr(t + at, '=', line);
-        ok = eq && st_meta_unescape(scratch, eq + 1, line - (size_t)(eq + 1 - (t + at))) >= 0;
+        ok = eq && st__meta_unescape(scratch, eq + 1, line - (size_t)(eq + 1 - (t + at))) >= 0;
         at += line + 1;
     }
     free(scratch);
@@ -506,11 +506,11 @@ static void put_head(struct out *o, const struct st__recover *r, const struct st
     uint8_t *p = out_room(o, ST_HEADER_SIZE);
 
     if (p)
-        st__growbuf_commit(&o->b, st_fmt_put_header(p));
+        st__growbuf_commit(&o->b, st__fmt_put_header(p));
     put_description(o, r, nm);
     for (size_t i = 0; i < nm->n; i++) {
         const struct st__rv_name *e = &nm->v[i], *decl;
-        if (st_meta_is_info(e->id) || st_meta_is_decl(e->id))
+        if (st__meta_is_info(e->id) || st__meta_is_decl(e->id))
             continue;
         out_mapping(o, e->id, (const char *)nm->data + e->off, e->len);
         if (e->id <= UINT32_MAX && (decl = st__rv_names_find(nm, ST_META_DECL_ID(e->id))))
@@ -526,7 +526,7 @@ static void put_drops(struct out *o, const struct st__recover *r, const struct s
         uint8_t *p;
         if (!pending[i] || !(p = out_room(o, ST_EVENT_FIXED_SIZE + 8)))
             continue;
-        st__growbuf_commit(&o->b, st_fmt_put_dropped(p, src[i].last_ns ? src[i].last_ns : r->rings[i].h.b_ns,
+        st__growbuf_commit(&o->b, st__fmt_put_dropped(p, src[i].last_ns ? src[i].last_ns : r->rings[i].h.b_ns,
                                                       r->rings[i].h.tid, pending[i]));
         o->drops += pending[i];
     }
@@ -554,7 +554,7 @@ int st__recover_write(struct st__recover *r, const struct st__recover_image *nam
     struct st__merge_sink sink = {sink_reserve, sink_commit, NULL, &o};
     struct st__merge merge = {0};
     struct st__rv_names nm;
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
     struct st__merge_src *src = calloc(r->n, sizeof *src);
     uint64_t *pending = calloc(r->n, sizeof *pending);
     int ret = -ENOMEM;

@@ -99,7 +99,7 @@ struct st__recover_hooks {
      * tick rate: two samples (raw ticks, ns) some ms apart. NULL: two
      * st__clock_sample()s 20 ms apart (recover then sleeps).
      */
-    void (*measure)(void *ctx, struct st_clock_anchor *from, struct st_clock_anchor *to);
+    void (*measure)(void *ctx, struct st__clock_anchor *from, struct st__clock_anchor *to);
     void *ctx;
 };
 

@@ -16,7 +16,7 @@
 /* One ring file that passed its header's checks. */
 struct st__rv_ring {
     struct st__recover_image img; /* the caller's bytes */
-    struct st_crash_hdr h;        /* a copy of the header; zero but pid and tid when unborn */
+    struct st__crash_hdr h;        /* a copy of the header; zero but pid and tid when unborn */
     bool unborn;                  /* no header yet: no records, never read */
     bool anchor_ok;               /* b_raw/b_ns were not being changed: usable */
     const uint8_t *ring;          /* img.data + ring_off */

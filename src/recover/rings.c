@@ -107,12 +107,12 @@ static bool word_misplaced(uint64_t off, uint64_t ring_off)
     return off < ST_CRASH_HDR_SIZE || off > ring_off - 8;
 }
 
-static bool hdr_problem(const struct st_crash_hdr *h, size_t len, struct hdr_problem *p)
+static bool hdr_problem(const struct st__crash_hdr *h, size_t len, struct hdr_problem *p)
 {
 #define HDR_BAD(f, cond, text)                                                 \
     do {                                                                       \
         if (cond) {                                                            \
-            *p = (struct hdr_problem){#f, offsetof(struct st_crash_hdr, f), h->f, #f " " text}; \
+            *p = (struct hdr_problem){#f, offsetof(struct st__crash_hdr, f), h->f, #f " " text}; \
             return true;                                                       \
         }                                                                      \
     } while (0)
@@ -133,13 +133,13 @@ static bool hdr_problem(const struct st_crash_hdr *h, size_t len, struct hdr_pro
 /* The u64 at byte off of the image (checked to lie inside it). */
 static uint64_t image_u64(const struct st__recover_image *img, uint64_t off)
 {
-    return st_fmt_get_u64(img->data + off);
+    return st__fmt_get_u64(img->data + off);
 }
 
 bool st__rv_ring_check(const struct st__recover_image *img, struct st__rv_ring *r, const struct st__recover_hooks *hk)
 {
     struct hdr_problem p;
-    struct st_crash_hdr h;
+    struct st__crash_hdr h;
 
     if (img->len < ST_CRASH_HDR_SIZE)
         return ring_unborn(img, r, hk); /* created, not yet sized */
@@ -194,7 +194,7 @@ void st__rv_ring_copy(const struct st__rv_ring *r, uint64_t pos, void *dst, size
  */
 static bool event_id(uint64_t id)
 {
-    return !st_meta_is_info(id) && !st_meta_is_decl(id);
+    return !st__meta_is_info(id) && !st__meta_is_decl(id);
 }
 
 uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t end, const char **why)
@@ -207,8 +207,8 @@ uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t 
         no = "fewer bytes left than a record's fixed part";
     } else {
         st__rv_ring_copy(r, pos, hdr, sizeof hdr);
-        size = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
-        if (st_fmt_get_u64(hdr + ST_EV_OFF_TYPE) != ST_RECORD_TYPE_EVENT)
+        size = 8 + (uint64_t)st__fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+        if (st__fmt_get_u64(hdr + ST_EV_OFF_TYPE) != ST_RECORD_TYPE_EVENT)
             no = "type is not 1";
         else if (size < ST_EVENT_FIXED_SIZE)
             no = "length shorter than the fixed part";
@@ -216,7 +216,7 @@ uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t 
             no = "length beyond the largest record";
         else if (size > end - pos)
             no = "record runs past head";
-        else if (!event_id(st_fmt_get_u64(hdr + ST_EV_OFF_ID)))
+        else if (!event_id(st__fmt_get_u64(hdr + ST_EV_OFF_ID)))
             no = "ID is one reserved for the description or declarations";
         else
             return size;
@@ -232,9 +232,9 @@ static void scan_anchors(struct st__rv_ring *r, const struct st__recover_hooks *
     if (!(r->h.anchor_seq & 1))
         return;
     r->anchor_ok = false;
-    st__rv_say(hk, ST_RECOVER_ANCHOR_TORN, r->img.name, "anchor_seq", offsetof(struct st_crash_hdr, anchor_seq),
+    st__rv_say(hk, ST_RECOVER_ANCHOR_TORN, r->img.name, "anchor_seq", offsetof(struct st__crash_hdr, anchor_seq),
                r->h.anchor_seq, "the clock anchors were being changed (byte %zu: anchor_seq %llu is odd): "
-               "the latest one is not used", offsetof(struct st_crash_hdr, anchor_seq),
+               "the latest one is not used", offsetof(struct st__crash_hdr, anchor_seq),
                (unsigned long long)r->h.anchor_seq);
 }
 
@@ -246,9 +246,9 @@ static void scan_inflight(struct st__rv_ring *r, const struct st__recover_hooks 
     if (!(r->h.inflight_seq & 1) || (end >= r->tail && end <= r->head))
         return;
     r->h.inflight_seq++; /* even: no write in flight */
-    st__rv_say(hk, ST_RECOVER_INFLIGHT_BAD, r->img.name, "inflight_end", offsetof(struct st_crash_hdr, inflight_end),
+    st__rv_say(hk, ST_RECOVER_INFLIGHT_BAD, r->img.name, "inflight_end", offsetof(struct st__crash_hdr, inflight_end),
                end, "byte %zu: inflight_end %llu is not between tail %llu and head %llu: the note of a write in "
-               "flight is ignored", offsetof(struct st_crash_hdr, inflight_end), (unsigned long long)end,
+               "flight is ignored", offsetof(struct st__crash_hdr, inflight_end), (unsigned long long)end,
                (unsigned long long)r->tail, (unsigned long long)r->head);
 }
 
@@ -295,15 +295,15 @@ static uint64_t count_in_file(const uint8_t *p, uint64_t len, uint32_t tid)
 
     while (len - at >= ST_MAPPING_FIXED_SIZE) {
         uint64_t size;
-        if (st_fmt_get_u64(p + at) == ST_RECORD_TYPE_MAPPING) {
-            size = ST_MAPPING_FIXED_SIZE + (uint64_t)st_fmt_get_u32(p + at + 16);
+        if (st__fmt_get_u64(p + at) == ST_RECORD_TYPE_MAPPING) {
+            size = ST_MAPPING_FIXED_SIZE + (uint64_t)st__fmt_get_u32(p + at + 16);
         } else {
             if (len - at < ST_EVENT_FIXED_SIZE)
                 break;
-            size = 8 + (uint64_t)st_fmt_get_u32(p + at + ST_EV_OFF_LENGTH);
+            size = 8 + (uint64_t)st__fmt_get_u32(p + at + ST_EV_OFF_LENGTH);
             if (size < ST_EVENT_FIXED_SIZE)
                 break;
-            if (size <= len - at && st_fmt_get_u32(p + at + ST_EV_OFF_PID) == tid)
+            if (size <= len - at && st__fmt_get_u32(p + at + ST_EV_OFF_PID) == tid)
                 n++;
         }
         if (size > len - at)
@@ -322,7 +322,7 @@ static uint64_t count_in_file(const uint8_t *p, uint64_t len, uint32_t tid)
 void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace *trace,
                      const struct st__recover_hooks *hk, uint64_t *tail, uint64_t *pending)
 {
-    const struct st_crash_hdr *h = &r->h;
+    const struct st__crash_hdr *h = &r->h;
     uint64_t end = h->inflight_end, n_ring = 0, n_file = 0, pos, size, skip;
 
     if (r->unborn || !(h->inflight_seq & 1))

@@ -18,9 +18,9 @@
 #define R0 UINT64_C(1000000000)
 #define N0 UINT64_C(5000000000)
 
-static struct st_clock_anchor knot_at(uint64_t raw, uint64_t ns)
+static struct st__clock_anchor knot_at(uint64_t raw, uint64_t ns)
 {
-    return (struct st_clock_anchor){.raw = raw, .ns = ns};
+    return (struct st__clock_anchor){.raw = raw, .ns = ns};
 }
 
 /* |got - want| <= tol, with a diagnostic. */
@@ -35,7 +35,7 @@ static int near(uint64_t got, double want, double tol, const char *what)
 
 static void test_identity(void)
 {
-    struct st_clock_conv zero = {0}, ns;
+    struct st__clock_conv zero = {0}, ns;
     bool same = true;
 
     for (uint64_t v = 0; v < UINT64_C(1) << 62; v = v * 3 + 7)
@@ -55,7 +55,7 @@ static void test_identity(void)
 
 static void test_first_segment(void)
 {
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
 
     st__clock_conv_init(&cv, true, knot_at(R0, N0));
     is_u64(st__clock_conv(&cv, R0 + 12345), N0, "one knot: no rate yet, every value is the knot's ns");
@@ -96,7 +96,7 @@ static uint64_t ns_of(unsigned i)
     return ns;
 }
 
-static void build(struct st_clock_conv *cv, unsigned n)
+static void build(struct st__clock_conv *cv, unsigned n)
 {
     st__clock_conv_init(cv, true, knot_at(R0, ns_of(0)));
     for (unsigned i = 1; i < n; i++)
@@ -106,7 +106,7 @@ static void build(struct st_clock_conv *cv, unsigned n)
 
 static void test_knots_and_segments(void)
 {
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
     bool exact = true, right = true;
 
     build(&cv, 11);
@@ -134,7 +134,7 @@ static void test_knots_and_segments(void)
 
 static void test_determinism(void)
 {
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
     uint64_t vals[12], before[12];
     bool same = true, kept = true, mono = true;
     uint64_t prev = 0;
@@ -175,7 +175,7 @@ static void test_determinism(void)
 
 static void test_refusals(void)
 {
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
     uint64_t r, n;
 
     build(&cv, 3); /* rates 0.5 then 0.5005: the current rate is 0.5005 */
@@ -212,8 +212,8 @@ static void test_refusals(void)
 
 static void test_real_clock(void)
 {
-    struct st_clock_anchor a;
-    struct st_clock_conv cv;
+    struct st__clock_anchor a;
+    struct st__clock_conv cv;
     uint64_t gap = 99, t0, t1, raw;
     bool tsc = ST_CLOCK_HAVE_TSC;
 

@@ -12,19 +12,19 @@
 #include "tap.h"
 
 /* Parses text as file "t.te"; returns the parse result. */
-static int parse(struct st_event_list *l, const char *text, struct st_events_error *err)
+static int parse(struct st__event_list *l, const char *text, struct st__events_error *err)
 {
-    return st_events_parse_buffer(l, "t.te", text, strlen(text), err);
+    return st__events_parse_buffer(l, "t.te", text, strlen(text), err);
 }
 
 /* Parses one event line and returns its (only) event, or NULL. */
-static const struct st_event_decl *one(struct st_event_list *l, const char *text)
+static const struct st__event_decl *one(struct st__event_list *l, const char *text)
 {
-    struct st_events_error err;
-    st_events_free(l);
+    struct st__events_error err;
+    st__events_free(l);
     if (parse(l, text, &err) != 0) {
         char buf[2048];
-        st_events_error_format(&err, buf, sizeof buf);
+        st__events_error_format(&err, buf, sizeof buf);
         diag("unexpected error: %s", buf);
         return NULL;
     }
@@ -32,31 +32,31 @@ static const struct st_event_decl *one(struct st_event_list *l, const char *text
 }
 
 /* Checks that one argument type is classified as expected. */
-static void check_type(const char *decl_type, const char *norm, enum st_arg_kind kind, int is_signed, unsigned size)
+static void check_type(const char *decl_type, const char *norm, enum st__arg_kind kind, int is_signed, unsigned size)
 {
-    struct st_event_list l;
-    st_events_init(&l);
+    struct st__event_list l;
+    st__events_init(&l);
     char line[256];
     snprintf(line, sizeof line, "ev(%s a)\n", decl_type);
     if (strchr(decl_type, '*') && decl_type[strlen(decl_type) - 1] == '*')
         snprintf(line, sizeof line, "ev(%sa)\n", decl_type);
-    const struct st_event_decl *ev = one(&l, line);
+    const struct st__event_decl *ev = one(&l, line);
     if (!ok(ev && ev->nargs == 1, "type '%s' parses", decl_type)) {
-        st_events_free(&l);
+        st__events_free(&l);
         return;
     }
-    const struct st_arg *a = &ev->args[0];
+    const struct st__arg *a = &ev->args[0];
     is_str(a->type, norm, "'%s' normalised", decl_type);
     is_str(a->name, "a", "'%s' name", decl_type);
     is_int(a->kind, kind, "'%s' kind", decl_type);
     is_int(a->is_signed, is_signed, "'%s' signedness", decl_type);
     is_int(a->size, size, "'%s' size", decl_type);
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 static void test_types(void)
 {
-    const enum st_arg_kind I = ST_ARG_INTEGER, P = ST_ARG_POINTER, S = ST_ARG_STRING;
+    const enum st__arg_kind I = ST_ARG_INTEGER, P = ST_ARG_POINTER, S = ST_ARG_STRING;
     check_type("int", "int", I, 1, 4);
     check_type("unsigned", "unsigned", I, 0, 4);
     check_type("unsigned int", "unsigned int", I, 0, 4);
@@ -118,27 +118,27 @@ static void test_encodings(void)
         {"const bool *", ST__ENC_POINTER, true}, {"char **", ST__ENC_POINTER, false},
         {"const char *", ST__ENC_STRING, false}, {"char *", ST__ENC_STRING, false},
     };
-    struct st_event_list l;
-    st_events_init(&l);
+    struct st__event_list l;
+    st__events_init(&l);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char line[128];
         snprintf(line, sizeof line, "ev(%s a)\n", cases[i].type);
-        const struct st_event_decl *ev = one(&l, line);
+        const struct st__event_decl *ev = one(&l, line);
         ok(ev && ev->args[0].enc == cases[i].enc && ev->args[0].names_bool == cases[i].names_bool,
            "'%s': encoding %d, names bool %d", cases[i].type, (int)cases[i].enc, (int)cases[i].names_bool);
     }
-    st_events_free(&l);
-    struct st_events_error err;
+    st__events_free(&l);
+    struct st__events_error err;
     ok(parse(&l, "ev(_Bool a)\n", &err) == -EINVAL && strstr(err.message, "'_Bool' is not allowed"),
        "_Bool is refused, as tracetool refuses it: %s", err.message);
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 static void test_shapes(void)
 {
-    struct st_event_list l;
-    st_events_init(&l);
-    const struct st_event_decl *ev = one(&l, "foo(void)\n");
+    struct st__event_list l;
+    st__events_init(&l);
+    const struct st__event_decl *ev = one(&l, "foo(void)\n");
     ok(ev && ev->nargs == 0 && !ev->disabled && ev->fmt == NULL, "void, no format");
     if (ev)
         is_str(ev->name, "foo", "name");
@@ -171,8 +171,8 @@ static void test_shapes(void)
     ev = one(&l, "u(const char *str) \"\xc3\xa9t\xc3\xa9 \\t \\x41 %s\"\n");
     ok(ev != NULL, "UTF-8 and escapes in the literal");
 
-    st_events_free(&l);
-    struct st_events_error err;
+    st__events_free(&l);
+    struct st__events_error err;
     const char *text = "# comment\n\n   \n\t# indented comment\na(void)\n\nb(int x)\n";
     ok(parse(&l, text, &err) == 0 && l.count == 2, "comments and blank lines skipped");
     if (l.count == 2) {
@@ -184,21 +184,21 @@ static void test_shapes(void)
     ok(parse(&l, "c(void)\n", &err) == 0 && l.count == 3 && l.events[2].index == 2, "second file appends");
     is_int(l.nfiles, 2, "two files recorded");
     ok(parse(&l, "", &err) == 0 && l.count == 3, "empty file is fine");
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 /* Parses one event line; its arguments' conversions must be convs ('-' for none). */
 static void check_convs(const char *line, const char *convs, const char *what)
 {
-    struct st_event_list l;
-    st_events_init(&l);
-    const struct st_event_decl *ev = one(&l, line);
+    struct st__event_list l;
+    st__events_init(&l);
+    const struct st__event_decl *ev = one(&l, line);
     char got[ST_MAX_ARGS + 1] = "";
     for (unsigned i = 0; ev && i < ev->nargs; i++)
         got[i] = ev->args[i].conv ? ev->args[i].conv : '-';
     if (ok(ev != NULL, "%s: accepted", what))
         is_str(got, convs, "%s: conversions", what);
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 /* Formats that fit their arguments, as -Wformat sees them on LP64. */
@@ -329,16 +329,16 @@ static const struct bad_case bad_cases[] = {
 };
 
 /* Like parse() but with an explicit length, for inputs with NUL bytes. */
-static int parse_len(struct st_event_list *l, const char *text, size_t len, struct st_events_error *err)
+static int parse_len(struct st__event_list *l, const char *text, size_t len, struct st__events_error *err)
 {
-    return st_events_parse_buffer(l, "t.te", text, len, err);
+    return st__events_parse_buffer(l, "t.te", text, len, err);
 }
 
 static void test_errors(void)
 {
-    struct st_event_list l;
-    st_events_init(&l);
-    struct st_events_error err;
+    struct st__event_list l;
+    st__events_init(&l);
+    struct st__events_error err;
     ok(parse(&l, "keep(int a)\n", &err) == 0, "a first file parses");
     for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
         const struct bad_case *c = &bad_cases[i];
@@ -348,12 +348,12 @@ static void test_errors(void)
         memset(&err, 0, sizeof err);
         int rc = parse_len(&l, c->text, len, &err);
         char buf[2048];
-        st_events_error_format(&err, buf, sizeof buf);
+        st__events_error_format(&err, buf, sizeof buf);
         is_int(rc, -EINVAL, "error %zu returns -EINVAL", i);
         is_str(buf, c->message, "error %zu message", i);
         ok(l.count == 1 && l.nfiles == 1 && strcmp(l.events[0].name, "keep") == 0, "error %zu: list unchanged", i);
     }
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 /*
@@ -366,17 +366,17 @@ static void test_lenient(void)
     static const char text[] = "ok(int a) \"a %d\"\n"
                                "disable nh_never(int x) \"compiled out\"\n"
                                "odd(int x, const char *s) \"x %s\"\n";
-    struct st_event_list l;
-    struct st_events_error err;
-    st_events_init(&l);
-    is_int(st_events_parse_buffer(&l, "t.te", text, strlen(text), &err), -EINVAL, "strict: refused");
+    struct st__event_list l;
+    struct st__events_error err;
+    st__events_init(&l);
+    is_int(st__events_parse_buffer(&l, "t.te", text, strlen(text), &err), -EINVAL, "strict: refused");
     is_int((int)l.count, 0, "strict: nothing kept");
-    int rc = st_events_parse_buffer_flags(&l, "t.te", text, strlen(text), ST_EVENTS_LENIENT, &err);
+    int rc = st__events_parse_buffer_flags(&l, "t.te", text, strlen(text), ST_EVENTS_LENIENT, &err);
     if (!ok(rc == 0 && l.count == 3, "lenient: all three events read")) {
-        st_events_free(&l);
+        st__events_free(&l);
         return;
     }
-    const struct st_event_decl *fit = &l.events[0], *never = &l.events[1], *odd = &l.events[2];
+    const struct st__event_decl *fit = &l.events[0], *never = &l.events[1], *odd = &l.events[2];
     ok(!fit->fmt_unfit && !fit->fmt_warning && fit->args[0].conv == 'd', "a fitting format: no mark, conv kept");
     ok(never->fmt_unfit && never->disabled && never->nargs == 1 && !strcmp(never->name, "nh_never") &&
            !strcmp(never->fmt, "\"compiled out\"") && never->line == 2,
@@ -391,80 +391,80 @@ static void test_lenient(void)
     ok(odd->fmt_warning && strstr(odd->fmt_warning, "t.te:3: warning: event 'odd': Argument 1 'x' is int but '%s'"),
        "its warning names line 3: %s", odd->fmt_warning ? odd->fmt_warning : "(none)");
     static const char broken[] = "fine(int a)\nbad(int a \"x\"\n";
-    rc = st_events_parse_buffer_flags(&l, "u.te", broken, strlen(broken), ST_EVENTS_LENIENT, &err);
+    rc = st__events_parse_buffer_flags(&l, "u.te", broken, strlen(broken), ST_EVENTS_LENIENT, &err);
     ok(rc == -EINVAL && err.line == 2 && l.count == 3, "lenient: a syntax error is still an error (list unchanged)");
     static const char percent_m[] = "e(int a) \"%m %d\"\n";
-    rc = st_events_parse_buffer_flags(&l, "v.te", percent_m, strlen(percent_m), ST_EVENTS_LENIENT, &err);
+    rc = st__events_parse_buffer_flags(&l, "v.te", percent_m, strlen(percent_m), ST_EVENTS_LENIENT, &err);
     ok(rc == -EINVAL && strstr(err.message, "%m"), "lenient: %%m stays refused, as tracetool refuses it");
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 static void test_check_and_find(void)
 {
-    struct st_event_list l;
-    st_events_init(&l);
-    struct st_events_error err;
-    ok(st_events_parse_buffer(&l, "a.te", "x(void)\ny(int v)\n", 17, &err) == 0, "file a");
-    ok(st_events_parse_buffer(&l, "b.te", "# c\nz(void)\n", 12, &err) == 0, "file b");
-    is_int(st_events_check(&l, &err), 0, "no duplicates");
-    ok(st_events_find(&l, "y", 1) == &l.events[1], "find without index (scan)");
-    is_int(st_events_build_index(&l), 0, "index built");
-    ok(st_events_find(&l, "zzz", 1) == &l.events[2], "find by counted name");
-    ok(st_events_find(&l, "x", 1) == &l.events[0], "find x");
-    ok(st_events_find(&l, "w", 1) == NULL, "absent name");
-    ok(st_events_find(&l, "y\0", 2) == NULL, "counted name with NUL does not match");
-    ok(st_events_find(&l, "", 0) == NULL, "empty name");
-    ok(st_events_parse_buffer(&l, "c.te", "\n\ny(void)\n", 10, &err) == 0, "file c repeats y");
-    ok(st_events_find(&l, "z", 1) == &l.events[2], "find after a later parse");
-    is_int(st_events_check(&l, &err), -EINVAL, "duplicate found");
+    struct st__event_list l;
+    st__events_init(&l);
+    struct st__events_error err;
+    ok(st__events_parse_buffer(&l, "a.te", "x(void)\ny(int v)\n", 17, &err) == 0, "file a");
+    ok(st__events_parse_buffer(&l, "b.te", "# c\nz(void)\n", 12, &err) == 0, "file b");
+    is_int(st__events_check(&l, &err), 0, "no duplicates");
+    ok(st__events_find(&l, "y", 1) == &l.events[1], "find without index (scan)");
+    is_int(st__events_build_index(&l), 0, "index built");
+    ok(st__events_find(&l, "zzz", 1) == &l.events[2], "find by counted name");
+    ok(st__events_find(&l, "x", 1) == &l.events[0], "find x");
+    ok(st__events_find(&l, "w", 1) == NULL, "absent name");
+    ok(st__events_find(&l, "y\0", 2) == NULL, "counted name with NUL does not match");
+    ok(st__events_find(&l, "", 0) == NULL, "empty name");
+    ok(st__events_parse_buffer(&l, "c.te", "\n\ny(void)\n", 10, &err) == 0, "file c repeats y");
+    ok(st__events_find(&l, "z", 1) == &l.events[2], "find after a later parse");
+    is_int(st__events_check(&l, &err), -EINVAL, "duplicate found");
     char buf[2048];
-    st_events_error_format(&err, buf, sizeof buf);
+    st__events_error_format(&err, buf, sizeof buf);
     is_str(buf, "c.te:3: Duplicate event name 'y' (first declared at a.te:2)", "duplicate message names both places");
-    st_events_free(&l);
+    st__events_free(&l);
 
     /* Many events: the index must resolve collisions. */
     size_t n = 5000, len = 0;
     char *text = malloc(n * 32);
     for (size_t i = 0; i < n; i++)
         len += (size_t)sprintf(text + len, "event_%zu(int a)\n", i);
-    ok(st_events_parse_buffer(&l, "big.te", text, len, &err) == 0 && l.count == n, "5000 events parse");
-    is_int(st_events_check(&l, &err), 0, "5000 distinct names");
-    is_int(st_events_build_index(&l), 0, "index of 5000");
+    ok(st__events_parse_buffer(&l, "big.te", text, len, &err) == 0 && l.count == n, "5000 events parse");
+    is_int(st__events_check(&l, &err), 0, "5000 distinct names");
+    is_int(st__events_build_index(&l), 0, "index of 5000");
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         char name[32];
         int k = sprintf(name, "event_%zu", i);
-        const struct st_event_decl *ev = st_events_find(&l, name, (size_t)k);
+        const struct st__event_decl *ev = st__events_find(&l, name, (size_t)k);
         found += ev && ev->index == i;
     }
     is_int(found, n, "every event found by name");
     free(text);
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 static void test_files(void)
 {
-    struct st_event_list l;
-    st_events_init(&l);
-    struct st_events_error err;
+    struct st__event_list l;
+    st__events_init(&l);
+    struct st__events_error err;
     char path[] = "/tmp/st-events-test-XXXXXX";
     int fd = mkstemp(path);
     const char text[] = "# file\nev_file(const char *s) \"%s\"\n";
     ok(fd >= 0 && write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1), "temp file written");
     close(fd);
-    is_int(st_events_parse_file(&l, path, &err), 0, "parse_file");
+    is_int(st__events_parse_file(&l, path, &err), 0, "parse_file");
     ok(l.count == 1 && l.events[0].line == 2 && strcmp(l.events[0].file, path) == 0, "event from file");
     unlink(path);
-    is_int(st_events_parse_file(&l, path, &err), -ENOENT, "missing file is -ENOENT");
+    is_int(st__events_parse_file(&l, path, &err), -ENOENT, "missing file is -ENOENT");
     char buf[2048];
-    st_events_error_format(&err, buf, sizeof buf);
+    st__events_error_format(&err, buf, sizeof buf);
     ok(strstr(buf, path) == buf && strstr(buf, "No such file") != NULL, "I/O error names the file: %s", buf);
     is_int(l.count, 1, "list unchanged after I/O error");
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 /* Arguments that a conversion of their event's format prints. */
-static size_t count_printed_args(const struct st_event_list *l)
+static size_t count_printed_args(const struct st__event_list *l)
 {
     size_t n = 0;
     for (size_t i = 0; i < l->count; i++)
@@ -476,28 +476,28 @@ static size_t count_printed_args(const struct st_event_list *l)
 static void test_shared_fixtures(const char *shared)
 {
     char path[4096];
-    struct st_event_list l;
-    struct st_events_error err;
-    st_events_init(&l);
+    struct st__event_list l;
+    struct st__events_error err;
+    st__events_init(&l);
     snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all", shared);
-    is_int(st_events_parse_file(&l, path, &err), 0, "QEMU trace-events-all parses");
+    is_int(st__events_parse_file(&l, path, &err), 0, "QEMU trace-events-all parses");
     is_int(l.count, 932, "932 events");
-    is_int(st_events_check(&l, &err), 0, "no duplicates in trace-events-all");
+    is_int(st__events_check(&l, &err), 0, "no duplicates in trace-events-all");
     is_int(count_printed_args(&l), 1872, "every argument of trace-events-all has its conversion");
-    st_events_free(&l);
+    st__events_free(&l);
     /* The system emulator's catalogue: every target, 15 disabled events (never compiled by QEMU). */
     snprintf(path, sizeof path, "%s/fixtures/qemu/trace-events-all.system-x86_64", shared);
-    is_int(st_events_parse_file(&l, path, &err), 0, "QEMU trace-events-all.system-x86_64 parses");
+    is_int(st__events_parse_file(&l, path, &err), 0, "QEMU trace-events-all.system-x86_64 parses");
     is_int(l.count, 6086, "6086 events");
     is_int(count_printed_args(&l), 13090, "every argument of the system catalogue has its conversion");
-    st_events_free(&l);
+    st__events_free(&l);
     snprintf(path, sizeof path, "%s/fixtures/edge/trace-events", shared);
-    is_int(st_events_parse_file(&l, path, &err), 0, "edge trace-events parses");
-    const struct st_event_decl *ev = st_events_find(&l, "ev_ptrptr", 9);
+    is_int(st__events_parse_file(&l, path, &err), 0, "edge trace-events parses");
+    const struct st__event_decl *ev = st__events_find(&l, "ev_ptrptr", 9);
     ok(ev && ev->args[0].kind == ST_ARG_POINTER && ev->args[1].kind == ST_ARG_STRING, "char ** pointer, const char* string");
-    ev = st_events_find(&l, "ev_disabled", 11);
+    ev = st__events_find(&l, "ev_disabled", 11);
     ok(ev && ev->disabled, "disabled event");
-    st_events_free(&l);
+    st__events_free(&l);
 }
 
 int main(int argc, char **argv)

@@ -221,12 +221,12 @@ static inline uint8_t *ex_grow(struct ex_trace *t, size_t n)
 
 static inline void ex_header(struct ex_trace *t)
 {
-    st_fmt_put_header(ex_grow(t, ST_HEADER_SIZE));
+    st__fmt_put_header(ex_grow(t, ST_HEADER_SIZE));
 }
 
 static inline void ex_mapping(struct ex_trace *t, uint64_t id, const char *name)
 {
-    st_fmt_put_mapping(ex_grow(t, st_fmt_mapping_size(strlen(name))), id, name, (uint32_t)strlen(name));
+    st__fmt_put_mapping(ex_grow(t, st__fmt_mapping_size(strlen(name))), id, name, (uint32_t)strlen(name));
 }
 
 /* An event record with nargs arguments. */
@@ -237,15 +237,15 @@ static inline void ex_event(struct ex_trace *t, uint64_t id, uint64_t ts, uint32
     for (size_t i = 0; i < nargs; i++)
         payload += args[i].str ? 4 + args[i].slen : 8;
     uint8_t *p = ex_grow(t, ST_EVENT_FIXED_SIZE + payload);
-    st_fmt_put_event_header(p, id, ts, (uint32_t)payload, pid);
+    st__fmt_put_event_header(p, id, ts, (uint32_t)payload, pid);
     p += ST_EVENT_FIXED_SIZE;
     for (size_t i = 0; i < nargs; i++) {
         if (args[i].str) {
-            st_fmt_put_u32(p, (uint32_t)args[i].slen);
+            st__fmt_put_u32(p, (uint32_t)args[i].slen);
             memcpy(p + 4, args[i].str, args[i].slen);
             p += 4 + args[i].slen;
         } else {
-            st_fmt_put_u64(p, args[i].v);
+            st__fmt_put_u64(p, args[i].v);
             p += 8;
         }
     }
@@ -258,7 +258,7 @@ static inline void ex_event(struct ex_trace *t, uint64_t id, uint64_t ts, uint32
 
 static inline void ex_dropped(struct ex_trace *t, uint64_t ts, uint32_t pid, uint64_t count)
 {
-    st_fmt_put_dropped(ex_grow(t, ST_EVENT_FIXED_SIZE + 8), ts, pid, count);
+    st__fmt_put_dropped(ex_grow(t, ST_EVENT_FIXED_SIZE + 8), ts, pid, count);
 }
 
 /* Writes the trace to path and frees it. */

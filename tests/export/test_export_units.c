@@ -121,20 +121,20 @@ static void test_user_pairs(void)
 /* Appends a mapping of id to name and its declaration decl at p; returns the new end. */
 static uint8_t *put_declared(uint8_t *p, uint32_t id, const char *name, const char *decl)
 {
-    p += st_fmt_put_mapping(p, id, name, (uint32_t)strlen(name));
-    return p + st_fmt_put_mapping(p, ST_META_DECL_ID(id), decl, (uint32_t)strlen(decl));
+    p += st__fmt_put_mapping(p, id, name, (uint32_t)strlen(name));
+    return p + st__fmt_put_mapping(p, ST_META_DECL_ID(id), decl, (uint32_t)strlen(decl));
 }
 
 static uint8_t *put_event(uint8_t *p, uint32_t id, uint64_t ts)
 {
-    st_fmt_put_event_header(p, id, ts, 0, 7);
+    st__fmt_put_event_header(p, id, ts, 0, 7);
     return p + ST_EVENT_FIXED_SIZE;
 }
 
 static void test_growing_pairs(void)
 {
     static uint8_t buf[4096];
-    uint8_t *p = buf + st_fmt_put_header(buf);
+    uint8_t *p = buf + st__fmt_put_header(buf);
     p = put_declared(p, 0, "a_begin", "a_begin(void)");
     p = put_declared(p, 1, "lock_take", "lock_take(void)");
     p = put_event(p, 0, 10);
@@ -174,13 +174,13 @@ static void test_growing_pairs(void)
 static void test_rule_syntax(void)
 {
     char err[256];
-    is_int(st_export_check_pair("a:b", err, sizeof err), 0, "rules: exact names");
-    is_int(st_export_check_pair("*_x:*_y=f_*", err, sizeof err), 0, "rules: patterns and NAME");
+    is_int(st__export_check_pair("a:b", err, sizeof err), 0, "rules: exact names");
+    is_int(st__export_check_pair("*_x:*_y=f_*", err, sizeof err), 0, "rules: patterns and NAME");
     const char *bad[] = {"ab", ":b", "a:", "a*:b", "a:b*", "**:b*", "a*:b*:c", "a:b=", "a:b=x*", "a b:c",
                          "a*:b*=*x*"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
-        is_int(st_export_check_pair(bad[i], err, sizeof err), -EINVAL, "rules: '%s' is refused (%s)", bad[i], err);
+        is_int(st__export_check_pair(bad[i], err, sizeof err), -EINVAL, "rules: '%s' is refused (%s)", bad[i], err);
     }
 }
 

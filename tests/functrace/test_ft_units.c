@@ -57,7 +57,7 @@ static void test_clock(void)
     /* Real clock, as a pass does it: a raw time taken between two knots converts to CLOCK_MONOTONIC. */
     bool tsc = st__ft_clock_choose(NULL);
     diag("clock source here: %s", tsc ? "TSC" : "CLOCK_MONOTONIC");
-    struct st_clock_conv cv;
+    struct st__clock_conv cv;
     st__clock_conv_init(&cv, tsc, st__clock_sample(tsc, NULL));
     uint64_t mid_raw = st__ft_raw(tsc), mid_ns = st__ft_mono_ns();
     struct timespec ts = {0, 3000000};

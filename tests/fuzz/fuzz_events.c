@@ -15,7 +15,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Counts the arguments the conversions of ev's format take; traps beyond nargs. */
-static void scan_format(const struct st_event_decl *ev)
+static void scan_format(const struct st__event_decl *ev)
 {
     struct st__printf_cursor c;
     struct st__printf_spec s;
@@ -30,36 +30,36 @@ static void scan_format(const struct st_event_decl *ev)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct st_event_list list;
-    struct st_events_error err;
+    struct st__event_list list;
+    struct st__events_error err;
     char msg[2048];
-    st_events_init(&list);
-    int rc = st_events_parse_buffer(&list, "fuzz", (const char *)data, size, &err);
+    st__events_init(&list);
+    int rc = st__events_parse_buffer(&list, "fuzz", (const char *)data, size, &err);
     bool strict_ok = rc == 0;
     if (rc == 0) {
         for (size_t i = 0; i < list.count; i++)
             scan_format(&list.events[i]);
         /* Parse the same text again as a second file: every name repeats. */
-        rc = st_events_parse_buffer(&list, "fuzz2", (const char *)data, size, &err);
-        if (rc == 0 && st_events_check(&list, &err) != 0)
-            st_events_error_format(&err, msg, sizeof msg);
-        if (st_events_build_index(&list) == 0)
+        rc = st__events_parse_buffer(&list, "fuzz2", (const char *)data, size, &err);
+        if (rc == 0 && st__events_check(&list, &err) != 0)
+            st__events_error_format(&err, msg, sizeof msg);
+        if (st__events_build_index(&list) == 0)
             for (size_t i = 0; i < list.count; i++) {
                 const char *name = list.events[i].name;
                 size_t len = strlen(name);
-                if (st_events_find(&list, name, len) == NULL)
+                if (st__events_find(&list, name, len) == NULL)
                     __builtin_trap(); /* every parsed name must be found */
-                (void)st_events_find(&list, name, len / 2); /* a prefix: usually absent */
+                (void)st__events_find(&list, name, len / 2); /* a prefix: usually absent */
             }
     } else {
-        st_events_error_format(&err, msg, sizeof msg);
+        st__events_error_format(&err, msg, sizeof msg);
     }
-    st_events_free(&list);
+    st__events_free(&list);
     /* The readers' lenient parse: what it accepts beyond the strict one carries a warning. */
-    st_events_init(&list);
-    if (st_events_parse_buffer_flags(&list, "fuzz", (const char *)data, size, ST_EVENTS_LENIENT, &err) == 0)
+    st__events_init(&list);
+    if (st__events_parse_buffer_flags(&list, "fuzz", (const char *)data, size, ST_EVENTS_LENIENT, &err) == 0)
         for (size_t i = 0; i < list.count; i++) {
-            const struct st_event_decl *ev = &list.events[i];
+            const struct st__event_decl *ev = &list.events[i];
             if (ev->fmt_unfit != (ev->fmt_warning != NULL) || (strict_ok && ev->fmt_unfit))
                 __builtin_trap(); /* a mark without its message, or one on what the strict parse took */
             if (!ev->fmt_unfit)
@@ -67,6 +67,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     else if (strict_ok)
         __builtin_trap(); /* lenient refused what strict accepted */
-    st_events_free(&list);
+    st__events_free(&list);
     return 0;
 }

@@ -56,18 +56,18 @@ static void check_msg(void *ctx, const struct st__recover_msg *m)
         __builtin_trap(); /* one line, never empty */
     if (!m->file && m->what != ST_RECOVER_OTHER_PIDS)
         __builtin_trap(); /* every message about a file names it */
-    if (m->what == ST_RECOVER_BAD_HEADER && (!m->field || m->offset >= sizeof(struct st_crash_hdr)))
+    if (m->what == ST_RECOVER_BAD_HEADER && (!m->field || m->offset >= sizeof(struct st__crash_hdr)))
         __builtin_trap(); /* a damaged header: by field, inside the header */
     if (m->offset > s->biggest_image)
         __builtin_trap();
 }
 
 /* A fixed rate for anchors too close together: fuzzing must not sleep. */
-static void measure(void *ctx, struct st_clock_anchor *from, struct st_clock_anchor *to)
+static void measure(void *ctx, struct st__clock_anchor *from, struct st__clock_anchor *to)
 {
     (void)ctx;
-    *from = (struct st_clock_anchor){1000, 1000};
-    *to = (struct st_clock_anchor){1000 + 3000000, 1000 + 1000000};
+    *from = (struct st__clock_anchor){1000, 1000};
+    *to = (struct st__clock_anchor){1000 + 3000000, 1000 + 1000000};
 }
 
 static int by_u64(const void *x, const void *y)
@@ -84,10 +84,10 @@ static int by_u64(const void *x, const void *y)
  */
 static void check_mapping(uint64_t id, const uint8_t *t, uint32_t n, uint64_t prev, bool first)
 {
-    if (st_meta_is_info(id)) {
+    if (st__meta_is_info(id)) {
         if (!first || n < strlen(ST_META_FIRST_LINE) || memcmp(t, ST_META_FIRST_LINE, strlen(ST_META_FIRST_LINE)))
             __builtin_trap(); /* the description, first, as a reader wants it */
-    } else if (st_meta_is_decl(id)) {
+    } else if (st__meta_is_decl(id)) {
         if (prev > UINT32_MAX || id != ST_META_DECL_ID(prev))
             __builtin_trap(); /* a declaration right after its event's mapping */
     } else if (first) {
@@ -110,17 +110,17 @@ static void check_output(const struct sink *s, const struct st__recover_stats *s
 
     if (!ids)
         return;
-    if (s->len < ST_HEADER_SIZE || st_fmt_get_u64(p) != ST_HEADER_EVENT_ID || st_fmt_get_u64(p + 8) != ST_HEADER_MAGIC)
+    if (s->len < ST_HEADER_SIZE || st__fmt_get_u64(p) != ST_HEADER_EVENT_ID || st__fmt_get_u64(p + 8) != ST_HEADER_MAGIC)
         __builtin_trap();
-    while (s->len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(p + at) == ST_RECORD_TYPE_MAPPING) {
-        uint32_t n = st_fmt_get_u32(p + at + 16);
-        uint64_t id = st_fmt_get_u64(p + at + 8);
+    while (s->len - at >= ST_MAPPING_FIXED_SIZE && st__fmt_get_u64(p + at) == ST_RECORD_TYPE_MAPPING) {
+        uint32_t n = st__fmt_get_u32(p + at + 16);
+        uint64_t id = st__fmt_get_u64(p + at + 8);
         if (n == 0 || n > s->len - at - ST_MAPPING_FIXED_SIZE)
             __builtin_trap();
         check_mapping(id, p + at + ST_MAPPING_FIXED_SIZE, n, prev, at == ST_HEADER_SIZE);
         /* ~0 (no mapping before) is no event's 32-bit ID, so it never matches a declaration. */
-        prev = st_meta_is_info(id) || st_meta_is_decl(id) ? ~UINT64_C(0) : id;
-        if (!st_meta_is_info(id) && !st_meta_is_decl(id))
+        prev = st__meta_is_info(id) || st__meta_is_decl(id) ? ~UINT64_C(0) : id;
+        if (!st__meta_is_info(id) && !st__meta_is_decl(id))
             ids[nids++] = id;
         at += ST_MAPPING_FIXED_SIZE + n;
     }
@@ -129,15 +129,15 @@ static void check_output(const struct sink *s, const struct st__recover_stats *s
     qsort(ids, nids, sizeof *ids, by_u64);
     while (at < s->len) {
         uint64_t size, id;
-        if (s->len - at < ST_EVENT_FIXED_SIZE || st_fmt_get_u64(p + at) != ST_RECORD_TYPE_EVENT)
+        if (s->len - at < ST_EVENT_FIXED_SIZE || st__fmt_get_u64(p + at) != ST_RECORD_TYPE_EVENT)
             __builtin_trap(); /* after the mappings, only whole event records */
-        size = 8 + (uint64_t)st_fmt_get_u32(p + at + ST_EV_OFF_LENGTH);
+        size = 8 + (uint64_t)st__fmt_get_u32(p + at + ST_EV_OFF_LENGTH);
         if (size < ST_EVENT_FIXED_SIZE || size > s->len - at)
             __builtin_trap();
-        id = st_fmt_get_u64(p + at + ST_EV_OFF_ID);
+        id = st__fmt_get_u64(p + at + ST_EV_OFF_ID);
         if (id == ST_DROPPED_EVENT_ID) {
             if (size >= ST_EVENT_FIXED_SIZE + 8)
-                drops += st_fmt_get_u64(p + at + ST_EV_OFF_PAYLOAD);
+                drops += st__fmt_get_u64(p + at + ST_EV_OFF_PAYLOAD);
         } else {
             if (!bsearch(&id, ids, nids, sizeof *ids, by_u64))
                 __builtin_trap(); /* an ID with no mapping */
@@ -201,12 +201,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.biggest_image = n_ring1 > n_ring2 ? n_ring1 : n_ring2;
     s.biggest_image = s.biggest_image > n_names ? s.biggest_image : n_names;
     trace.dev = 1, trace.ino = 2;
-    if ((flags & FZ_TRACE_SAME) && n_ring1 >= sizeof(struct st_crash_hdr)) {
-        trace.dev = st_fmt_get_u64(rings[0].data + offsetof(struct st_crash_hdr, file_dev));
-        trace.ino = st_fmt_get_u64(rings[0].data + offsetof(struct st_crash_hdr, file_ino));
+    if ((flags & FZ_TRACE_SAME) && n_ring1 >= sizeof(struct st__crash_hdr)) {
+        trace.dev = st__fmt_get_u64(rings[0].data + offsetof(struct st__crash_hdr, file_dev));
+        trace.ino = st__fmt_get_u64(rings[0].data + offsetof(struct st__crash_hdr, file_ino));
     }
-    if ((flags & FZ_ASK_PID) && n_ring2 >= sizeof(struct st_crash_hdr))
-        pid = (long)st_fmt_get_u32(rings[1].data + offsetof(struct st_crash_hdr, pid));
+    if ((flags & FZ_ASK_PID) && n_ring2 >= sizeof(struct st__crash_hdr))
+        pid = (long)st__fmt_get_u32(rings[1].data + offsetof(struct st__crash_hdr, pid));
     ret = st__recover_open(&r, rings, (flags & FZ_RING2) ? 2 : 1, pid, (flags & FZ_TRACE) ? &trace : NULL, &hooks);
     if (ret < 0 && ret != -ENOENT && ret != -ENOMEM)
         __builtin_trap();

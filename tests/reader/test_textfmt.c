@@ -29,9 +29,9 @@ static void test_numbers(void)
     st__hex16(buf, UINT64_C(0x0123456789abcdef));
     buf[16] = 0;
     is_str(buf, "0123456789abcdef", "hex16");
-    is_str(FMT(st__put_u64(buf, 0)), "0", "dec 0");
-    is_str(FMT(st__put_u64(buf, 4242)), "4242", "dec pid");
-    is_str(FMT(st__put_u64(buf, UINT64_MAX)), "18446744073709551615", "dec max");
+    is_str(FMT(st__put_dec(buf, 0)), "0", "dec 0");
+    is_str(FMT(st__put_dec(buf, 4242)), "4242", "dec pid");
+    is_str(FMT(st__put_dec(buf, UINT64_MAX)), "18446744073709551615", "dec max");
     is_str(FMT(st__put_us_exact(buf, true, 100)), "-0.100", "exact negative");
     is_str(FMT(st__put_us_exact(buf, true, 0)), "0.000", "no negative zero");
     is_str(FMT(st__put_us_exact(buf, false, UINT64_MAX)), "18446744073709551.615", "exact max");

@@ -98,9 +98,9 @@ static void with_ring2(struct seed *s, uint32_t pid, unsigned n)
 static void poke(struct seed *s, size_t off, unsigned width, uint64_t v)
 {
     if (width == 4)
-        st_fmt_put_u32(s->r1.data + off, (uint32_t)v);
+        st__fmt_put_u32(s->r1.data + off, (uint32_t)v);
     else
-        st_fmt_put_u64(s->r1.data + off, v);
+        st__fmt_put_u64(s->r1.data + off, v);
 }
 
 /* Ring 1 with the write the death cut: its first 2 of 4 records and a dropped count of 3, to file (5, 6). */
@@ -136,23 +136,23 @@ static void swap_ring1(struct seed *s, bool records)
     uint8_t *base = s->r1.data + RI_RING_OFF;
 
     for (uint64_t pos = s->r1.tail; records && pos < s->r1.head;) {
-        uint64_t size = 8 + (uint64_t)st_fmt_get_u32(base + (pos & (RING - 1)) + ST_EV_OFF_LENGTH);
+        uint64_t size = 8 + (uint64_t)st__fmt_get_u32(base + (pos & (RING - 1)) + ST_EV_OFF_LENGTH);
         uint8_t *p = base + (pos & (RING - 1)); /* whole: the seed's rings do not wrap */
-        st_fmt_put_u64(p, __builtin_bswap64(st_fmt_get_u64(p)));
-        st_fmt_put_u64(p + 8, __builtin_bswap64(st_fmt_get_u64(p + 8)));
-        st_fmt_put_u64(p + 16, __builtin_bswap64(st_fmt_get_u64(p + 16)));
-        st_fmt_put_u32(p + 24, __builtin_bswap32(st_fmt_get_u32(p + 24)));
-        st_fmt_put_u32(p + 28, __builtin_bswap32(st_fmt_get_u32(p + 28)));
+        st__fmt_put_u64(p, __builtin_bswap64(st__fmt_get_u64(p)));
+        st__fmt_put_u64(p + 8, __builtin_bswap64(st__fmt_get_u64(p + 8)));
+        st__fmt_put_u64(p + 16, __builtin_bswap64(st__fmt_get_u64(p + 16)));
+        st__fmt_put_u32(p + 24, __builtin_bswap32(st__fmt_get_u32(p + 24)));
+        st__fmt_put_u32(p + 28, __builtin_bswap32(st__fmt_get_u32(p + 28)));
         for (uint64_t a = ST_EVENT_FIXED_SIZE; a < size; a += 8)
-            st_fmt_put_u64(p + a, __builtin_bswap64(st_fmt_get_u64(p + a)));
+            st__fmt_put_u64(p + a, __builtin_bswap64(st__fmt_get_u64(p + a)));
         pos += size;
     }
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         uint8_t *p = s->r1.data + f[i].off;
         if (f[i].width == 4)
-            st_fmt_put_u32(p, __builtin_bswap32(st_fmt_get_u32(p)));
+            st__fmt_put_u32(p, __builtin_bswap32(st__fmt_get_u32(p)));
         else
-            st_fmt_put_u64(p, __builtin_bswap64(st_fmt_get_u64(p)));
+            st__fmt_put_u64(p, __builtin_bswap64(st__fmt_get_u64(p)));
     }
 }
 

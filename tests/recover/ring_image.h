@@ -25,7 +25,7 @@
 struct ri {
     uint8_t *data;
     size_t len;
-    struct st_crash_hdr h;
+    struct st__crash_hdr h;
     uint64_t head, tail, pending;
 };
 
@@ -35,7 +35,7 @@ static inline void ri_init(struct ri *r, uint32_t pid, uint32_t tid, uint64_t ri
     memset(r, 0, sizeof *r);
     r->len = RI_RING_OFF + ring_size;
     r->data = calloc(1, r->len);
-    r->h = (struct st_crash_hdr){.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION,
+    r->h = (struct st__crash_hdr){.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION,
                                  .hdr_size = ST_CRASH_HDR_SIZE, .pid = pid, .tid = tid,
                                  .ring_off = RI_RING_OFF, .ring_size = ring_size, .head_off = RI_HEAD_OFF,
                                  .tail_off = RI_TAIL_OFF, .pending_off = RI_PENDING_OFF};
@@ -56,9 +56,9 @@ static inline uint64_t ri_event(struct ri *r, uint64_t id, uint64_t ts, uint32_t
     uint8_t rec[ST_EVENT_FIXED_SIZE + 8 * 16];
     uint64_t pos = r->head;
 
-    st_fmt_put_event_header(rec, id, ts, 8 * nargs, pid);
+    st__fmt_put_event_header(rec, id, ts, 8 * nargs, pid);
     for (unsigned i = 0; i < nargs; i++)
-        st_fmt_put_u64(rec + ST_EV_OFF_PAYLOAD + 8 * i, args[i]);
+        st__fmt_put_u64(rec + ST_EV_OFF_PAYLOAD + 8 * i, args[i]);
     ri_put(r, pos, rec, ST_EVENT_FIXED_SIZE + 8 * nargs);
     r->head += ST_EVENT_FIXED_SIZE + 8 * nargs;
     return pos;
@@ -70,7 +70,7 @@ static inline uint64_t ri_dropped(struct ri *r, uint64_t ts, uint32_t pid, uint6
     uint8_t rec[ST_EVENT_FIXED_SIZE + 8];
     uint64_t pos = r->head;
 
-    ri_put(r, pos, rec, st_fmt_put_dropped(rec, ts, pid, count));
+    ri_put(r, pos, rec, st__fmt_put_dropped(rec, ts, pid, count));
     r->head += sizeof rec;
     return pos;
 }
@@ -98,27 +98,27 @@ struct rbuf {
 
 static inline void rb_mapping(struct rbuf *b, uint64_t id, const char *name)
 {
-    b->len += st_fmt_put_mapping(b->data + b->len, id, name, (uint32_t)strlen(name));
+    b->len += st__fmt_put_mapping(b->data + b->len, id, name, (uint32_t)strlen(name));
 }
 
 static inline void rb_header(struct rbuf *b)
 {
-    b->len += st_fmt_put_header(b->data + b->len);
+    b->len += st__fmt_put_header(b->data + b->len);
 }
 
 /* Appends an event record with nargs u64 arguments. */
 static inline void rb_event(struct rbuf *b, uint64_t id, uint64_t ts, uint32_t pid, const uint64_t *args,
                             unsigned nargs)
 {
-    st_fmt_put_event_header(b->data + b->len, id, ts, 8 * nargs, pid);
+    st__fmt_put_event_header(b->data + b->len, id, ts, 8 * nargs, pid);
     for (unsigned i = 0; i < nargs; i++)
-        st_fmt_put_u64(b->data + b->len + ST_EV_OFF_PAYLOAD + 8 * i, args[i]);
+        st__fmt_put_u64(b->data + b->len + ST_EV_OFF_PAYLOAD + 8 * i, args[i]);
     b->len += ST_EVENT_FIXED_SIZE + 8 * nargs;
 }
 
 static inline void rb_dropped(struct rbuf *b, uint64_t ts, uint32_t pid, uint64_t count)
 {
-    b->len += st_fmt_put_dropped(b->data + b->len, ts, pid, count);
+    b->len += st__fmt_put_dropped(b->data + b->len, ts, pid, count);
 }
 
 #endif /* ST_TEST_RING_IMAGE_H */

@@ -322,7 +322,7 @@ static void hm_names_of(const char *dir, uint32_t pid)
     char path[900];
 
     snprintf(path, sizeof path, "%s/st-%u.names", dir, pid);
-    hm_write(path, rec, st_fmt_put_mapping(rec, 0, "ft_ev", 5));
+    hm_write(path, rec, st__fmt_put_mapping(rec, 0, "ft_ev", 5));
 }
 
 static void hm_names(const char *dir)
@@ -347,7 +347,7 @@ static void hm_ring_of(const char *dir, const struct hm_proc *pr, uint32_t tid, 
 {
     size_t len = HM_RING_OFF + HM_RING_SIZE;
     uint8_t *f = calloc(1, len);
-    struct st_crash_hdr h = {.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION, .hdr_size = ST_CRASH_HDR_SIZE,
+    struct st__crash_hdr h = {.magic = ST_CRASH_MAGIC, .version = ST_CRASH_VERSION, .hdr_size = ST_CRASH_HDR_SIZE,
                              .pid = pr->pid, .tid = tid, .ring_off = HM_RING_OFF, .ring_size = ring_size,
                              .head_off = 4096, .tail_off = 4104, .pending_off = 4112, .a_ns = pr->start_ns,
                              .b_ns = pr->start_ns, .file_dev = pr->file_dev, .file_ino = pr->file_ino};
@@ -356,9 +356,9 @@ static void hm_ring_of(const char *dir, const struct hm_proc *pr, uint32_t tid, 
 
     for (unsigned i = 0; i < n; i++) {
         uint8_t *p = f + HM_RING_OFF + i * HM_REC;
-        st_fmt_put_event_header(p, 0, 1000 + i, 16, tid);
-        st_fmt_put_u64(p + ST_EV_OFF_PAYLOAD, 0);
-        st_fmt_put_u64(p + ST_EV_OFF_PAYLOAD + 8, i);
+        st__fmt_put_event_header(p, 0, 1000 + i, 16, tid);
+        st__fmt_put_u64(p + ST_EV_OFF_PAYLOAD, 0);
+        st__fmt_put_u64(p + ST_EV_OFF_PAYLOAD + 8, i);
     }
     memcpy(f, &h, sizeof h);
     memcpy(f + h.head_off, &head, 8);
@@ -450,7 +450,7 @@ static void hand_made(void)
     hm_names(dir);
     hm_ring(dir, 11, 3, 0, 12345);
     snprintf(want, sizeof want, "st-%u-11.ring: damaged header: byte %zu: ring_size", HM_PID,
-             offsetof(struct st_crash_hdr, ring_size));
+             offsetof(struct st__crash_hdr, ring_size));
     hm_check("a damaged header", dir, 1, 0, want);
 }
 

@@ -63,12 +63,12 @@ static int put(void *ctx, const void *p, size_t n)
 }
 
 /* This machine's rate, as the test has it: 0.25 ns per tick. */
-static void measure(void *ctx, struct st_clock_anchor *from, struct st_clock_anchor *to)
+static void measure(void *ctx, struct st__clock_anchor *from, struct st__clock_anchor *to)
 {
     (void)ctx;
     measured++;
-    *from = (struct st_clock_anchor){500, 900};
-    *to = (struct st_clock_anchor){500 + 8000000, 900 + 2000000};
+    *from = (struct st__clock_anchor){500, 900};
+    *to = (struct st__clock_anchor){500 + 8000000, 900 + 2000000};
 }
 
 static const struct st__recover_hooks hooks = {hear, put, measure, NULL};
@@ -114,7 +114,7 @@ struct parsed {
 /* Keeps a description or declaration record of n bytes at t; prev: the mapping just before (~0: none). */
 static bool parse_meta(struct parsed *p, uint64_t id, const uint8_t *t, uint32_t n, uint64_t prev, bool first)
 {
-    if (st_meta_is_info(id)) {
+    if (st__meta_is_info(id)) {
         if (n >= sizeof p->desc)
             return false;
         memcpy(p->desc, t, n);
@@ -124,10 +124,10 @@ static bool parse_meta(struct parsed *p, uint64_t id, const uint8_t *t, uint32_t
     }
     if (p->ndecl == 8 || n >= sizeof p->decl[0].text)
         return false;
-    p->decl[p->ndecl].event = st_meta_decl_event(id);
+    p->decl[p->ndecl].event = st__meta_decl_event(id);
     memcpy(p->decl[p->ndecl].text, t, n);
     p->decl[p->ndecl].text[n] = '\0';
-    p->decl[p->ndecl++].after_mapping = prev == st_meta_decl_event(id);
+    p->decl[p->ndecl++].after_mapping = prev == st__meta_decl_event(id);
     return true;
 }
 
@@ -137,16 +137,16 @@ static bool parse(struct parsed *p, const uint8_t *d, size_t len)
     uint64_t prev = ~UINT64_C(0); /* the ID of the mapping just before */
 
     memset(p, 0, sizeof *p);
-    if (len < ST_HEADER_SIZE || st_fmt_get_u64(d) != ST_HEADER_EVENT_ID || st_fmt_get_u64(d + 8) != ST_HEADER_MAGIC ||
-        st_fmt_get_u64(d + 16) != 4)
+    if (len < ST_HEADER_SIZE || st__fmt_get_u64(d) != ST_HEADER_EVENT_ID || st__fmt_get_u64(d + 8) != ST_HEADER_MAGIC ||
+        st__fmt_get_u64(d + 16) != 4)
         return false;
     while (at < len) {
-        if (len - at >= ST_MAPPING_FIXED_SIZE && st_fmt_get_u64(d + at) == ST_RECORD_TYPE_MAPPING) {
-            uint32_t n = st_fmt_get_u32(d + at + 16);
-            uint64_t id = st_fmt_get_u64(d + at + 8);
+        if (len - at >= ST_MAPPING_FIXED_SIZE && st__fmt_get_u64(d + at) == ST_RECORD_TYPE_MAPPING) {
+            uint32_t n = st__fmt_get_u32(d + at + 16);
+            uint64_t id = st__fmt_get_u64(d + at + 8);
             if (n > len - at - ST_MAPPING_FIXED_SIZE)
                 return false;
-            if (st_meta_is_info(id) || st_meta_is_decl(id)) {
+            if (st__meta_is_info(id) || st__meta_is_decl(id)) {
                 if (!parse_meta(p, id, d + at + ST_MAPPING_FIXED_SIZE, n, prev, at == ST_HEADER_SIZE))
                     return false;
                 prev = ~UINT64_C(0);
@@ -159,19 +159,19 @@ static bool parse(struct parsed *p, const uint8_t *d, size_t len)
             p->map[p->nmap].id = id;
             memcpy(p->map[p->nmap++].name, d + at + ST_MAPPING_FIXED_SIZE, n);
             at += ST_MAPPING_FIXED_SIZE + n;
-        } else if (len - at >= ST_EVENT_FIXED_SIZE && st_fmt_get_u64(d + at) == ST_RECORD_TYPE_EVENT) {
+        } else if (len - at >= ST_EVENT_FIXED_SIZE && st__fmt_get_u64(d + at) == ST_RECORD_TYPE_EVENT) {
             struct ev *e = &p->ev[p->nev];
             prev = ~UINT64_C(0);
-            uint64_t size = 8 + (uint64_t)st_fmt_get_u32(d + at + ST_EV_OFF_LENGTH);
+            uint64_t size = 8 + (uint64_t)st__fmt_get_u32(d + at + ST_EV_OFF_LENGTH);
             if (size < ST_EVENT_FIXED_SIZE || size > len - at || (size - ST_EVENT_FIXED_SIZE) % 8 ||
                 size > ST_EVENT_FIXED_SIZE + 32 || p->nev == 128)
                 return false;
-            e->id = st_fmt_get_u64(d + at + ST_EV_OFF_ID);
-            e->ts = st_fmt_get_u64(d + at + ST_EV_OFF_TIMESTAMP);
-            e->pid = st_fmt_get_u32(d + at + ST_EV_OFF_PID);
+            e->id = st__fmt_get_u64(d + at + ST_EV_OFF_ID);
+            e->ts = st__fmt_get_u64(d + at + ST_EV_OFF_TIMESTAMP);
+            e->pid = st__fmt_get_u32(d + at + ST_EV_OFF_PID);
             e->nargs = (unsigned)(size - ST_EVENT_FIXED_SIZE) / 8;
             for (unsigned i = 0; i < e->nargs; i++)
-                e->arg[i] = st_fmt_get_u64(d + at + ST_EV_OFF_PAYLOAD + 8 * i);
+                e->arg[i] = st__fmt_get_u64(d + at + ST_EV_OFF_PAYLOAD + 8 * i);
             p->nev++;
             at += size;
         } else {
@@ -320,9 +320,9 @@ static void test_header_rules(void)
         uint8_t v[8];
         ring_of(&r, PID, TID, 2, 0);
         if (c->width == 4)
-            st_fmt_put_u32(v, (uint32_t)c->value);
+            st__fmt_put_u32(v, (uint32_t)c->value);
         else
-            st_fmt_put_u64(v, c->value);
+            st__fmt_put_u64(v, c->value);
         memcpy(r.data + c->off, v, c->width);
         i = img(&r, "d/st-7-11.ring");
         is_int(recover(&i, 1, -1, NULL, NULL), -ENOENT, "%s = %llu: the only ring is left out", c->field,
@@ -462,9 +462,9 @@ static void torn_case(const char *what, size_t at, unsigned width, uint64_t valu
     ri_finish(&r);
     if (width) {
         if (width == 4)
-            st_fmt_put_u32(v, (uint32_t)value);
+            st__fmt_put_u32(v, (uint32_t)value);
         else
-            st_fmt_put_u64(v, value);
+            st__fmt_put_u64(v, value);
         memcpy(r.data + RI_RING_OFF + 2 * REC2 + at, v, width);
     }
     i = img(&r, "d/st-7-11.ring");

@@ -75,7 +75,7 @@ static int count_records(const struct st__ring_cons *c, uint64_t from)
         uint8_t rec[RECORD];
         for (size_t k = 0; k < RECORD; k++)
             rec[k] = c->bytes[(p + k) & c->mask];
-        if (st_fmt_get_u64(rec + ST_EV_OFF_ID) != EVENT_ID || st_fmt_get_u64(rec + ST_EV_OFF_PAYLOAD) != from + (uint64_t)n)
+        if (st__fmt_get_u64(rec + ST_EV_OFF_ID) != EVENT_ID || st__fmt_get_u64(rec + ST_EV_OFF_PAYLOAD) != from + (uint64_t)n)
             break;
         n++;
     }
@@ -86,7 +86,7 @@ static int count_records(const struct st__ring_cons *c, uint64_t from)
 static void test_pass(void)
 {
     struct st__ring_cons_set set = {0};
-    struct st_ring_counters rc;
+    struct st__ring_counters rc;
     struct job j = {.events = 100};
     struct st__ring_cons *c;
     pthread_t t;
@@ -142,7 +142,7 @@ static void test_pass(void)
 static void test_drops(void)
 {
     struct st__ring_cons_set set = {0};
-    struct st_ring_counters before, rc;
+    struct st__ring_counters before, rc;
     pthread_barrier_t hold;
     struct job j = {.events = 1000, .hold = &hold};
     struct st__ring_cons *c;

@@ -134,8 +134,8 @@ int st_trace_snapshot(const char *path)
  */
 int st_stats_get(struct st_stats *stats)
 {
-    struct st_ring_counters rc;
-    struct st_drain_counters dc;
+    struct st__ring_counters rc;
+    struct st__drain_counters dc;
     struct st_stats s;
 
     st__init();

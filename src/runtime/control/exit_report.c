@@ -59,7 +59,7 @@ static void size_text(size_t n, char *buf, size_t len)
  * while it kept the file stopped, and (still stopped now) what the buffers
  * hold at exit, which no file will ever get.
  */
-static void say_write_lost(const struct st_ring_counters *rc, const struct st_drain_counters *dc)
+static void say_write_lost(const struct st__ring_counters *rc, const struct st__drain_counters *dc)
 {
     uint64_t left = dc->stopped && rc->committed > rc->consumed ? rc->committed - rc->consumed : 0;
     uint64_t lost = dc->write_dropped + dc->stopped_dropped + left;
@@ -76,8 +76,8 @@ static void say_write_lost(const struct st_ring_counters *rc, const struct st_dr
 
 void st__exit_report(void)
 {
-    struct st_ring_counters rc;
-    struct st_drain_counters dc;
+    struct st__ring_counters rc;
+    struct st__drain_counters dc;
     char path[4096], size[32];
     uint64_t produced, dropped;
     uint32_t unprotected;

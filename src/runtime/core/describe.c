@@ -27,11 +27,11 @@
 /* Appends len bytes of s escaped as a VALUE (meta_format.h). */
 static void put_escaped(struct st__growbuf *out, const char *s, size_t len)
 {
-    size_t need = st_meta_escape(NULL, 0, s, len);
+    size_t need = st__meta_escape(NULL, 0, s, len);
     uint8_t *p = st__growbuf_room(out, need + 1);
 
     if (p) {
-        st_meta_escape((char *)p, need + 1, s, len);
+        st__meta_escape((char *)p, need + 1, s, len);
         st__growbuf_commit(out, need);
     }
 }
@@ -77,7 +77,7 @@ static void put_cmdline(struct st__growbuf *out)
  */
 static uint64_t tsc_hz(bool may_wait)
 {
-    struct st_clock_anchor a = st__ts_start(), b = st__ts_sample();
+    struct st__clock_anchor a = st__ts_start(), b = st__ts_sample();
 
     if (b.ns < a.ns + TSC_SPAN_NS) {
         if (!may_wait)
@@ -134,10 +134,10 @@ static void description_text(struct st__growbuf *out, bool may_wait)
 /* Appends a mapping record for id whose name is text[0..len). */
 static void put_meta_record(struct st__growbuf *out, uint64_t id, const uint8_t *text, size_t len)
 {
-    uint8_t *p = st__growbuf_room(out, st_fmt_mapping_size(len));
+    uint8_t *p = st__growbuf_room(out, st__fmt_mapping_size(len));
 
     if (p)
-        st__growbuf_commit(out, st_fmt_put_mapping(p, id, (const char *)text, (uint32_t)len));
+        st__growbuf_commit(out, st__fmt_put_mapping(p, id, (const char *)text, (uint32_t)len));
 }
 
 void st__describe_process(struct st__growbuf *out, bool may_wait)
@@ -154,10 +154,10 @@ void st__describe_event(struct st__growbuf *out, uint32_t id, const char *name)
 {
     struct st__growbuf decl = {0};
     size_t len = strlen(name);
-    uint8_t *p = st__growbuf_room(out, st_fmt_mapping_size(len));
+    uint8_t *p = st__growbuf_room(out, st__fmt_mapping_size(len));
 
     if (p)
-        st__growbuf_commit(out, st_fmt_put_mapping(p, id, name, (uint32_t)len));
+        st__growbuf_commit(out, st__fmt_put_mapping(p, id, name, (uint32_t)len));
     if (st__reg_decl(id, &decl) == 0 && decl.len <= ST_META_MAX_LEN)
         put_meta_record(out, ST_META_DECL_ID(id), decl.data, decl.len);
     st__growbuf_free(&decl);

@@ -51,7 +51,7 @@
  *   - 0 <= head - tail <= size; [tail, head) holds whole, committed records.
  *   - limit <= tail_cache + size and limit <= the end of the lap holding
  *     next_head; lap_base + p is the address of position p of that lap.
- *   - Producer fields (struct st_ring up to `tail`) are written by the owner
+ *   - Producer fields (struct st__ring up to `tail`) are written by the owner
  *     thread only (the consumer only exchanges pending_drop); tail, consumed
  *     and the cons_ fields by the consumer only (its steps: ring_consumer.c). The consumer's group starts on a 128-byte
  *     boundary (two lines, the unit of the adjacent-line prefetcher), the
@@ -138,16 +138,16 @@
 #include "timestamp.h"
 
 /* Threads that have no ring yet point here: the gate sends them to the slow path. */
-static struct st_ring noring = {.gate.flag[ST_GATE_SLOW] = 1};
+static struct st__ring noring = {.gate.flag[ST_GATE_SLOW] = 1};
 
 /* Threads that must not trace (the writer, monitor and flight threads) point here: always busy. */
-static struct st_ring notrace_ring = {.busy = 1};
+static struct st__ring notrace_ring = {.busy = 1};
 
 /* Exited threads point here, and lost drops are counted here (see "Lost drops" above). */
-struct st_ring st__ring_lost = {.busy = 1, .tid = ST_LOST_TID};
+struct st__ring st__ring_lost = {.busy = 1, .tid = ST_LOST_TID};
 
 /* The calling thread's ring, or one of the sentinels above. */
-static _Thread_local struct st_ring *tls_ring __attribute__((tls_model("initial-exec"))) = &noring;
+static _Thread_local struct st__ring *tls_ring __attribute__((tls_model("initial-exec"))) = &noring;
 
 /* Set while this thread creates its ring: a signal handler tracing then drops. */
 static _Thread_local int tls_creating __attribute__((tls_model("initial-exec")));
@@ -161,7 +161,7 @@ static _Thread_local int tls_creating __attribute__((tls_model("initial-exec")))
  */
 static void thread_exit(void *arg)
 {
-    struct st_ring *b = arg;
+    struct st__ring *b = arg;
 
     tls_ring = &st__ring_lost;
     /* A handler on this thread that traces from here on sees st__ring_lost. */
@@ -181,7 +181,7 @@ void st__ring_init(void)
     pthread_key_create(&exit_key, thread_exit);
 }
 
-static int drop_nested(struct st_ring *b);
+static int drop_nested(struct st__ring *b);
 static void drop_lost(void);
 
 /*
@@ -194,10 +194,10 @@ static void drop_lost(void);
  * dropped too (waiting could be waiting for the code we interrupted); the
  * next event tries again.
  */
-static ST__COLD struct st_ring *first_event(void)
+static ST__COLD struct st__ring *first_event(void)
 {
     int saved = errno;
-    struct st_ring *b = NULL;
+    struct st__ring *b = NULL;
     void (*hook)(void);
 
     if (__atomic_load_n(&tls_creating, __ATOMIC_RELAXED)) {
@@ -224,25 +224,25 @@ static ST__COLD struct st_ring *first_event(void)
     return b;
 }
 
-static inline void gate_set(struct st_ring *b, int which, uint8_t v)
+static inline void gate_set(struct st__ring *b, int which, uint8_t v)
 {
     __atomic_store_n(&b->gate.flag[which], v, __ATOMIC_RELAXED);
 }
 
-static inline void busy_enter(struct st_ring *b)
+static inline void busy_enter(struct st__ring *b)
 {
     __atomic_store_n(&b->busy, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static inline void busy_leave(struct st_ring *b)
+static inline void busy_leave(struct st__ring *b)
 {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELAXED);
 }
 
 /* Marks a drop as pending: the thread's next event reports it. */
-static inline void drop_pending(struct st_ring *b)
+static inline void drop_pending(struct st__ring *b)
 {
     __atomic_fetch_add(&b->pending_drop, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -253,7 +253,7 @@ static inline void drop_pending(struct st_ring *b)
  * An event while this thread is inside a record (signal handler), after
  * its exit hook (b is st__ring_lost), or in a thread that must not trace.
  */
-static ST__COLD int drop_nested(struct st_ring *b)
+static ST__COLD int drop_nested(struct st__ring *b)
 {
     if (b != &notrace_ring) {
         __atomic_fetch_add(&b->nested_dropped, 1, __ATOMIC_RELAXED);
@@ -271,7 +271,7 @@ static ST__COLD void drop_lost(void)
 }
 
 /* With busy held: the ring is full (or the record impossible): drop and count the event. */
-static ST__COLD int drop_full(struct st_ring *b)
+static ST__COLD int drop_full(struct st__ring *b)
 {
     /* Only the busy holder counts here, so a plain increment cannot race. */
     __atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
@@ -281,7 +281,7 @@ static ST__COLD int drop_full(struct st_ring *b)
 }
 
 /* Copies n bytes to ring position pos, wrapping at the end. */
-static void ring_copy_in(struct st_ring *b, uint64_t pos, const uint8_t *src, uint64_t n)
+static void ring_copy_in(struct st__ring *b, uint64_t pos, const uint8_t *src, uint64_t n)
 {
     uint64_t off = pos & b->mask, first = b->size - off;
 
@@ -302,14 +302,14 @@ static inline uint64_t len_pid_add(uint64_t payload_len)
 }
 
 /* Writes a record header at p. */
-static inline __attribute__((always_inline)) void put_header(const struct st_ring *b, uint8_t *p,
+static inline __attribute__((always_inline)) void put_header(const struct st__ring *b, uint8_t *p,
                                                              const struct st_event *ev, uint64_t ts,
                                                              uint64_t payload_len)
 {
-    st_fmt_put_u64(p + ST_EV_OFF_TYPE, ST_RECORD_TYPE_EVENT);
-    st_fmt_put_u64(p + ST_EV_OFF_ID, ev->id);
-    st_fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ts);
-    st_fmt_put_u64(p + ST_EV_OFF_LENGTH, b->len_pid + len_pid_add(payload_len));
+    st__fmt_put_u64(p + ST_EV_OFF_TYPE, ST_RECORD_TYPE_EVENT);
+    st__fmt_put_u64(p + ST_EV_OFF_ID, ev->id);
+    st__fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ts);
+    st__fmt_put_u64(p + ST_EV_OFF_LENGTH, b->len_pid + len_pid_add(payload_len));
 }
 
 /*
@@ -319,7 +319,7 @@ static inline __attribute__((always_inline)) void put_header(const struct st_rin
  */
 static ST__COLD int begin_slow(struct st__record *rec, const struct st_event *ev, size_t payload_len)
 {
-    struct st_ring *b = tls_ring;
+    struct st__ring *b = tls_ring;
     uint64_t len, need, head, ts, count;
     bool drops;
     uint8_t *p;
@@ -356,7 +356,7 @@ static ST__COLD int begin_slow(struct st__record *rec, const struct st_event *ev
         count = __atomic_exchange_n(&b->pending_drop, 0, __ATOMIC_RELAXED);
         if (count) {
             uint8_t drop[ST_EVENT_FIXED_SIZE + 8];
-            st_fmt_put_dropped(drop, ts, b->tid, count);
+            st__fmt_put_dropped(drop, ts, b->tid, count);
             ring_copy_in(b, head, drop, sizeof drop);
             head += sizeof drop;
         }
@@ -379,7 +379,7 @@ static ST__COLD int begin_slow(struct st__record *rec, const struct st_event *ev
 
 int st__simple_begin(struct st__record *rec, const struct st_event *ev, size_t payload_len)
 {
-    struct st_ring *b = tls_ring;
+    struct st__ring *b = tls_ring;
     uint64_t head, end, ts;
     uint8_t *p;
 
@@ -409,7 +409,7 @@ int st__simple_begin(struct st__record *rec, const struct st_event *ev, size_t p
 }
 
 /* Commit of a record built in scratch, or one that crosses a wake-up point. */
-static ST__COLD void commit_slow(struct st_ring *b)
+static ST__COLD void commit_slow(struct st__ring *b)
 {
     uint64_t end = b->next_head;
     bool kick = false;
@@ -432,7 +432,7 @@ static ST__COLD void commit_slow(struct st_ring *b)
 
 void st__simple_commit(struct st__record *rec)
 {
-    struct st_ring *b = rec->thread;
+    struct st__ring *b = rec->thread;
     uint64_t end = b->next_head;
 
     if (__builtin_expect(end >= b->kick_at, 0)) {

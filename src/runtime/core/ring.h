@@ -10,7 +10,7 @@
  *                    hooks, taking records out and giving the room back,
  *                    pending drops, reaping exited rings, read-only copies,
  *                    flight snapshots' accounting, the trigger scan
- *   ring_internal.h  struct st_ring and the list: core/ only (a compile
+ *   ring_internal.h  struct st__ring and the list: core/ only (a compile
  *                    error elsewhere, and tests/arch checks it)
  *   <simpletrace/trace.h>  the producer: st__simple_begin/commit, the hot path
  *
@@ -68,13 +68,13 @@ void st__ring_lock(void);
 void st__ring_unlock(void);
 
 /* Sums of every ring's counters, for st_stats_get(). */
-struct st_ring_counters {
+struct st__ring_counters {
     uint64_t committed, dropped, consumed; /* of every ring so far, lost drops in dropped */
     uint64_t buffered;                     /* bytes waiting in rings */
     uint64_t capacity;                     /* bytes of the rings alive */
     uint32_t threads;                      /* rings alive */
 };
-void st__ring_counters(struct st_ring_counters *c);
+void st__ring_counters(struct st__ring_counters *c);
 
 /* Fork child: forget every ring (they hold the parent's records). */
 void st__ring_fork_child(void);

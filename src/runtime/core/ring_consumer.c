@@ -29,7 +29,7 @@ int st__ring_cons_snapshot(struct st__ring_cons_set *set)
     size_t n = 0;
 
     st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next)
+    for (struct st__ring *r = st__rings; r; r = r->next)
         n++;
     if (n > set->cap) {
         struct st__ring_cons *v = realloc(set->v, n * 2 * sizeof *v);
@@ -42,7 +42,7 @@ int st__ring_cons_snapshot(struct st__ring_cons_set *set)
         set->cap = n * 2;
     }
     set->n = 0;
-    for (struct st_ring *r = st__rings; r; r = r->next) {
+    for (struct st__ring *r = st__rings; r; r = r->next) {
         struct st__ring_cons *c = &set->v[set->n++];
         /* exited before head: a thread seen gone is seen with its last record. */
         bool exited = __atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) != 0;
@@ -64,7 +64,7 @@ void st__ring_cons_set_free(struct st__ring_cons_set *set)
 
 void st__ring_cons_consume(struct st__ring_cons *c, uint64_t pos, uint64_t events)
 {
-    struct st_ring *r = c->ring;
+    struct st__ring *r = c->ring;
 
     c->pos = pos;
     __atomic_store_n(&r->consumed, r->consumed + events, __ATOMIC_RELAXED);
@@ -80,7 +80,7 @@ void st__ring_cons_skip(struct st__ring_cons *c, uint64_t pos)
 
 uint64_t st__ring_cons_take_drops(struct st__ring_cons *c)
 {
-    struct st_ring *r = c->ring;
+    struct st__ring *r = c->ring;
 
     /* A load first: no write to the producer's line when there is nothing to take. */
     if (!__atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
@@ -97,7 +97,7 @@ void st__ring_cons_drop_staged(struct st__ring_cons *c, uint64_t count)
 /* A ring file with records or drops taken that its tail does not cover yet. */
 static bool cons_unpublished(const struct st__ring_cons *c)
 {
-    const struct st_ring *r = c->ring;
+    const struct st__ring *r = c->ring;
 
     return r->file_hdr && (c->pos != r->tail || r->cons_staged_drop);
 }
@@ -121,7 +121,7 @@ void st__ring_cons_write_end(struct st__ring_cons_set *set)
 {
     for (size_t i = 0; i < set->n; i++) {
         struct st__ring_cons *c = &set->v[i];
-        struct st_ring *r = c->ring;
+        struct st__ring *r = c->ring;
         if (!cons_unpublished(c))
             continue;
         __atomic_store_n(&r->tail, c->pos, __ATOMIC_RELEASE);
@@ -132,14 +132,14 @@ void st__ring_cons_write_end(struct st__ring_cons_set *set)
 
 void st__ring_cons_crash_notes(struct st__ring_cons_set *set, bool named, uint64_t dev, uint64_t ino)
 {
-    struct st_clock_anchor now;
+    struct st__clock_anchor now;
 
     if (!st__ring_file_on())
         return;
     now = st__ts_sample();
     st__ring_file_sync_names();
     for (size_t i = 0; i < set->n; i++) {
-        struct st_ring *r = set->v[i].ring;
+        struct st__ring *r = set->v[i].ring;
         if (!r->file_hdr)
             continue;
         st__ring_file_note_anchor(r, now.raw, now.ns);
@@ -157,7 +157,7 @@ void st__ring_cons_reap(struct st__ring_cons_set *set)
 {
     for (size_t i = 0; i < set->n; i++) {
         struct st__ring_cons *c = &set->v[i];
-        struct st_ring *r = c->ring, **pp;
+        struct st__ring *r = c->ring, **pp;
         r->cons_last_ns = c->last_ns;
         if (!c->exited || r->tail != c->end || __atomic_load_n(&r->pending_drop, __ATOMIC_RELAXED))
             continue;

@@ -35,7 +35,7 @@
 
 #include "trace_format.h"
 
-struct st_ring; /* opaque outside core/ */
+struct st__ring; /* opaque outside core/ */
 
 /*
  * Bytes one event can put in a ring in one go: its largest record and the
@@ -80,7 +80,7 @@ void st__ring_thread_notrace(void);
  * functions below.
  */
 struct st__ring_cons {
-    struct st_ring *ring;   /* the ring (opaque) */
+    struct st__ring *ring;   /* the ring (opaque) */
     const uint8_t *bytes;   /* its memory: position p is bytes[p & mask]; NULL for the lost ring */
     uint64_t mask, size;    /* size - 1, and its bytes (0 for the lost ring) */
     uint64_t pos;           /* taken up to here (tail at the snapshot, moved by consume and skip) */
@@ -167,8 +167,8 @@ void st__ring_cons_exit(void);
 /* --- read-only copies (ring_peek.c) ----------------------------------------- */
 
 /* What st__ring_peek kept of one ring. */
-struct st_ring_peeked {
-    struct st_ring *r;             /* the ring (opaque) */
+struct st__ring_peeked {
+    struct st__ring *r;             /* the ring (opaque) */
     uint64_t serial;               /* r is still that ring only while its serial matches */
     uint32_t tid;
     size_t off, len;               /* its whole records in dst (len may be 0) */
@@ -189,7 +189,7 @@ struct st_ring_peeked {
  * on ENOMEM) says per ring where its records are and the event index of the
  * first (read with tail under the ring's seqlock).
  */
-size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_ring_peeked **info, size_t *ninfo);
+size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st__ring_peeked **info, size_t *ninfo);
 
 /* --- flight snapshots (overwrite policy, ring_overwrite.c) ------------------ */
 
@@ -208,7 +208,7 @@ void st__ring_exited_release(void);
  * Returns the lost drops and the events of freed rings since the last
  * st__ring_ow_seen, and in *mark what to pass it.
  */
-uint64_t st__ring_ow_unseen(struct st_ring_peeked *pi, size_t n, uint64_t *mark);
+uint64_t st__ring_ow_unseen(struct st__ring_peeked *pi, size_t n, uint64_t *mark);
 
 /*
  * The snapshot made of the copy (bytes, pi[0..n)) was written: what it
@@ -216,7 +216,7 @@ uint64_t st__ring_ow_unseen(struct st_ring_peeked *pi, size_t n, uint64_t *mark)
  * st__ring_ow_unseen). Not called for a failed snapshot, whose counts go
  * to the next one.
  */
-void st__ring_ow_seen(const uint8_t *bytes, const struct st_ring_peeked *pi, size_t n, uint64_t mark);
+void st__ring_ow_seen(const uint8_t *bytes, const struct st__ring_peeked *pi, size_t n, uint64_t mark);
 
 /*
  * The trigger record the producers watch for when they evict (flight-trigger=):
@@ -224,12 +224,12 @@ void st__ring_ow_seen(const uint8_t *bytes, const struct st_ring_peeked *pi, siz
  * known: while unresolved, IDs below it are known not to be it. Written by
  * its consumer (relaxed/release), read by producers (acquire).
  */
-struct st_ring_trigger {
+struct st__ring_trigger {
     int on;
     uint64_t id;
     uint64_t known;
 };
-extern struct st_ring_trigger st__ring_trigger;
+extern struct st__ring_trigger st__ring_trigger;
 
 /*
  * Scans, in place, the headers of the records committed since the last

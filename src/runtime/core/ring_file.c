@@ -76,9 +76,9 @@ void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino)
     __atomic_store_n(&trace_ino, ino, __ATOMIC_RELAXED);
 }
 
-void st__ring_file_note_trace(struct st_ring *b, uint64_t dev, uint64_t ino)
+void st__ring_file_note_trace(struct st__ring *b, uint64_t dev, uint64_t ino)
 {
-    struct st_crash_hdr *h = b->file_hdr;
+    struct st__crash_hdr *h = b->file_hdr;
 
     if (h->file_dev == dev && h->file_ino == ino)
         return;
@@ -96,7 +96,7 @@ uint32_t st__ring_file_unprotected(int *error)
 void st__ring_file_probe(size_t ring_size)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    size_t buf_bytes = (sizeof(struct st_ring) + 4095) & ~(size_t)4095;
+    size_t buf_bytes = (sizeof(struct st__ring) + 4095) & ~(size_t)4095;
     int fd, err = 0;
 
     pthread_mutex_lock(&crash_lock);
@@ -235,14 +235,14 @@ void st__ring_file_sync_names(void)
     errno = saved;
 }
 
-struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
+struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid)
 {
     char path[PATH_MAX + 64];
-    size_t buf_bytes = (sizeof(struct st_ring) + 4095) & ~(size_t)4095;
+    size_t buf_bytes = (sizeof(struct st__ring) + 4095) & ~(size_t)4095;
     size_t len = ST_CRASH_HDR_SIZE + buf_bytes + ring_size;
-    struct st_crash_hdr *h;
-    struct st_clock_anchor start, now;
-    struct st_ring *b;
+    struct st__crash_hdr *h;
+    struct st__clock_anchor start, now;
+    struct st__ring *b;
     uint8_t *base;
     int fd;
 
@@ -280,14 +280,14 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     close(fd);
     if (base == MAP_FAILED)
         goto fail_unlink;
-    b = (struct st_ring *)(base + ST_CRASH_HDR_SIZE);
+    b = (struct st__ring *)(base + ST_CRASH_HDR_SIZE);
     b->file_path = strdup(path);
     if (!b->file_path) {
         err = -ENOMEM;
         munmap(base, len);
         goto fail_unlink;
     }
-    h = (struct st_crash_hdr *)base;
+    h = (struct st__crash_hdr *)base;
     b->file_hdr = h;
     b->file_len = len;
     b->ring = base + ST_CRASH_HDR_SIZE + buf_bytes;
@@ -297,9 +297,9 @@ struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     h->tid = tid;
     h->ring_off = ST_CRASH_HDR_SIZE + buf_bytes;
     h->ring_size = ring_size;
-    h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, head);
-    h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, tail);
-    h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st_ring, pending_drop);
+    h->head_off = ST_CRASH_HDR_SIZE + offsetof(struct st__ring, head);
+    h->tail_off = ST_CRASH_HDR_SIZE + offsetof(struct st__ring, tail);
+    h->pending_off = ST_CRASH_HDR_SIZE + offsetof(struct st__ring, pending_drop);
     h->clock_tsc = st__ts_is_tsc();
     h->file_dev = __atomic_load_n(&trace_dev, __ATOMIC_RELAXED);
     h->file_ino = __atomic_load_n(&trace_ino, __ATOMIC_RELAXED);
@@ -322,7 +322,7 @@ fail:
     return NULL;
 }
 
-void st__ring_file_release(struct st_ring *b, bool remove)
+void st__ring_file_release(struct st__ring *b, bool remove)
 {
     char *path = b->file_path;
 
@@ -332,9 +332,9 @@ void st__ring_file_release(struct st_ring *b, bool remove)
     free(path);
 }
 
-void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns)
+void st__ring_file_note_anchor(struct st__ring *b, uint64_t raw, uint64_t ns)
 {
-    struct st_crash_hdr *h = b->file_hdr;
+    struct st__crash_hdr *h = b->file_hdr;
     uint64_t seq = h->anchor_seq;
 
     __atomic_store_n(&h->anchor_seq, seq + 1, __ATOMIC_RELAXED);
@@ -344,10 +344,10 @@ void st__ring_file_note_anchor(struct st_ring *b, uint64_t raw, uint64_t ns)
     __atomic_store_n(&h->anchor_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+void st__ring_file_inflight_begin(struct st__ring *b, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
                               uint64_t dev, uint64_t ino)
 {
-    struct st_crash_hdr *h = b->file_hdr;
+    struct st__crash_hdr *h = b->file_hdr;
     uint64_t seq = h->inflight_seq;
 
     h->inflight_end = end;
@@ -359,9 +359,9 @@ void st__ring_file_inflight_begin(struct st_ring *b, uint64_t end, uint64_t drop
     __atomic_store_n(&h->inflight_seq, seq | 1, __ATOMIC_RELEASE);
 }
 
-void st__ring_file_inflight_end(struct st_ring *b)
+void st__ring_file_inflight_end(struct st__ring *b)
 {
-    struct st_crash_hdr *h = b->file_hdr;
+    struct st__crash_hdr *h = b->file_hdr;
 
     __atomic_store_n(&h->inflight_seq, (h->inflight_seq | 1) + 1, __ATOMIC_RELEASE);
 }
@@ -385,7 +385,7 @@ void st__ring_file_exit(void)
     if (!st__ring_file_on())
         return;
     st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next) {
+    for (struct st__ring *r = st__rings; r; r = r->next) {
         if (!r->file_hdr)
             continue;
         if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) &&

@@ -14,7 +14,7 @@
 
 #include "crash_format.h"
 
-struct st_ring;
+struct st__ring;
 
 /* True when crash=DIR is set (rings created from now on are file-backed). */
 bool st__ring_file_on(void);
@@ -24,11 +24,11 @@ void st__ring_file_set_dir(const char *dir);
 
 /*
  * Creates the ring file of the calling thread and maps it: returns the
- * struct st_ring inside the mapping (zeroed, 128-aligned) with r->ring set,
+ * struct st__ring inside the mapping (zeroed, 128-aligned) with r->ring set,
  * or NULL (errno set): the caller then uses anonymous memory. A failure is
  * counted (st__ring_file_unprotected) and, the first time, said on stderr.
  */
-struct st_ring *st__ring_file_create(size_t ring_size, uint32_t tid);
+struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid);
 
 /*
  * Start-up (crash=DIR committed): checks that DIR has room for one ring of
@@ -49,21 +49,21 @@ uint32_t st__ring_file_unprotected(int *error);
 void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino);
 
 /* Writer, between writes: r's header names the trace file (dev, ino) from now on. */
-void st__ring_file_note_trace(struct st_ring *r, uint64_t dev, uint64_t ino);
+void st__ring_file_note_trace(struct st__ring *r, uint64_t dev, uint64_t ino);
 
 /* Unmaps a file-backed ring; remove: also delete its file (it was drained). */
-void st__ring_file_release(struct st_ring *r, bool remove);
+void st__ring_file_release(struct st__ring *r, bool remove);
 
 /* Appends mappings for IDs registered since the last call (slow paths, the consumer). */
 void st__ring_file_sync_names(void);
 
 /* Consumer: stores a fresh clock anchor in r's header. */
-void st__ring_file_note_anchor(struct st_ring *r, uint64_t raw, uint64_t ns);
+void st__ring_file_note_anchor(struct st__ring *r, uint64_t raw, uint64_t ns);
 
 /* Consumer: a write() of trace-file bytes [off, off + len) covering r's ring up to end starts / ended. */
-void st__ring_file_inflight_begin(struct st_ring *r, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
+void st__ring_file_inflight_begin(struct st__ring *r, uint64_t end, uint64_t drop, uint64_t off, uint64_t len,
                                   uint64_t dev, uint64_t ino);
-void st__ring_file_inflight_end(struct st_ring *r);
+void st__ring_file_inflight_end(struct st__ring *r);
 
 /* Fork child: forget the parent's names file (the child writes its own). */
 void st__ring_file_fork_child(void);

@@ -1,6 +1,6 @@
 /*
  * What the ring's own files share (ring.c, ring_life.c, ring_consumer.c,
- * ring_overwrite.c, ring_peek.c, ring_file.c): struct st_ring, the list of
+ * ring_overwrite.c, ring_peek.c, ring_file.c): struct st__ring, the list of
  * rings, and the helpers of its slow paths. Nothing outside core/ includes
  * this (ring.h says who sees what): the consumers use ring_consumer.h.
  */
@@ -20,13 +20,13 @@
 #include "ring_consumer.h"
 #include "trace_format.h"
 
-struct st_crash_hdr;
+struct st__crash_hdr;
 
 /* Room for the largest event record plus the dropped record before it. */
 #define ST_SCRATCH_SIZE ST__RING_RECORD_MAX
 
 /*
- * Bytes of st_ring.gate. The fast path of st__simple_begin() loads them as
+ * Bytes of st__ring.gate. The fast path of st__simple_begin() loads them as
  * one word, with busy, and takes its slow path when anything is set. Each
  * byte is written with its own byte store, so a signal handler setting one
  * cannot undo a store of another. (busy is a word of its own: it is stored
@@ -39,7 +39,7 @@ enum {
 };
 
 /* A ring's policy when it is full. */
-enum st_ring_policy {
+enum st__ring_policy {
     ST_RING_DISCARD = 0,   /* drop the new record, count it; the consumer moves tail */
     ST_RING_OVERWRITE = 1, /* the producer evicts its oldest records (ring_overwrite.c) */
 };
@@ -48,7 +48,7 @@ enum st_ring_policy {
  * prefetcher pulls cache lines in pairs, so 64 bytes is not enough. */
 #define ST_RING_ALIGN 128
 
-struct st_ring {
+struct st__ring {
     /* Producer's lines: written only by the owning thread (and by a signal
      * handler on it, which only sets gate bytes and adds to the atomics).
      * Everything the fast path touches is in the first 64 bytes. */
@@ -78,9 +78,9 @@ struct st_ring {
     uint32_t tid;                  /* gettid() of the owner, the records' pid field */
     uint32_t kick_shift;           /* log2 of the distance between wake-ups */
     uint32_t exited;               /* owner thread ended (release-stored) */
-    uint8_t policy;                /* enum st_ring_policy */
+    uint8_t policy;                /* enum st__ring_policy */
     /* Memory: file-backed (crash=DIR) when file_hdr is set, else two anonymous mappings. */
-    struct st_crash_hdr *file_hdr; /* the ring file's header (this struct lives in that mapping) */
+    struct st__crash_hdr *file_hdr; /* the ring file's header (this struct lives in that mapping) */
     size_t file_len;               /* bytes of that mapping */
     char *file_path;               /* the ring file's name (malloc'd) */
     /* Overwrite policy, producer side (ring_overwrite.c). */
@@ -93,7 +93,7 @@ struct st_ring {
     uint64_t consumed;             /* event records taken out (relaxed stores) */
     uint64_t cons_last_ns;         /* st__ring_cons.last_ns between passes: the consumer's word, never read here */
     uint64_t cons_staged_drop;     /* crash=DIR: drops staged for the next write, noted in flight with it */
-    struct st_ring *next;          /* list of all rings, under the ring lock */
+    struct st__ring *next;          /* list of all rings, under the ring lock */
     /* Overwrite policy, readers' side (no consumer runs: snapshots and the exit hook own these). */
     uint64_t ow_next;              /* event index of the first event no snapshot held or counted (ring lock);
                                       st__ring_lost: its ow_evicted as of the last snapshot */
@@ -107,7 +107,7 @@ struct st_ring {
 /* --- the list of rings (walk and change it with st__ring_lock held) --- */
 
 /* Every ring, newest first (taking the ring lock also links the rings first events created meanwhile). */
-extern struct st_ring *st__rings;
+extern struct st__ring *st__rings;
 
 /*
  * Where lost drops are counted: always on st__rings, never exited, never
@@ -116,22 +116,22 @@ extern struct st_ring *st__rings;
  * pending drops (as ST_LOST_TID). Not a thread: the counters do not count
  * it as one.
  */
-extern struct st_ring st__ring_lost;
+extern struct st__ring st__ring_lost;
 
 /* Counters of rings already freed; under the ring lock. */
-struct st_ring_totals {
+struct st__ring_totals {
     uint64_t committed, dropped, consumed;
 };
-extern struct st_ring_totals st__ring_retired;
+extern struct st__ring_totals st__ring_retired;
 
 /* Unlinks r (ring lock held), adding its counters to st__ring_retired. */
-void st__ring_retire(struct st_ring **link);
+void st__ring_retire(struct st__ring **link);
 
 /* Frees a ring already unlinked from the list; its ring file (if any) is removed. */
-void st__ring_free(struct st_ring *r);
+void st__ring_free(struct st__ring *r);
 
 /* All drops of a ring's thread. */
-static inline uint64_t st__ring_dropped(const struct st_ring *r)
+static inline uint64_t st__ring_dropped(const struct st__ring *r)
 {
     return __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) + __atomic_load_n(&r->nested_dropped, __ATOMIC_RELAXED);
 }
@@ -161,19 +161,19 @@ static inline void st__ring_wake(void)
 bool st__ring_may_create(void);
 
 /* Makes the calling thread's ring (memory and policy as now configured); NULL when it cannot. */
-struct st_ring *st__ring_create(void);
+struct st__ring *st__ring_create(void);
 
 /* Publishes a new ring without a lock (a first event may run in a signal handler). */
-void st__ring_publish(struct st_ring *r);
+void st__ring_publish(struct st__ring *r);
 
 /* Unmaps r; its ring file (crash=DIR) is removed only when remove is set. */
-void st__ring_release(struct st_ring *r, bool remove);
+void st__ring_release(struct st__ring *r, bool remove);
 
 /* Fork child: the calling thread forgets its ring (ring.c owns the thread-local state). */
 void st__ring_forget_thread(void);
 
 /* Recomputes limit and lap_base for the record that starts at next_head. */
-static inline void st__ring_set_limit(struct st_ring *r)
+static inline void st__ring_set_limit(struct st__ring *r)
 {
     uint64_t lap = r->next_head & ~r->mask;
     uint64_t room_end = r->tail_cache + r->size, lap_end = lap + r->size;
@@ -193,16 +193,16 @@ static inline void st__ring_set_limit(struct st_ring *r)
  * is claimed once). True when `last`, the position of a trigger record the
  * caller found, lies in what it claimed.
  */
-bool st__ring_trigger_claim(struct st_ring *r, uint64_t end, uint64_t last);
+bool st__ring_trigger_claim(struct st__ring *r, uint64_t end, uint64_t last);
 
 /* tail and the event index of the record there (ow_evicted), read as one pair. */
-uint64_t st__ring_tail_index(const struct st_ring *r, uint64_t *index);
+uint64_t st__ring_tail_index(const struct st__ring *r, uint64_t *index);
 
 /* The owner's slow path, ring full: evicts oldest records until need bytes fit; false if they never can. */
-bool st__ring_evict(struct st_ring *r, uint64_t head, uint64_t need);
+bool st__ring_evict(struct st__ring *r, uint64_t head, uint64_t need);
 
 /* The owner thread of an overwrite ring exited: keep its ring, trim exited ones beyond the bound. */
-void st__ring_exit_overwrite(struct st_ring *r);
+void st__ring_exit_overwrite(struct st__ring *r);
 
 /* Fork child: the overwrite policy's process-wide state starts afresh. */
 void st__ring_overwrite_fork_child(void);

@@ -25,13 +25,13 @@
 #include "ring_internal.h"
 #include "timestamp.h"
 
-struct st_ring *st__rings = &st__ring_lost;
-struct st_ring_totals st__ring_retired;
+struct st__ring *st__rings = &st__ring_lost;
+struct st__ring_totals st__ring_retired;
 struct st__ring_hooks st__ring_hook;
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mode_mutex = PTHREAD_MUTEX_INITIALIZER; /* held from mode_lock to mode_unlock */
-static struct st_ring *fresh;                  /* created, not yet on st__rings (CAS push) */
+static struct st__ring *fresh;                  /* created, not yet on st__rings (CAS push) */
 static size_t ring_size = ST_RING_SIZE_DEFAULT; /* for rings created from now on */
 static int ever;                               /* a ring was (being) created (seq_cst) */
 static int changing;                           /* a mode setter holds the mode lock (seq_cst) */
@@ -47,8 +47,8 @@ static uint8_t policy = ST_RING_DISCARD;       /* for rings created from now on 
  */
 #define KICK_DIV_LOG2 3
 
-/* Bytes of the mapping that holds a struct st_ring (not the ring's: ring_map). */
-#define STRUCT_MAP ((sizeof(struct st_ring) + 4095) & ~(size_t)4095)
+/* Bytes of the mapping that holds a struct st__ring (not the ring's: ring_map). */
+#define STRUCT_MAP ((sizeof(struct st__ring) + 4095) & ~(size_t)4095)
 
 void st__ring_set_hooks(const struct st__ring_hooks *hooks)
 {
@@ -60,7 +60,7 @@ void st__ring_set_hooks(const struct st__ring_hooks *hooks)
 /* With ring_lock held: moves the rings first events pushed onto st__rings (newest first). */
 static void adopt_fresh(void)
 {
-    struct st_ring *first, *last;
+    struct st__ring *first, *last;
 
     if (!__atomic_load_n(&fresh, __ATOMIC_RELAXED))
         return;
@@ -72,9 +72,9 @@ static void adopt_fresh(void)
     st__rings = first;
 }
 
-void st__ring_publish(struct st_ring *r)
+void st__ring_publish(struct st__ring *r)
 {
-    struct st_ring *top = __atomic_load_n(&fresh, __ATOMIC_RELAXED);
+    struct st__ring *top = __atomic_load_n(&fresh, __ATOMIC_RELAXED);
 
     do
         r->next = top;
@@ -169,10 +169,10 @@ static inline uint64_t len_pid_word(uint32_t tid)
  * fallback when mmap fails (vm.max_map_count): the thread's events then
  * count as lost drops.
  */
-static struct st_ring *ring_map(size_t size)
+static struct st__ring *ring_map(size_t size)
 {
     void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
-    struct st_ring *r;
+    struct st__ring *r;
 
     if (mem == MAP_FAILED)
         return NULL;
@@ -186,11 +186,11 @@ static struct st_ring *ring_map(size_t size)
     return r;
 }
 
-struct st_ring *st__ring_create(void)
+struct st__ring *st__ring_create(void)
 {
     size_t size = __atomic_load_n(&ring_size, __ATOMIC_RELAXED);
     uint32_t tid = (uint32_t)gettid();
-    struct st_ring *r = NULL;
+    struct st__ring *r = NULL;
 
     /* crash=DIR: the struct and the ring live in a file (ring_file.c); zeroed already. */
     if (st__ring_file_on())
@@ -213,7 +213,7 @@ struct st_ring *st__ring_create(void)
     return r;
 }
 
-void st__ring_release(struct st_ring *r, bool remove)
+void st__ring_release(struct st__ring *r, bool remove)
 {
     if (r->file_hdr) {
         st__ring_file_release(r, remove);
@@ -223,15 +223,15 @@ void st__ring_release(struct st_ring *r, bool remove)
     munmap(r, STRUCT_MAP);
 }
 
-void st__ring_free(struct st_ring *r)
+void st__ring_free(struct st__ring *r)
 {
     /* Drained (every record written or counted): its ring file goes too. */
     st__ring_release(r, true);
 }
 
-void st__ring_retire(struct st_ring **link)
+void st__ring_retire(struct st__ring **link)
 {
-    struct st_ring *r = *link;
+    struct st__ring *r = *link;
 
     st__ring_retired.committed += __atomic_load_n(&r->committed, __ATOMIC_RELAXED);
     st__ring_retired.dropped += st__ring_dropped(r);
@@ -245,14 +245,14 @@ void st__ring_retire(struct st_ring **link)
  * Each counter is written by one thread only and read relaxed, so the sums
  * are exact per counter but not taken at one instant.
  */
-void st__ring_counters(struct st_ring_counters *c)
+void st__ring_counters(struct st__ring_counters *c)
 {
     memset(c, 0, sizeof *c);
     st__ring_lock();
     c->committed = st__ring_retired.committed;
     c->dropped = st__ring_retired.dropped;
     c->consumed = st__ring_retired.consumed;
-    for (struct st_ring *r = st__rings; r; r = r->next) {
+    for (struct st__ring *r = st__rings; r; r = r->next) {
         if (r == &st__ring_lost)
             continue; /* not a thread: its drops are added below */
         /* tail first: head is later, so head - tail never goes negative */
@@ -270,7 +270,7 @@ void st__ring_counters(struct st_ring_counters *c)
 
 void st__ring_fork_child(void)
 {
-    struct st_ring *r, *next;
+    struct st__ring *r, *next;
 
     /* Also what first events pushed after the prepare handler took ring_lock. */
     adopt_fresh();

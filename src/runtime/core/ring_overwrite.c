@@ -15,7 +15,7 @@
 
 #include "ring_internal.h"
 
-struct st_ring_trigger st__ring_trigger = {.id = UINT64_MAX};
+struct st__ring_trigger st__ring_trigger = {.id = UINT64_MAX};
 
 static uint64_t exits; /* overwrite rings whose thread exited so far: their order (ring lock) */
 static bool hold;      /* a snapshot is between its copy and its accounting (ring lock) */
@@ -35,7 +35,7 @@ static __attribute__((noinline, no_sanitize("thread"))) void ow_fence(void)
  * records: its length, ID, and the events it stands for (returned: a
  * dropped record stands for its count).
  */
-static uint64_t ring_record(const struct st_ring *b, uint64_t pos, uint64_t end, uint64_t *len, uint64_t *id)
+static uint64_t ring_record(const struct st__ring *b, uint64_t pos, uint64_t end, uint64_t *len, uint64_t *id)
 {
     uint8_t hdr[ST_EVENT_FIXED_SIZE + 8];
     uint64_t off = pos & b->mask, first = b->size - off, n = sizeof hdr;
@@ -46,15 +46,15 @@ static uint64_t ring_record(const struct st_ring *b, uint64_t pos, uint64_t end,
         first = n;
     memcpy(hdr, b->ring + off, first);
     memcpy(hdr + first, b->ring, n - first);
-    *len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
-    *id = st_fmt_get_u64(hdr + ST_EV_OFF_ID);
+    *len = 8 + (uint64_t)st__fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+    *id = st__fmt_get_u64(hdr + ST_EV_OFF_ID);
     return st__ring_record_events(hdr, n);
 }
 
 uint64_t st__ring_record_events(const uint8_t *rec, size_t len)
 {
-    if (len >= ST_EVENT_FIXED_SIZE + 8 && st_fmt_get_u64(rec + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
-        return st_fmt_get_u64(rec + ST_EV_OFF_PAYLOAD);
+    if (len >= ST_EVENT_FIXED_SIZE + 8 && st__fmt_get_u64(rec + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+        return st__fmt_get_u64(rec + ST_EV_OFF_PAYLOAD);
     return 1;
 }
 
@@ -65,12 +65,12 @@ uint64_t st__ring_record_events(const uint8_t *rec, size_t len)
  * registered after the trigger's consumer last looked) the trigger.
  */
 struct evict_trig {
-    struct st_ring_trigger t;
+    struct st__ring_trigger t;
     uint64_t from, last;
     uint32_t lo, hi;
 };
 
-static void evict_trig_begin(struct st_ring *b, struct evict_trig *tr)
+static void evict_trig_begin(struct st__ring *b, struct evict_trig *tr)
 {
     tr->t.on = __atomic_load_n(&st__ring_trigger.on, __ATOMIC_ACQUIRE);
     tr->t.id = __atomic_load_n(&st__ring_trigger.id, __ATOMIC_ACQUIRE);
@@ -100,7 +100,7 @@ static void evict_trig_note(struct evict_trig *tr, uint64_t pos, uint64_t id)
  * walked (buffer.h): each record is claimed once, so a trigger is reported
  * by exactly one of them.
  */
-bool st__ring_trigger_claim(struct st_ring *b, uint64_t end, uint64_t last)
+bool st__ring_trigger_claim(struct st__ring *b, uint64_t end, uint64_t last)
 {
     uint64_t cur = __atomic_load_n(&b->ow_scanned, __ATOMIC_RELAXED);
 
@@ -122,7 +122,7 @@ bool st__ring_trigger_claim(struct st_ring *b, uint64_t end, uint64_t last)
  * trigger record is reported through the trigger_evicted hook here (the
  * scan would miss it). Returns false when need can never fit (then the caller drops).
  */
-bool st__ring_evict(struct st_ring *b, uint64_t head, uint64_t need)
+bool st__ring_evict(struct st__ring *b, uint64_t head, uint64_t need)
 {
     uint64_t tail = b->tail, lost = 0, goal, seq = b->ow_seq;
     struct evict_trig tr;
@@ -182,7 +182,7 @@ bool st__ring_evict(struct st_ring *b, uint64_t head, uint64_t need)
  */
 
 /* Events of b's thread so far: evicted, in the ring, and drops not yet written into it. */
-static uint64_t ring_events_total(const struct st_ring *b)
+static uint64_t ring_events_total(const struct st__ring *b)
 {
     uint64_t n = b->ow_evicted + __atomic_load_n(&b->pending_drop, __ATOMIC_RELAXED);
 
@@ -196,9 +196,9 @@ static uint64_t ring_events_total(const struct st_ring *b)
  * events no snapshot held or counted become lost drops (the thread is gone
  * and its id may already be another thread's), reported by the next one.
  */
-static void exited_retire(struct st_ring **pp)
+static void exited_retire(struct st__ring **pp)
 {
-    struct st_ring *b = *pp;
+    struct st__ring *b = *pp;
     uint64_t total = ring_events_total(b);
 
     if (total > b->ow_next)
@@ -211,9 +211,9 @@ static void exited_retire(struct st_ring **pp)
 static void exited_trim(void)
 {
     for (;;) {
-        struct st_ring **oldest = NULL;
+        struct st__ring **oldest = NULL;
         uint64_t live = 0, exited = 0;
-        for (struct st_ring **pp = &st__rings; *pp; pp = &(*pp)->next) {
+        for (struct st__ring **pp = &st__rings; *pp; pp = &(*pp)->next) {
             if (*pp == &st__ring_lost)
                 continue;
             if (!(*pp)->ow_exit_seq) {
@@ -234,7 +234,7 @@ static void exited_trim(void)
  * An overwrite ring's thread exited (it no longer touches b: its thread-local
  * ring is st__ring_lost). The ring lock orders its last records before any reader here.
  */
-void st__ring_exit_overwrite(struct st_ring *b)
+void st__ring_exit_overwrite(struct st__ring *b)
 {
     st__ring_lock();
     b->ow_exit_seq = ++exits;
@@ -265,7 +265,7 @@ void st__ring_exited_release(void)
  * discard ring, whose index is then meaningless). Retries while the owner
  * is inside it, which is a few stores unless it was preempted there.
  */
-__attribute__((no_sanitize("thread"))) uint64_t st__ring_tail_index(const struct st_ring *b, uint64_t *index)
+__attribute__((no_sanitize("thread"))) uint64_t st__ring_tail_index(const struct st__ring *b, uint64_t *index)
 {
     for (;;) {
         uint64_t s0 = __atomic_load_n(&b->ow_seq, __ATOMIC_ACQUIRE), t, e;
@@ -285,13 +285,13 @@ __attribute__((no_sanitize("thread"))) uint64_t st__ring_tail_index(const struct
 
 /* --- flight snapshots' accounting ------------------------------------------ */
 
-uint64_t st__ring_ow_unseen(struct st_ring_peeked *pi, size_t n, uint64_t *mark)
+uint64_t st__ring_ow_unseen(struct st__ring_peeked *pi, size_t n, uint64_t *mark)
 {
     uint64_t lost;
 
     st__ring_lock();
     for (size_t i = 0; i < n; i++) {
-        const struct st_ring *r = pi[i].r;
+        const struct st__ring *r = pi[i].r;
         pi[i].unseen = 0;
         if (!pi[i].known || r == &st__ring_lost)
             continue; /* not copied (no room, empty): nothing held, nothing known */
@@ -308,16 +308,16 @@ static uint64_t copy_events(const uint8_t *bytes, size_t off, size_t len)
 {
     uint64_t n = 0;
 
-    for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st_fmt_get_u32(bytes + off + ST_EV_OFF_LENGTH))
+    for (size_t end = off + len; off + ST_EVENT_FIXED_SIZE <= end; off += 8 + st__fmt_get_u32(bytes + off + ST_EV_OFF_LENGTH))
         n += st__ring_record_events(bytes + off, end - off);
     return n;
 }
 
-void st__ring_ow_seen(const uint8_t *bytes, const struct st_ring_peeked *pi, size_t n, uint64_t mark)
+void st__ring_ow_seen(const uint8_t *bytes, const struct st__ring_peeked *pi, size_t n, uint64_t mark)
 {
     st__ring_lock();
     for (size_t i = 0; i < n; i++) {
-        struct st_ring *r = pi[i].r;
+        struct st__ring *r = pi[i].r;
         uint64_t end;
         if (!pi[i].known || r == &st__ring_lost)
             continue;
@@ -346,7 +346,7 @@ __attribute__((no_sanitize("thread"))) bool st__ring_trigger_scan(void)
     bool hit = false;
 
     st__ring_lock();
-    for (struct st_ring *r = st__rings; r; r = r->next) {
+    for (struct st__ring *r = st__rings; r; r = r->next) {
         const volatile uint8_t *ring = r->ring;
         uint64_t t0 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
         uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
@@ -359,10 +359,10 @@ __attribute__((no_sanitize("thread"))) bool st__ring_trigger_scan(void)
             uint64_t len;
             for (size_t k = 0; k < sizeof hdr; k++)
                 hdr[k] = ring[(pos + k) & r->mask];
-            len = 8 + (uint64_t)st_fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
+            len = 8 + (uint64_t)st__fmt_get_u32(hdr + ST_EV_OFF_LENGTH);
             if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > h - pos)
                 break; /* overwritten under us: the tail check below discards the walk */
-            if (st_fmt_get_u64(hdr + ST_EV_OFF_ID) == st__ring_trigger.id)
+            if (st__fmt_get_u64(hdr + ST_EV_OFF_ID) == st__ring_trigger.id)
                 last = pos;
             pos += len;
         }

@@ -17,7 +17,7 @@
 
 /* One ring as st__ring_peek lists it. */
 struct peek {
-    struct st_ring *r;
+    struct st__ring *r;
     const uint8_t *ring;
     uint64_t size, serial;
     uint32_t tid;
@@ -29,16 +29,16 @@ struct peek {
  * *lost. Fills *pi (off relative to out). Returns the bytes kept.
  */
 __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek *pk, uint8_t *out, size_t room,
-                                                              uint64_t *lost, struct st_ring_peeked *pi)
+                                                              uint64_t *lost, struct st__ring_peeked *pi)
 {
     enum { CHUNK = 64 << 10 };
     uint64_t t0 = 0, h0 = 0, t1 = 0, end = 0, pos = 0, keep, index = 0;
     bool first = true, alive = true;
 
-    *pi = (struct st_ring_peeked){.r = pk->r, .serial = pk->serial, .tid = pk->tid};
+    *pi = (struct st__ring_peeked){.r = pk->r, .serial = pk->serial, .tid = pk->tid};
     /* One locked step per chunk: the first also reads [t0, h0), the last re-reads tail. */
     while (alive && (first || pos < end)) {
-        struct st_ring *b;
+        struct st__ring *b;
         st__ring_lock();
         for (b = st__rings; b; b = b->next)
             if (b == pk->r && b->serial == pk->serial) /* the same buffer, not a new one in its mapping */
@@ -83,7 +83,7 @@ __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek 
     /* Whole records from t1 (always a record boundary) up to end. */
     keep = t1;
     while (end - keep >= ST_EVENT_FIXED_SIZE) {
-        uint64_t len = 8 + (uint64_t)st_fmt_get_u32(out + (keep - t0) + ST_EV_OFF_LENGTH);
+        uint64_t len = 8 + (uint64_t)st__fmt_get_u32(out + (keep - t0) + ST_EV_OFF_LENGTH);
         if (len < ST_EVENT_FIXED_SIZE || len > ST_SCRATCH_SIZE || len > end - keep)
             break;
         keep += len;
@@ -94,16 +94,16 @@ __attribute__((no_sanitize("thread"))) static size_t peek_one(const struct peek 
     return keep - t1;
 }
 
-size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_ring_peeked **info, size_t *ninfo)
+size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st__ring_peeked **info, size_t *ninfo)
 {
     struct peek *list = NULL;
-    struct st_ring_peeked *pi = NULL, one;
+    struct st__ring_peeked *pi = NULL, one;
     size_t n = 0, max = 0, used = 0;
     uint64_t lost = 0;
 
     /* Snapshot the list (plus room for threads that start meanwhile). */
     st__ring_lock();
-    for (struct st_ring *b = st__rings; b; b = b->next)
+    for (struct st__ring *b = st__rings; b; b = b->next)
         max++;
     st__ring_unlock();
     max += 16;
@@ -120,12 +120,12 @@ size_t st__ring_peek(uint8_t *dst, size_t cap, uint64_t *left, struct st_ring_pe
         return 0;
     }
     st__ring_lock();
-    for (struct st_ring *b = st__rings; b && n < max; b = b->next)
+    for (struct st__ring *b = st__rings; b && n < max; b = b->next)
         list[n++] = (struct peek){b, b->ring, b->size, b->serial, b->tid};
     st__ring_unlock();
 
     for (size_t i = 0; i < n; i++) {
-        struct st_ring_peeked *p = pi ? &pi[i] : &one;
+        struct st__ring_peeked *p = pi ? &pi[i] : &one;
         size_t kept = peek_one(&list[i], dst + used, cap - used, &lost, p);
         p->off = used;
         used += kept;

@@ -4,7 +4,7 @@
 int st__ts_tsc;
 
 static bool tsc_available;
-static struct st_clock_anchor start_anchor; /* ticks with ns, taken at st__ts_init */
+static struct st__clock_anchor start_anchor; /* ticks with ns, taken at st__ts_init */
 
 void st__ts_init(void)
 {
@@ -28,18 +28,18 @@ void st__ts_set_tsc(bool tsc)
     __atomic_store_n(&st__ts_tsc, tsc && tsc_available, __ATOMIC_RELAXED);
 }
 
-struct st_clock_anchor st__ts_start(void)
+struct st__clock_anchor st__ts_start(void)
 {
     return start_anchor;
 }
 
-struct st_clock_anchor st__ts_sample(void)
+struct st__clock_anchor st__ts_sample(void)
 {
     return st__clock_sample(st__ts_is_tsc(), NULL);
 }
 
 /* (Re)starts cv from the start-up anchor when it converts the other kind, or nothing yet. */
-static void conv_mode(struct st_clock_conv *cv)
+static void conv_mode(struct st__clock_conv *cv)
 {
     bool tsc = st__ts_is_tsc();
 
@@ -47,13 +47,13 @@ static void conv_mode(struct st_clock_conv *cv)
         st__clock_conv_init(cv, tsc, start_anchor);
 }
 
-void st__ts_conv_update(struct st_clock_conv *cv)
+void st__ts_conv_update(struct st__clock_conv *cv)
 {
     conv_mode(cv);
     st__clock_conv_update(cv);
 }
 
-void st__ts_conv_update_past(struct st_clock_conv *cv, uint64_t raw)
+void st__ts_conv_update_past(struct st__clock_conv *cv, uint64_t raw)
 {
     conv_mode(cv);
     st__clock_conv_update_past(cv, raw);

@@ -49,17 +49,17 @@ bool st__ts_is_tsc(void);
 void st__ts_set_tsc(bool tsc);
 
 /* The anchor taken at start-up, and one taken now, in the current mode. */
-struct st_clock_anchor st__ts_start(void);
-struct st_clock_anchor st__ts_sample(void);
+struct st__clock_anchor st__ts_start(void);
+struct st__clock_anchor st__ts_sample(void);
 
 /*
  * Brings a converter up to date for records stamped in the current mode:
  * (re)starts it from the start-up anchor when it converts the other kind
  * (or nothing yet), then adds a knot now if the last is 1 ms old.
  */
-void st__ts_conv_update(struct st_clock_conv *cv);
+void st__ts_conv_update(struct st__clock_conv *cv);
 
 /* The same for a view: afterwards a knot lies after raw (st__clock_conv_update_past). */
-void st__ts_conv_update_past(struct st_clock_conv *cv, uint64_t raw);
+void st__ts_conv_update_past(struct st__clock_conv *cv, uint64_t raw);
 
 #endif /* ST_RUNTIME_TIMESTAMP_H */

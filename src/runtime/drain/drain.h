@@ -51,7 +51,7 @@ void st__file_remove_unwritten(void);
 
 /* --- counters --------------------------------------------------------------------- */
 
-struct st_drain_counters {
+struct st__drain_counters {
     uint64_t written;          /* event records written to trace files */
     uint64_t dropped_reported; /* drops counted in dropped records written */
     uint64_t bytes_written;    /* bytes written, headers included */
@@ -59,7 +59,7 @@ struct st_drain_counters {
     uint64_t stopped_dropped;  /* buffer drops while a write error had stopped the file: lost to it too */
     bool stopped;              /* a write error stopped the file and no file was opened since */
 };
-void st__drain_counters(struct st_drain_counters *c);
+void st__drain_counters(struct st__drain_counters *c);
 
 /* The last write error (-errno, 0 when none) and the file it was writing. */
 void st__drain_write_failure(char *path, size_t len, int *error);

@@ -58,7 +58,7 @@ static bool src_load(struct st__merge_src *s, const struct st__merge_sink *sink)
         src_bad(s, sink); /* never happens with whole records */
         return false;
     }
-    s->key = st_fmt_get_u64(src_header(s, s->pos, tmp) + ST_EV_OFF_TIMESTAMP);
+    s->key = st__fmt_get_u64(src_header(s, s->pos, tmp) + ST_EV_OFF_TIMESTAMP);
     return true;
 }
 
@@ -66,7 +66,7 @@ static bool src_load(struct st__merge_src *s, const struct st__merge_sink *sink)
 static uint64_t src_record_size(const struct st__merge_src *s)
 {
     uint8_t tmp[ST_EVENT_FIXED_SIZE];
-    uint64_t size = 8 + (uint64_t)st_fmt_get_u32(src_header(s, s->pos, tmp) + ST_EV_OFF_LENGTH);
+    uint64_t size = 8 + (uint64_t)st__fmt_get_u32(src_header(s, s->pos, tmp) + ST_EV_OFF_LENGTH);
 
     return size < ST_EVENT_FIXED_SIZE || size > ST_MAX_EVENT_RECORD || size > s->end - s->pos ? 0 : size;
 }
@@ -129,7 +129,7 @@ struct newest {
     uint64_t mult;
 };
 
-static struct newest newest_segment(const struct st_clock_conv *cv)
+static struct newest newest_segment(const struct st__clock_conv *cv)
 {
     struct newest n = {.fast = cv->tsc && cv->nknots >= 2};
 
@@ -141,7 +141,7 @@ static struct newest newest_segment(const struct st_clock_conv *cv)
     return n;
 }
 
-static inline uint64_t convert(const struct newest *n, const struct st_clock_conv *cv, uint64_t raw)
+static inline uint64_t convert(const struct newest *n, const struct st__clock_conv *cv, uint64_t raw)
 {
     __extension__ typedef unsigned __int128 u128;
 
@@ -167,7 +167,7 @@ static inline uint64_t convert(const struct newest *n, const struct st_clock_con
  */
 #define CHUNK ((uint64_t)8 << 10)
 
-static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const struct st_clock_conv *conv,
+static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const struct st__clock_conv *conv,
                      const struct st__merge_sink *sink)
 {
     const struct newest seg = newest_segment(conv); /* in registers: stores into dst may alias *conv */
@@ -187,24 +187,24 @@ static void run_copy(struct st__merge_src *s, uint64_t stop, uint8_t *dst, const
         }
         h = src_header(s, pos, tmp);
         p = dst + (pos - start);
-        size = 8 + (uint64_t)st_fmt_get_u32(h + ST_EV_OFF_LENGTH);
+        size = 8 + (uint64_t)st__fmt_get_u32(h + ST_EV_OFF_LENGTH);
         if (__builtin_expect(size < ST_EVENT_FIXED_SIZE || size > ST_MAX_EVENT_RECORD || size > s->end - pos, 0)) {
             bad = true;
             break;
         }
         if (__builtin_expect(size > stop - pos, 0))
             break; /* cut by stop: whole in the source, taken next time */
-        ns = convert(&seg, conv, st_fmt_get_u64(h + ST_EV_OFF_TIMESTAMP));
+        ns = convert(&seg, conv, st__fmt_get_u64(h + ST_EV_OFF_TIMESTAMP));
         if (ns < last)
             ns = last;
         last = ns;
-        st_fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ns);
-        if (__builtin_expect(st_fmt_get_u64(h + ST_EV_OFF_ID) != ST_DROPPED_EVENT_ID, 1)) {
+        st__fmt_put_u64(p + ST_EV_OFF_TIMESTAMP, ns);
+        if (__builtin_expect(st__fmt_get_u64(h + ST_EV_OFF_ID) != ST_DROPPED_EVENT_ID, 1)) {
             events++;
         } else if (size >= ST_EVENT_FIXED_SIZE + 8) {
             uint8_t cnt[8];
             src_copy(s, pos + ST_EV_OFF_PAYLOAD, cnt, sizeof cnt);
-            drops += st_fmt_get_u64(cnt);
+            drops += st__fmt_get_u64(cnt);
         }
         pos += size;
     }
@@ -238,11 +238,11 @@ static uint64_t run_end(const struct st__merge_src *s, size_t i, uint64_t lim, s
             return stop;
         h = src_header(s, pos, tmp);
         if (pos != s->pos) {
-            key = st_fmt_get_u64(h + ST_EV_OFF_TIMESTAMP);
+            key = st__fmt_get_u64(h + ST_EV_OFF_TIMESTAMP);
             if (!(key < lim || (key == lim && i < lim_i)))
                 return pos;
         }
-        size = 8 + (uint64_t)st_fmt_get_u32(h + ST_EV_OFF_LENGTH);
+        size = 8 + (uint64_t)st__fmt_get_u32(h + ST_EV_OFF_LENGTH);
         if (size < ST_EVENT_FIXED_SIZE || size >= stop - pos)
             return stop; /* the last one, or one that is not a record */
         pos += size;
@@ -257,7 +257,7 @@ static uint64_t run_end(const struct st__merge_src *s, size_t i, uint64_t lim, s
  * records stay older than every other source's next one. 0, or -EIO when
  * the sink stopped the merge.
  */
-static int take_runs(struct heap *h, size_t i, const struct st_clock_conv *cv, const struct st__merge_sink *sink)
+static int take_runs(struct heap *h, size_t i, const struct st__clock_conv *cv, const struct st__merge_sink *sink)
 {
     struct st__merge_src *s = &h->src[i];
     bool alone = h->n == 0;
@@ -298,7 +298,7 @@ static int take_runs(struct heap *h, size_t i, const struct st_clock_conv *cv, c
     }
 }
 
-int st__merge_run(struct st__merge *m, struct st__merge_src *src, size_t n, const struct st_clock_conv *cv,
+int st__merge_run(struct st__merge *m, struct st__merge_src *src, size_t n, const struct st__clock_conv *cv,
                   const struct st__merge_sink *sink)
 {
     struct heap h;

@@ -69,7 +69,7 @@ void st__merge_free(struct st__merge *m);
  * Merges src[0..n) into the sink, converting with cv. 0 when every source
  * is consumed, -EIO when the sink stopped it, -ENOMEM (nothing taken).
  */
-int st__merge_run(struct st__merge *m, struct st__merge_src *src, size_t n, const struct st_clock_conv *cv,
+int st__merge_run(struct st__merge *m, struct st__merge_src *src, size_t n, const struct st__clock_conv *cv,
                   const struct st__merge_sink *sink);
 
 #endif /* ST_RUNTIME_DRAIN_MERGE_H */

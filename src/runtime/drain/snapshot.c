@@ -68,7 +68,7 @@
 #define VIEW_MAX ((size_t)64 << 20)
 
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct st_clock_conv conv; /* snap_lock */
+static struct st__clock_conv conv; /* snap_lock */
 static struct st__merge merge;    /* snap_lock */
 static unsigned snap_seq;         /* default snapshot names; snap_lock */
 
@@ -93,7 +93,7 @@ void st__snapshot_fork_child(void)
 struct copy {
     uint8_t *bytes;
     size_t len;
-    struct st_ring_peeked *pi; /* npi entries */
+    struct st__ring_peeked *pi; /* npi entries */
     size_t npi;
 };
 
@@ -128,7 +128,7 @@ static void put_head(struct st__growbuf *out)
     uint8_t *p = st__growbuf_room(out, ST_HEADER_SIZE);
 
     if (p)
-        st__growbuf_commit(out, st_fmt_put_header(p));
+        st__growbuf_commit(out, st__fmt_put_header(p));
     st__describe_process(out, true);
     while (id < count) {
         uint32_t n = st__reg_names(id, names, count - id < 64 ? count - id : 64);
@@ -159,8 +159,8 @@ static int merge_copy(struct copy *c, struct st__growbuf *out, bool floor_first,
         src[i] = (struct st__merge_src){.ring = p, .mask = UINT64_MAX, .size = UINT64_MAX, .pos = 0,
                                         .end = c->pi[i].len, .owner = &c->pi[i]};
         for (size_t off = 0; off + ST_EVENT_FIXED_SIZE <= c->pi[i].len;
-             off += 8 + st_fmt_get_u32(p + off + ST_EV_OFF_LENGTH)) {
-            uint64_t key = st_fmt_get_u64(p + off + ST_EV_OFF_TIMESTAMP);
+             off += 8 + st__fmt_get_u32(p + off + ST_EV_OFF_LENGTH)) {
+            uint64_t key = st__fmt_get_u64(p + off + ST_EV_OFF_TIMESTAMP);
             oldest = key < oldest ? key : oldest;
             newest = key > newest ? key : newest;
         }
@@ -180,7 +180,7 @@ static int merge_copy(struct copy *c, struct st__growbuf *out, bool floor_first,
 /* Copies the rings: what is buffered now, with slack for what arrives while we copy. */
 static int view_copy(struct copy *c, uint64_t *left)
 {
-    struct st_ring_counters rc;
+    struct st__ring_counters rc;
     size_t cap;
 
     st__ring_counters(&rc);
@@ -280,7 +280,7 @@ static int snapshot_build(struct copy *c, struct st__growbuf *out, uint64_t *los
         if (!thr[i].lost)
             continue; /* v4 readers reject a count of 0: no record means none lost */
         if ((p = st__growbuf_room(out, ST_EVENT_FIXED_SIZE + 8)))
-            st__growbuf_commit(out, st_fmt_put_dropped(p, first_ns, thr[i].tid, thr[i].lost));
+            st__growbuf_commit(out, st__fmt_put_dropped(p, first_ns, thr[i].tid, thr[i].lost));
     }
     if (ret == 0)
         st__growbuf_put(out, recs.data, recs.len);
@@ -299,7 +299,7 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
 {
     struct copy c = {0};
     struct st__growbuf out = {0};
-    struct st_ring_counters rc;
+    struct st__ring_counters rc;
     size_t cap;
     uint64_t lost_ev = 0;
     int ret = -ENOMEM, fd;

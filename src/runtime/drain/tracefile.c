@@ -134,7 +134,7 @@ bool st__file_in_use(void)
 
 void st__file_remove_unwritten(void)
 {
-    struct st_drain_counters dc;
+    struct st__drain_counters dc;
     char path[sizeof st__ws.name];
 
     st__drain_counters(&dc);

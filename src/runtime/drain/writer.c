@@ -126,7 +126,7 @@ static struct {
     size_t hdr;           /* bytes of file header at the start of stage */
     uint64_t stage_events, stage_drops;
     uint64_t unmarked;    /* records failed writes lost that no ST_PID_WRITE_LOST record counts yet */
-    struct st_clock_conv conv;
+    struct st__clock_conv conv;
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
     struct st__ring_cons_set rings; /* the rings of this pass ... */
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
@@ -145,7 +145,7 @@ static void counter_add(uint64_t *c, uint64_t v)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-void st__drain_counters(struct st_drain_counters *c)
+void st__drain_counters(struct st__drain_counters *c)
 {
     c->written = __atomic_load_n(&c_written, __ATOMIC_RELAXED);
     c->dropped_reported = __atomic_load_n(&c_dropped_reported, __ATOMIC_RELAXED);
@@ -153,7 +153,7 @@ void st__drain_counters(struct st_drain_counters *c)
     c->write_dropped = __atomic_load_n(&c_write_dropped, __ATOMIC_RELAXED);
     c->stopped_dropped = __atomic_load_n(&c_stopped_dropped, __ATOMIC_RELAXED);
     if (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE)) {
-        struct st_ring_counters rc;
+        struct st__ring_counters rc;
         uint64_t base = __atomic_load_n(&stop_base, __ATOMIC_RELAXED);
         st__ring_counters(&rc);
         c->stopped_dropped += rc.dropped > base ? rc.dropped - base : 0;
@@ -185,10 +185,10 @@ static size_t staged_record_size(const uint8_t *p, size_t len)
 
     if (len < ST_MAPPING_FIXED_SIZE)
         return 0;
-    if (st_fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
-        n = st_fmt_mapping_size(st_fmt_get_u32(p + 16));
+    if (st__fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
+        n = st__fmt_mapping_size(st__fmt_get_u32(p + 16));
     else if (len >= ST_EVENT_FIXED_SIZE)
-        n = 8 + (size_t)st_fmt_get_u32(p + ST_EV_OFF_LENGTH);
+        n = 8 + (size_t)st__fmt_get_u32(p + ST_EV_OFF_LENGTH);
     else
         return 0;
     return n <= len ? n : 0;
@@ -225,7 +225,7 @@ static void close_file(bool mappings_known)
  */
 static void stop_writing(int err, const char *path)
 {
-    struct st_ring_counters rc;
+    struct st__ring_counters rc;
 
     close_file(false);
     if (!__atomic_load_n(&stopped, __ATOMIC_RELAXED)) {
@@ -244,7 +244,7 @@ static void stop_writing(int err, const char *path)
 /* A file is being written again: the drops since stop_writing() were the error's. */
 static void resume_writing(void)
 {
-    struct st_ring_counters rc;
+    struct st__ring_counters rc;
 
     if (!__atomic_load_n(&stopped, __ATOMIC_ACQUIRE))
         return;
@@ -270,9 +270,9 @@ static struct staged_prefix staged_upto(size_t upto)
     k.len = wt.hdr;
     while (at < wt.len && (n = staged_record_size(wt.stage + at, wt.len - at)) && at + n <= upto) {
         const uint8_t *p = wt.stage + at;
-        if (st_fmt_get_u64(p) != ST_RECORD_TYPE_MAPPING) {
-            if (st_fmt_get_u64(p + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
-                k.drops += st_fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
+        if (st__fmt_get_u64(p) != ST_RECORD_TYPE_MAPPING) {
+            if (st__fmt_get_u64(p + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+                k.drops += st__fmt_get_u64(p + ST_EV_OFF_PAYLOAD);
             else
                 k.events++;
         }
@@ -302,7 +302,7 @@ static void write_failed(int err, size_t done)
     if (done >= wt.hdr + sizeof mark) {
         k = staged_upto(done - sizeof mark);
         lost = wt.unmarked + (wt.stage_events - k.events) + (wt.stage_drops - k.drops);
-        st_fmt_put_dropped(mark, st__clock_mono_ns(), ST_PID_WRITE_LOST, lost);
+        st__fmt_put_dropped(mark, st__clock_mono_ns(), ST_PID_WRITE_LOST, lost);
         marked = ftruncate(wt.fd, (off_t)(wt.off + k.len)) == 0 &&
                  pwrite(wt.fd, mark, sizeof mark, (off_t)(wt.off + k.len)) == (ssize_t)sizeof mark;
     } else {
@@ -471,8 +471,8 @@ static int stage_mapping(uint32_t id, const char *name)
 
     st__describe_event(&rec, id, name);
     if (rec.failed) {
-        if ((p = stage_room(st_fmt_mapping_size(len))))
-            wt.len += st_fmt_put_mapping(p, id, name, (uint32_t)len);
+        if ((p = stage_room(st__fmt_mapping_size(len))))
+            wt.len += st__fmt_put_mapping(p, id, name, (uint32_t)len);
     } else if ((p = stage_room(rec.len))) {
         memcpy(p, rec.data, rec.len);
         wt.len += rec.len;
@@ -517,7 +517,7 @@ static int stage_dropped(struct st__ring_cons *c, uint64_t count)
     if (ns < c->last_ns)
         ns = c->last_ns;
     c->last_ns = ns;
-    wt.len += st_fmt_put_dropped(p, ns, c->tid, count);
+    wt.len += st__fmt_put_dropped(p, ns, c->tid, count);
     wt.stage_drops += count;
     wt.piece_records = true;
     st__ring_cons_drop_staged(c, count);
@@ -531,7 +531,7 @@ static void stage_write_lost(void)
 
     if (!p)
         return;
-    wt.len += st_fmt_put_dropped(p, st__clock_mono_ns(), ST_PID_WRITE_LOST, wt.unmarked);
+    wt.len += st__fmt_put_dropped(p, st__clock_mono_ns(), ST_PID_WRITE_LOST, wt.unmarked);
     wt.stage_drops += wt.unmarked;
     wt.piece_records = true;
     wt.unmarked = 0;
@@ -685,7 +685,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
     wt.off = 0;
     wt.mapped = 0;
     wt.piece_records = false;
-    wt.len = wt.hdr = st_fmt_put_header(wt.stage);
+    wt.len = wt.hdr = st__fmt_put_header(wt.stage);
     st__describe_process(&desc, true);
     if (!desc.failed && desc.len <= STAGE_SIZE - wt.len) {
         memcpy(wt.stage + wt.len, desc.data, desc.len);

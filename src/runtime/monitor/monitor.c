@@ -588,7 +588,7 @@ static void mon_init(void *state)
 static int user_dir(char *dir, size_t len, char *err, size_t errlen)
 {
     struct stat st;
-    int n = st_mon_socket_dir(dir, len, secure_getenv("XDG_RUNTIME_DIR"), (long)geteuid());
+    int n = st__mon_socket_dir(dir, len, secure_getenv("XDG_RUNTIME_DIR"), (long)geteuid());
     /* Room for "/<pid>.sock" too. */
     if (n < 0 || (size_t)n + 20 >= len) {
         st__errmsg(err, errlen, "monitor: directory name too long for a socket: %s", dir);
