@@ -27,7 +27,7 @@ static const char crash_events[] = "# a format that crashes the log backend\n"
                                    "crash(int x) \"x %s\"\n";
 
 /* Runs `simpletrace ARGS...` in dir; fills r. */
-static void run(const char *exe, const char *dir, struct gu_result *r, char *a1, char *a2, char *a3, char *a4)
+static void run(const char *exe, const char *dir, struct tu_run *r, char *a1, char *a2, char *a3, char *a4)
 {
     char *argv[] = {(char *)exe, a1, a2, a3, a4, NULL};
     gu_run(argv, dir, r);
@@ -117,7 +117,7 @@ static void test_lenient(const char *exe, const char *scratch)
     char warnings[2 * sizeof warn_never + sizeof warn_odd];
     snprintf(warnings, sizeof warnings, "%s%s", warn_never, warn_odd);
 
-    struct gu_result r;
+    struct tu_run r;
     run(exe, scratch, &r, "print", "trace-events", "t.trace", NULL);
     is_int(r.status, 0, "print: exit 0");
     is_str(r.out,
@@ -126,7 +126,7 @@ static void test_lenient(const char *exe, const char *scratch)
            "nh_odd 1.000 pid=4242 x=0xffffffffffffffff s=b''\n",
            "print: the default text, arguments shown as simpletrace.py shows them");
     is_str(r.err, warnings, "print: one warning per event naming FILE:LINE, in declaration order");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     run(exe, scratch, &r, "print", "--format=log", "trace-events", "t.trace");
     is_int(r.status, 0, "print --format=log: exit 0");
@@ -137,19 +137,19 @@ static void test_lenient(const char *exe, const char *scratch)
            "print --format=log: the format where it fits, NAME arg=VALUE... where it does not");
     is_int(count(r.err, "trace-events:3: warning:"), 1, "print --format=log: line 3 warned once");
     is_int(count(r.err, "trace-events:4: warning:"), 1, "print --format=log: line 4 warned once");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     run(exe, scratch, &r, "print", "--format=json", "trace-events", "t.trace");
     ok(r.status == 0 && strstr(r.out ? r.out : "", "\"args\":{\"x\":5,\"s\":\"hi\"}") != NULL,
        "print --format=json: typed by the declaration as ever");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: still refuses the file");
     is_str(r.err, "simpletrace gen: trace-events:3: Argument 1 'x' has no conversion: the format prints 0 of the 1 arguments\n",
            "gen: the error, with FILE:LINE and no warning");
     is_str(r.out, "", "gen: nothing written");
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 /* A format that would make the log backend crash: read with a warning, never handed to printf. */
@@ -161,21 +161,21 @@ static void test_bad_format(const char *exe, const char *shared, const char *scr
     ok(gu_write_file(path, crash_events, sizeof crash_events - 1) == 0, "bad trace-events written");
     static const char message[] = "trace-events:2: Argument 1 'x' is int but '%s' wants a string";
 
-    struct gu_result r;
+    struct tu_run r;
     run(exe, scratch, &r, "print", "trace-events", trace, NULL);
     is_int(r.status, 1, "print: exit status 1 (the QEMU trace's events are not declared)");
     char warning[1024];
     snprintf(warning, sizeof warning, "trace-events:2: warning: event 'crash': %s",
              message + strlen("trace-events:2: "));
     ok(r.err && strncmp(r.err, warning, strlen(warning)) == 0, "print: the format's fault is a warning first");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     run(exe, scratch, &r, "gen", "--format=h", "--backends=log", "trace-events");
     is_int(r.status, 1, "gen: exit status 1");
     char gen_message[sizeof message + 32];
     snprintf(gen_message, sizeof gen_message, "simpletrace gen: %s\n", message);
     is_str(r.err, gen_message, "gen: the same message, after its own prefix");
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 /* QEMU's catalogue still reads: the text is simpletrace.py's. */
@@ -185,13 +185,13 @@ static void test_qemu_catalogue(const char *exe, const char *shared)
     snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", shared);
     snprintf(trace, sizeof trace, "%s/fixtures/qemu/check_qcow2.bin", shared);
     snprintf(expected_path, sizeof expected_path, "%s/fixtures/qemu/check_qcow2.expected.txt", shared);
-    char *expected = gu_read_file(expected_path, NULL);
-    struct gu_result r;
+    char *expected = tu_slurp(expected_path, NULL);
+    struct tu_run r;
     run(exe, NULL, &r, "print", events, trace, NULL);
     is_int(r.status, 0, "print with QEMU's trace-events-all: exit 0");
     is_str(r.err, "", "no message");
     ok(expected && r.out && strcmp(r.out, expected) == 0, "output is simpletrace.py's, byte for byte");
-    gu_result_free(&r);
+    tu_run_free(&r);
     free(expected);
 }
 

@@ -7,6 +7,7 @@
 #define ST_TEST_EX_UTIL_H
 
 #include "tap.h"
+#include "test_util.h"
 
 #include "trace_format.h"
 
@@ -24,35 +25,11 @@ extern char **environ;
 
 /* --- files and text ------------------------------------------------------------ */
 
-/* Whole file, NUL-terminated, malloc'ed ("" if unreadable); *len its size if len. */
-static inline char *ex_slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    char chunk[65536];
-    while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (n + got + 1 > cap) {
-            cap = (n + got + 1) * 2;
-            buf = realloc(buf, cap);
-        }
-        memcpy(buf + n, chunk, got);
-        n += got;
-    }
-    if (f)
-        fclose(f);
-    if (!buf)
-        buf = calloc(1, 1);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
 
 /* Writes to dst a copy of text file src, the last character of the first `find` in it replaced by c (a checker's bad input). */
 static inline void ex_write_altered(const char *src, const char *dst, const char *find, char c)
 {
-    char *text = ex_slurp(src, NULL), *at = text ? strstr(text, find) : NULL;
+    char *text = tu_slurp(src, NULL), *at = text ? strstr(text, find) : NULL;
     FILE *f = fopen(dst, "w");
     if (at)
         at[strlen(find) - 1] = c;
@@ -133,51 +110,20 @@ static inline int ex_count_entries(const char *dir, const char *prefix)
 
 /* --- running programs -------------------------------------------------------------- */
 
-struct ex_run {
-    int status;   /* exit status, or 128 + signal */
-    char *out;    /* stdout, malloc'ed */
-    char *err;    /* stderr, malloc'ed */
-};
 
 static char ex_tmpdir[4096];
 
-/* Runs argv (argv[0] a path, NULL-terminated) with stdin from /dev/null. */
-static inline struct ex_run ex_run_argv(const char *const *argv)
+/* Runs argv (argv[0] a path, NULL-terminated) with stdin from /dev/null, its output captured. */
+static inline struct tu_run ex_run_argv(const char *const *argv)
 {
-    static int nrun;
-    char out_path[4200], err_path[4200];
-    snprintf(out_path, sizeof out_path, "%s/run%d.out", ex_tmpdir, nrun);
-    snprintf(err_path, sizeof err_path, "%s/run%d.err", ex_tmpdir, nrun++);
-    struct ex_run r = {.status = -1};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0) {
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    r.out = ex_slurp(out_path, NULL);
-    r.err = ex_slurp(err_path, NULL);
-    unlink(out_path);
-    unlink(err_path);
+    struct tu_run r;
+    tu_run((char *const *)argv, NULL, NULL, false, &r);
     return r;
 }
 
 /* Runs a program with up to 30 arguments given as a NULL-terminated list. */
 #define ex_run(...) ex_run_argv((const char *const[]){__VA_ARGS__, NULL})
 
-static inline void ex_run_free(struct ex_run *r)
-{
-    free(r->out);
-    free(r->err);
-    r->out = r->err = NULL;
-}
 
 /* Makes the test's scratch directory under $TMPDIR (or /tmp). */
 static inline void ex_make_tmpdir(const char *tag)
@@ -358,18 +304,18 @@ static inline void ex_build_odd(const char *path)
 /* Writes `SIMPLETRACE print --format=json EVENTS TRACE` to json. */
 static inline void ex_print_json(const char *st_bin, const char *events, const char *trace, const char *json)
 {
-    struct ex_run r = ex_run(st_bin, "print", "--format=json", events, trace);
+    struct tu_run r = ex_run(st_bin, "print", "--format=json", events, trace);
     FILE *f = fopen(json, "w");
     fputs(r.out, f);
     fclose(f);
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* Copies path to cut without its last n bytes: a trace ending inside a record. */
 static inline void ex_cut(const char *path, const char *cut, size_t n)
 {
     size_t len;
-    char *whole = ex_slurp(path, &len);
+    char *whole = tu_slurp(path, &len);
     FILE *f = fopen(cut, "wb");
     fwrite(whole, 1, len - n, f);
     fclose(f);

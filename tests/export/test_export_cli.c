@@ -60,24 +60,24 @@ static char *squeeze(const char *text)
 /* Runs `uftrace SUB [OPT] -d DIR` and returns its squeezed stdout (stderr in *err if err). */
 static char *uft(const char *sub, const char *opt, const char *dir, int *status)
 {
-    struct ex_run r = opt ? ex_run(uft_bin, sub, opt, "-d", dir) : ex_run(uft_bin, sub, "-d", dir);
+    struct tu_run r = opt ? ex_run(uft_bin, sub, opt, "-d", dir) : ex_run(uft_bin, sub, "-d", dir);
     if (status)
         *status = r.status;
     if (r.status != 0)
         ex_show(sub, r.err, 10);
     char *s = squeeze(r.out);
-    ex_run_free(&r);
+    tu_run_free(&r);
     return s;
 }
 
 /* Runs the checker on a JSON file; its listing, or NULL (with diagnostics) if it failed. */
 static char *chrome_listing(const char *json)
 {
-    struct ex_run r = ex_run(py_bin, checker, json);
+    struct tu_run r = ex_run(py_bin, checker, json);
     if (r.status != 0) {
         ex_show("check_chrome", r.out, 5);
         ex_show("check_chrome", r.err, 5);
-        ex_run_free(&r);
+        tu_run_free(&r);
         return NULL;
     }
     free(r.err);
@@ -136,14 +136,14 @@ static void build_nested(const char *path)
 
 static void nested_uftrace(const char *trace, const char *dir)
 {
-    struct ex_run r = run_export("--format=uftrace", "-o", dir, events, trace);
+    struct tu_run r = run_export("--format=uftrace", "-o", dir, events, trace);
     is_int(r.status, 0, "nested: export to uftrace succeeds");
     ok(ex_has(r.err, ": 19 records, 2 threads: 8 calls of 3 functions, 3 instant events, 0 drop marks") &&
            !ex_has(r.err, "unmatched") && ex_has(r.err, "left out: the arguments of instant events"),
        "nested: the summary counts 8 calls of 3 functions, 3 instant events, nothing unmatched");
     ok(!ex_has(r.err, "\r"), "nested: no progress line when stderr is not a terminal");
     ex_show("summary", r.err, 3);
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (!need(uft_bin, "uftrace"))
         return;
 
@@ -199,13 +199,13 @@ static void nested_uftrace(const char *trace, const char *dir)
         ex_show("info", info, 20);
     free(info);
 
-    struct ex_run d = ex_run(uft_bin, "dump", "--chrome", "-d", dir);
+    struct tu_run d = ex_run(uft_bin, "dump", "--chrome", "-d", dir);
     char *dump_json = ex_path("nested-dump.json");
     FILE *f = fopen(dump_json, "w");
     fputs(d.out, f);
     fclose(f);
     ok(d.status == 0, "nested: uftrace dump --chrome succeeds");
-    ex_run_free(&d);
+    tu_run_free(&d);
     if (need(py_bin, "python3")) {
         char *l = chrome_listing(dump_json);
         ok(l && ex_count(l, " B ") == 8 && ex_count(l, " E ") == 8 && ex_has(l, "4002 B outer 100012500.000"),
@@ -216,12 +216,12 @@ static void nested_uftrace(const char *trace, const char *dir)
 
 static void nested_chrome(const char *trace, const char *json)
 {
-    struct ex_run r = run_export("--format=chrome", "-o", json, events, trace);
+    struct tu_run r = run_export("--format=chrome", "-o", json, events, trace);
     is_int(r.status, 0, "nested: export to chrome succeeds");
     ok(!ex_has(r.err, "names only"), "nested: chrome keeps the arguments of instant events");
-    ex_run_free(&r);
+    tu_run_free(&r);
     size_t len;
-    char *raw = ex_slurp(json, &len);
+    char *raw = tu_slurp(json, &len);
     ok(ex_has(raw, "\"msg\":\"caf\xc3\xa9 \\u00ff \\\"q\\\" \\u0001\""),
        "nested: strings keep valid UTF-8, escape the invalid byte, the quote and the control character");
     ok(ex_has(raw, "\"ts\":100006200.001,") && ex_has(raw, "\"ts\":100013000.999,"),
@@ -270,12 +270,12 @@ static void test_nested(void)
     nested_chrome(trace, ex_path("nested.json"));
 
     /* Standard output: the same JSON. */
-    struct ex_run r = run_export("--format=chrome", "-q", "-o", "-", events, trace);
-    char *file = ex_slurp(ex_path("nested.json"), NULL);
+    struct tu_run r = run_export("--format=chrome", "-q", "-o", "-", events, trace);
+    char *file = tu_slurp(ex_path("nested.json"), NULL);
     ok(r.status == 0 && strcmp(r.out, file) == 0 && r.err[0] == '\0',
        "nested: -o - writes the same JSON to standard output; -q prints nothing else");
     free(file);
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- 2. unmatched events -------------------------------------------------------------------- */
@@ -297,12 +297,12 @@ static void test_unmatched(void)
     ex_ev(&t, NOTE, T0 + 9 * MS, 4002, EX_STR("end"), EX_INT(0), EX_INT(0), EX_INT(0), EX_INT(0));
     ex_save(&t, trace);
 
-    struct ex_run r = run_export("-o", dir, events, trace);
+    struct tu_run r = run_export("-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "; unmatched: 1 end without a begin (kept as an instant event), 1 begin never "
                                       "ended (closed at the end of the trace), 1 call closed early by the end of an "
                                       "outer one; left out"),
        "unmatched: the summary counts each case");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *report = uft("report", NULL, dir, NULL);
         ok(ex_has(report, "4.000 ms 4.000 ms 1 leaf\n") && ex_has(report, "2.000 ms 1.000 ms 1 outer\n") &&
@@ -319,7 +319,7 @@ static void test_unmatched(void)
     char *json = ex_path("unmatched.json");
     r = run_export("-o", json, events, trace);
     is_int(r.status, 0, "unmatched: chrome export succeeds (format from the .json name)");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(py_bin, "python3")) {
         char *l = chrome_listing(json);
         ok(ex_has(l, "4001 i inner_end 100001000.000 {}\n4001 B outer 100002000.000 {\"n\":1}\n"
@@ -346,9 +346,9 @@ static void test_dropped(void)
     ex_ev(&t, OUTER_DONE, T0 + 3 * MS, 4001, EX_INT(1));
     ex_dropped(&t, T0 + 4 * MS, 4003, 2);
     ex_save(&t, trace);
-    struct ex_run r = run_export("-o", dir, events, trace);
+    struct tu_run r = run_export("-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "2 drop marks (7 records lost)"), "dropped: the summary counts marks and losses");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *replay = uft("replay", NULL, dir, NULL);
         ok(ex_has(replay, "[ 4001] | outer() {\n[ 4001] | /* LOST 5 records!! */\n2.000 ms [ 4001] | } /* outer */\n"),
@@ -364,7 +364,7 @@ static void test_dropped(void)
     }
     char *json = ex_path("dropped.json");
     r = run_export("-o", json, events, trace);
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(py_bin, "python3")) {
         char *l = chrome_listing(json);
         ok(ex_has(l, "4001 i dropped 100002000.000 {\"count\":5}\n") &&
@@ -392,9 +392,9 @@ static void test_process(void)
     ex_ev(&t, OUTER_START, T0 + 4 * MS, 4001, EX_INT(2));
     ex_ev(&t, OUTER_DONE, T0 + 5 * MS, 4001, EX_INT(2));
     ex_save(&t, trace);
-    struct ex_run r = run_export("-o", dir, events, trace);
+    struct tu_run r = run_export("-o", dir, events, trace);
     is_int(r.status, 0, "process: export to uftrace");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *info = uft("info", "--task", dir, NULL);
         ok(ex_has(info, "FS [ 4001] unknown-program") && !ex_has(info, "S [ 4002]"),
@@ -405,7 +405,7 @@ static void test_process(void)
     }
     r = run_export("-o", json, events, trace);
     is_int(r.status, 0, "process: export to chrome");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(py_bin, "python3")) {
         char *l = chrome_listing(json);
         ok(ex_has(l, "4294967295 M thread_name - {\"name\":\"lost events (no thread could record them)\"}\n") &&
@@ -429,10 +429,10 @@ static void test_clamped(void)
     ex_ev(&t, LEAF_EXIT, T0 + 6 * MS, 4001, EX_INT(0));
     ex_ev(&t, OUTER_DONE, T0 + 7 * MS, 4001, EX_INT(1));
     ex_save(&t, trace);
-    struct ex_run r = run_export("-o", dir, events, trace);
+    struct tu_run r = run_export("-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "simpletrace export: 1 timestamp went back within its thread and was raised\n"),
        "clamped: the summary says a timestamp was raised");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         int st;
         char *replay = uft("replay", NULL, dir, &st);
@@ -448,11 +448,11 @@ static void test_clamped(void)
 static void test_depth(void)
 {
     char *trace = ex_path("nested.trace"), *dir = ex_path("depth.data");
-    struct ex_run r = run_export("--max-depth=2", "-o", dir, events, trace);
+    struct tu_run r = run_export("--max-depth=2", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "5 calls of 3 functions") &&
            ex_has(r.err, "unmatched: 3 begins too deep (left out, see --max-depth)"),
        "depth: --max-depth=2 leaves out the 3 leaves at depth 2 and counts them");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *report = uft("report", NULL, dir, NULL);
         same_text(report,
@@ -487,7 +487,7 @@ static void test_pairs(void)
         {"--pair=lock_*:lock_*", "--pair=*_acquire:*_release=held_*", "7 B held_lock 100001000.000"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        struct ex_run r = cases[i].second ? run_export(cases[i].rule, cases[i].second, "-o", json, events, trace)
+        struct tu_run r = cases[i].second ? run_export(cases[i].rule, cases[i].second, "-o", json, events, trace)
                                           : run_export(cases[i].rule, "-o", json, events, trace);
         char *l = r.status == 0 && need(py_bin, "python3") ? chrome_listing(json) : NULL;
         ok(l && ex_has(l, cases[i].want) && ex_has(l, "7 B outer 100002000.000") &&
@@ -497,19 +497,19 @@ static void test_pairs(void)
         if (i == 3)
             ok(ex_has(r.err, "warning: --pair=lock_*:lock_* pairs no declared events"), "pairs: a rule pairing nothing is named");
         free(l);
-        ex_run_free(&r);
+        tu_run_free(&r);
     }
-    struct ex_run r = run_export("--no-default-pairs", "-o", json, events, trace);
+    struct tu_run r = run_export("--no-default-pairs", "-o", json, events, trace);
     char *l = r.status == 0 && py_bin[0] ? chrome_listing(json) : NULL;
     ok(l && ex_has(l, "7 i outer_start 100002000.000") && !ex_has(l, " B "),
        "pairs: --no-default-pairs makes every event an instant");
     free(l);
-    ex_run_free(&r);
+    tu_run_free(&r);
     const char *bad[] = {"--pair=lock", "--pair=a*:b", "--pair=a**:b**", "--pair=a:b:c", "--pair=a*:b*=x*y*"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         r = run_export(bad[i], "-o", json, events, trace);
         ok(r.status == 2 && ex_has(r.err, "bad pairing rule"), "pairs: %s is a usage error (exit 2)", bad[i]);
-        ex_run_free(&r);
+        tu_run_free(&r);
     }
 }
 
@@ -548,11 +548,11 @@ static void test_long_names(void)
     ex_ev0(&t, 1, T0 + 4 * MS, 4001);
     ex_ev0(&t, 4, T0 + 5 * MS, 4001);
     ex_save(&t, trace);
-    struct ex_run r = run_export("--format=uftrace", "-o", dir, te, trace);
+    struct tu_run r = run_export("--format=uftrace", "-o", dir, te, trace);
     ok(r.status == 0 && ex_has(r.err, "2 names longer than 511 bytes cut to that, ending in \"...\""),
        "long names: exported, the two names cut said in one line");
-    ex_run_free(&r);
-    char *evs = ex_slurp(ex_path("long.data/events.txt"), NULL);
+    tu_run_free(&r);
+    char *evs = tu_slurp(ex_path("long.data/events.txt"), NULL);
     size_t longest = 0;
     for (char *line = evs; line && *line;) {
         char *nl = strchr(line, '\n'), *colon = strrchr(line, ':');
@@ -587,10 +587,10 @@ static void test_long_names(void)
 static void test_filters(void)
 {
     char *trace = ex_path("nested.trace"), *dir = ex_path("filter.data");
-    struct ex_run r = run_export("--tid=4002", "--events=*_start,*_done,inner_*", "-o", dir, events, trace);
+    struct tu_run r = run_export("--tid=4002", "--events=*_start,*_done,inner_*", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 4 records, 1 thread: 2 calls of 3 functions"),
        "filters: --tid and --events select records as print does");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (need(uft_bin, "uftrace")) {
         char *report = uft("report", NULL, dir, NULL);
         ok(ex_has(report, "5.500 ms 1.500 ms 1 outer\n4.000 ms 4.000 ms 1 inner\n") && !ex_has(report, "leaf"),
@@ -602,7 +602,7 @@ static void test_filters(void)
     r = run_export("--from=11ms", "--to=15.5ms", "-o", ex_path("window.json"), events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 6 records, 1 thread: 3 calls") && ex_has(r.err, "2 begins never ended"),
        "filters: --from/--to keep a window (the leaf ends inside it; outer and inner do not)");
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- 5. bad input, output safety -------------------------------------------------------------------- */
@@ -635,7 +635,7 @@ static void test_fixtures(void)
         char bin[4300];
         snprintf(bin, sizeof bin, "%s/%s", fixtures, e->d_name);
         bool no_header = strncmp(e->d_name, "no_header", 9) == 0;
-        struct ex_run p = no_header ? ex_run(st_bin, "print", "--no-header", fevents, bin)
+        struct tu_run p = no_header ? ex_run(st_bin, "print", "--no-header", fevents, bin)
                                     : ex_run(st_bin, "print", fevents, bin);
         char *want = as_export_message(p.err);
         /* Records before the error (print printed some): they are written, and a line says so. */
@@ -645,7 +645,7 @@ static void test_fixtures(void)
         for (int fmt = 0; fmt < 4; fmt++) {
             char *out = ex_path(outs[fmt]);
             const char *f = fmts[fmt];
-            struct ex_run x = no_header ? run_export(f, "-q", "--no-header", "-o", out, fevents, bin)
+            struct tu_run x = no_header ? run_export(f, "-q", "--no-header", "-o", out, fevents, bin)
                                         : run_export(f, "-q", "-o", out, fevents, bin);
             char holds[4500];
             snprintf(holds, sizeof holds, "%ssimpletrace export: %s holds the records before that point\n", want, out);
@@ -663,11 +663,11 @@ static void test_fixtures(void)
                 partials += fmt == 0 && partial;
             }
             ex_rm_rf(out);
-            ex_run_free(&x);
+            tu_run_free(&x);
         }
         checked++;
         free(want);
-        ex_run_free(&p);
+        tu_run_free(&p);
     }
     closedir(d);
     ok(checked >= 10 && failing >= 3, "fixtures: %d edge-case traces tried, %d of them bad", checked, failing);
@@ -682,15 +682,15 @@ static void test_truncated(void)
 {
     char *trace = ex_path("cut.trace");
     size_t len;
-    char *whole = ex_slurp(ex_path("nested.trace"), &len);
+    char *whole = tu_slurp(ex_path("nested.trace"), &len);
     FILE *f = fopen(trace, "wb");
     fwrite(whole, 1, len - 5, f);
     fclose(f);
     free(whole);
     char *dir = ex_path("cut.data");
-    struct ex_run p = ex_run(st_bin, "print", events, trace);
+    struct tu_run p = ex_run(st_bin, "print", events, trace);
     char *want = as_export_message(p.err);
-    struct ex_run r = run_export("-q", "-o", dir, events, trace);
+    struct tu_run r = run_export("-q", "-o", dir, events, trace);
     char holds[4500];
     snprintf(holds, sizeof holds, "%ssimpletrace export: %s holds the records before that point\n", want, dir);
     ok(r.status == 1 && strcmp(r.err, holds) == 0 && ex_has(r.err, "byte offset ") && ex_has(r.err, "record 29"),
@@ -698,10 +698,10 @@ static void test_truncated(void)
        "output holds");
     ex_show("error", r.err, 3);
     free(want);
-    ex_run_free(&p);
+    tu_run_free(&p);
     ok(ex_exists(dir) && ex_count_entries(ex_tmpdir, ".cut") == 0,
        "truncated: the directory holds what came before, no temporary left");
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("-o", "-", events, trace);
     char *json = ex_path("cut-stdout.json");
     f = fopen(json, "w");
@@ -712,7 +712,7 @@ static void test_truncated(void)
            ex_has(r.err, "simpletrace export: standard output holds the records before that point\n"),
        "truncated: JSON on standard output is closed: valid, the records before, open calls ended");
     free(l);
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 static void write_file(const char *path, const char *text)
@@ -728,11 +728,11 @@ static void test_output_dirs(void)
     mkdir(dir, 0755);
     snprintf(file, sizeof file, "%s/999.dat", dir);
     write_file(file, "stale");
-    struct ex_run r = run_export("-o", dir, events, trace);
+    struct tu_run r = run_export("-o", dir, events, trace);
     ok(r.status == 0 && !ex_exists(file) && ex_count_entries(dir, "4001.dat") == 1 &&
            ex_count_entries(ex_tmpdir, ".old") == 0,
        "dirs: an existing directory of uftrace data is replaced whole (the stale file is gone)");
-    ex_run_free(&r);
+    tu_run_free(&r);
 
     snprintf(file, sizeof file, "%s/notes.txt", dir);
     write_file(file, "mine");
@@ -740,19 +740,19 @@ static void test_output_dirs(void)
     ok(r.status == 1 && ex_has(r.err, "holds 'notes.txt', which is not uftrace data; not replacing it") &&
            ex_exists(file) && ex_count_entries(dir, "4001.dat") == 1 && ex_count_entries(ex_tmpdir, ".old") == 0,
        "dirs: a directory holding anything else is refused and left untouched");
-    ex_run_free(&r);
+    tu_run_free(&r);
 
     r = run_export("-o", file, events, trace);
     ok(r.status == 1 && ex_has(r.err, "exists: Not a directory"), "dirs: a file in the way is refused");
-    ex_run_free(&r);
+    tu_run_free(&r);
 
     r = run_export("-o", "/nonexistent-dir/x.json", events, trace);
     ok(r.status == 1 && ex_has(r.err, "cannot create a file next to /nonexistent-dir/x.json"),
        "dirs: chrome output in a missing directory: exit 1 with a message");
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("--format=uftrace", "-o", "-", events, trace);
     is_int(r.status, 2, "dirs: -o - with uftrace is a usage error");
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- 6. many threads, few open files ------------------------------------------------------------------ */
@@ -769,9 +769,9 @@ static void test_threads(void)
             for (int k = 0; k < THREADS; k++)
                 ex_ev(&t, phase ? OUTER_DONE : OUTER_START, ts += US, (uint32_t)(5000 + k), EX_INT(k));
     ex_save(&t, trace);
-    struct ex_run r = run_export("--max-open-files=3", "-o", dir, events, trace);
+    struct tu_run r = run_export("--max-open-files=3", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, "40 threads: 800 calls"), "threads: 40 threads through 3 open files");
-    ex_run_free(&r);
+    tu_run_free(&r);
     bool sizes = true;
     for (int k = 0; k < THREADS; k++) {
         char dat[4400];

@@ -28,12 +28,12 @@ static bool tools(void)
 /* Runs the checker in mode "cli" or "bt2"; its "ok ..." line, or NULL with diagnostics. */
 static char *check(const char *mode, const char *dir, const char *json)
 {
-    struct ex_run r = strcmp(mode, "cli") == 0 ? ex_run(py_bin, checker, "cli", bt_bin, dir, json)
+    struct tu_run r = strcmp(mode, "cli") == 0 ? ex_run(py_bin, checker, "cli", bt_bin, dir, json)
                                                : ex_run(bt2_py, checker, "bt2", dir, json);
     if (r.status != 0) {
         ex_show(mode, r.out, 5);
         ex_show(mode, r.err, 5);
-        ex_run_free(&r);
+        tu_run_free(&r);
         return NULL;
     }
     free(r.err);
@@ -58,14 +58,14 @@ static void test_kinds(void)
 {
     char *trace = ex_path("kinds.trace"), *out = ex_path("kinds.ctf"), *json = ex_path("kinds.json");
     ex_build_kinds(trace);
-    struct ex_run r = run_export("--format=ctf", "-o", out, events, trace);
+    struct tu_run r = run_export("--format=ctf", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, " (ctf): 13 records, 2 threads"), "kinds: export --format=ctf succeeds");
-    ex_run_free(&r);
+    tu_run_free(&r);
     ok(ex_count_entries(out, "stream-") == 2 && ex_count_entries(out, "metadata") == 1,
        "kinds: a metadata file and one stream per thread");
     char path[4400];
     snprintf(path, sizeof path, "%s/metadata", out);
-    char *meta = ex_slurp(path, NULL);
+    char *meta = tu_slurp(path, NULL);
     ok(ex_has(meta, "/* CTF 1.8 */\n") &&
            ex_has(meta, "\t\tpointer_t _ptr;\n") && ex_has(meta, "\t\tbool_t _flag;\n") &&
            ex_has(meta, "\t\tstring _msg;\n") && ex_has(meta, "\t\tuint64_t _big;\n") &&
@@ -80,10 +80,10 @@ static void test_kinds(void)
     /* The checker itself: a changed value must fail it. */
     char *bad = ex_path("kinds-bad.json");
     ex_write_altered(json, bad, "\"neg\":-5", '6');
-    struct ex_run c = ex_run(py_bin, checker, "cli", bt_bin, out, bad);
+    struct tu_run c = ex_run(py_bin, checker, "cli", bt_bin, out, bad);
     ok(c.status == 1 && ex_has(c.out, "error: thread 4002, note at 100013001000: neg = ('int', -5), want -6"),
        "checker: a wrong value fails it, naming thread, event, field and both values");
-    ex_run_free(&c);
+    tu_run_free(&c);
 }
 
 /* Every record is an event, paired or not: unmatched ones, dropped ones, those beyond --max-depth. */
@@ -91,9 +91,9 @@ static void test_odd(void)
 {
     char *trace = ex_path("odd.trace"), *out = ex_path("odd.ctf"), *json = ex_path("odd.json");
     ex_build_odd(trace);
-    struct ex_run r = run_export("--format=ctf", "-o", out, events, trace);
+    struct tu_run r = run_export("--format=ctf", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, "2 drop marks (7 records lost)"), "odd: export succeeds");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (tools()) {
         ex_print_json(st_bin, events, trace, json);
         char *l = check_both("odd", out, json);
@@ -103,7 +103,7 @@ static void test_odd(void)
     char *deep = ex_path("deep.ctf"), *kinds = ex_path("kinds.trace"), *kjson = ex_path("kinds.json");
     r = run_export("--format=ctf", "--max-depth=1", "-o", deep, events, kinds);
     ok(r.status == 0 && ex_has(r.err, "begins too deep"), "depth: --max-depth=1 leaves calls out of the others");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (tools()) {
         char *l = check("cli", deep, kjson);
         ok(l != NULL, "depth: ... but CTF, which has no calls, keeps every record");
@@ -128,9 +128,9 @@ static void test_empty_strings(void)
         ex_ev(&t, NOTE, EX_T0 + i * EX_US, 4001, msg, EX_INT(i), EX_INT(-(int64_t)i), EX_INT(i & 1), EX_INT(i));
     }
     ex_save(&t, trace);
-    struct ex_run r = run_export("--format=ctf", "-q", "-o", out, events, trace);
+    struct tu_run r = run_export("--format=ctf", "-q", "-o", out, events, trace);
     is_int(r.status, 0, "empty strings: export succeeds");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (!tools())
         return;
     ex_print_json(st_bin, events, trace, json);
@@ -143,18 +143,18 @@ static void test_runtime(void)
     char *trace = ex_path("app.trace"), *out = ex_path("app.ctf"), *json = ex_path("app.json"), cfg[4400];
     snprintf(cfg, sizeof cfg, "enable=*,file=%s", trace);
     setenv("SIMPLETRACE", cfg, 1);
-    struct ex_run app = ex_run(app_bin);
+    struct tu_run app = ex_run(app_bin);
     unsetenv("SIMPLETRACE");
     long pid = 0;
     sscanf(app.out, "pid %ld", &pid);
     ok(app.status == 0 && pid > 0, "runtime: the traced program ran");
-    ex_run_free(&app);
-    struct ex_run r = run_export("--format=ctf", "-o", out, app_events, trace);
+    tu_run_free(&app);
+    struct tu_run r = run_export("--format=ctf", "-o", out, app_events, trace);
     ok(r.status == 0, "runtime: export succeeds");
-    ex_run_free(&r);
+    tu_run_free(&r);
     char path[4400], want[128];
     snprintf(path, sizeof path, "%s/metadata", out);
-    char *meta = ex_slurp(path, NULL);
+    char *meta = tu_slurp(path, NULL);
     snprintf(want, sizeof want, "\tprocesses = 1;\n\tprocess0 = \"export_app\";\n\tprocess0_pid = %ld;\n", pid);
     ok(ex_has(meta, want) && ex_has(meta, "\tprocess0_cmdline = \"") &&
            ex_has(meta, "offset from the trace's clock anchor"),
@@ -172,11 +172,11 @@ static void test_errors(void)
 {
     char *trace = ex_path("kinds.trace"), *cut = ex_path("cut.trace"), *out = ex_path("cut.ctf");
     ex_cut(trace, cut, 5);
-    struct ex_run r = run_export("--format=ctf", "-o", out, events, cut);
+    struct tu_run r = run_export("--format=ctf", "-o", out, events, cut);
     ok(r.status == 1 && ex_has(r.err, "byte offset ") && ex_has(r.err, "holds the records before that point") &&
            ex_exists(out) && ex_count_entries(ex_tmpdir, ".cut") == 0,
        "errors: a cut trace: exit 1 with the reader's message, the directory holds what came before, no temporary");
-    ex_run_free(&r);
+    tu_run_free(&r);
 
     char *dir = ex_path("kinds.ctf"), file[4400];
     snprintf(file, sizeof file, "%s/stream-1-1", dir);
@@ -186,17 +186,17 @@ static void test_errors(void)
     ok(r.status == 0 && !ex_exists(file) && ex_count_entries(dir, "stream-") == 2 &&
            ex_count_entries(ex_tmpdir, ".kinds") == 0,
        "errors: an existing CTF directory is replaced whole (a stale stream is gone)");
-    ex_run_free(&r);
+    tu_run_free(&r);
     snprintf(file, sizeof file, "%s/notes.txt", dir);
     f = fopen(file, "w");
     fclose(f);
     r = run_export("--format=ctf", "-o", dir, events, trace);
     ok(r.status == 1 && ex_has(r.err, "holds 'notes.txt', which is not a CTF trace's file") && ex_exists(file),
        "errors: a directory holding anything else is refused and left as it was");
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("--format=ctf", "-o", "-", events, trace);
     ok(r.status == 2 && ex_has(r.err, "-o - is for chrome only, not ctf"), "errors: -o - is a usage error");
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 int main(int argc, char **argv)

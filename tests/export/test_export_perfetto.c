@@ -26,14 +26,14 @@ static bool tools(void)
 /* Runs the checker; its output (listing and "ok ..."), or NULL with diagnostics when it failed. */
 static char *check(const char *pftrace, const char *json, const char *pair1, const char *pair2)
 {
-    struct ex_run r = pair2   ? ex_run(py_bin, checker, protoc, proto, pftrace, json, pair1, pair2)
+    struct tu_run r = pair2   ? ex_run(py_bin, checker, protoc, proto, pftrace, json, pair1, pair2)
                       : pair1 ? ex_run(py_bin, checker, protoc, proto, pftrace, json, pair1)
                               : ex_run(py_bin, checker, protoc, proto, pftrace, json);
     if (r.status != 0) {
         const char *e = strstr(r.out, "error: ");
         ex_show("check_perfetto", e ? e : r.out, 5);
         ex_show("check_perfetto", r.err, 5);
-        ex_run_free(&r);
+        tu_run_free(&r);
         return NULL;
     }
     free(r.err);
@@ -47,7 +47,7 @@ static char *decode(const char *pftrace)
     const char *slash = strrchr(proto, '/');
     snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %.*s %s < %s", protoc,
              slash ? (int)(slash - proto) : 1, slash ? proto : ".", proto, pftrace);
-    struct ex_run r = ex_run("/bin/sh", "-c", cmd);
+    struct tu_run r = ex_run("/bin/sh", "-c", cmd);
     free(r.err);
     return r.out;
 }
@@ -60,18 +60,18 @@ static void test_nested(void)
 {
     char *trace = ex_path("nested.trace"), *out = ex_path("nested.pftrace"), *json = ex_path("nested.json");
     ex_build_kinds(trace);
-    struct ex_run r = run_export("--format=perfetto", "--pair=lock_acquire:lock_release", "-o", out, events, trace);
+    struct tu_run r = run_export("--format=perfetto", "--pair=lock_acquire:lock_release", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, "wrote ") && ex_has(r.err, " (perfetto): 13 records, 2 threads: 5 calls"),
        "nested: export --format=perfetto succeeds; the summary names the format");
     ex_show("summary", r.err, 2);
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("-q", "--pair=lock_acquire:lock_release", "-o", ex_path("by-name.pftrace"), events, trace);
     size_t a, b;
-    char *x = ex_slurp(out, &a), *y = ex_slurp(ex_path("by-name.pftrace"), &b);
+    char *x = tu_slurp(out, &a), *y = tu_slurp(ex_path("by-name.pftrace"), &b);
     ok(r.status == 0 && a == b && a > 0 && memcmp(x, y, a) == 0, "nested: an output named *.pftrace means perfetto");
     free(x);
     free(y);
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (!tools())
         return;
     ex_print_json(st_bin, events, trace, json);
@@ -99,11 +99,11 @@ static void test_nested(void)
     /* The checker itself: a value changed in print's records must fail it. */
     char *bad = ex_path("nested-bad.json");
     ex_write_altered(json, bad, "\"big\":18446744073709551615", '4');
-    struct ex_run c = ex_run(py_bin, checker, protoc, proto, out, bad, "lock_acquire=B:lock", "lock_release=E:lock");
+    struct tu_run c = ex_run(py_bin, checker, protoc, proto, out, bad, "lock_acquire=B:lock", "lock_release=E:lock");
     ok(c.status == 1 && ex_has(c.out, "error: thread 4001, note at 100006200001: big = uint 18446744073709551615, "
                                       "want 18446744073709551614"),
        "checker: a wrong value fails it, naming thread, event, argument and both values");
-    ex_run_free(&c);
+    tu_run_free(&c);
 }
 
 /* Dropped records, the lost-events pseudo-thread, unmatched events and frames the exporter closes. */
@@ -111,9 +111,9 @@ static void test_unmatched(void)
 {
     char *trace = ex_path("odd.trace"), *out = ex_path("odd.pftrace"), *json = ex_path("odd.json");
     ex_build_odd(trace);
-    struct ex_run r = run_export("--format=perfetto", "-o", out, events, trace);
+    struct tu_run r = run_export("--format=perfetto", "-o", out, events, trace);
     ok(r.status == 0 && ex_has(r.err, "2 drop marks (7 records lost)"), "odd: export succeeds, counting the drops");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (!tools())
         return;
     ex_print_json(st_bin, events, trace, json);
@@ -139,15 +139,15 @@ static void test_runtime(void)
     char cfg[4400];
     snprintf(cfg, sizeof cfg, "enable=*,file=%s", trace);
     setenv("SIMPLETRACE", cfg, 1);
-    struct ex_run app = ex_run(app_bin);
+    struct tu_run app = ex_run(app_bin);
     unsetenv("SIMPLETRACE");
     long pid = 0;
     sscanf(app.out, "pid %ld", &pid);
     ok(app.status == 0 && pid > 0, "runtime: the traced program ran");
-    ex_run_free(&app);
-    struct ex_run r = run_export("--format=perfetto", "-o", out, app_events, trace);
+    tu_run_free(&app);
+    struct tu_run r = run_export("--format=perfetto", "-o", out, app_events, trace);
     ok(r.status == 0 && ex_has(r.err, "3 threads: 19 calls of 2 functions"), "runtime: export succeeds");
-    ex_run_free(&r);
+    tu_run_free(&r);
     if (!tools())
         return;
     ex_print_json(st_bin, app_events, trace, json);
@@ -169,18 +169,18 @@ static void test_errors(void)
 {
     char *trace = ex_path("nested.trace"), *cut = ex_path("cut.trace"), *out = ex_path("cut.pftrace");
     ex_cut(trace, cut, 5);
-    struct ex_run r = run_export("--format=perfetto", "-o", out, events, cut);
+    struct tu_run r = run_export("--format=perfetto", "-o", out, events, cut);
     ok(r.status == 1 && ex_has(r.err, "byte offset ") && ex_has(r.err, "holds the records before that point") &&
            ex_exists(out) && ex_count_entries(ex_tmpdir, ".cut") == 0,
        "errors: a cut trace: exit 1 with the reader's message, the output holds what came before, no temporary");
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("--format=perfetto", "-o", "/nonexistent-dir/x.pftrace", events, trace);
     ok(r.status == 1 && ex_has(r.err, "cannot create a file next to /nonexistent-dir/x.pftrace"),
        "errors: an output in a missing directory: exit 1 with a message");
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = run_export("--format=perfetto", "-o", "-", events, trace);
     ok(r.status == 2 && ex_has(r.err, "-o - is for chrome only, not perfetto"), "errors: -o - is a usage error");
-    ex_run_free(&r);
+    tu_run_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -134,17 +134,17 @@ int main(int argc, char **argv)
     snprintf(json, sizeof json, "%s/app.json", ex_tmpdir);
     snprintf(cfg, sizeof cfg, "SIMPLETRACE=enable=*,file=%s", trace);
     putenv(cfg);
-    struct ex_run app = ex_run(app_bin);
+    struct tu_run app = ex_run(app_bin);
     unsetenv("SIMPLETRACE");
     unsigned tid[2] = {0, 0}, pid = 0;
     sscanf(app.out, "pid %u\nworker 0 tid %u\nworker 1 tid %u", &pid, &tid[0], &tid[1]);
     ok(app.status == 0 && pid && tid[0] && tid[1], "the traced program ran (pid %u, worker tids %u, %u)", pid, tid[0],
        tid[1]);
-    ex_run_free(&app);
+    tu_run_free(&app);
 
-    struct ex_run p = ex_run(st_bin, "print", "--format=json", events, trace);
+    struct tu_run p = ex_run(st_bin, "print", "--format=json", events, trace);
     parse_print(p.out);
-    ex_run_free(&p);
+    tu_run_free(&p);
     size_t per[2] = {0, 0};
     for (size_t i = 0; i < nrecs; i++)
         for (int k = 0; k < 2; k++)
@@ -153,21 +153,21 @@ int main(int argc, char **argv)
     ok(nrecs == 53 && per[0] == 24 && per[1] == 28, "the trace holds every record (%zu: %zu + %zu + 1)", nrecs,
        per[0], per[1]);
 
-    struct ex_run r = ex_run(st_bin, "export", "--format=uftrace", "-o", dir, events, trace);
+    struct tu_run r = ex_run(st_bin, "export", "--format=uftrace", "-o", dir, events, trace);
     ok(r.status == 0 && ex_has(r.err, ": 53 records, 3 threads: 19 calls of 2 functions, 15 instant events") &&
            !ex_has(r.err, "unmatched"),
        "export to uftrace: 19 calls (5 requests, 14 steps), nothing unmatched");
     ex_show("summary", r.err, 2);
-    ex_run_free(&r);
+    tu_run_free(&r);
     r = ex_run(st_bin, "export", "--format=chrome", "-o", json, events, trace);
     is_int(r.status, 0, "export to chrome");
-    ex_run_free(&r);
+    tu_run_free(&r);
 
     if (uft_bin[0]) {
-        struct ex_run u = ex_run(uft_bin, "report", "-d", dir);
+        struct tu_run u = ex_run(uft_bin, "report", "-d", dir);
         ok(u.status == 0 && ex_has(u.out, "           5  request\n") && ex_has(u.out, "          14  step\n"),
            "uftrace report: 5 request calls, 14 step calls");
-        ex_run_free(&u);
+        tu_run_free(&u);
         u = ex_run(uft_bin, "graph", "-d", dir);
         /* A chain of single children is drawn without indentation: step right under request. */
         const char *req = strstr(u.out, " : (5) request\n");
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
            "uftrace graph: 5 requests, and on the line under them the 14 steps");
         if (!ex_has(u.out, "(14) step"))
             ex_show("graph", u.out, 12);
-        ex_run_free(&u);
+        tu_run_free(&u);
         u = ex_run(uft_bin, "dump", "-d", dir);
         for (int k = 0; k < 2; k++) {
             char *got = pick(u.out, tid[k], true), *want = expected(tid[k], true);
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
             free(got);
             free(want);
         }
-        ex_run_free(&u);
+        tu_run_free(&u);
         u = ex_run(uft_bin, "info", "-d", dir);
         char tasks[128], image[PATH_MAX + 64];
         char *real = realpath(app_bin, NULL);
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
            "executable as the exe image, its cmdline");
         if (!ex_has(u.out, tasks))
             ex_show("info", u.out, 30);
-        ex_run_free(&u);
+        tu_run_free(&u);
         /* The session (flag S) is the process: the main thread's id, which is the pid. */
         u = ex_run(uft_bin, "info", "--task", "-d", dir);
         char root[64];
@@ -210,13 +210,13 @@ int main(int argc, char **argv)
            "uftrace info --task: one session, the process %u", pid);
         if (!ex_has(u.out, root))
             ex_show("info --task", u.out, 10);
-        ex_run_free(&u);
+        tu_run_free(&u);
     } else {
         ok(0, "uftrace is installed (configure found none; CI installs it)");
     }
 
     if (py_bin[0]) {
-        struct ex_run c = ex_run(py_bin, checker, json);
+        struct tu_run c = ex_run(py_bin, checker, json);
         ok(c.status == 0 && ex_has(c.out, "\nok 57\n"), "chrome JSON parses and nests (53 records + 4 metadata)");
         for (int k = 0; k < 2; k++) {
             char *got = pick(c.out, tid[k], false), *want = expected(tid[k], false);
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         char want[256];
         snprintf(want, sizeof want, "%u M process_name - {\"name\":\"export_app\"}\n", pid);
         ok(ex_has(c.out, want), "chrome: the process is named after the program the trace records");
-        ex_run_free(&c);
+        tu_run_free(&c);
         /* Every event of the process carries its id: the main thread traced, its id is the pid. */
         c = ex_run(py_bin, "-c",
                    "import json, sys\n"
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
         snprintf(want, sizeof want, "[%u] export_app\n", pid);
         ok(c.status == 0 && c.out && !strcmp(c.out, want), "chrome: every event's pid is the process's, %u: %s", pid,
            c.out ? c.out : "");
-        ex_run_free(&c);
+        tu_run_free(&c);
     } else {
         ok(0, "python3 is installed");
     }

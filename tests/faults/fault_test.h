@@ -129,7 +129,7 @@ static inline int ft_sum_prefix(struct ft_sum *s, const char *path)
     struct ft__visit v = {s, path};
     struct v4_decoder d;
     size_t len = 0, at = 24;
-    uint8_t *p = (uint8_t *)test_slurp(path, &len);
+    uint8_t *p = (uint8_t *)tu_slurp(path, &len);
     int r;
 
     if (!p || len < 24) {

@@ -72,7 +72,7 @@ int main(void)
     ok(rename(test_path("foreign"), test_path("b.trace")) == 0, "b.trace replaced by another file while open");
     trace_n(700);
     is_int(st_trace_file_flush(), 0, "flush");
-    text = test_slurp(test_path("b.trace"), NULL);
+    text = tu_slurp(test_path("b.trace"), NULL);
     ok(text && !strcmp(text, "not a trace\n"), "the replacement is untouched");
     free(text);
     is_int(st_trace_file_set_name(test_path("c.trace")), 0, "trace-file set c.trace");

@@ -19,7 +19,7 @@
 static const char *uftrace_bin, *simpletrace_bin, *events_file;
 
 /* Runs argv with the environment as it is now; fills r. */
-static void run(const char *const *argv, struct gu_result *r)
+static void run(const char *const *argv, struct tu_run *r)
 {
     gu_run((char *const *)argv, NULL, r);
 }
@@ -78,12 +78,12 @@ static bool is_tracing_function(const char *name)
 static void check_events_fired(const char *what, const char *trace, const char *marker)
 {
     const char *argv[] = {simpletrace_bin, "print", events_file, trace, NULL};
-    struct gu_result r;
+    struct tu_run r;
     run(argv, &r);
     is_int(r.status, 0, "%s: simpletrace print reads the trace", what);
     is_int(count_lines_starting(r.out, "ftg_"), 3 * JOBS, "%s: %d records in the trace file", what, 3 * JOBS);
-    gu_result_free(&r);
-    char *text = gu_read_file(marker, NULL);
+    tu_run_free(&r);
+    char *text = tu_slurp(marker, NULL);
     is_int(count_lines_starting(text, "ftg_job_start worker "), JOBS, "%s: ftrace lines of ftg_job_start", what);
     is_int(count_lines_starting(text, "ftg_lookup table "), JOBS, "%s: ftrace lines of ftg_lookup", what);
     free(text);
@@ -93,7 +93,7 @@ static void check_events_fired(const char *what, const char *trace, const char *
 static void check_functions(const char *what, const char *dir)
 {
     const char *report[] = {uftrace_bin, "report", "-d", dir, NULL};
-    struct gu_result r;
+    struct tu_run r;
     run(report, &r);
     struct row rows[64];
     int n = report_rows(r.out, rows, 64);
@@ -109,7 +109,7 @@ static void check_functions(const char *what, const char *dir)
         }
     is_int(tracing, 0, "%s: report has no trace_*, st__* or st_* function", what);
     is_int(n, 3, "%s: main, handle_job and checksum only", what);
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     const char *replay[] = {uftrace_bin, "replay", "-d", dir, NULL};
     run(replay, &r);
@@ -117,7 +117,7 @@ static void check_functions(const char *what, const char *dir)
        "%s: replay shows main { handle_job { checksum } }", what);
     ok(!strstr(r.out, "trace_") && !strstr(r.out, "st__") && !strstr(r.out, "st_event_enabled"),
        "%s: replay shows no tracing function", what);
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 static void check_program(const char *prog)
@@ -138,11 +138,11 @@ static void check_program(const char *prog)
     char jobs[16];
     snprintf(jobs, sizeof jobs, "%d", JOBS);
     const char *argv[] = {prog, jobs, NULL};
-    struct gu_result r;
+    struct tu_run r;
     run(argv, &r);
     if (!ok(r.status == 0 && r.err && r.err[0] == '\0', "%s: runs traced, exit 0, nothing on stderr", what))
         diag("status %d, stderr: %s", r.status, r.err ? r.err : "");
-    gu_result_free(&r);
+    tu_run_free(&r);
     unsetenv("SIMPLETRACE_FUNC_DIR");
     unsetenv("SIMPLETRACE");
     unsetenv("SIMPLETRACE_FTRACE_MARKER");

@@ -13,7 +13,7 @@ static const char *exe;
 static char *scratch;
 
 /* Runs `simpletrace gen ARGS...` in the scratch directory. */
-static void gen(struct gu_result *r, const char *a1, const char *a2, const char *a3, const char *a4,
+static void gen(struct tu_run *r, const char *a1, const char *a2, const char *a3, const char *a4,
                 const char *a5, const char *a6)
 {
     char *argv[] = {(char *)exe, "gen", (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, (char *)a6, NULL};
@@ -36,21 +36,21 @@ static char *get(const char *name)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", scratch, name);
-    return gu_read_file(path, NULL);
+    return tu_slurp(path, NULL);
 }
 
 static void test_usage(void)
 {
-    struct gu_result r;
+    struct tu_run r;
     gen(&r, "--help", NULL, NULL, NULL, NULL, NULL);
     ok(r.status == 0 && contains(r.out, "usage: simpletrace gen"), "--help: usage on stdout, exit 0");
-    gu_result_free(&r);
+    tu_run_free(&r);
     gen(&r, "--list-backends", NULL, NULL, NULL, NULL, NULL);
     ok(r.status == 0 && contains(r.out, "nop ") && contains(r.out, "log ") && contains(r.out, "simple ") &&
            contains(r.out, "dtrace ") && contains(r.out, "ust ") && contains(r.out, "ftrace ") &&
            contains(r.out, "syslog "),
        "--list-backends lists nop, log, simple, dtrace, ust, ftrace, syslog");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     static const char *const bad[][4] = {
         {NULL, NULL, NULL},
@@ -77,19 +77,19 @@ static void test_usage(void)
         gen(&r, bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL, NULL);
         ok(r.status == 2 && r.err && r.err[0] && r.out && !r.out[0], "usage error %zu: exit 2, message: %.*s", i,
            (int)strcspn(r.err ? r.err : "", "\n"), r.err ? r.err : "");
-        gu_result_free(&r);
+        tu_run_free(&r);
     }
     gen(&r, "--format=h", "--backends=simple,lttng", "a.te", NULL, NULL, NULL);
     is_int(r.status, 2, "unknown backend: exit 2");
     is_str(r.err,
            "simpletrace gen: unknown backend 'lttng'; known backends: nop log simple dtrace ust ftrace syslog\n",
            "unknown backend: lists the known ones");
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 static void test_outputs(void)
 {
-    struct gu_result r;
+    struct tu_run r;
     put("one.te", "# first\nfirst_event(int a) \"a %d\"\n");
     put("two.te", "second_event(const char *s) \"s %s\"\n");
 
@@ -99,7 +99,7 @@ static void test_outputs(void)
     ok(contains(r.out, "#ifndef ST_TRACE_ROOT_H"), "group defaults to root without -o");
     ok(!contains(r.out, "#line"), "no #line directives on stdout");
     ok(contains(r.out, "trace_first_event(int a)"), "event on stdout");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     gen(&r, "--format=h", "--backends=log", "-o", "trace-my.events.h", "one.te", "two.te");
     char *h = get("trace-my.events.h");
@@ -109,7 +109,7 @@ static void test_outputs(void)
     ok(contains(h, "\"trace-my.events.h\"\n"), "#line restores the output name as given");
     ok(h && strstr(h, "trace_first_event(") < strstr(h, "trace_second_event("), "events in input order");
     free(h);
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     char path[4096];
     snprintf(path, sizeof path, "%s/trace-my.events.h", scratch);
@@ -123,18 +123,18 @@ static void test_outputs(void)
            contains(r.out, "probe my.app.first_event = process(\"/usr/bin/my app\").provider(\"prov\")"
                            ".mark(\"first_event\")\n{\n    a = $arg1;\n}\n"),
        "--format=stp with --binary, --probe-prefix and --provider");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     gen(&r, "--format=c", "--group=custom", "-ocustom.c", "--", "one.te", NULL);
     char *c = get("custom.c");
     ok(r.status == 0 && contains(c, "{ sizeof(struct st_group), \"custom\", st__custom_events, 1u, 0 }"), "--group, -oOUT and --");
     free(c);
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 static void test_failures(void)
 {
-    struct gu_result r;
+    struct tu_run r;
     put("keep.h", "OLD CONTENT\n");
     put("bad.te", "good(void)\nbad(int)\n");
     gen(&r, "--format=h", "-o", "keep.h", "bad.te", NULL, NULL);
@@ -143,25 +143,25 @@ static void test_failures(void)
     char *kept = get("keep.h");
     is_str(kept, "OLD CONTENT\n", "existing output untouched");
     free(kept);
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     gen(&r, "--format=h", "-o", "new.h", "missing.te", NULL, NULL);
     is_int(r.status, 1, "missing input: exit 1");
     is_str(r.err, "simpletrace gen: missing.te: No such file or directory\n", "missing input: named");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     put("one.te", "first_event(int a) \"a %d\"\n");
     gen(&r, "--format=h", "-o", "no/such/dir/out.h", "one.te", NULL, NULL);
     is_int(r.status, 1, "unwritable output: exit 1");
     ok(!strncmp(r.err ? r.err : "", "simpletrace gen: ", 17) && contains(r.err, "no/such/dir/out.h: No such file or directory"),
        "unwritable output: named");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     gen(&r, "--format=h", "-o", "dup.h", "one.te", "one.te", NULL);
     is_int(r.status, 1, "same file twice: exit 1");
     is_str(r.err, "simpletrace gen: one.te:1: Duplicate event name 'first_event' (first declared at one.te:1)\n",
            "same file twice: duplicate named");
-    gu_result_free(&r);
+    tu_run_free(&r);
 
     /* the inputs and the earlier outputs only: no new.h, no dup.h, no temporary files */
     is_int(gu_count_entries(scratch), 7, "failed runs left no file behind");
@@ -170,7 +170,7 @@ static void test_failures(void)
 /* An argument named like a field `simpletrace print` shows itself: one warning per build, with the header. */
 static void test_warnings(void)
 {
-    struct gu_result r;
+    struct tu_run r;
     put("pid.te", "# a child process ended\nchild_exit(int pid, int status) \"pid %d status %d\"\n");
     gen(&r, "--format=h", "-o", "pid.h", "pid.te", NULL, NULL);
     is_int(r.status, 0, "argument 'pid': generated all the same");
@@ -181,14 +181,14 @@ static void test_warnings(void)
     char *h = get("pid.h");
     ok(contains(h, "void trace_child_exit(int pid, int status)"), "argument 'pid': header written");
     free(h);
-    gu_result_free(&r);
+    tu_run_free(&r);
     gen(&r, "--format=c", "-o", "pid.c", "pid.te", NULL, NULL);
     ok(r.status == 0 && r.err && r.err[0] == '\0', "argument 'pid': no second warning for the source");
-    gu_result_free(&r);
+    tu_run_free(&r);
     put("child_pid.te", "child_exit(int child_pid, int status) \"pid %d status %d\"\n");
     gen(&r, "--format=h", "-o", "child_pid.h", "child_pid.te", NULL, NULL);
     ok(r.status == 0 && r.err && r.err[0] == '\0', "argument 'child_pid': no warning");
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -57,12 +57,12 @@ static bool compile(const char *cc_env, const char *const *flags, const char *la
     argv[n++] = "-o";
     argv[n++] = "/dev/null";
     argv[n] = NULL;
-    struct gu_result r;
+    struct tu_run r;
     gu_run(argv, NULL, &r);
     bool clean = r.status == 0 && r.err && r.err[0] == '\0';
     if (!clean)
         diag("%s", r.err ? r.err : "(compiler did not run)");
-    gu_result_free(&r);
+    tu_run_free(&r);
     free(cmd);
     return clean;
 }
@@ -75,19 +75,19 @@ static bool generate(const char *exe, const char *input, const char *backends, c
     snprintf(fopt, sizeof fopt, "--format=%s", format);
     snprintf(bopt, sizeof bopt, "--backends=%s", backends);
     char *argv[] = {(char *)exe, "gen", fopt, bopt, "--group=under_test", "-o", (char *)out, (char *)input, NULL};
-    struct gu_result r;
+    struct tu_run r;
     gu_run(argv, NULL, &r);
     bool done = r.status == 0;
     if (!done)
         diag("%s", r.err ? r.err : "");
-    gu_result_free(&r);
+    tu_run_free(&r);
     return done;
 }
 
 /* Counts occurrences of needle in the file. */
 static int count_in_file(const char *path, const char *needle)
 {
-    char *text = gu_read_file(path, NULL);
+    char *text = tu_slurp(path, NULL);
     int n = 0;
     for (const char *p = text ? strstr(text, needle) : NULL; p; p = strstr(p + 1, needle))
         n++;

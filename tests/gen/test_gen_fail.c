@@ -32,14 +32,14 @@ static void run_rule(const char *exe, const char *dir, const char *rule, const c
     snprintf(second_path, sizeof second_path, "%s/%s", dir, second);
     char *argv[] = {(char *)exe, "gen", "--format=h", "--backends=simple,log", "-o", out, input,
                     gu_exists(second_path) ? second : NULL, NULL};
-    char *expected = gu_read_file(expected_path, NULL);
-    struct gu_result r;
+    char *expected = tu_slurp(expected_path, NULL);
+    struct tu_run r;
     gu_run(argv, dir, &r);
     is_int(r.status, 1, "%s: exit status 1", rule);
     is_str(r.err, expected, "%s: message", rule);
     ok(r.err && !strncmp(r.err, "simpletrace gen: ", 17), "%s: the message starts with 'simpletrace gen: '", rule);
     ok(gu_count_entries(scratch) == 0, "%s: no output file left", rule);
-    gu_result_free(&r);
+    tu_run_free(&r);
     free(expected);
 }
 

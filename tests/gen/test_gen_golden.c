@@ -77,34 +77,34 @@ static void check_one(const char *exe, const char *golden_dir, const char *scrat
     char backends_opt[64];
     snprintf(backends_opt, sizeof backends_opt, "--backends=%s", sel->backends);
     char *argv[] = {(char *)exe, "gen", format_opt, backends_opt, "-o", out, input, NULL};
-    struct gu_result r;
+    struct tu_run r;
     gu_run(argv, scratch, &r);
     if (!ok(r.status == 0, "%s %s %s: generated", name, sel->tag, fmt))
         diag("%s", r.err ? r.err : "");
     size_t len = 0;
-    char *got = gu_read_file(produced, &len);
+    char *got = tu_slurp(produced, &len);
     if (regen && got) {
         ok(gu_write_file(golden, got, len) == 0, "%s regenerated", golden);
     } else {
-        char *want = gu_read_file(golden, NULL);
+        char *want = tu_slurp(golden, NULL);
         if (!ok(got && want && strcmp(got, want) == 0, "%s %s %s: matches %s", name, sel->tag, fmt, golden) &&
             got && want)
             diag_first_difference(got, want);
         free(want);
     }
     free(got);
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 /* Compares (or with regen, rewrites) golden file with what the scratch output holds. */
 static void compare_golden(const char *golden, const char *produced, const char *what, int regen)
 {
     size_t len = 0;
-    char *got = gu_read_file(produced, &len);
+    char *got = tu_slurp(produced, &len);
     if (regen && got) {
         ok(gu_write_file(golden, got, len) == 0, "%s regenerated", golden);
     } else {
-        char *want = gu_read_file(golden, NULL);
+        char *want = tu_slurp(golden, NULL);
         if (!ok(got && want && strcmp(got, want) == 0, "%s: matches %s", what, golden) && got && want)
             diag_first_difference(got, want);
         free(want);
@@ -130,14 +130,14 @@ static void check_tool_format(const char *exe, const char *golden_dir, const cha
     argv[n++] = out;
     argv[n++] = input;
     argv[n] = NULL;
-    struct gu_result r;
+    struct tu_run r;
     gu_run(argv, scratch, &r);
     if (!ok(r.status == 0, "%s --format=%s: generated", name, tf->format))
         diag("%s", r.err ? r.err : "");
     char what[128];
     snprintf(what, sizeof what, "%s --format=%s", name, tf->format);
     compare_golden(golden, produced, what, regen);
-    gu_result_free(&r);
+    tu_run_free(&r);
 }
 
 int main(int argc, char **argv)
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         snprintf(src, sizeof src, "%s/%s.trace-events", argv[2], inputs[i]);
         snprintf(dst, sizeof dst, "%s/%s.trace-events", scratch, inputs[i]);
         size_t len = 0;
-        char *text = gu_read_file(src, &len);
+        char *text = tu_slurp(src, &len);
         ok(text && gu_write_file(dst, text, len) == 0, "input %s copied", inputs[i]);
         free(text);
         for (size_t s = 0; s < sizeof selections / sizeof selections[0]; s++) {

@@ -155,56 +155,24 @@ static inline int mon_quit(struct mon_target *t)
 
 static const char *mon_cli; /* path of the simpletrace command */
 
-struct mon_run {
-    int status;   /* exit status, or -1 if it did not exit */
-    char *out;    /* stdout, NUL-terminated (may hold binary) */
-    size_t out_len;
-    char *err;    /* stderr */
-};
 
 /* Runs `simpletrace ARGS...` (NULL-terminated) in cwd (NULL = test_dir); output captured. */
-static inline struct mon_run mon_ctl_in(const char *cwd, const char *const *args)
+static inline struct tu_run mon_ctl_in(const char *cwd, const char *const *args)
 {
-    struct mon_run r = {-1, NULL, 0, NULL};
-    char outp[800], errp[800];
     const char *argv[32];
-    int n = 0, status;
-    pid_t pid;
+    struct tu_run r;
+    int n = 0;
 
-    snprintf(outp, sizeof outp, "%s", test_path("cli.out"));
-    snprintf(errp, sizeof errp, "%s", test_path("cli.err"));
     argv[n++] = mon_cli;
     for (; *args && n < 31; args++)
         argv[n++] = *args;
     argv[n] = NULL;
-    pid = fork();
-    if (pid == 0) {
-        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        if (chdir(cwd ? cwd : test_dir) != 0)
-            _exit(126);
-        execv(mon_cli, (char *const *)argv);
-        _exit(127);
-    }
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-        r.status = WEXITSTATUS(status);
-    r.out = test_slurp(outp, &r.out_len);
-    r.err = test_slurp(errp, NULL);
-    if (!r.out)
-        r.out = strdup("");
-    if (!r.err)
-        r.err = strdup("");
+    tu_run((char *const *)argv, cwd ? cwd : test_dir, NULL, false, &r);
     return r;
 }
 
 #define MON_CTL(...) mon_ctl_in(NULL, (const char *const[]){__VA_ARGS__, NULL})
 
-static inline void mon_run_free(struct mon_run *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* --- raw protocol clients ------------------------------------------------------ */
 

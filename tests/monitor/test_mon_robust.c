@@ -239,13 +239,13 @@ static void test_trace_under_load(struct mon_target *t)
     snprintf(arg, sizeof arg, "--trace-events=%s", events_file);
     mon_do(t, "spin 2");
     for (int i = 0; i < 15; i++) {
-        struct mon_run r = MON_CTL("ctl", arg, pidstr, "info", "trace");
+        struct tu_run r = MON_CTL("ctl", arg, pidstr, "info", "trace");
         good += r.status == 0;
         if (r.status != 0)
             diag("info trace under load: %s", r.err);
         for (const char *p = r.out; (p = strstr(p, "mon_work ")); p++)
             decoded_records++;
-        mon_run_free(&r);
+        tu_run_free(&r);
     }
     mon_do(t, "stop");
     is_int(good, 15, "info trace while 2 threads wrap their buffers: every snapshot decodes");
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "and exits normally");
     ok(!test_exists(sock), "its socket is removed at exit");
     {
-        char *err = test_slurp(test_path("target.err"), NULL);
+        char *err = tu_slurp(test_path("target.err"), NULL);
         is_str(err ? err : "", "", "the program printed nothing on stderr");
         free(err);
     }

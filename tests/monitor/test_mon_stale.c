@@ -47,7 +47,7 @@ static void test_list_removes(void)
 {
     long dead = dead_process_socket(), me = (long)getpid();
     char other[800];
-    struct mon_run r;
+    struct tu_run r;
 
     make_socket(mon_sock(me), 0); /* our pid is alive, but nothing listens */
     snprintf(other, sizeof other, "%s/77.sock", mon_sockdir);
@@ -65,7 +65,7 @@ static void test_list_removes(void)
         if (!strstr(r.out, want))
             diag("got: %s", r.out);
     }
-    mon_run_free(&r);
+    tu_run_free(&r);
     ok(!test_exists(mon_sock(dead)) && !test_exists(mon_sock(me)), "... and both are gone");
     ok(test_exists(other), "a file that is not a socket is left alone");
     unlink(other);
@@ -90,7 +90,7 @@ static void test_startup_removes(const char *exe)
 static void test_killed(const char *exe)
 {
     struct mon_target t;
-    struct mon_run r;
+    struct tu_run r;
     char pid[32], want[900];
     int status;
 
@@ -106,13 +106,13 @@ static void test_killed(const char *exe)
     r = MON_CTL("ctl", pid, "info", "stats");
     is_int(r.status, 1, "ctl to it: exit 1");
     ok(strstr(r.err, "cannot reach") && strstr(r.err, "monitor=on"), "ctl to it: cannot reach, with a hint");
-    mon_run_free(&r);
+    tu_run_free(&r);
     r = MON_CTL("ctl", "list", "--json");
     snprintf(want, sizeof want,
              "{\"pid\":%ld,\"program\":\"?\",\"socket\":\"%s\",\"alive\":false,\"removed\":true}", (long)t.pid,
              mon_sock(t.pid));
     ok(strstr(r.out, want) != NULL, "ctl list --json reports it removed");
-    mon_run_free(&r);
+    tu_run_free(&r);
     ok(!test_exists(mon_sock(t.pid)), "... and it is gone");
 }
 
@@ -141,14 +141,14 @@ static void test_explicit_path(const char *exe)
         return;
     ok(mon_alive(&t), "a monitor that cannot start does not stop the program");
     status = mon_quit(&t);
-    err = test_slurp(test_path("target.err"), NULL);
+    err = tu_slurp(test_path("target.err"), NULL);
     {
         char want[1000];
         snprintf(want, sizeof want, "simpletrace: SIMPLETRACE: monitor: %s exists and is not a socket\n", path);
         is_str(err, want, "the reason is on stderr");
     }
     free(err);
-    err = test_slurp(path, NULL);
+    err = tu_slurp(path, NULL);
     is_str(err, "precious\n", "the file is untouched");
     free(err);
 }

@@ -21,52 +21,7 @@
 
 extern char **environ;
 
-/* Whole file in a malloc'ed NUL-terminated buffer (NULL if unreadable); *len its size. */
-static inline char *rd_slurp(const char *path, size_t *len)
-{
-    if (len)
-        *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *b = realloc(buf, 2 * cap + 1);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    if (len)
-        *len = n;
-    return buf;
-}
-
-/* What a child run produced. */
-struct rd_run {
-    char *out, *err;      /* malloc'ed, NUL-terminated */
-    size_t out_len, err_len;
-    int status;           /* exit status, or 128 + signal */
-    long maxrss_kb;       /* the child's peak resident size */
-};
-
-static inline void rd_run_free(struct rd_run *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof *r);
-}
+#include "test_util.h"
 
 /* A temporary file name made with mkstemp (created empty). */
 static inline void rd_tmpname(char *buf, size_t len, const char *tag)
@@ -81,34 +36,10 @@ static inline void rd_tmpname(char *buf, size_t len, const char *tag)
 /* Set to send the child's stdout to /dev/null (out stays NULL): keeps this process small. */
 static int rd_discard_stdout;
 
-/* Runs argv (argv[0] a path) with stdin from in_path (NULL: /dev/null); 0 or -errno. */
-static inline int rd_run(char *const argv[], const char *in_path, struct rd_run *res)
+/* Runs argv (argv[0] a path) with stdin from in_path (NULL: /dev/null), stdout captured unless rd_discard_stdout. */
+static inline int rd_run(char *const argv[], const char *in_path, struct tu_run *res)
 {
-    char out_path[256], err_path[256];
-    memset(res, 0, sizeof *res);
-    rd_tmpname(out_path, sizeof out_path, "out");
-    rd_tmpname(err_path, sizeof err_path, "err");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, rd_discard_stdout ? "/dev/null" : out_path, O_WRONLY | O_TRUNC, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_TRUNC, 0);
-    pid_t pid;
-    int ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (ret == 0) {
-        int st;
-        struct rusage ru;
-        while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-            ;
-        res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        res->maxrss_kb = ru.ru_maxrss;
-        res->out = rd_discard_stdout ? NULL : rd_slurp(out_path, &res->out_len);
-        res->err = rd_slurp(err_path, &res->err_len);
-    }
-    unlink(out_path);
-    unlink(err_path);
-    return -ret;
+    return tu_run(argv, NULL, in_path, rd_discard_stdout, res);
 }
 
 /* One line of simpletrace.py's text output, split up. */

@@ -27,7 +27,7 @@ static int replay_dir(const char *dir)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         size_t size;
-        char *data = rd_slurp(path, &size);
+        char *data = tu_slurp(path, &size);
         ok(data != NULL, "%s read", de->d_name);
         if (data)
             LLVMFuzzerTestOneInput((const uint8_t *)data, size);

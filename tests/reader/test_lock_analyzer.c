@@ -86,10 +86,10 @@ static void check(const char *exe, const char *shared, const char *name)
     snprintf(te, sizeof te, "%s/fixtures/qemu/trace-events-all", shared);
     snprintf(bin, sizeof bin, "%s/fixtures/qemu/%s.bin", shared, name);
     snprintf(exp, sizeof exp, "%s/fixtures/qemu/%s.expected.txt", shared, name);
-    char *text = rd_slurp(exp, NULL);
+    char *text = tu_slurp(exp, NULL);
     long seen = text ? model(text) : 0;
     char *argv[] = {(char *)exe, te, bin, NULL};
-    struct rd_run r;
+    struct tu_run r;
     rd_run(argv, NULL, &r);
     ok(r.status == 0 && r.out, "%s: lock_analyzer runs (%ld lock records, %zu mutexes)", name, seen, nm);
     size_t rows = 0, matched = 0;
@@ -120,7 +120,7 @@ static void check(const char *exe, const char *shared, const char *name)
     for (size_t i = 0; i < nm; i++)
         acquired += ms[i].acquired;
     diag("%s: %llu acquisitions", name, (unsigned long long)acquired);
-    rd_run_free(&r);
+    tu_run_free(&r);
     free(text);
 }
 

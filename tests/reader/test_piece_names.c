@@ -126,7 +126,7 @@ static size_t count_records(struct st_reader *r, size_t *foreign)
 }
 
 /* Runs simpletrace with the arguments up to a NULL. */
-static void run_cli(struct rd_run *res, ...)
+static void run_cli(struct tu_run *res, ...)
 {
     char *argv[16] = {(char *)exe};
     va_list ap;
@@ -183,7 +183,7 @@ static void test_stray_names(const struct tbuf p[ROT_N])
        foreign);
 
     /* The directory: t.trace.1 read with t.trace; t.trace.0 and t.trace.007 each a trace. */
-    struct rd_run res;
+    struct tu_run res;
     run_cli(&res, "print", "--format=json", events, d, NULL);
     size_t lines = occurrences(res.out, "\n");
     ok(res.status == 0 && lines == 4 * ROT_RECS, "stray: print DIR: the records of all four files, once (%zu) %s",
@@ -192,7 +192,7 @@ static void test_stray_names(const struct tbuf p[ROT_N])
        "stray: ... t.trace with its piece t.trace.1 one input");
     ok(occurrences(res.out, "\"seq\":25}") == 1 && occurrences(res.out, "\"seq\":35}") == 1,
        "stray: ... t.trace.0's and t.trace.007's records among them");
-    rd_run_free(&res);
+    tu_run_free(&res);
     run_cli(&res, "info", events, d, NULL);
     ok(res.status == 0 && occurrences(res.out, "\ntrace: ") + (res.out && !strncmp(res.out, "trace: ", 7)) == 3 &&
            occurrences(res.out, "/t.trace.0\n") == 2 && occurrences(res.out, "/t.trace.007\n") == 2 &&
@@ -200,7 +200,7 @@ static void test_stray_names(const struct tbuf p[ROT_N])
        "stray: info DIR: three traces, t.trace in 2 pieces, t.trace.0 and t.trace.007 of their own");
     if (res.status != 0 || !res.out)
         diag("%s", res.err ? res.err : "no output");
-    rd_run_free(&res);
+    tu_run_free(&res);
 
     /* t.trace gone (as rotate-keep removes it): t.trace.1 is the lowest piece, t.trace.0 still none. */
     unlink(base);
@@ -216,7 +216,7 @@ static void test_stray_names(const struct tbuf p[ROT_N])
     ok(res.status == 0 && occurrences(res.out, "\n") == ROT_RECS && occurrences(res.out, "\"seq\":15,") == 1 &&
            res.err && strstr(res.err, "reading its 1 remaining piece ") && strstr(res.err, "t.trace.1 to "),
        "stray: print FILE: FILE gone, its piece t.trace.1 read, named: %s", res.err ? res.err : "");
-    rd_run_free(&res);
+    tu_run_free(&res);
     rot_rmtree(d);
 }
 
@@ -228,14 +228,14 @@ static int run_demo(const char *dir, const char *extra)
     char config[4200];
     snprintf(config, sizeof config, "enable=*,file=%s/t.trace,%s", dir, extra);
     char *argv[] = {(char *)demo, "--workers", "2", "--jobs", "3000", NULL};
-    struct rd_run r;
+    struct tu_run r;
     setenv("SIMPLETRACE", config, 1);
     rd_run(argv, NULL, &r);
     unsetenv("SIMPLETRACE");
     int status = r.status;
     if (status != 0)
         diag("demo: exit %d: %s", status, r.err ? r.err : "");
-    rd_run_free(&r);
+    tu_run_free(&r);
     return status;
 }
 
@@ -284,15 +284,15 @@ static void test_runtime_pieces(void)
     for (uint64_t k = first; k - first < count; k++)
         there &= st_rotated_piece_name(name, sizeof name, base, k) == 0 && access(name, F_OK) == 0;
     ok(there, "runtime: st_rotated_piece_name names each of them");
-    struct rd_run a, b;
+    struct tu_run a, b;
     run_cli(&a, "print", "--format=json", dir, NULL);
     run_cli(&b, "print", "--format=json", "--rotated", base, NULL);
     ok(a.status == 0 && a.out_len > 0 && a.out_len == b.out_len && !memcmp(a.out, b.out, a.out_len) &&
            !occurrences(a.out, "\"input\":1"),
        "runtime: print DIR is print --rotated DIR/t.trace: one trace, its pieces none of their own: %s",
        a.err ? a.err : "");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
     rot_rmtree(dir);
 
     mkdir(dir, 0700);

@@ -14,7 +14,7 @@
 static const char *exe, *shared;
 
 /* Runs simpletrace with the arguments up to a NULL, stdin from in (NULL: /dev/null). */
-static void run(struct rd_run *res, const char *in, ...)
+static void run(struct tu_run *res, const char *in, ...)
 {
     char *argv[16] = {(char *)exe};
     va_list ap;
@@ -54,13 +54,13 @@ static void test_qemu_fixtures(void)
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)(strlen(de->d_name) - 4), de->d_name);
         size_t len;
-        char *want = rd_slurp(path("qemu", name, ".expected.txt"), &len);
-        struct rd_run r;
+        char *want = tu_slurp(path("qemu", name, ".expected.txt"), &len);
+        struct tu_run r;
         run(&r, NULL, "print", path("qemu", "trace-events-all", ""), path("qemu", name, ".bin"), NULL, NULL, NULL);
         ok(want && r.out && r.out_len == len && !memcmp(r.out, want, len) && r.status == 0 && r.err_len == 0,
            "qemu/%s: stdout byte-identical (%zu bytes), exit 0, no stderr", name, len);
         free(want);
-        rd_run_free(&r);
+        tu_run_free(&r);
         files++;
     }
     if (d)
@@ -110,10 +110,10 @@ static const char *refused_error(const char *name)
 static void test_edge_case(const char *name)
 {
     size_t len;
-    char *want = rd_slurp(path("edge", name, ".expected.txt"), &len);
-    char *code = rd_slurp(path("edge", name, ".expected.exitcode"), NULL);
+    char *want = tu_slurp(path("edge", name, ".expected.txt"), &len);
+    char *code = tu_slurp(path("edge", name, ".expected.exitcode"), NULL);
     int py_status = code ? atoi(code) : -1;
-    struct rd_run r;
+    struct tu_run r;
     if (!strcmp(name, "no_header"))
         run(&r, NULL, "print", "--no-header", path("edge", "trace-events", ""), path("edge", name, ".bin"), NULL, NULL);
     else
@@ -139,7 +139,7 @@ static void test_edge_case(const char *name)
     }
     free(want);
     free(code);
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 static void test_edge_cases(void)
@@ -173,7 +173,7 @@ struct lines {
 static void load_lines(const char *dir, const char *name, struct lines *ls)
 {
     size_t len, pos = 0, cap = 1024;
-    ls->text = rd_slurp(path(dir, name, ".expected.txt"), &len);
+    ls->text = tu_slurp(path(dir, name, ".expected.txt"), &len);
     ls->l = malloc(cap * sizeof *ls->l);
     ls->t = malloc(cap * sizeof *ls->t);
     ls->n = 0;
@@ -232,12 +232,12 @@ static void test_filters(void)
             first = false;
         }
     *p = 0;
-    struct rd_run r;
+    struct tu_run r;
     run(&r, NULL, "print", "--events=qemu_mutex_*", path("qemu", "trace-events-all", ""),
         path("qemu", "bench_small_drops", ".bin"), NULL, NULL);
     ok(r.out && !strcmp(r.out, want) && r.status == 0,
        "--events=qemu_mutex_*: the expected lines, deltas against the previous printed line");
-    rd_run_free(&r);
+    tu_run_free(&r);
 
     /* --from/--to: lines 10 ms to 20 ms after the first record */
     p = want;
@@ -252,7 +252,7 @@ static void test_filters(void)
     run(&r, NULL, "print", "--from=10ms", "--to=0.02s", path("qemu", "trace-events-all", ""),
         path("qemu", "bench_small_drops", ".bin"), NULL);
     ok(r.out && !strcmp(r.out, want) && r.status == 0, "--from=10ms --to=0.02s: the lines in the window");
-    rd_run_free(&r);
+    tu_run_free(&r);
 
     /* --timestamps=relative: time since the first record */
     p = want;
@@ -262,33 +262,33 @@ static void test_filters(void)
     run(&r, NULL, "print", "--timestamps=relative", path("qemu", "trace-events-all", ""),
         path("qemu", "bench_small_drops", ".bin"), NULL, NULL);
     ok(r.out && !strcmp(r.out, want), "--timestamps=relative: cumulative deltas of the expected text");
-    rd_run_free(&r);
+    tu_run_free(&r);
     free(want);
     free_lines(&ls);
 
     run(&r, NULL, "print", "--tid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
         NULL);
     ok(r.out && !strcmp(r.out, "ev_noargs 0.000 pid=4243 \n") && r.status == 0, "--tid=4243: its one record");
-    rd_run_free(&r);
+    tu_run_free(&r);
     /* --pid was a thread filter under the name of a process filter: a v4 trace cannot tell the process. */
     run(&r, NULL, "print", "--pid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
         NULL);
     ok(r.out_len == 0 && r.status == 1 && r.err && strstr(r.err, "byte offset 0, record 0: cannot select the records of process 4243") &&
            strstr(r.err, "does not record which process wrote it") && strstr(r.err, "--tid=4243"),
        "--pid=4243: exit 1, nothing printed: %s", r.err ? r.err : "");
-    rd_run_free(&r);
+    tu_run_free(&r);
     run(&r, NULL, "print", "--timestamps=absolute", path("edge", "trace-events", ""),
         path("edge", "non_monotonic", ".bin"), NULL, NULL);
     ok(r.out && !strcmp(r.out, "ev_noargs 1.000 pid=4242 \nev_noargs 0.900 pid=4243 \nev_noargs 2.000 pid=4242 \n"),
        "--timestamps=absolute: 1000, 900, 2000 ns");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 static void test_json_and_misc(void)
 {
     struct lines ls;
     load_lines("qemu", "create_qcow2", &ls);
-    struct rd_run r;
+    struct tu_run r;
     run(&r, NULL, "print", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", "create_qcow2", ".bin"),
         NULL, NULL);
     size_t pos = 0, i = 0;
@@ -303,53 +303,53 @@ static void test_json_and_misc(void)
         i++;
     }
     ok(good && i == ls.n, "--format=json: one object per expected line, same names and order (%zu)", i);
-    rd_run_free(&r);
+    tu_run_free(&r);
     free_lines(&ls);
 
     size_t len;
-    char *want = rd_slurp(path("edge", "arg_kinds", ".expected.txt"), &len);
+    char *want = tu_slurp(path("edge", "arg_kinds", ".expected.txt"), &len);
     run(&r, path("edge", "arg_kinds", ".bin"), "print", path("qemu", "trace-events-all", ""),
         path("edge", "trace-events", ""), "-", NULL, NULL);
     ok(r.out && !strcmp(r.out, want) && r.status == 0, "two trace-events files, trace on standard input");
-    rd_run_free(&r);
+    tu_run_free(&r);
     free(want);
 
     run(&r, NULL, "print", "--help", NULL, NULL, NULL, NULL, NULL);
     ok(r.status == 0 && r.out && strstr(r.out, "usage: simpletrace print"), "--help");
-    rd_run_free(&r);
+    tu_run_free(&r);
     run(&r, NULL, "print", "--bogus", "a", "b", NULL, NULL, NULL);
     ok(r.status == 2 && r.err && strstr(r.err, "--bogus"), "unknown option: exit 2");
-    rd_run_free(&r);
+    tu_run_free(&r);
     run(&r, NULL, "print", path("edge", "trace-events", ""), NULL, NULL, NULL, NULL, NULL);
     ok(r.status == 2, "missing trace file: exit 2");
-    rd_run_free(&r);
+    tu_run_free(&r);
     run(&r, NULL, "print", path("edge", "trace-events", ""), "/nonexistent/trace", NULL, NULL, NULL, NULL);
     ok(r.status == 1 && r.err && strstr(r.err, "/nonexistent/trace"), "unreadable trace: exit 1, named");
-    rd_run_free(&r);
+    tu_run_free(&r);
     run(&r, NULL, "print", "--timestamps=x", path("edge", "trace-events", ""), path("edge", "dropped", ".bin"), NULL,
         NULL);
     ok(r.status == 2, "bad --timestamps: exit 2");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* A copy of bench_small_drops cut at `cut` bytes: stdout is a prefix of the expected text, exit 1. */
 static void test_cut(size_t cut)
 {
     size_t size, len;
-    char *data = rd_slurp(path("qemu", "bench_small_drops", ".bin"), &size);
-    char *want = rd_slurp(path("qemu", "bench_small_drops", ".expected.txt"), &len);
+    char *data = tu_slurp(path("qemu", "bench_small_drops", ".bin"), &size);
+    char *want = tu_slurp(path("qemu", "bench_small_drops", ".expected.txt"), &len);
     char tmp[256];
     rd_tmpname(tmp, sizeof tmp, "cut");
     FILE *f = fopen(tmp, "wb");
     fwrite(data, 1, cut, f);
     fclose(f);
-    struct rd_run r;
+    struct tu_run r;
     run(&r, NULL, "print", path("qemu", "trace-events-all", ""), tmp, NULL, NULL, NULL);
     bool prefix = r.out && r.out_len <= len && !memcmp(r.out, want, r.out_len) &&
                   (r.out_len == 0 || r.out[r.out_len - 1] == '\n');
     ok(prefix && r.status == 1 && r.err && strstr(r.err, "byte offset") && strstr(r.err, "ends inside"),
        "cut at %zu: %zu bytes of good lines, then: %s", cut, r.out_len, r.err ? r.err : "");
-    rd_run_free(&r);
+    tu_run_free(&r);
     unlink(tmp);
     free(data);
     free(want);
@@ -391,7 +391,7 @@ static void test_stats(const char *name)
         if (k == npids && npids < 16)
             pids[npids++] = ls.l[i].pid;
     }
-    struct rd_run r;
+    struct tu_run r;
     run(&r, NULL, "stats", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", name, ".bin"), NULL,
         NULL);
     const char *j = r.out ? r.out : "";
@@ -428,19 +428,19 @@ static void test_stats(const char *name)
             diag("%s: count %lld", names[k], counts[k]);
     }
     ok(counts_ok, "stats %s: per-event counts equal the lines per name", name);
-    rd_run_free(&r);
+    tu_run_free(&r);
     free_lines(&ls);
 }
 
 static void test_stats_text(void)
 {
-    struct rd_run r;
+    struct tu_run r;
     run(&r, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL, NULL,
         NULL);
     ok(r.status == 0 && r.out && strstr(r.out, "EVENT") && strstr(r.out, "qemu_mutex_locked") &&
            strstr(r.out, "3 records, 32403 events lost") && strstr(r.out, "non-monotonic   1"),
        "stats table: header, rows, totals (3 drops losing 32403 events, 1 inversion)");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- the command name ----------------------------------------------------------- */
@@ -457,12 +457,12 @@ static void test_unknown_command(void)
         {"xyzzy", "simpletrace: unknown command 'xyzzy'\nTry 'simpletrace --help'.\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct rd_run r;
+        struct tu_run r;
         run(&r, NULL, cases[i].typed, "trace", NULL);
         ok(r.status == 2 && r.out && !r.out[0] && r.err && !strcmp(r.err, cases[i].want),
            "simpletrace %s: exit 2, '%.*s'", cases[i].typed, (int)strcspn(r.err ? r.err : "", "\n"),
            r.err ? r.err : "");
-        rd_run_free(&r);
+        tu_run_free(&r);
     }
 }
 
@@ -499,15 +499,15 @@ static void test_rss(void)
     }
     if (out)
         fclose(out);
-    struct rd_run small, big;
+    struct tu_run small, big;
     run(&small, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
     run(&big, NULL, "stats", path("qemu", "trace-events-all", ""), tmp, NULL);
     ok(big.status == 0 && big.out && strstr(big.out, "48 records, 518448 events lost"),
        "16 copies of the records: 48 drops, 518448 events lost");
     ok(big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB && big.maxrss_kb < RSS_MAX_KB,
        "stats max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
-    rd_run_free(&small);
-    rd_run_free(&big);
+    tu_run_free(&small);
+    tu_run_free(&big);
     rd_discard_stdout = 1;
     run(&small, NULL, "print", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
     run(&big, NULL, "print", path("qemu", "trace-events-all", ""), tmp, NULL);
@@ -515,8 +515,8 @@ static void test_rss(void)
     ok(big.status == 0 && small.status == 0 && big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB &&
            big.maxrss_kb < RSS_MAX_KB,
        "print max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
-    rd_run_free(&small);
-    rd_run_free(&big);
+    tu_run_free(&small);
+    tu_run_free(&big);
     unlink(tmp);
 }
 

@@ -271,7 +271,7 @@ static void expect_error(struct st_catalog *cat, const char *file, int code, con
 {
     size_t size;
     snprintf(path_buf, sizeof path_buf, "%s/fixtures/edge/%s", shared, file);
-    uint8_t *data = (uint8_t *)rd_slurp(path_buf, &size);
+    uint8_t *data = (uint8_t *)tu_slurp(path_buf, &size);
     struct walk w;
     walk_v4(data, size, &w);
     struct st_reader *r = open_edge(cat, file, 0);
@@ -390,9 +390,9 @@ static void test_truncation(struct st_catalog *cat)
 {
     size_t size, exp_len;
     snprintf(path_buf, sizeof path_buf, "%s/fixtures/edge/arg_kinds.bin", shared);
-    uint8_t *data = (uint8_t *)rd_slurp(path_buf, &size);
+    uint8_t *data = (uint8_t *)tu_slurp(path_buf, &size);
     snprintf(path_buf, sizeof path_buf, "%s/fixtures/edge/arg_kinds.expected.txt", shared);
-    char *expected = rd_slurp(path_buf, &exp_len);
+    char *expected = tu_slurp(path_buf, &exp_len);
     struct walk w; /* every record of the whole file */
     walk_v4(data, size, &w);
     int bad = 0, bad_stream = 0;
@@ -451,7 +451,7 @@ static void test_follow(struct st_catalog *cat)
 {
     size_t size;
     snprintf(path_buf, sizeof path_buf, "%s/fixtures/edge/dropped.bin", shared);
-    uint8_t *data = (uint8_t *)rd_slurp(path_buf, &size);
+    uint8_t *data = (uint8_t *)tu_slurp(path_buf, &size);
     char tmp[256];
     rd_tmpname(tmp, sizeof tmp, "follow");
     FILE *w = fopen(tmp, "wb");
@@ -633,7 +633,7 @@ static void test_analyzer(void)
     struct st_catalog *cat = load_catalog("qemu", "trace-events-all");
     size_t len;
     snprintf(path_buf, sizeof path_buf, "%s/fixtures/qemu/bench_small_drops.expected.txt", shared);
-    char *text = rd_slurp(path_buf, &len);
+    char *text = tu_slurp(path_buf, &len);
     long want_lock = 0, want_unlock = 0, want_total = 0;
     size_t pos = 0;
     struct rd_line l;

@@ -21,7 +21,7 @@ static const char *exe, *demo, *demo_events;
 static char top[1024], events[2048];
 
 /* Runs simpletrace in directory cwd with the arguments up to a NULL. */
-static void run_in(struct rd_run *res, const char *cwd, ...)
+static void run_in(struct tu_run *res, const char *cwd, ...)
 {
     char *argv[24] = {(char *)exe};
     va_list ap;
@@ -46,7 +46,7 @@ static const char *subdir(const char *name)
     return b;
 }
 
-static bool same_output(const struct rd_run *a, const struct rd_run *b)
+static bool same_output(const struct tu_run *a, const struct tu_run *b)
 {
     return a->out && b->out && a->out_len == b->out_len && !memcmp(a->out, b->out, a->out_len);
 }
@@ -54,7 +54,7 @@ static bool same_output(const struct rd_run *a, const struct rd_run *b)
 static bool same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = rd_slurp(a, &na), *y = rd_slurp(b, &nb);
+    char *x = tu_slurp(a, &na), *y = tu_slurp(b, &nb);
     bool same = x && y && na == nb && !memcmp(x, y, na);
     free(x);
     free(y);
@@ -74,7 +74,7 @@ static const char *what(const char *err)
 /* print with the options opt1/opt2 (NULL: none) in rot/ (--rotated) and one/. */
 static void compare_print(const char *rot, const char *one, const char *opt1, const char *opt2, const char *label)
 {
-    struct rd_run a, b;
+    struct tu_run a, b;
     if (opt2)
         run_in(&a, rot, "print", "--rotated", opt1, opt2, events, "t.trace", NULL);
     else if (opt1)
@@ -89,24 +89,24 @@ static void compare_print(const char *rot, const char *one, const char *opt1, co
         run_in(&b, one, "print", events, "t.trace", NULL);
     ok(same_output(&a, &b) && a.out_len > 0 && a.status == 0 && a.err_len == 0,
        "print --rotated %s: byte-identical to the one file (%zu bytes), exit 0", label, a.out_len);
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
 }
 
 static void compare_stats(const char *rot, const char *one, const char *fmt, const char *label)
 {
-    struct rd_run a, b;
+    struct tu_run a, b;
     run_in(&a, rot, "stats", "--rotated", fmt, events, "t.trace", NULL);
     run_in(&b, one, "stats", fmt, events, "t.trace", NULL);
     ok(same_output(&a, &b) && a.status == 0 && a.err_len == 0, "stats --rotated %s: identical totals and rows",
        label);
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
 }
 
 static void compare_export(const char *rot, const char *one)
 {
-    struct rd_run a, b;
+    struct tu_run a, b;
     run_in(&a, rot, "export", "--rotated", "-o", "out.json", events, "t.trace", NULL);
     run_in(&b, one, "export", "-o", "out.json", events, "t.trace", NULL);
     char x[4096], y[4096];
@@ -114,14 +114,14 @@ static void compare_export(const char *rot, const char *one)
     snprintf(y, sizeof y, "%s/out.json", one);
     ok(a.status == 0 && b.status == 0 && same_file(x, y) && a.err && b.err && !strcmp(a.err, b.err),
        "export --rotated to chrome: the same JSON and summary: %s", a.err ? a.err : "");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
     run_in(&a, rot, "export", "--rotated", "--format=uftrace", "-o", "out.data", events, "t.trace", NULL);
     run_in(&b, one, "export", "--format=uftrace", "-o", "out.data", events, "t.trace", NULL);
     ok(a.status == 0 && b.status == 0 && a.err && b.err && !strcmp(a.err, b.err),
        "export --rotated to uftrace: exit 0, the same summary");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
 }
 
 static void test_built_pieces(const struct tbuf *p)
@@ -141,15 +141,15 @@ static void test_built_pieces(const struct tbuf *p)
 
     /* Without --rotated, the pieces are found all the same (issue 12: stopping at the end of the first
      * piece without a word lost the rest); --no-rotated reads the first piece alone. */
-    struct rd_run a, b;
+    struct tu_run a, b;
     run_in(&a, rot, "stats", "--format=json", events, "t.trace", NULL);
     run_in(&b, rot, "stats", "--format=json", "--rotated", events, "t.trace", NULL);
     ok(same_output(&a, &b) && a.status == 0 && a.err_len == 0, "without --rotated: every piece, as --rotated, silently");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
     run_in(&a, rot, "stats", "--format=json", "--no-rotated", events, "t.trace", NULL);
     ok(a.status == 0 && a.out && strstr(a.out, "\"events\":10,"), "--no-rotated: the first piece alone");
-    rd_run_free(&a);
+    tu_run_free(&a);
 
     /* rotate-keep removed the first two pieces. */
     const char *gap = subdir("gap"), *gapone = subdir("gapone");
@@ -184,7 +184,7 @@ static void test_bad_pieces(const struct tbuf *p)
     size_t at = p[1].rec_off[3];
     memset(d + at + 24, 0, 4); /* a record length below the minimum */
     write_bad(bad, badone, p, 1, d, p[1].n);
-    struct rd_run a, b;
+    struct tu_run a, b;
     run_in(&a, bad, "print", "--rotated", events, "t.trace", NULL);
     run_in(&b, badone, "print", events, "t.trace", NULL);
     char want[256];
@@ -192,12 +192,12 @@ static void test_bad_pieces(const struct tbuf *p)
     ok(same_output(&a, &b) && a.status == 1 && a.err && !strncmp(a.err, want, strlen(want)) &&
            !strcmp(what(a.err), what(b.err)),
        "corrupt middle piece: the lines before, then exit 1 and %s", a.err ? a.err : "");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
     run_in(&a, bad, "stats", "--rotated", events, "t.trace", NULL);
     snprintf(want, sizeof want, "simpletrace stats: t.trace.1: byte offset %zu, record ", at);
     ok(a.status == 1 && a.err && !strncmp(a.err, want, strlen(want)), "stats: exit 1, %s", a.err ? a.err : "");
-    rd_run_free(&a);
+    tu_run_free(&a);
     run_in(&a, bad, "export", "--rotated", "-o", "bad.json", events, "t.trace", NULL);
     snprintf(want, sizeof want, "simpletrace export: t.trace.1: byte offset %zu, record ", at);
     struct stat st;
@@ -205,7 +205,7 @@ static void test_bad_pieces(const struct tbuf *p)
            strstr(a.err, "\nsimpletrace export: bad.json holds the records before that point\n") &&
            stat("bad/bad.json", &st) == 0,
        "export: exit 1, the records before the damage written, and said so: %s", a.err ? a.err : "");
-    rd_run_free(&a);
+    tu_run_free(&a);
     free(d);
 
     /* The last piece cut inside a record: as a cut single file. */
@@ -218,32 +218,32 @@ static void test_bad_pieces(const struct tbuf *p)
     ok(same_output(&a, &b) && a.status == 1 && b.status == 1 && a.err && !strncmp(a.err, want, strlen(want)) &&
            !strcmp(what(a.err), what(b.err)),
        "last piece cut: the same lines as the cut file, exit 1, %s", a.err ? a.err : "");
-    rd_run_free(&a);
-    rd_run_free(&b);
+    tu_run_free(&a);
+    tu_run_free(&b);
 }
 
 static void test_usage(void)
 {
     static const char *const cmds[] = {"print", "stats", "export"};
     for (size_t i = 0; i < 3; i++) {
-        struct rd_run a;
+        struct tu_run a;
         if (i == 2)
             run_in(&a, top, cmds[i], "--rotated", "-o", "x.json", events, "-", NULL);
         else
             run_in(&a, top, cmds[i], "--rotated", events, "-", NULL);
         ok(a.status == 2 && a.err && strstr(a.err, "--rotated") && strstr(a.err, "--help"),
            "%s --rotated -: usage error, exit 2", cmds[i]);
-        rd_run_free(&a);
+        tu_run_free(&a);
         run_in(&a, top, cmds[i], "--help", NULL);
         ok(a.status == 0 && a.out && strstr(a.out, "--rotated") && strstr(a.out, "TRACE-FILE.1"),
            "%s --help documents --rotated", cmds[i]);
-        rd_run_free(&a);
+        tu_run_free(&a);
     }
-    struct rd_run a;
+    struct tu_run a;
     run_in(&a, top, "print", "--rotated", events, "missing.trace", NULL);
     ok(a.status == 1 && a.err && strstr(a.err, "missing.trace: no such file, nor any piece missing.trace.N"),
        "no piece at all: exit 1, %s", a.err ? a.err : "");
-    rd_run_free(&a);
+    tu_run_free(&a);
 }
 
 /* --- the runtime's pieces ----------------------------------------------------------------------- */
@@ -257,7 +257,7 @@ static bool concat_files(const char *base, unsigned first, unsigned count, const
         char path[4096];
         size_t n;
         rot_piece_path(path, sizeof path, base, k);
-        char *d = rd_slurp(path, &n);
+        char *d = tu_slurp(path, &n);
         size_t skip = k == first ? 0 : 24;
         good = d && n >= skip && fwrite(d + skip, 1, n - skip, f) == n - skip;
         free(d);
@@ -269,13 +269,13 @@ static bool concat_files(const char *base, unsigned first, unsigned count, const
 static unsigned run_demo(const char *config, const char *base, unsigned *count)
 {
     char *argv[] = {(char *)demo, "--workers", "2", "--jobs", "3000", NULL};
-    struct rd_run r;
+    struct tu_run r;
     setenv("SIMPLETRACE", config, 1);
     rd_run(argv, NULL, &r);
     unsetenv("SIMPLETRACE");
     if (r.status != 0)
         diag("demo: exit %d: %s", r.status, r.err ? r.err : "");
-    rd_run_free(&r);
+    tu_run_free(&r);
     unsigned first = 0;
     char path[4096];
     for (rot_piece_path(path, sizeof path, base, first); first < 1000 && access(path, F_OK) != 0;)

@@ -29,7 +29,7 @@ static char dir[1024];
 static const char *const cmds[] = {"print", "stats", "export"};
 
 /* Runs `simpletrace CMD [-o x.json] ARGS...` in dir (export writes Chrome JSON to x.json). */
-static void run_cmd(struct rd_run *res, const char *cmd, ...)
+static void run_cmd(struct tu_run *res, const char *cmd, ...)
 {
     char *argv[24] = {(char *)exe, (char *)cmd};
     int n = 2;
@@ -70,7 +70,7 @@ static const char *str(const char *s)
 static void test_swapped(void)
 {
     for (size_t i = 0; i < 3; i++) {
-        struct rd_run r;
+        struct tu_run r;
         char want[512];
         run_cmd(&r, cmds[i], "t.trace", "trace-events", NULL);
         snprintf(want, sizeof want,
@@ -79,7 +79,7 @@ static void test_swapped(void)
                  cmds[i], cmds[i]);
         ok(r.status == 1 && r.out_len == 0 && r.err && !strcmp(r.err, want) && !exists("x.json"),
            "%s TRACE TRACE-EVENTS: exit 1, nothing written, %s", cmds[i], str(r.err));
-        rd_run_free(&r);
+        tu_run_free(&r);
 
         run_cmd(&r, cmds[i], "trace-events", "trace-events", NULL);
         snprintf(want, sizeof want, "the trace file comes last (simpletrace %s TRACE-EVENTS... TRACE-FILE)\n", cmds[i]);
@@ -88,25 +88,25 @@ static void test_swapped(void)
                              "(\"ev_a(int seq) \"seq %\"), as a trace-events file does: ") &&
                strstr(r.err, want) && !exists("x.json"),
            "%s TRACE-EVENTS TRACE-EVENTS: exit 1, %s", cmds[i], str(r.err));
-        rd_run_free(&r);
+        tu_run_free(&r);
     }
     /* Any binary file, not only a trace: the byte that shows it. */
     static const char junk[] = "ev_a(int seq)\n\0\1\2";
     ok(rot_write_file("junk", junk, sizeof junk), "a file of text then NUL bytes");
-    struct rd_run r;
+    struct tu_run r;
     run_cmd(&r, "print", "junk", "t.trace", NULL);
     ok(r.status == 1 && r.err &&
            !strcmp(r.err, "simpletrace print: junk is not a text file (byte offset 14 holds 0x00), not a trace-events "
                           "file: the trace-events files come first (simpletrace print TRACE-EVENTS... TRACE-FILE)\n"),
        "binary trace-events file: %s", str(r.err));
-    rd_run_free(&r);
+    tu_run_free(&r);
     /* A text trace that is not trace-events either: no advice about the order. */
     write_text("notes.txt", "hello, this is not a trace at all\n");
     run_cmd(&r, "print", "trace-events", "notes.txt", NULL);
     ok(r.status == 1 && r.err && strstr(r.err, "not a trace file: it begins with text") &&
            !strstr(r.err, "comes last"),
        "a text file that parses as nothing: no order hint: %s", str(r.err));
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- declarations that do not match the records ----------------------------------------------- */
@@ -119,14 +119,14 @@ static void test_swapped(void)
 static void check_mismatch(const char *cmd, const char *decl, const char *bad_event, const char *want,
                            const char *label)
 {
-    struct rd_run r;
+    struct tu_run r;
     write_text("other-events", decl);
     run_cmd(&r, cmd, "other-events", "t.trace", NULL);
     size_t n = r.err ? strlen(r.err) : 0, m = strlen(want);
     bool no_line = strcmp(cmd, "print") || (r.out && !strstr(r.out, bad_event));
     ok(r.status == 1 && no_line && n >= m && !strcmp(r.err + n - m, want) && !exists("x.json"),
        "%s, %s: exit 1, %s", cmd, label, str(r.err));
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 static void test_mismatch(const struct tbuf *p)
@@ -171,11 +171,11 @@ static void test_mismatch(const struct tbuf *p)
                    "ev_a's integer declared as a string");
 
     /* The declarations that match print every record, exit 0. */
-    struct rd_run r;
+    struct tu_run r;
     run_cmd(&r, "print", "trace-events", "t.trace", NULL);
     ok(r.status == 0 && r.err_len == 0 && r.out && strstr(r.out, "ev_s 1.500 pid=101 seq=0x3 s=b's3'\n"),
        "matching declarations: printed, exit 0");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- a rotated trace named by its first piece -------------------------------------------------- */
@@ -192,7 +192,7 @@ static void test_rotated(const struct tbuf *p)
     mkdir("gap", 0700);
     ok(rot_write("gap/r.trace", p, 2, ROT_N), "pieces 2 and 3 only: rotate-keep removed r.trace and r.trace.1");
     for (size_t i = 0; i < 2; i++) {
-        struct rd_run a, b;
+        struct tu_run a, b;
         run_cmd(&a, cmds[i], "trace-events", "gap/r.trace", NULL);
         run_cmd(&b, cmds[i], "--rotated", "trace-events", "gap/r.trace", NULL);
         char want[512];
@@ -203,14 +203,14 @@ static void test_rotated(const struct tbuf *p)
         ok(a.status == 0 && a.out && b.out && a.out_len > 0 && !strcmp(a.out, b.out) && a.err && !strcmp(a.err, want) &&
                b.err_len == 0,
            "%s FILE, FILE gone: what --rotated prints, and says so: %s", cmds[i], str(a.err));
-        rd_run_free(&a);
-        rd_run_free(&b);
+        tu_run_free(&a);
+        tu_run_free(&b);
     }
-    struct rd_run r;
+    struct tu_run r;
     run_cmd(&r, "export", "trace-events", "gap/r.trace", NULL);
     ok(r.status == 0 && exists("x.json") && r.err && strstr(r.err, "gap/r.trace is gone"), "export FILE, FILE gone: %s",
        str(r.err));
-    rd_run_free(&r);
+    tu_run_free(&r);
 
     /* Pieces older than FILE were left by an earlier run: FILE alone, and what to type for the rest. */
     mkdir("stale", 0700);
@@ -222,7 +222,7 @@ static void test_rotated(const struct tbuf *p)
            !strcmp(r.err, "simpletrace stats: stale/s.trace has pieces up to stale/s.trace.1 that are older than it "
                           "(left by an earlier run): reading stale/s.trace alone; --rotated reads them all\n"),
        "older pieces: FILE alone, and what to type: %s", str(r.err));
-    rd_run_free(&r);
+    tu_run_free(&r);
 
     /* With every piece there, in order: all of them, without a word. */
     mkdir("all", 0700);
@@ -230,18 +230,18 @@ static void test_rotated(const struct tbuf *p)
     run_cmd(&r, "stats", "--format=json", "trace-events", "all/a.trace", NULL);
     ok(r.status == 0 && r.out && strstr(r.out, "\"events\":39,") && r.err_len == 0,
        "FILE with pieces: 39 events and a drop of all 4 pieces, nothing on stderr");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 /* --- --pid and --tid ------------------------------------------------------------------------------ */
 
 static void test_pid(void)
 {
-    struct rd_run r;
+    struct tu_run r;
     run_cmd(&r, "print", "--tid=100", "trace-events", "t.trace", NULL);
     ok(r.status == 0 && r.out && strstr(r.out, "pid=100") && !strstr(r.out, "pid=101"),
        "print --tid=100: the records whose pid field is 100");
-    rd_run_free(&r);
+    tu_run_free(&r);
     for (size_t i = 0; i < 3; i++) {
         run_cmd(&r, cmds[i], "--pid=100", "trace-events", "t.trace", NULL);
         ok(r.status == 1 && r.err &&
@@ -250,11 +250,11 @@ static void test_pid(void)
                strstr(r.err, "; --tid=100 selects the records whose pid field is 100\n") &&
                (strcmp(cmds[i], "print") || r.out_len == 0) && !exists("x.json"),
            "%s --pid=100: exit 1, says it cannot tell, points at --tid: %s", cmds[i], str(r.err));
-        rd_run_free(&r);
+        tu_run_free(&r);
     }
     run_cmd(&r, "print", "--tid=x", "trace-events", "t.trace", NULL);
     ok(r.status == 2 && r.err && strstr(r.err, "bad thread id 'x'"), "--tid=x: usage error");
-    rd_run_free(&r);
+    tu_run_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -350,7 +350,7 @@ int main(int argc, char **argv)
     char err[1024] = "";
     ok(st_catalog_load(&cat, &p, 1, err, sizeof err) == 0, "catalog loads %s", err);
     snprintf(path, sizeof path, "%s/fixtures/edge/arg_kinds.bin", argv[1]);
-    trace = rd_slurp(path, &trace_len);
+    trace = tu_slurp(path, &trace_len);
     if (!ok(cat && trace, "fixtures read"))
         return done_testing();
     test_options_too_small();

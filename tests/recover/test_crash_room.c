@@ -148,13 +148,13 @@ static void one_case(const char *what, const char *dir, long fsize, const char *
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", out);
     status = test_run_self(argv, NULL, errpath, NULL);
     is_int(status, 0, "%s: the program traces on, without crash protection", what);
-    text = test_slurp(errpath, NULL);
+    text = tu_slurp(errpath, NULL);
     snprintf(path, sizeof path, "%s/ctl.txt", out);
-    ctl = test_slurp(path, NULL);
+    ctl = tu_slurp(path, NULL);
     snprintf(path, sizeof path, "%s/ctl.json", out);
-    json = test_slurp(path, NULL);
+    json = tu_slurp(path, NULL);
     snprintf(path, sizeof path, "%s/unprotected", out);
-    num = test_slurp(path, NULL);
+    num = tu_slurp(path, NULL);
     if (!text || !ctl || !json || !num) {
         ok(0, "%s: the child left its stderr, ctl answers and stats", what);
         goto out;

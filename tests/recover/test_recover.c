@@ -204,8 +204,8 @@ static void check_self_describing(const char *what, const char *recovered, pid_t
                                                   "ft_sig(int n) \"n %d\"\n");
     ok(run_print(test_path("ft.trace-events"), recovered, with) == 0 && run_print(NULL, recovered, without) == 0,
        "%s: print with and without trace-events succeed", what);
-    a = test_slurp(with, NULL);
-    b = test_slurp(without, NULL);
+    a = tu_slurp(with, NULL);
+    b = tu_slurp(without, NULL);
     ok(a && b && (a[0] || !events) && !strcmp(a, b),
        "%s: print without trace-events gives what it gives with them (%zu bytes)", what, a ? strlen(a) : 0);
     free(a);
@@ -264,7 +264,7 @@ static void one_run(int run, enum death how, int file_on, long ms)
         ok(!(WIFEXITED(status) && WEXITSTATUS(status) == 90), "%s: child configured crash=DIR", what);
         rc = run_recover(dir, file_on ? trace : NULL, out);
         if (!ok(rc == 0, "%s: simpletrace recover succeeded", what)) {
-            char *e = test_slurp(test_path("recover.err"), NULL);
+            char *e = tu_slurp(test_path("recover.err"), NULL);
             diag("exit status %d; stderr:\n%s", rc, e ? e : "(none)");
             free(e);
             return;
@@ -402,7 +402,7 @@ static void hm_check(const char *what, const char *dir, int want_rc, uint64_t wa
 
     snprintf(out, sizeof out, "%s/recovered", dir);
     rc = run_recover(dir, NULL, out);
-    err = test_slurp(test_path("recover.err"), NULL);
+    err = tu_slurp(test_path("recover.err"), NULL);
     if (!ok(rc == want_rc, "%s: recover exits %d", what, want_rc))
         diag("exit status %d; stderr:\n%s", rc, err ? err : "(none)");
     if (want_err && !ok(err && strstr(err, want_err), "%s: stderr says \"%s\"", what, want_err))
@@ -487,7 +487,7 @@ static int run_args(char **err, ...)
         _exit(127);
     }
     waitpid(pid, &status, 0);
-    *err = test_slurp(test_path("recover.err"), NULL);
+    *err = tu_slurp(test_path("recover.err"), NULL);
     if (!*err)
         *err = strdup("");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

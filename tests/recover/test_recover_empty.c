@@ -77,7 +77,7 @@ static int run(char **out, ...)
         _exit(127);
     }
     waitpid(pid, &status, 0);
-    *out = test_slurp(path, NULL);
+    *out = tu_slurp(path, NULL);
     if (!*out)
         *out = strdup("");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

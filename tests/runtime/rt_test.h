@@ -21,6 +21,7 @@
 #include <simpletrace/simpletrace.h>
 
 #include "tap.h"
+#include "test_util.h"
 #include "v4_decode.h"
 
 /* In a re-executed child (test_run_self_pid): a failed check is one stderr line and exit status 1. */
@@ -244,30 +245,6 @@ static inline long long test_file_size(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
-}
-
-/* Reads a whole file (NUL-terminated); NULL if it cannot. */
-static inline char *test_slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-
-    if (!f)
-        return NULL;
-    do {
-        if (cap - n < 4096) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
 }
 
 static inline void test_write_file(const char *path, const char *text)

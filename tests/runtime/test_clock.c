@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         char *text, *line, *save = NULL;
         fflush(stdout);
         status = test_run_self(args, env, test_path("child.txt"), NULL);
-        text = test_slurp(test_path("child.txt"), NULL);
+        text = tu_slurp(test_path("child.txt"), NULL);
         for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
             diag("child: %s", line);
         free(text);

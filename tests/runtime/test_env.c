@@ -63,7 +63,7 @@ static char *run(const char *mode, const char *value, const char *dir, int *stat
         snprintf(envbuf, sizeof envbuf, "SIMPLETRACE");
     mkdir(dir, 0755);
     *status = test_run_self_pid(args, env, errpath, dir, pid);
-    return test_slurp(errpath, NULL);
+    return tu_slurp(errpath, NULL);
 }
 
 static int dir_is_empty(const char *dir)

@@ -147,7 +147,7 @@ static int run_child(const char *mode, const char *env, const char *path, int bi
 
     snprintf(envbuf, sizeof envbuf, "SIMPLETRACE=%s", env);
     status = test_run_self_pid(args, envs, test_path("child.err"), NULL, pid);
-    *err = test_slurp(test_path("child.err"), NULL);
+    *err = tu_slurp(test_path("child.err"), NULL);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
@@ -216,7 +216,7 @@ static void case_concurrent(void)
         status = -1;
     close(ready);
     close(go);
-    herr = test_slurp(test_path("hold.err"), NULL);
+    herr = tu_slurp(test_path("hold.err"), NULL);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "holder ran to its end (stderr: %s)", herr ? herr : "");
     is_str(herr, "", "holder: nothing on stderr (off and on again kept its own name)");
 

@@ -152,7 +152,7 @@ static void run_case(struct outcome *o, const char *link_tmpl, const char *targe
     if (!dangling)
         test_write_file(target_path, PRECIOUS);
     o->status = test_run_self_pid(argv, env, errfile, test_dir, &o->pid);
-    o->err = test_slurp(errfile, NULL);
+    o->err = tu_slurp(errfile, NULL);
     expand_pid(o->link, sizeof o->link, link_arg, (long)o->pid);
 }
 
@@ -171,7 +171,7 @@ static void check_common(const struct outcome *o, const char *what, const char *
     if (dangling) {
         ok(!test_exists(target_path), "%s: the dangling link's target was not created", what);
     } else {
-        text = test_slurp(target_path, NULL);
+        text = tu_slurp(target_path, NULL);
         ok(text && !strcmp(text, PRECIOUS), "%s: the link's target keeps its bytes", what);
         free(text);
     }
@@ -294,7 +294,7 @@ static void snapshot_link(void)
     test_write_file(test_path("s.target"), PRECIOUS);
     ok(symlink(test_path("s.target"), test_path("s.snap")) == 0, "snapshot: s.snap -> s.target");
     is_int(st_trace_snapshot(test_path("s.snap")), -ELOOP, "snapshot to the link: -ELOOP");
-    text = test_slurp(test_path("s.target"), NULL);
+    text = tu_slurp(test_path("s.target"), NULL);
     ok(text && !strcmp(text, PRECIOUS), "snapshot: the link's target keeps its bytes");
     free(text);
     is_int(st_trace_snapshot(test_path("s.trace")), 0, "a snapshot to a plain name is written");

@@ -72,7 +72,7 @@ static void exit_report_names_the_error(void)
     int status = test_run_self(argv, NULL, errpath, NULL);
 
     is_int(status, 0, "child: EFBIG, then more events than its buffer holds, exit");
-    text = test_slurp(errpath, NULL);
+    text = tu_slurp(errpath, NULL);
     if (!text)
         text = strdup("");
     snprintf(want, sizeof want, " records lost: writing '%s' failed: File too large (", test_path("child.trace"));
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 
     fflush(stderr);
     dup2(saved_err, 2);
-    text = test_slurp(errpath, NULL);
+    text = tu_slurp(errpath, NULL);
     snprintf(line, sizeof line, "simpletrace: writing trace file '%s': File too large; tracing to it stopped\n",
              test_path("fsize.trace"));
     is_int(count_lines(text, line), 1, "EFBIG reported once on stderr");
