@@ -1,7 +1,9 @@
 /*
- * Several traces read as one (st_reader_open_many()): one reader per
- * input, every one decoding with the same catalog, and a k-way merge of
- * their records by timestamp.
+ * Several traces read as one (st_reader_open_many()): a kind of reader of
+ * its own (struct st__many, reader_internal.h) over one trace reader per
+ * input, every one decoding with the same catalog (without one given: one
+ * that all their declarations grow), and a k-way merge of their records
+ * by timestamp. Inputs are read through st__trace_next() directly.
  *
  * The merge is a loser tree (a tournament) over the inputs, keyed on
  * (timestamp, input number): each inner node keeps the key that lost the

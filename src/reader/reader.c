@@ -20,9 +20,16 @@
  * of one it resets what belongs to a file (offset, header, IDs) and opens
  * the next, while counters, record numbers and the origin go on.
  *
- * Several traces (st_reader_open_many()): the reader holds no source of
- * its own but a merge (many.c) of one reader per input; the functions
- * below hand the work to it.
+ * One pass: opened without a catalog, the reader grows its own (or, as an
+ * input of several, the merge's) with the declarations the trace carries,
+ * as they come (a declaration precedes its event's first record, as a
+ * mapping does), and reads the head of the trace at open so that a trace
+ * declaring its events first has them all from the start. Nothing is read
+ * twice: a pipe, a FIFO and a file still being written read as a file.
+ *
+ * This is one kind of reader (struct st__trace); several traces merged
+ * are another (many.c, whose inputs are traces); source.c gives both the
+ * public functions (reader_internal.h, "what a reader is").
  */
 #include <errno.h>
 #include <fcntl.h>
