@@ -119,7 +119,19 @@ def strip_closed(threads):
     return {tid: [t[:3] for t in seq] for tid, seq in threads.items()}
 
 
-def exported(a, fmt, out, trace, printed, recs, want, closed):
+def roles(names):
+    """check_perfetto.py's EVENT=B:FUNCTION / EVENT=E:FUNCTION for every pair the declarations make: the
+    exporter pairs by what is declared, not by what print shows before the cut (a begin whose end came after
+    it is still a call, closed at the end)."""
+    out = []
+    for b, e in zip(BEGINS, ENDS):
+        for name in names:
+            if name.endswith(b) and name[:-len(b)] + e in names:
+                out += ['%s=B:%s' % (name, name[:-len(b)]), '%s%s=E:%s' % (name[:-len(b)], e, name[:-len(b)])]
+    return out
+
+
+def exported(a, fmt, out, trace, printed, recs, want, closed, names):
     """Whether fmt's consumer reads out as holding exactly recs; a diagnostic when not."""
     if fmt == 'chrome':
         c = run(a.python, a.check_chrome, out)
@@ -130,7 +142,7 @@ def exported(a, fmt, out, trace, printed, recs, want, closed):
         got = uftrace_seen(u.stdout) if u.returncode == 0 else None
         return got == strip_closed(want), u.stdout[-800:] + u.stderr
     if fmt == 'perfetto':
-        c = run(a.python, a.check_perfetto, a.protoc, a.proto, out, printed)
+        c = run(a.python, a.check_perfetto, a.protoc, a.proto, out, printed, *roles(names))
         last = c.stdout.splitlines()[-1] if c.stdout else ''
         return c.returncode == 0 and last.split()[-1:] == [str(closed)], c.stdout[-800:] + c.stderr
     c1 = run(a.python, a.check_ctf, 'cli', a.babeltrace, out, printed)
@@ -153,7 +165,8 @@ def cut_trace(a, tmp, data, at, label):
     with open(printed, 'w') as f:
         f.write(p.stdout)
     recs = [json.loads(line) for line in p.stdout.splitlines()]
-    want, closed = expected(recs, declared(data))  # the runtime declares every event at the head
+    names = declared(data)  # the runtime declares every event at the head
+    want, closed = expected(recs, names)
     for fmt, ext in FORMATS:
         out = os.path.join(tmp, 'cut-%s.%s' % (label, ext))
         r = run(a.cli, 'export', '-q', '--format=' + fmt, '-o', out, trace)
@@ -162,7 +175,8 @@ def cut_trace(a, tmp, data, at, label):
         else:
             status = (r.returncode == 1 and 'byte offset ' in r.stderr and r.stderr == p.stderr.replace('simpletrace print:', 'simpletrace export:') +
                       'simpletrace export: %s holds the records before that point\n' % out)
-        good, why = exported(a, fmt, out, trace, printed, recs, want, closed) if os.path.exists(out) else (False, '')
+        good, why = (exported(a, fmt, out, trace, printed, recs, want, closed, names) if os.path.exists(out)
+                     else (False, ''))
         ok(status and good and len(recs) > 0,
            '%s: %s: %s; the output holds the %d records print shows, %d open calls closed' %
            (label, fmt, 'exit 0, a whole trace' if p.returncode == 0 else
