@@ -341,8 +341,8 @@ static int chrome_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
 {
     struct chrome *c = ctx->out;
     char num[16];
-    if (t->tid == ST__EX_LOST_TID)
-        return put_meta(ctx, c, "thread_name", t->proc, t->tid, "", "lost events (no thread could record them)");
+    if (st__ex_pseudo_thread(t->tid))
+        return put_meta(ctx, c, "thread_name", t->proc, t->tid, "", st__ex_pseudo_thread(t->tid));
     snprintf(num, sizeof num, "%u", (unsigned)t->tid);
     return put_meta(ctx, c, "thread_name", t->proc, t->tid, "thread ", num);
 }

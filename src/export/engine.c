@@ -406,7 +406,7 @@ static int place(struct st__ex_ctx *ctx, struct table *tb, struct st__ex_process
     }
     if (!p->started)
         process_start(ctx, p, tid, *ts);
-    if (has_tid && tid != ST__EX_LOST_TID && (!p->have_tid || tid < p->lowest_tid)) {
+    if (has_tid && !st__ex_pseudo_thread(tid) && (!p->have_tid || tid < p->lowest_tid)) {
         p->have_tid = true;
         p->lowest_tid = tid;
     }

@@ -17,6 +17,7 @@
 #include <simpletrace/reader.h>
 
 #include "out_file.h"
+#include "trace_format.h"
 #include "write_all.h"
 
 #include "export.h"
@@ -258,6 +259,20 @@ void st__ex_dir_discard(struct st__ex_dir *d);
 
 /* The pid field of dropped records for events no thread could take (README "Drops"). */
 #define ST__EX_LOST_TID UINT32_C(0xffffffff)
+
+/*
+ * The name of a pseudo-thread: the pid field of dropped records that no
+ * thread wrote (events no thread could record; records lost because
+ * writing the trace file failed, ST_PID_WRITE_LOST), or NULL for a thread.
+ */
+static inline const char *st__ex_pseudo_thread(uint32_t tid)
+{
+    if (tid == ST__EX_LOST_TID)
+        return "lost events (no thread could record them)";
+    if (tid == ST_PID_WRITE_LOST)
+        return "lost records (writing the trace file failed)";
+    return NULL;
+}
 
 /* What exports show as the program of a trace that does not say which it was. */
 #define ST__EX_PROGRAM "unknown-program"

@@ -68,7 +68,6 @@
 #define CLOCK_DELTA ST_PF_CLOCK_FIRST_SEQUENCE_SCOPED /* the incremental clock of every thread sequence */
 #define NEST_SLACK 16u        /* room for nested lengths that outgrow their one byte */
 #define THREAD_UUID_BASE (UINT64_C(1) << 32) /* thread k's track; process k's is k + 1 */
-#define LOST_NAME "lost events (no thread could record them)"
 
 /* How an argument is written. */
 enum arg_kind { ARG_UINT, ARG_INT, ARG_BOOL, ARG_POINTER, ARG_STRING };
@@ -437,9 +436,10 @@ static uint8_t *put_thread_track(uint8_t *p, const struct st__ex_thread *t, cons
     p = packet_open(p, pt->seq, ST_PF_SEQ_NEEDS_INCREMENTAL_STATE, &pkt);
     uint8_t *td = pb_open(p, ST_PF_PACKET_TRACK_DESCRIPTOR);
     p = pb_uint(td, ST_PF_TRACK_UUID, pt->uuid);
-    if (t->tid == ST__EX_LOST_TID) {
+    if (st__ex_pseudo_thread(t->tid)) {
+        const char *name = st__ex_pseudo_thread(t->tid);
         p = pb_uint(p, ST_PF_TRACK_PARENT_UUID, pr->uuid);
-        p = pb_bytes(p, ST_PF_TRACK_NAME, LOST_NAME, sizeof LOST_NAME - 1);
+        p = pb_bytes(p, ST_PF_TRACK_NAME, name, strlen(name));
     } else {
         const char *program = st__ex_program(t->proc);
         uint8_t *th = pb_open(p, ST_PF_TRACK_THREAD);

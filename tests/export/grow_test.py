@@ -26,6 +26,7 @@ import collections
 import json
 import os
 import struct
+import re
 import subprocess
 import sys
 import tempfile
@@ -288,6 +289,43 @@ class Args:
     pass
 
 
+def pseudo_threads(a, tmp):
+    """Dropped records no thread wrote get named tracks: events no thread could record (pid 0xffffffff) and
+    records lost because writing the trace file failed (pid 0xfffffffe, a full disk): in Chrome's and Perfetto's
+    output as their consumers read them, never as threads 4294967295 and 4294967294."""
+    path = os.path.join(tmp, 'lost.trace')
+    b = struct.pack('<QQQ', 0xFFFFFFFFFFFFFFFF, 0xF2B177CB0AA429B4, 4)
+    b += declare(0, 'tick', 'tick(uint64_t n) "n %" PRIu64')
+    b += event(0, 1000, 100, NUM(1))
+    b += struct.pack('<QQQII', 1, DROPPED_ID, 1100, 32, 0xFFFFFFFF) + NUM(2)
+    b += struct.pack('<QQQII', 1, DROPPED_ID, 1200, 32, 0xFFFFFFFE) + NUM(5)
+    b += event(0, 1300, 100, NUM(2))
+    with open(path, 'wb') as f:
+        f.write(b)
+    out = os.path.join(tmp, 'lost.json')
+    r = run(a.cli, 'export', '-q', '-o', out, path)
+    c = run(a.python, a.check_chrome, out)
+    names = {}
+    if r.returncode == 0:
+        for e in json.load(open(out))['traceEvents']:
+            if e.get('ph') == 'M' and e.get('name') == 'thread_name':
+                names[e['tid']] = e['args']['name']
+    ok(r.returncode == 0 and c.returncode == 0 and names.get(0xFFFFFFFE) ==
+       'lost records (writing the trace file failed)' and names.get(0xFFFFFFFF) ==
+       'lost events (no thread could record them)' and names.get(100) == 'thread 100',
+       'pseudo-threads: Chrome names the tracks of the drops no thread wrote', r.stderr + c.stdout[-400:] + str(names))
+    out = os.path.join(tmp, 'lost.pftrace')
+    r = run(a.cli, 'export', '-q', '--format=perfetto', '-o', out, path)
+    c = run(a.python, a.check_perfetto, a.protoc, a.proto, out, '-')
+    data = open(out, 'rb').read() if r.returncode == 0 else b''
+    ok(r.returncode == 0 and c.returncode == 0 and b'lost records (writing the trace file failed)' in data and
+       b'lost events (no thread could record them)' in data,
+       'pseudo-threads: Perfetto names their tracks (protoc decodes it with the schema)', r.stderr + c.stdout[-400:])
+    s = run(a.cli, 'stats', path)
+    ok(s.returncode == 0 and re.search(r'write-lost\s+5 ', s.stdout) is not None,
+       'pseudo-threads: stats counts the 5 records the failed write lost apart', s.stdout)
+
+
 def main():
     a = Args()
     (a.cli, a.stage, a.app, a.uftrace, a.python, a.bt2_python, a.protoc, a.proto, a.babeltrace, a.check_perfetto,
@@ -299,6 +337,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         late(a, tmp)
         two_programs(a, tmp)
+        pseudo_threads(a, tmp)
     return done()
 
 
