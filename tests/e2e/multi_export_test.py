@@ -30,6 +30,7 @@ argv: SIMPLETRACE-CLI PIPE-STAGE PIPE-STAGE-FT UFTRACE-OR-EMPTY PIPE-TRACE-EVENT
 import collections
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -197,12 +198,16 @@ def functions_and_events(cli, uftrace, stage_ft, tmp):
     ok(r.returncode == 0, 'the same as uftrace.data', r.stderr)
     if uftrace and r.returncode == 0:
         rep = run(uftrace, 'replay', '-d', data)
-        text = rep.stdout.splitlines()
-        nested = sum(1 for a, b, c in zip(text, text[1:], text[2:])
+        by_tid = collections.defaultdict(list)  # replay interleaves the processes' lines by time: each on its own
+        for line in rep.stdout.splitlines():
+            m = re.search(r'\[\s*(\d+)\] \|', line)
+            if m:
+                by_tid[m.group(1)].append(line)
+        nested = sum(1 for text in by_tid.values() for a, b, c in zip(text, text[1:], text[2:])
                      if a.endswith('handle_line() {') and b.endswith('line() {') and c.endswith('checksum();'))
         ok(rep.returncode == 0 and nested == 3 * LINES,
            'the real uftrace replays handle_line() { line() { checksum(); for every line of every stage',
-           '%d nestings\n%s' % (nested, '\n'.join(text[:20]) + rep.stderr))
+           '%d nestings\n%s' % (nested, '\n'.join(rep.stdout.splitlines()[:20]) + rep.stderr))
     r = run(cli, 'export', '-o', os.path.join(tmp, 'bad.json'), '--functions=' + ft, '--align=realtime', d)
     ok(r.returncode == 2 and '--functions' in r.stderr and '--align' in r.stderr,
        '--functions with --align: refused (its calls cannot move with the traces)', r.stderr)
