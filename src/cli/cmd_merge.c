@@ -364,7 +364,7 @@ static int take(struct merge *m, const struct st_record *rec)
 static int declare_known(struct merge *m)
 {
     const struct st_catalog *cat = m->t->cat;
-    if (!m->t->cat_borrowed)
+    if (!m->t->embedded)
         return 0; /* trace-events files: only the events used, not every one they declare */
     for (size_t i = 0; i <= st_catalog_count(cat); i++) {
         const struct st_event_info *ev = st_catalog_event(cat, i);

@@ -448,10 +448,8 @@ static int open_many(const char *cmd, struct cli_input *in, struct cli_trace *t)
 /* Without trace-events files: the catalog is the reader's, growing with the trace's declarations. */
 static void borrow_catalog(struct cli_trace *t)
 {
-    if (!t->cat) {
+    if (t->embedded)
         t->cat = (struct st_catalog *)st_reader_catalog(t->r);
-        t->cat_borrowed = true;
-    }
 }
 
 int cli_trace_open(const char *cmd, struct cli_input *in, struct cli_trace *t)
@@ -508,7 +506,7 @@ void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size
 void cli_trace_close(struct cli_trace *t)
 {
     st_reader_close(t->r);
-    if (!t->cat_borrowed)
+    if (!t->embedded)
         st_catalog_free(t->cat);
     memset(t, 0, sizeof *t);
 }

@@ -96,8 +96,7 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
 struct cli_trace {
     struct st_catalog *cat;
     struct st_reader *r;
-    bool embedded;     /* the catalog is the trace's own declarations (no trace-events files) */
-    bool cat_borrowed; /* cat is the reader's own: it grows with the traces' declarations */
+    bool embedded;     /* no trace-events files: cat is the reader's own, grown from the traces' declarations */
     const char *cmd;   /* for the conflict messages */
     const char *trace;
 };

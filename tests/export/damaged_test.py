@@ -28,6 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
 from tap import done, ok, run  # noqa: E402
+from consumers import consumers  # noqa: E402
 
 FORMATS = (('uftrace', 'data'), ('chrome', 'json'), ('perfetto', 'pftrace'), ('ctf', 'ctf'))
 BEGINS = ('_enter', '_begin', '_start')
@@ -198,17 +199,9 @@ def refused(a, tmp, trace, extra, label):
            '%s: %s: refused with print\'s message, nothing written' % (label, fmt), r.stderr + p.stderr)
 
 
-class Args:
-    pass
-
-
 def main():
-    a = Args()
-    (a.cli, a.stage, a.app, a.uftrace, a.python, a.bt2_python, a.protoc, a.proto, a.babeltrace, a.check_perfetto,
-     a.check_ctf, a.check_chrome) = sys.argv[1:13]
-    missing = [n for n, p in (('uftrace', a.uftrace), ('python3-bt2', a.bt2_python), ('protoc', a.protoc),
-                              ('babeltrace2', a.babeltrace)) if not p]
-    if not ok(not missing, 'tools installed (CI installs them)', 'missing %s' % missing):
+    a = consumers(('cli', 'stage', 'app', 'uftrace'))
+    if a is None:
         return done()
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, 'app.trace')

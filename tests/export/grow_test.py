@@ -33,6 +33,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
 from tap import done, ok, run  # noqa: E402
+from consumers import consumers  # noqa: E402
 
 DECL_BASE = 0xFFFFFFFE00000000
 DROPPED_ID = 0xFFFFFFFFFFFFFFFE
@@ -285,10 +286,6 @@ def two_programs(a, tmp):
        r.stderr + u.stderr + str(got - want) + str(want - got))
 
 
-class Args:
-    pass
-
-
 def pseudo_threads(a, tmp):
     """Dropped records no thread wrote get named tracks: events no thread could record (pid 0xffffffff) and
     records lost because writing the trace file failed (pid 0xfffffffe, a full disk): in Chrome's and Perfetto's
@@ -327,12 +324,8 @@ def pseudo_threads(a, tmp):
 
 
 def main():
-    a = Args()
-    (a.cli, a.stage, a.app, a.uftrace, a.python, a.bt2_python, a.protoc, a.proto, a.babeltrace, a.check_perfetto,
-     a.check_ctf, a.check_chrome) = sys.argv[1:13]
-    missing = [n for n, p in (('uftrace', a.uftrace), ('python3-bt2', a.bt2_python), ('protoc', a.protoc),
-                              ('babeltrace2', a.babeltrace)) if not p]
-    if not ok(not missing, 'tools installed (CI installs them)', 'missing %s' % missing):
+    a = consumers(('cli', 'stage', 'app', 'uftrace'))
+    if a is None:
         return done()
     with tempfile.TemporaryDirectory() as tmp:
         late(a, tmp)

@@ -27,6 +27,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
 from tap import done, ok, run  # noqa: E402
+from consumers import consumers  # noqa: E402
 
 DECL = ('kinds(bool b, const bool cb, bool const bk, char c, const char cc, unsigned char uc, char unsigned cu, '
         'int8_t i8) "b %d cb %d bk %d c %c cc %c uc %u cu %u i8 %d"')
@@ -92,17 +93,9 @@ def check(a, tmp, what, inputs):
        c.stdout + c.stderr)
 
 
-class Args:
-    pass
-
-
 def main():
-    a = Args()
-    (a.cli, a.python, a.bt2_python, a.protoc, a.proto, a.babeltrace, a.check_perfetto, a.check_ctf,
-     a.check_chrome) = sys.argv[1:10]
-    missing = [n for n, p in (('python3', a.python), ('python3-bt2', a.bt2_python), ('protoc', a.protoc),
-                              ('babeltrace2', a.babeltrace)) if not p]
-    if not ok(not missing, 'tools installed (CI installs them)', 'missing %s' % missing):
+    a = consumers(('cli',))
+    if a is None:
         return done()
     with tempfile.TemporaryDirectory() as tmp:
         events, plain, declared = (os.path.join(tmp, n) for n in ('trace-events', 'plain.trace', 'declared.trace'))

@@ -53,34 +53,27 @@ static pid_t spawn(const char *dir, const char *trace, unsigned n)
     return pid;
 }
 
-/* `CLI ARGS...` (NULL-terminated): its exit status; stdout and stderr into *out (malloc'd). */
+/* `CLI ARGS...` (NULL-terminated): its exit status; stdout then stderr into *out (malloc'd). */
 static int run(char **out, ...)
 {
     char *argv[16] = {(char *)cli};
-    const char *path = test_path("cli.out");
-    int n = 1, status = -1;
+    struct tu_run r;
+    int n = 1;
     va_list ap;
-    pid_t pid;
 
     va_start(ap, out);
     while (n < 15 && (argv[n] = va_arg(ap, char *)) != NULL)
         n++;
     va_end(ap);
     argv[n] = NULL;
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(cli, argv);
-        _exit(127);
+    tu_run(argv, NULL, NULL, false, &r);
+    int status = r.status;
+    if ((*out = malloc(r.out_len + r.err_len + 1))) {
+        memcpy(*out, r.out, r.out_len);
+        memcpy(*out + r.out_len, r.err, r.err_len + 1);
     }
-    waitpid(pid, &status, 0);
-    *out = tu_slurp(path, NULL);
-    if (!*out)
-        *out = strdup("");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    tu_run_free(&r);
+    return status;
 }
 
 /* print, stats and info on the empty trace: one clear message, exit 1. */
