@@ -286,6 +286,8 @@ static void summary(const struct export_cli *o, const struct st__export_summary 
               "begins never ended (closed at the end of the trace)");
     add_count(odd, sizeof odd, s->closed_early, "call closed early by the end of an outer one",
               "calls closed early by the end of outer ones");
+    add_count(odd, sizeof odd, s->key_reused, "keyed span ended by its key beginning again",
+              "keyed spans ended by their key beginning again");
     add_count(odd, sizeof odd, s->too_deep, "begin too deep (left out, see --max-depth)",
               "begins too deep (left out, see --max-depth)");
     fprintf(stderr,
@@ -340,18 +342,6 @@ static char *join_args(int argc, char **argv)
     return s;
 }
 
-/*
- * Trace-events files that do not match the trace (the reader says so): the
- * user gave the wrong files, and the records before were decoded with them
- * too; not damage of the trace, so nothing is written.
- */
-static bool not_damage(const struct st_reader *r, void *opaque)
-{
-    const struct cli_trace *t = opaque;
-    const struct st_reader_error *e = st_reader_error(r);
-    return !t->embedded && e->code == -EBADMSG && strstr(e->message, "do not match the trace") != NULL;
-}
-
 /* Converts, then reports. Returns the exit status. */
 static int run(struct export_cli *o, const struct cli_trace *t)
 {
@@ -359,7 +349,7 @@ static int run(struct export_cli *o, const struct cli_trace *t)
     progress_init(&pr, o);
     o->ex.progress = on_progress;
     o->ex.progress_opaque = &pr;
-    o->ex.not_damage = not_damage;
+    o->ex.not_damage = cli_not_damage;
     o->ex.not_damage_opaque = (void *)t;
     struct st__export_summary s;
     char err[2048];

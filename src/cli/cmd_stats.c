@@ -25,6 +25,7 @@
 #include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
+#include "duration.h"
 #include "trace_format.h"
 
 #define PROG "simpletrace stats"
@@ -260,7 +261,7 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
             else
                 snprintf(d, sizeof d, "-");
             printf("%-*s %12llu %14s %14s %14s\n", w, e->ev->name, (unsigned long long)e->count,
-                   cli_duration(a, sizeof a, rel(t, e->min_ts)), cli_duration(b, sizeof b, rel(t, e->max_ts)), d);
+                   st__duration_text(a, sizeof a, rel(t, e->min_ts)), st__duration_text(b, sizeof b, rel(t, e->max_ts)), d);
         }
         printf("%.*s\n", w + 4 * 15 + 13, "------------------------------------------------------------"
                                         "------------------------------------------------------------"
@@ -280,7 +281,7 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     if (t->write_lost)
         printf("%-15s %llu of the events lost: writing the trace failed (e.g. a full disk)\n", "write-lost",
                (unsigned long long)t->write_lost);
-    printf("%-15s %s%s\n", "duration", cli_duration(a, sizeof a, (int64_t)duration(t)),
+    printf("%-15s %s%s\n", "duration", st__duration_text(a, sizeof a, (int64_t)duration(t)),
            n && duration(t) ? " (first to last record; AVG/s = COUNT / duration)" : "");
     printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
     print_threads(t);

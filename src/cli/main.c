@@ -17,7 +17,7 @@ struct command {
 static const struct command commands[] = {
     {"gen", st__cmd_gen}, {"print", st__cmd_print},     {"stats", st__cmd_stats},
     {"ctl", st__cmd_ctl}, {"recover", st__cmd_recover}, {"export", st__cmd_export},
-    {"info", st__cmd_info}, {"merge", st__cmd_merge},
+    {"info", st__cmd_info}, {"merge", st__cmd_merge},     {"latency", st__cmd_latency},
 };
 
 static void usage(FILE *out)

@@ -1,5 +1,6 @@
 /* Options, operands and opening shared by the trace-reading subcommands (reader_opts.h). */
 #include "reader_opts.h"
+#include "duration.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -511,21 +512,6 @@ void cli_trace_close(struct cli_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-const char *cli_duration(char *buf, size_t len, int64_t ns)
-{
-    const char *sign = ns < 0 ? "-" : "";
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (a < 1000)
-        snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)a);
-    else if (a < 1000000)
-        snprintf(buf, len, "%s%.3f us", sign, (double)a / 1e3);
-    else if (a < 1000000000)
-        snprintf(buf, len, "%s%.3f ms", sign, (double)a / 1e6);
-    else
-        snprintf(buf, len, "%s%.3f s", sign, (double)a / 1e9);
-    return buf;
-}
-
 int cli_check_output(const char *cmd, const struct cli_input *in, const char *out, bool dir, const char *extra)
 {
     size_t n = 0;
@@ -632,7 +618,7 @@ void cli_trace_report_filters(const struct cli_trace *t, const struct cli_input 
     if (in->rd.filter_from && seen.have_last && st_reader_origin(t->r, &origin) == 0 &&
         (int64_t)(seen.last_ns - origin) < in->rd.from_ns)
         fprintf(stderr, "simpletrace %s: --from=%s is after the last record (at %s from the first)\n", t->cmd,
-                cli_duration(a, sizeof a, in->rd.from_ns), cli_duration(b, sizeof b, (int64_t)(seen.last_ns - origin)));
+                st__duration_text(a, sizeof a, in->rd.from_ns), st__duration_text(b, sizeof b, (int64_t)(seen.last_ns - origin)));
 }
 
 /* Whether the trace operand parses as trace-events: the operands given the wrong way round. */
@@ -650,4 +636,11 @@ void cli_reader_error(const char *cmd, const struct cli_trace *t, const struct c
                  (unsigned long)in->rd.pid, (unsigned long)in->rd.pid);
     else if (e->code == -EBADMSG && e->record == 0 && cli_is_events_file(in->trace))
         snprintf(buf + n, len - n, ": the trace file comes last (simpletrace %s " OPERANDS ")", cmd);
+}
+
+bool cli_not_damage(const struct st_reader *r, void *opaque)
+{
+    const struct cli_trace *t = opaque;
+    const struct st_reader_error *e = st_reader_error(r);
+    return !t->embedded && e->code == -EBADMSG && strstr(e->message, "do not match the trace") != NULL;
 }

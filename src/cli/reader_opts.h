@@ -119,6 +119,14 @@ size_t cli_trace_processes(const struct cli_trace *t);
 /* Writes input i's process as print shows it: "PROGRAM[PID]", or "input#N" without a description. */
 void cli_trace_process_name(const struct cli_trace *t, size_t i, char *buf, size_t len);
 
+/*
+ * Whether the reader's error is no damage of the trace (opaque: the
+ * struct cli_trace): trace-events files that do not match it, so the
+ * records before were decoded wrongly too and nothing is kept of them.
+ * For st__export_options.not_damage.
+ */
+bool cli_not_damage(const struct st_reader *r, void *opaque);
+
 /* Frees what cli_trace_open() made (a zeroed *t is fine). */
 void cli_trace_close(struct cli_trace *t);
 
@@ -129,9 +137,6 @@ void cli_trace_close(struct cli_trace *t);
  * or -1 to go on.
  */
 int cli_check_output(const char *cmd, const struct cli_input *in, const char *out, bool dir, const char *extra);
-
-/* A signed duration in a human unit into buf: "532 ns", "-5.984 us", "12.345 ms", "1.234 s". Returns buf. */
-const char *cli_duration(char *buf, size_t len, int64_t ns);
 
 /*
  * After a trace was read to its end: says on stderr, one line each, which

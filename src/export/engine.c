@@ -356,6 +356,7 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
     }
     int ret = 0;
     ctx->closing = true;
+    ctx->close_reason = ST__EX_CLOSE_EARLY;
     while (ret == 0 && t->depth > i) {
         ctx->sum->closed_early++;
         ret = pop(ctx, t, NULL, ts);
@@ -364,11 +365,80 @@ static int do_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct 
     return ret ? ret : pop(ctx, t, rec, ts);
 }
 
-/* Every frame still open ends where the trace ends. */
-static int close_all(struct st__ex_ctx *ctx)
+/* --- keyed spans ---------------------------------------------------------------------- */
+
+/* Ends keyed span o (rec NULL: the engine closes it, for ctx->close_reason) and forgets it. */
+static int keyed_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                     struct st__ex_open *o, uint64_t ts)
+{
+    int ret = ctx->w->async_end(ctx, t, rec, o, ts);
+    st__ex_keyed_remove(&ctx->keyed, o);
+    return ret;
+}
+
+static int do_keyed_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                          uint32_t func, uint64_t ts)
+{
+    if (!ctx->w->async_begin) {
+        ctx->sum->instants++;
+        return ctx->w->instant(ctx, t, rec, t->depth, ts);
+    }
+    unsigned arg = ctx->pairs.key_arg[rec->event->index];
+    struct st__ex_open *o;
+    int ret = st__ex_keyed_get(&ctx->keyed, t->proc, func, &rec->args[arg], &rec->event->args[arg], &o);
+    if (ret == 1) { /* the older span ends here: its end never came */
+        ctx->sum->key_reused++;
+        ctx->closing = true;
+        ctx->close_reason = ST__EX_CLOSE_KEY_REUSED;
+        ret = ctx->w->async_end(ctx, o->t, NULL, o, ts);
+        ctx->closing = false;
+        o->user = 0;
+    }
+    if (ret < 0)
+        return ret;
+    o->t = t;
+    o->begin_ts = ts;
+    ctx->sum->calls++;
+    return ctx->w->async_begin(ctx, t, rec, o, ts);
+}
+
+static int do_keyed_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                        uint32_t func, uint64_t ts)
+{
+    unsigned arg = ctx->pairs.key_arg[rec->event->index];
+    struct st__ex_open *o = ctx->w->async_end ? st__ex_keyed_find(&ctx->keyed, t->proc, func, &rec->args[arg]) : NULL;
+    if (o)
+        return keyed_end(ctx, t, rec, o, ts);
+    if (ctx->w->async_end)
+        ctx->sum->unmatched_ends++;
+    ctx->sum->instants++;
+    return ctx->w->instant(ctx, t, rec, t->depth, ts);
+}
+
+/* Every keyed span still open ends where the trace ends. */
+static int close_keyed(struct st__ex_ctx *ctx)
 {
     int ret = 0;
     ctx->closing = true;
+    ctx->close_reason = ST__EX_CLOSE_NEVER_ENDED;
+    for (size_t i = 0; ret == 0 && i < ctx->keyed.cap; i++) {
+        struct st__ex_open *o = &ctx->keyed.slots[i];
+        if (o->hash == 0)
+            continue;
+        ctx->sum->never_ended++;
+        ret = ctx->w->async_end(ctx, o->t, NULL, o, ctx->last_ts);
+    }
+    ctx->closing = false;
+    st__ex_keyed_free(&ctx->keyed);
+    return ret;
+}
+
+/* Every frame still open ends where the trace ends. */
+static int close_all(struct st__ex_ctx *ctx)
+{
+    int ret = close_keyed(ctx);
+    ctx->closing = true;
+    ctx->close_reason = ST__EX_CLOSE_NEVER_ENDED;
     for (size_t i = 0; i < ctx->nthreads && ret == 0; i++) {
         struct st__ex_thread *t = ctx->threads[i];
         while (ret == 0 && t->depth) {
@@ -448,6 +518,8 @@ static int convert(struct st__ex_ctx *ctx, struct table *tb, struct st_reader *r
     switch (ctx->pairs.role[idx]) {
     case ST__EX_BEGIN: return do_begin(ctx, t, rec, ctx->pairs.func[idx], ts);
     case ST__EX_END: return do_end(ctx, t, rec, ctx->pairs.func[idx], ts);
+    case ST__EX_KEYED_BEGIN: return do_keyed_begin(ctx, t, rec, ctx->pairs.func[idx], ts);
+    case ST__EX_KEYED_END: return do_keyed_end(ctx, t, rec, ctx->pairs.func[idx], ts);
     default:
         ctx->sum->instants++;
         return ctx->w->instant(ctx, t, rec, t->depth, ts);
@@ -636,7 +708,7 @@ int st__export_run(struct st_reader *r, const struct st__export_options *o, stru
     if (errlen)
         err[0] = '\0';
     struct st__ex_ctx ctx = {.opts = o, .cat = st_reader_catalog(r), .sum = s, .err = err, .errlen = errlen};
-    ctx.w = writer_of(o->format);
+    ctx.w = o->writer ? o->writer : writer_of(o->format);
     struct table tb = {0};
     bool opened = false;
     ctx.ninputs = st_reader_input_count(r);
@@ -693,5 +765,6 @@ int st__export_run(struct st_reader *r, const struct st__export_options *o, stru
     processes_free(&ctx);
     calls_close(&calls);
     st__ex_pairs_free(&ctx.pairs);
+    st__ex_keyed_free(&ctx.keyed);
     return ret;
 }

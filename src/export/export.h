@@ -13,7 +13,7 @@
  *   - any other event is an instant event of its thread;
  *   - a dropped-events record is a mark on its thread with the count.
  *
- * Pairing: rules "BEGIN:END[=NAME]" tried in order, the caller's first,
+ * Pairing: rules "BEGIN:END[=NAME][@ARG]" tried in order, the caller's first,
  * then (unless turned off) the built-in `*_enter:*_exit`, `*_begin:*_end`,
  * `*_start:*_done`. A side with one `*` is a pattern whose `*` part names
  * the function (X in X_enter); a side without `*` is an exact event name,
@@ -24,6 +24,13 @@
  * stays an instant event. A catalog the reader builds from the trace grows
  * as the declarations arrive: an event pairs from the record where both
  * are declared on (its earlier records stay instants; roles never change).
+ * A rule with "@ARG" is keyed: it pairs only events that both declare an
+ * argument ARG, and an end closes the open begin of the same process (on
+ * any thread) whose ARG has the same value (a request submitted on one
+ * thread and completed on another). Keyed spans do not nest: Chrome and
+ * Perfetto draw them as async slices, the other formats as their records.
+ * A key that begins again while open ends the older span there ("key
+ * reused"); an end whose key is not open is an "end without begin".
  *
  * Nesting, for the cases a clean trace never has:
  *   - an end while its function is open deeper in the stack closes the
@@ -68,6 +75,8 @@
 
 #include <simpletrace/reader.h>
 
+struct st__ex_writer;
+
 enum st__export_format {
     ST_EXPORT_UFTRACE, /* a uftrace.data directory */
     ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
@@ -89,7 +98,7 @@ struct st__export_options {
     enum st__export_format format;
     const char *output;          /* uftrace, ctf: the directory; chrome: the file, "-" = standard output;
                                     perfetto: the file */
-    const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME]", tried before the built-in ones */
+    const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME][@ARG]", tried before the built-in ones */
     size_t npairs;
     bool no_default_pairs;       /* only the rules above */
     unsigned max_depth;          /* open frames per thread, 0 = 1024 (uftrace shows 1024 by default) */
@@ -104,6 +113,9 @@ struct st__export_options {
      * damage. */
     bool (*not_damage)(const struct st_reader *r, void *opaque);
     void *not_damage_opaque;
+    /* Instead of format's writer, this one (an analysis of the spans: src/analysis/); writer_arg is its. */
+    const struct st__ex_writer *writer;
+    void *writer_arg;
 };
 
 /* What was written, for the summary line. */
@@ -116,6 +128,7 @@ struct st__export_summary {
     uint64_t drop_marks;     /* dropped-events records ... */
     uint64_t dropped_events; /* ... and the sum of their counts */
     uint64_t unmatched_ends; /* ends without an open begin (written as instant events) */
+    uint64_t key_reused;     /* keyed spans ended by a begin of the same key */
     uint64_t never_ended;    /* frames closed at the end of the trace */
     uint64_t closed_early;   /* frames closed by the end of an outer frame */
     uint64_t too_deep;       /* begins beyond max_depth, not written */

@@ -26,8 +26,10 @@
 
 enum st__ex_role {
     ST__EX_INSTANT = 0,
-    ST__EX_BEGIN = 1,
+    ST__EX_BEGIN = 1,       /* nests on its thread's stack */
     ST__EX_END = 2,
+    ST__EX_KEYED_BEGIN = 3, /* a rule with @ARG: matched by the key's value across the process's threads */
+    ST__EX_KEYED_END = 4,
 };
 
 struct st__ex_rule;
@@ -36,6 +38,7 @@ struct st__ex_rule;
 struct st__ex_pairs {
     uint8_t *role;       /* per catalog index (n entries): enum st__ex_role */
     uint32_t *func;      /* per catalog index: the function id of a BEGIN or END */
+    uint8_t *key_arg;    /* per catalog index: the key's argument of a KEYED_BEGIN or KEYED_END */
     size_t n, cap;       /* catalog indices resolved (count + 1 when last grown), entries allocated */
     char **names;        /* function names, by id: new ones are appended */
     size_t nfuncs;
@@ -110,6 +113,51 @@ struct st__ex_thread {
     uint32_t npend;        /* uftrace writer: bytes in pend */
 };
 
+/* --- keyed spans still open (keyed.c) ----------------------------------------------------- */
+
+/* A KEYED_BEGIN waiting for its KEYED_END: same process, function and key value. */
+struct st__ex_open {
+    uint64_t hash;                 /* 0: an empty slot */
+    struct st__ex_process *proc;
+    uint32_t func;
+    bool is_str;                   /* the key is a string (str, value bytes) ... */
+    uint64_t value;                /* ... else this integer or pointer */
+    char *str;                     /* owned, NUL-terminated */
+    const struct st_arg_info *arg; /* the key's declaration in the begin event (how to show it) */
+    struct st__ex_thread *t;       /* the thread of the begin */
+    uint64_t begin_ts;
+    uint64_t user;                 /* the writer's, set by its async_begin */
+};
+
+struct st__ex_keyed {
+    struct st__ex_open *slots; /* cap slots, a power of two */
+    size_t cap, n;
+};
+
+/* The open span of (proc, func, v), or NULL. */
+struct st__ex_open *st__ex_keyed_find(const struct st__ex_keyed *k, const struct st__ex_process *proc, uint32_t func,
+                                      const struct st_value *v);
+
+/*
+ * The open span of (proc, func, v) into *out: 1 when it was open, 0 when it
+ * is new (fields beyond the key zeroed, arg set), -ENOMEM. *out is valid
+ * until the next change to k.
+ */
+int st__ex_keyed_get(struct st__ex_keyed *k, struct st__ex_process *proc, uint32_t func, const struct st_value *v,
+                     const struct st_arg_info *arg, struct st__ex_open **out);
+
+/* Ends o (a slot of k). */
+void st__ex_keyed_remove(struct st__ex_keyed *k, struct st__ex_open *o);
+
+void st__ex_keyed_free(struct st__ex_keyed *k);
+
+/* Why the engine closes a frame itself (ctx->closing). */
+enum st__ex_close {
+    ST__EX_CLOSE_NEVER_ENDED, /* open at the end of the trace */
+    ST__EX_CLOSE_EARLY,       /* an outer frame's end came first */
+    ST__EX_CLOSE_KEY_REUSED,  /* a keyed span whose key began again before it ended */
+};
+
 struct st__ex_writer;
 
 /* One export run. */
@@ -128,7 +176,9 @@ struct st__ex_ctx {
     size_t ninputs;
     struct st__ex_thread **threads; /* by index */
     size_t nthreads;
-    bool closing;          /* the engine is closing frames itself (never ended, closed early) */
+    bool closing;          /* the engine is closing frames itself (never ended, closed early) ... */
+    enum st__ex_close close_reason; /* ... for this reason */
+    struct st__ex_keyed keyed;      /* keyed spans open now */
     const struct st__ex_writer *w;
     void *out;             /* the writer's state */
     char *err;             /* where writers put their messages */
@@ -161,6 +211,13 @@ struct st__ex_writer {
     int (*instant)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
                    uint64_t ts);
     int (*lost)(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts);
+    /* A keyed span begins (o: its key and begin; the writer may set o->user), and ends: rec is its end
+     * record, NULL when the engine closes it (ctx->closing). NULL in writers without async spans: their
+     * begin and end records are instants. */
+    int (*async_begin)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                       struct st__ex_open *o, uint64_t ts);
+    int (*async_end)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                     const struct st__ex_open *o, uint64_t ts);
     /* A record the nesting rules leave out (a begin beyond max_depth, an end closing one; never a call of
      * the function trace): writers of every record (ctf) write it; NULL for the others. */
     int (*skipped)(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint64_t ts);

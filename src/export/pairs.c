@@ -33,6 +33,8 @@ struct st__ex_rule {
     struct side begin, end;
     const char *name; /* NAME of "=NAME", or NULL */
     size_t name_len;
+    const char *key;  /* ARG of "@ARG" (a keyed rule), or NULL */
+    size_t key_len;
     const char *text; /* the rule as given (the caller's string, or a built-in one) */
     uint64_t made;    /* pairs it made so far */
 };
@@ -62,17 +64,35 @@ static bool has_space(const char *text, size_t len)
     return false;
 }
 
+/* True when text[0..len) is a C identifier (an argument's name). */
+static bool is_ident(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        bool letter = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!letter && !(i > 0 && c >= '0' && c <= '9'))
+            return false;
+    }
+    return len > 0;
+}
+
 static int parse_rule(const char *text, struct st__ex_rule *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    const char *colon = strchr(text, ':');
+    const char *at = strchr(text, '@');
+    size_t text_len = at ? (size_t)(at - text) : strlen(text); /* the rule without its "@ARG" */
+    const char *colon = memchr(text, ':', text_len);
     const char *end = colon ? colon + 1 : NULL;
-    const char *eq = end ? strchr(end, '=') : NULL;
-    size_t end_len = end ? (eq ? (size_t)(eq - end) : strlen(end)) : 0;
+    const char *eq = end ? memchr(end, '=', text_len - (size_t)(end - text)) : NULL;
+    size_t end_len = end ? (size_t)((eq ? eq : text + text_len) - end) : 0;
     const char *why = NULL;
+    if (at) {
+        r->key = at + 1;
+        r->key_len = strlen(r->key);
+    }
     if (!colon)
-        why = "want BEGIN:END[=NAME]";
-    else if (strchr(end, ':'))
+        why = "want BEGIN:END[=NAME][@ARG]";
+    else if (memchr(end, ':', text_len - (size_t)(end - text)))
         why = "more than one ':'";
     else if (parse_side(text, (size_t)(colon - text), &r->begin) != 0 || parse_side(end, end_len, &r->end) != 0)
         why = "BEGIN and END must be non-empty, with at most one '*' each";
@@ -80,9 +100,11 @@ static int parse_rule(const char *text, struct st__ex_rule *r, char *err, size_t
         why = "either both BEGIN and END have a '*' or neither has";
     else if (has_space(text, strlen(text)))
         why = "no spaces or control characters";
+    else if (at && !is_ident(r->key, r->key_len))
+        why = "ARG of @ARG must be an argument's name";
     if (!why && eq) {
         r->name = eq + 1;
-        r->name_len = strlen(r->name);
+        r->name_len = text_len - (size_t)(r->name - text);
         const char *star = memchr(r->name, '*', r->name_len);
         if (r->name_len == 0 || r->name_len >= NAME_MAX_LEN)
             why = "NAME must be non-empty";
@@ -135,9 +157,10 @@ static void func_name(const struct st__ex_rule *r, const char *begin, const char
     if (r->name) {
         const char *star = memchr(r->name, '*', r->name_len);
         if (star)
-            snprintf(buf, size, "%.*s%.*s%s", (int)(star - r->name), r->name, (int)cap_len, cap, star + 1);
+            snprintf(buf, size, "%.*s%.*s%.*s", (int)(star - r->name), r->name, (int)cap_len, cap,
+                     (int)(r->name + r->name_len - star - 1), star + 1);
         else
-            snprintf(buf, size, "%s", r->name);
+            snprintf(buf, size, "%.*s", (int)r->name_len, r->name);
         return;
     }
     if (r->begin.star) {
@@ -168,15 +191,35 @@ static long intern(struct st__ex_pairs *p, const char *name)
     return (long)p->nfuncs++;
 }
 
-/* Gives begin and end (catalog indices) the function fname. 0 or -ENOMEM. */
-static int pair(struct st__ex_pairs *p, struct st__ex_rule *r, size_t begin, size_t end, const char *fname)
+/* The index of ev's argument named key[0..len), or -1. */
+static int arg_index(const struct st_event_info *ev, const char *key, size_t len)
+{
+    for (unsigned i = 0; i < ev->nargs; i++)
+        if (strlen(ev->args[i].name) == len && memcmp(ev->args[i].name, key, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Can r pair begin with end? A keyed rule needs its ARG declared by both. */
+static bool keys_fit(const struct st__ex_rule *r, const struct st_event_info *begin, const struct st_event_info *end)
+{
+    return !r->key || (arg_index(begin, r->key, r->key_len) >= 0 && arg_index(end, r->key, r->key_len) >= 0);
+}
+
+/* Gives begin and end the function fname (and, for a keyed rule, their key's argument). 0 or -ENOMEM. */
+static int pair(struct st__ex_pairs *p, struct st__ex_rule *r, const struct st_event_info *begin,
+                const struct st_event_info *end, const char *fname)
 {
     long id = intern(p, fname);
     if (id < 0)
         return (int)id;
-    p->role[begin] = ST__EX_BEGIN;
-    p->role[end] = ST__EX_END;
-    p->func[begin] = p->func[end] = (uint32_t)id;
+    p->role[begin->index] = r->key ? ST__EX_KEYED_BEGIN : ST__EX_BEGIN;
+    p->role[end->index] = r->key ? ST__EX_KEYED_END : ST__EX_END;
+    p->func[begin->index] = p->func[end->index] = (uint32_t)id;
+    if (r->key) {
+        p->key_arg[begin->index] = (uint8_t)arg_index(begin, r->key, r->key_len);
+        p->key_arg[end->index] = (uint8_t)arg_index(end, r->key, r->key_len);
+    }
     r->made++;
     return 0;
 }
@@ -206,10 +249,11 @@ static int apply(struct st__ex_pairs *p, const struct st_catalog *cat, struct st
         const char *cap;
         size_t cap_len;
         if (i == dropped || p->role[i] != ST__EX_INSTANT || !match(&r->begin, ev->name, ev->name_len, &cap, &cap_len) ||
-            !expand(&r->end, cap, cap_len, other, sizeof other) || !(end = partner_of(p, cat, other, i)))
+            !expand(&r->end, cap, cap_len, other, sizeof other) || !(end = partner_of(p, cat, other, i)) ||
+            !keys_fit(r, ev, end))
             continue;
         func_name(r, ev->name, end->name, cap, cap_len, fname, sizeof fname);
-        int ret = pair(p, r, i, end->index, fname);
+        int ret = pair(p, r, ev, end, fname);
         if (ret < 0)
             return ret;
     }
@@ -219,11 +263,11 @@ static int apply(struct st__ex_pairs *p, const struct st_catalog *cat, struct st
         size_t cap_len, bcap_len;
         if (i == dropped || p->role[i] != ST__EX_INSTANT || !match(&r->end, ev->name, ev->name_len, &cap, &cap_len) ||
             !expand(&r->begin, cap, cap_len, other, sizeof other) || !(begin = partner_of(p, cat, other, i)) ||
-            begin->index >= first)
+            begin->index >= first || !keys_fit(r, begin, ev))
             continue; /* a new BEGIN had its turn above */
         match(&r->begin, begin->name, begin->name_len, &bcap, &bcap_len); /* the capture the BEGIN side gives */
         func_name(r, begin->name, ev->name, bcap, bcap_len, fname, sizeof fname);
-        int ret = pair(p, r, begin->index, i, fname);
+        int ret = pair(p, r, begin, ev, fname);
         if (ret < 0)
             return ret;
     }
@@ -245,12 +289,16 @@ int st__ex_pairs_grow(struct st__ex_pairs *p, const struct st_catalog *cat)
         uint32_t *func = realloc(p->func, cap * sizeof *func);
         if (func)
             p->func = func;
-        if (!role || !func)
+        uint8_t *key_arg = realloc(p->key_arg, cap * sizeof *key_arg);
+        if (key_arg)
+            p->key_arg = key_arg;
+        if (!role || !func || !key_arg)
             return -ENOMEM;
         p->cap = cap;
     }
     memset(p->role + first, ST__EX_INSTANT, n - first);
     memset(p->func + first, 0, (n - first) * sizeof *p->func);
+    memset(p->key_arg + first, 0, n - first);
     p->n = n;
     for (size_t k = 0; k < p->nrules; k++) {
         int ret = apply(p, cat, &p->rules[k], first);
@@ -306,6 +354,7 @@ void st__ex_pairs_free(struct st__ex_pairs *p)
     free(p->names);
     free(p->role);
     free(p->func);
+    free(p->key_arg);
     free(p->rules);
     memset(p, 0, sizeof *p);
 }

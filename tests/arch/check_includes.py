@@ -29,7 +29,8 @@ ALLOWED = {
     'uftrace': {'format', 'common'},
     'functrace': {'uftrace', 'format', 'common'},
     'export': {'uftrace', 'format', 'common'},
-    'cli': {'gen', 'events', 'export', 'recover', 'format', 'common'},
+    'analysis': {'export', 'format', 'common'},
+    'cli': {'gen', 'events', 'export', 'analysis', 'recover', 'format', 'common'},
     'python': {'common'},
 }
 # (part, used part) -> the only headers of the used part it may include.
