@@ -1,10 +1,10 @@
 /*
- * simpletrace export --format=uftrace|chrome|perfetto|ctf -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
+ * simpletrace export --format=uftrace|chrome|perfetto|ctf|folded -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
  * Converts a trace for uftrace (a uftrace.data directory), for Perfetto
  * UI / chrome://tracing (trace-event JSON), for Perfetto UI and
- * trace_processor (Perfetto's protobuf) or for babeltrace2 and Trace
- * Compass (a CTF directory) with the exporter (src/export/),
+ * trace_processor (Perfetto's protobuf), for babeltrace2 and Trace
+ * Compass (a CTF directory) or for flame graphs (collapsed stacks) with the exporter (src/export/),
  * which reads the trace through the public reader API: the same options
  * and the same error messages as `simpletrace print`. This file parses the
  * command line, shows progress on a terminal and prints the summary.
@@ -37,7 +37,7 @@
 struct export_cli {
     struct cli_input in;
     struct st__export_options ex;
-    bool format_set, quiet;
+    bool format_set, root_set, quiet;
     const char *pairs[MAX_PAIRS];
 };
 
@@ -74,7 +74,7 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
 }
 
 /* --format names, by enum st__export_format. */
-static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf"};
+static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf", "folded"};
 
 static int parse_format(const char *arg, struct export_cli *o)
 {
@@ -84,7 +84,21 @@ static int parse_format(const char *arg, struct export_cli *o)
             o->format_set = true;
             return 0;
         }
-    return usage_error("unknown format '%s' (uftrace, chrome, perfetto or ctf)", arg);
+    return usage_error("unknown format '%s' (uftrace, chrome, perfetto, ctf or folded)", arg);
+}
+
+/* --folded-root names, by enum st__export_root. */
+static const char *const root_names[] = {"none", "program", "process", "thread"};
+
+static int parse_root(const char *arg, struct export_cli *o)
+{
+    for (size_t i = 0; i < sizeof root_names / sizeof *root_names; i++)
+        if (!strcmp(arg, root_names[i])) {
+            o->ex.folded_root = (enum st__export_root)i;
+            o->root_set = true;
+            return 0;
+        }
+    return usage_error("unknown --folded-root '%s' (none, program, process or thread)", arg);
 }
 
 static int add_pair(const char *arg, struct export_cli *o)
@@ -100,6 +114,7 @@ static int add_pair(const char *arg, struct export_cli *o)
 
 enum {
     OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_FUNCTIONS, OPT_HELP,
+    OPT_FOLDED_ROOT,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -110,6 +125,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case OPT_PAIR: return add_pair(optarg, o);
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
     case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
+    case OPT_FOLDED_ROOT: return parse_root(optarg, o);
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
     case 'q': o->quiet = true; return 0;
@@ -148,6 +164,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
         {"functions", required_argument, NULL, OPT_FUNCTIONS},
+        {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
         CLI_READER_LONGOPTS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
@@ -167,16 +184,20 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
-        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome and perfetto)");
+        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome, perfetto and "
+                                 "folded)");
     if (!o->format_set)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
                        : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
+                       : ends_with(o->ex.output, ".folded")                          ? ST_EXPORT_FOLDED
                                                                                       : ST_EXPORT_UFTRACE;
+    if (o->root_set && o->ex.format != ST_EXPORT_FOLDED)
+        return usage_error("--folded-root is for folded only, not %s", format_names[o->ex.format]);
     if (o->ex.functions && ((o->in.rd.flags & ST_READER_ALIGN_REALTIME) || o->in.noffset_args))
         return usage_error("%s", "--functions records one host's clock: its calls cannot be moved by --align or "
                                  "--offset (give traces of that host only)");
-    if (o->ex.format != ST_EXPORT_CHROME && !strcmp(o->ex.output, "-"))
-        return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
+    if (o->ex.format != ST_EXPORT_CHROME && o->ex.format != ST_EXPORT_FOLDED && !strcmp(o->ex.output, "-"))
+        return usage_error("-o - is for chrome and folded only, not %s", format_names[o->ex.format]);
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
     return check_output(o);
@@ -277,7 +298,7 @@ static void add_count(char *buf, size_t len, uint64_t n, const char *one, const 
 /* The summary line (and a second one for odd cases), on stderr. */
 static void summary(const struct export_cli *o, const struct st__export_summary *s)
 {
-    bool uft = o->ex.format == ST_EXPORT_UFTRACE;
+    bool uft = o->ex.format == ST_EXPORT_UFTRACE, folded = o->ex.format == ST_EXPORT_FOLDED;
     const char *fmt = format_names[o->ex.format];
     char odd[1024] = "";
     add_count(odd, sizeof odd, s->unmatched_ends, "end without a begin (kept as an instant event)",
@@ -296,7 +317,9 @@ static void summary(const struct export_cli *o, const struct st__export_summary 
             o->ex.output, fmt, s->records, plural(s->records), s->threads, plural(s->threads),
             s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
             s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
-            uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");
+            uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)"
+            : folded && (s->instants || s->drop_marks) ? "; left out: instant events and drop marks (stacks hold calls)"
+                                                        : "");
     if (s->function_records || o->ex.functions)
         fprintf(stderr, PROG ": %" PRIu64 " record%s of the function trace %s merged%s\n", s->function_records,
                 plural(s->function_records), o->ex.functions,

@@ -697,6 +697,7 @@ static const struct st__ex_writer *writer_of(enum st__export_format f)
     case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
     case ST_EXPORT_PERFETTO: return &st__ex_perfetto_writer;
     case ST_EXPORT_CTF: return &st__ex_ctf_writer;
+    case ST_EXPORT_FOLDED: return &st__ex_folded_writer;
     default: return &st__ex_uftrace_writer;
     }
 }

@@ -1,7 +1,7 @@
 /*
  * Exporter internals: the pairing table (pairs.c), the driver with its
  * per-thread stacks (engine.c), the writers behind one interface
- * (uftrace.c, chrome.c, perfetto.c, ctf.c) and their outputs (output.c).
+ * (uftrace.c, chrome.c, perfetto.c, ctf.c, folded.c) and their outputs (output.c).
  *
  * Who owns what: the engine owns the context, the thread table and every
  * thread; a writer owns its own state (ctx->out) and the output files
@@ -229,6 +229,7 @@ extern const struct st__ex_writer st__ex_uftrace_writer;
 extern const struct st__ex_writer st__ex_chrome_writer;
 extern const struct st__ex_writer st__ex_perfetto_writer;
 extern const struct st__ex_writer st__ex_ctf_writer;
+extern const struct st__ex_writer st__ex_folded_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
 
