@@ -14,6 +14,7 @@
  *      simpletrace export --format=chrome  -o DIR/x.json
  *      simpletrace export --format=perfetto -o DIR/x.pftrace
  *      simpletrace export --format=ctf     -o DIR/x.ctf
+ *      simpletrace export --format=folded  -o DIR/x.folded
  *      simpletrace print > /dev/null             (the reader alone, for reference)
  *    and prints records/s, MB/s of input, MB written, bytes per record and
  *    the child's max RSS, then each output's size against Chrome JSON's.
@@ -230,13 +231,14 @@ int main(int argc, char **argv)
                         "[--runs R] [--dir DIR]\n");
         return 2;
     }
-    char trace[4200], data[4200], json[4200], pftrace[4200], ctf[4200];
+    char trace[4200], data[4200], json[4200], pftrace[4200], ctf[4200], folded[4200];
     long pid = (long)getpid();
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-export-%ld.trace", o.dir, pid);
     snprintf(data, sizeof data, "%s/simpletrace-bench-export-%ld.data", o.dir, pid);
     snprintf(json, sizeof json, "%s/simpletrace-bench-export-%ld.json", o.dir, pid);
     snprintf(pftrace, sizeof pftrace, "%s/simpletrace-bench-export-%ld.pftrace", o.dir, pid);
     snprintf(ctf, sizeof ctf, "%s/simpletrace-bench-export-%ld.ctf", o.dir, pid);
+    snprintf(folded, sizeof folded, "%s/simpletrace-bench-export-%ld.folded", o.dir, pid);
     /* Trace in a child: a spawned converter's max RSS would otherwise include
      * the runtime's buffers (the high-water mark survives exec). */
     fflush(stdout);
@@ -258,7 +260,9 @@ int main(int argc, char **argv)
     uint64_t size_uft = measure(&o, "export uftrace", uft, data, records, bytes);
     uint64_t size_chrome = measure(&o, "export chrome", chr, json, records, bytes);
     uint64_t size_pf = measure(&o, "export perfetto", pft, pftrace, records, bytes);
+    char *fld[] = {(char *)o.exe, "export", "-q", "--format=folded", "-o", folded, (char *)o.events, trace, NULL};
     uint64_t size_ctf = measure(&o, "export ctf", ctfa, ctf, records, bytes);
+    measure(&o, "export folded", fld, folded, records, bytes);
     measure(&o, "print (reference)", prt, NULL, records, bytes);
     if (size_chrome && size_uft && size_pf && size_ctf)
         printf("size against chrome JSON: uftrace %.1fx, perfetto %.1fx, ctf %.1fx smaller\n",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Export benchmark: builds (if needed) and runs bench_export, which writes a
 # trace of at least 5 million records with the runtime (4 threads) and times
-# `simpletrace export` to uftrace.data, Chrome JSON, Perfetto's protobuf and
-# CTF, and `simpletrace print` for reference: records/s, MB/s, bytes per
+# `simpletrace export` to uftrace.data, Chrome JSON, Perfetto's protobuf,
+# CTF and folded stacks, and `simpletrace print` for reference: records/s, MB/s, bytes per
 # record, max RSS, each output's size against Chrome's. Figures only.
 #   bench/export/run.sh [BUILD_DIR] [--records N] [--threads T] [--runs R] [--dir DIR]
 set -euo pipefail

@@ -13,11 +13,15 @@
  * count to as many digits as its stack has characters ("main 7991" for
  * 799115 ns), and every stack here is longer than any count.
  *
+ * With an argument N, each of the three threads only recurses N deep
+ * instead: deep stacks, and many distinct ones (the tables' growth).
+ *
  * Prints "pid P", then "worker K tid T" for each worker.
  * Tracing is configured from outside (SIMPLETRACE=..., SIMPLETRACE_FUNC_DIR=...).
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +30,7 @@
 
 struct worker {
     pthread_t thread;
-    int id, requests;
+    int id, requests, deep; /* deep: recurse this deep instead of serving requests */
     long tid;
 };
 
@@ -89,22 +93,26 @@ __attribute__((noinline)) static void *folded_worker_thread_body(void *arg)
     struct worker *w = arg;
     w->tid = (long)syscall(SYS_gettid);
     unsigned long sum = 0;
+    if (w->deep)
+        return (void *)folded_recursive_descent(w->deep);
     for (int r = 0; r < w->requests; r++)
         sum += folded_handle_one_request(w->id, r);
     folded_run_unbalanced_batch(w->id);
     return (void *)sum;
 }
 
-__attribute__((no_instrument_function)) int main(void)
+__attribute__((no_instrument_function)) int main(int argc, char **argv)
 {
-    struct worker w[2] = {{.id = 1, .requests = 3}, {.id = 2, .requests = 2}};
+    int deep = argc > 1 ? atoi(argv[1]) : 0;
+    struct worker w[2] = {{.id = 1, .requests = 3, .deep = deep}, {.id = 2, .requests = 2, .deep = deep}};
     printf("pid %ld\n", (long)getpid());
     trace_app_ready(2);
     trace_session_begin(0);
     for (int i = 0; i < 2; i++)
         if (pthread_create(&w[i].thread, NULL, folded_worker_thread_body, &w[i]) != 0)
             return 1;
-    unsigned long sum = folded_handle_one_request(0, 0) + folded_parse_request_body(7);
+    unsigned long sum = deep ? folded_recursive_descent(deep)
+                             : folded_handle_one_request(0, 0) + folded_parse_request_body(7);
     for (int i = 0; i < 2; i++) {
         pthread_join(w[i].thread, NULL);
         printf("worker %d tid %ld\n", w[i].id, w[i].tid);

@@ -29,6 +29,11 @@ trace (libsimpletrace-func's uftrace.data). Checked here:
   - every line reads as flamegraph.pl reads it (a stack, blanks, an
     integer: the last run of digits), frames hold no ';' or blank, no stack
     twice, no zero;
+  - deep stacks (folded_app 600: three threads recursing 600 deep, 1805
+    distinct stacks per thread): uftrace's lines again, one line per
+    thread and depth with --folded-root=thread, and --max-depth=100 keeps
+    the stacks above 100 frames as they were and the deeper time in the
+    100th frame (the total is the same);
   - spans and calls together nest (a function called inside a span is
     under it); `*.folded` chooses the format, `-o -` writes to standard
     output; bad --folded-root values, --folded-root with another format,
@@ -65,15 +70,15 @@ FLAMEGRAPH_LINE = re.compile(r'^(.*)\s+?(\d+(?:\.\d*)?)$')
 FRAME = re.compile(r'^(?:[^;\s%\x00-\x1f\x7f]|%[0-9A-F]{2})+$')
 
 
-def traced_run(a, tmp):
-    """Runs folded_app under both tracers; returns (trace file, function trace dir, pid, {tid})."""
-    trace, ft = os.path.join(tmp, 'app.trace'), os.path.join(tmp, 'ft.data')
+def traced_run(a, tmp, name='app', *args):
+    """Runs folded_app ARGS under both tracers; returns (trace file, function trace dir, pid, {tid})."""
+    trace, ft = os.path.join(tmp, name + '.trace'), os.path.join(tmp, name + '.ft')
     os.mkdir(ft)
     env = dict(os.environ, SIMPLETRACE='enable=*,file=%s,clock=monotonic' % trace, SIMPLETRACE_FUNC_DIR=ft,
                SIMPLETRACE_FUNC_CLOCK='monotonic')
-    r = run(a.app, env=env, cwd=tmp)
-    ok(r.returncode == 0 and os.path.exists(trace) and os.listdir(ft), 'folded_app ran under both tracers',
-       r.stdout + r.stderr)
+    r = run(a.app, *args, env=env, cwd=tmp)
+    ok(r.returncode == 0 and os.path.exists(trace) and os.listdir(ft),
+       ' '.join(('folded_app',) + args) + ' ran under both tracers', r.stdout + r.stderr)
     words = r.stdout.split()
     pid = int(words[1]) if len(words) > 1 else 0
     tids = {int(w) for w, prev in zip(words[1:], words) if prev == 'tid'}
@@ -110,23 +115,52 @@ def diff(want, got):
                      if (want or {}).get(k) != (got or {}).get(k))
 
 
-def check_functions(a, tmp, trace, ft):
-    """Our stacks of the function trace against uftrace's flame graph of it; returns ours."""
-    ours, r, _ = folded(a, tmp, 'functions.folded', '--no-default-pairs', '--functions=' + ft, trace)
-    ok(r.returncode == 0 and ours, 'functions: folded export of the function trace', r.stderr)
-    if not ok(bool(a.uftrace), 'uftrace installed (Debian package uftrace; CI installs it)'):
+def against_uftrace(a, tmp, trace, ft, what):
+    """Our stacks of the function trace, compared with uftrace's flame graph of it; returns ours."""
+    ours, r, _ = folded(a, tmp, what + '.folded', '--no-default-pairs', '--functions=' + ft, trace)
+    ok(r.returncode == 0 and ours, '%s: folded export of the function trace' % what, r.stderr)
+    if not a.uftrace:
         return ours
     u = run(a.uftrace, 'dump', '--flame-graph', '--sample-time=1ns', '-d', ft)
     theirs = parse_folded(u.stdout)
-    ok(u.returncode == 0 and theirs, 'functions: uftrace dump --flame-graph reads the same uftrace.data',
+    ok(u.returncode == 0 and theirs, '%s: uftrace dump --flame-graph reads the same uftrace.data' % what,
        u.stdout[-800:] + u.stderr)
-    ok(ours == theirs and ours, 'functions: the same stacks and the same self times (ns) as uftrace\'s flame graph',
+    ok(ours == theirs and ours, '%s: the same stacks and the same self times (ns) as uftrace\'s flame graph' % what,
        diff(theirs, ours))
+    return ours
+
+
+def check_functions(a, tmp, trace, ft):
+    """The function trace of the ordinary run against uftrace; returns our stacks."""
+    ours = against_uftrace(a, tmp, trace, ft, 'functions')
     deep = 'folded_worker_thread_body;folded_handle_one_request;folded_parse_request_body;' \
            'folded_compute_checksum_value;folded_recursive_descent'
     ok(ours and ours.get(deep, 0) > 0 and len(ours) >= 15,
        'functions: stacks of every thread, recursion and a function reached through several callers', ours)
     return ours
+
+
+def check_deep(a, tmp, depth=600, limit=100):
+    """Three threads recursing depth deep: uftrace's lines, a line per thread and depth, --max-depth."""
+    trace, ft, _, _ = traced_run(a, tmp, 'deep', str(depth))
+    plain = against_uftrace(a, tmp, trace, ft, 'deep') or {}
+    # main: descent x (depth + 1); each worker: its body, then descent x (depth + 1)
+    ok(len(plain) == 2 * (depth + 2) - 1 and max(k.count(';') for k in plain) == depth + 1,
+       'deep: every depth of the recursion is a stack of its own (%d lines)' % (2 * (depth + 2) - 1), len(plain))
+    got, r, _ = folded(a, tmp, 'deep-thread.folded', '--folded-root=thread', '--no-default-pairs',
+                       '--functions=' + ft, trace)
+    ok(r.returncode == 0 and got and len(got) == 3 * (depth + 1) + 2 and strip_root(got) == plain,
+       'deep: --folded-root=thread keeps the %d stacks of the three threads apart' % (3 * (depth + 1) + 2),
+       '%s %d' % (r.stderr, len(got or {})))
+    cut, r, _ = folded(a, tmp, 'deep-cut.folded', '--max-depth=%d' % limit, '--no-default-pairs',
+                       '--functions=' + ft, trace)
+    cut = cut or {}
+    shallow = {k: v for k, v in plain.items() if k.count(';') < limit - 1}
+    ok(r.returncode == 0 and max(k.count(';') for k in cut) == limit - 1 and
+       {k: v for k, v in cut.items() if k.count(';') < limit - 1} == shallow and
+       sum(cut.values()) == sum(plain.values()),
+       'deep: --max-depth=%d: stacks above it unchanged, the deeper time in the last frame, the same total' % limit,
+       r.stderr)
 
 
 def strip_root(stacks):
@@ -304,11 +338,13 @@ def main():
     a = Args()
     a.cli, a.app = (os.path.abspath(p) for p in sys.argv[1:3])  # the app runs in the temporary directory
     a.uftrace = sys.argv[3]
+    ok(bool(a.uftrace), 'uftrace installed (Debian package uftrace; CI installs it)')
     with tempfile.TemporaryDirectory() as tmp:
         trace, ft, pid, tids = traced_run(a, tmp)
         plain = check_functions(a, tmp, trace, ft)
         if plain:
             check_roots(a, tmp, trace, ft, pid, tids, plain)
+        check_deep(a, tmp)
         texts = check_spans(a, tmp, trace, pid)
         texts.append(check_together(a, tmp, trace, ft))
         texts.append(check_odd_program(a, tmp))
