@@ -333,13 +333,12 @@ static int folded_finish(struct st__ex_ctx *ctx)
     struct st__growbuf text = {0};
     struct line *lines = NULL;
     size_t nlines = 0, maxdepth = 1;
+    int ret = -ENOMEM;
     for (size_t i = 0; i < f->capthreads; i++)
         maxdepth = f->threads[i].cap + 1 > maxdepth ? f->threads[i].cap + 1 : maxdepth;
     uint32_t *path = malloc(maxdepth * sizeof *path); /* a stack is at most the deepest thread's, and a root */
-    if (f->nnodes && !(lines = malloc(f->nnodes * sizeof *lines)))
-        goto nomem;
-    if (!path)
-        goto nomem;
+    if (!path || (f->nnodes && !(lines = malloc(f->nnodes * sizeof *lines))))
+        goto out;
     for (size_t i = 0; i < f->nnodes; i++) {
         if (!f->nodes[i].self)
             continue;
@@ -347,22 +346,18 @@ static int folded_finish(struct st__ex_ctx *ctx)
         put_stack(ctx, f, &text, (uint32_t)i, path);
     }
     if (text.failed)
-        goto nomem;
+        goto out;
     for (size_t i = 0; i < nlines; i++) /* the text is complete: it moves no more */
         lines[i].s = (const char *)text.data + lines[i].off;
     qsort(lines, nlines, sizeof *lines, line_cmp);
-    int ret = write_lines(ctx, f, lines, nlines);
+    ret = write_lines(ctx, f, lines, nlines);
     if (ret == 0 && !f->to_stdout)
         ret = st__ex_file_install(ctx, &f->file);
+out:
     free(path);
     free(lines);
     st__growbuf_free(&text);
     return ret;
-nomem:
-    free(path);
-    free(lines);
-    st__growbuf_free(&text);
-    return -ENOMEM;
 }
 
 static void folded_discard(struct st__ex_ctx *ctx)

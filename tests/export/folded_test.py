@@ -30,8 +30,9 @@ trace (libsimpletrace-func's uftrace.data). Checked here:
     integer: the last run of digits), frames hold no ';' or blank, no stack
     twice, no zero;
   - deep stacks (folded_app 600: three threads recursing 600 deep, 1805
-    distinct stacks per thread): uftrace's lines again, one line per
-    thread and depth with --folded-root=thread, and --max-depth=100 keeps
+    distinct stacks once each thread's are apart): uftrace's lines again,
+    one line per thread and depth with --folded-root=thread (the tables
+    grow well past their first size), and --max-depth=100 keeps
     the stacks above 100 frames as they were and the deeper time in the
     100th frame (the total is the same);
   - spans and calls together nest (a function called inside a span is
@@ -47,7 +48,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
