@@ -26,6 +26,7 @@ trace (libsimpletrace-func's uftrace.data). Checked here:
     timestamp, self time = duration - callees' durations), with a --pair
     name holding ';' and '%' written %3B and %25, and a program named with
     ' ', ';' and '%' as a root frame (%20, %3B, %25);
+  - a keyed span (--pair=...@ARG, matched across threads) is no frame;
   - every line reads as flamegraph.pl reads it (a stack, blanks, an
     integer: the last run of digits), frames hold no ';' or blank, no stack
     twice, no zero;
@@ -245,6 +246,12 @@ def check_spans(a, tmp, trace, pid):
     ok(s.returncode == 0 and parse_folded(s.stdout) == expected_spans(recs, pid, True),
        'spans: --folded-root=thread puts PROGRAM-PID/TID first, the same times under it',
        s.stderr + diff(expected_spans(recs, pid, True), parse_folded(s.stdout)))
+    k = run(a.cli, 'export', '--format=folded', '-o', '-', '--pair=io_start:io_done@n', trace)
+    keyed = parse_folded(k.stdout) or {}
+    ok(k.returncode == 0 and keyed and not any('io' in st.split(';') for st in keyed) and
+       sum(keyed.values()) == sum(want.values()) and 'left out: instant events' in k.stderr,
+       'spans: a keyed span (@ARG) is no frame (no thread stack holds it); the time stays with its thread\'s frames',
+       k.stderr + '\n'.join(sorted(keyed)))
     ok(r2.returncode == 0 and '1 begin never ended' in r2.stderr and '2 calls closed early' in r2.stderr and
        'left out: instant events' in r2.stderr, 'spans: the summary counts what the engine closed', r2.stderr)
     return [r.stdout, s.stdout]
