@@ -383,6 +383,9 @@ static int run(struct export_cli *o, const struct cli_trace *t)
         cli_trace_report_filters(t, &o->in);
         if (!o->quiet)
             summary(o, &s);
+        if (o->ex.format == ST_EXPORT_FOLDED && s.calls == 0) /* an empty flame graph must not pass unnoticed */
+            fprintf(stderr, PROG ": warning: %s holds no stacks: no call was found (no begin and end events paired, "
+                            "see --pair; or --functions)\n", o->ex.output);
         return 0;
     }
     if (st_reader_error(t->r)->code != 0)

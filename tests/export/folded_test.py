@@ -320,6 +320,9 @@ def check_cli(a, tmp, trace):
        'cli: --folded-root with another format is a usage error', r.stderr)
     r = export(a, '--format=folded', '-o', '-', '--format=folded2', trace)
     ok(r.returncode == 2 and 'ctf or folded)' in r.stderr, 'cli: the unknown-format message lists folded', r.stderr)
+    r = export(a, '--format=folded', '--no-default-pairs', '-o', '-', trace)
+    ok(r.returncode == 0 and r.stdout == '' and 'warning: - holds no stacks: no call was found' in r.stderr,
+       'cli: a trace without calls gives no stacks, and a warning says so', r.stderr)
     bad = os.path.join(tmp, 'no-such-dir', 'x.folded')
     r = export(a, '-o', bad, trace)
     ok(r.returncode == 1 and 'cannot create a file next to ' + bad in r.stderr and not os.path.exists(bad),
