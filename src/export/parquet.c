@@ -18,8 +18,11 @@
  * Columns:
  *   ts, begin_ts, end_ts  INT64 ns on the trace's clock (CLOCK_MONOTONIC of
  *                         the host that recorded it, as `print` shows them);
- *                         with --align=realtime ns since the Unix epoch,
- *                         typed TIMESTAMP(UTC, NANOS). Each file's metadata
+ *                         with --align=realtime ns since the Unix epoch (UTC),
+ *                         typed TIMESTAMP(NANOS) with isAdjustedToUTC false:
+ *                         DuckDB reads a UTC-flagged nanosecond timestamp as
+ *                         TIMESTAMPTZ, cut to microseconds; unflagged, it keeps
+ *                         every nanosecond (TIMESTAMP_NS). Each file's metadata
  *                         says which ("simpletrace.ts"). Spans' times are
  *                         the export's (raised where a thread's time went back)
  *   dur                   INT64 ns, end_ts - begin_ts

@@ -619,7 +619,7 @@ static void schema_element(struct st__growbuf *b, const struct column *c)
     case ST__PQ_TIMESTAMP: /* no ConvertedType says nanoseconds: LogicalType only */
         tc_field(b, &last, ST_PQ_SE_LOGICAL, ST_TC_STRUCT);
         tc_field(b, &inner, ST_PQ_LOGICAL_TIMESTAMP, ST_TC_STRUCT);
-        tc_bool(b, &inner2, ST_PQ_TS_ADJUSTED_UTC, true);
+        tc_bool(b, &inner2, ST_PQ_TS_ADJUSTED_UTC, false); /* UTC all the same: see parquet.c, "ts" */
         tc_field(b, &inner2, ST_PQ_TS_UNIT, ST_TC_STRUCT);
         inner = 0;
         tc_empty(b, &inner, ST_PQ_TIME_UNIT_NANOS);

@@ -38,7 +38,7 @@
 enum st__pq_kind {
     ST__PQ_I64,       /* INT64 (logical INT(64, signed)) */
     ST__PQ_U64,       /* INT64 holding the bits of a uint64 (logical INT(64, unsigned)) */
-    ST__PQ_TIMESTAMP, /* INT64 ns since the Unix epoch (logical TIMESTAMP(UTC, NANOS)) */
+    ST__PQ_TIMESTAMP, /* INT64 ns since the Unix epoch, UTC (logical TIMESTAMP(NANOS), not flagged UTC: parquet.c) */
     ST__PQ_BOOL,      /* BOOLEAN */
     ST__PQ_STRING,    /* BYTE_ARRAY (logical STRING), PLAIN */
     ST__PQ_JSON,      /* BYTE_ARRAY (logical JSON), PLAIN */
