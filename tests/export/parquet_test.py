@@ -12,6 +12,7 @@ Node.js, installed by the test into the build tree: duckdb_node.py), every value
   - a trace of the runtime (export_app: two threads, nested requests and steps): the same, with
     pid, program and host as `simpletrace info` shows them;
   - 300 000 records: several row groups, min/max statistics that filters trust (time ranges counted);
+  - 300 events taking turns (dictionary indices 9 bits wide) in a trace without a description (NULLs);
   - --align=realtime: TIMESTAMP columns whose epoch ns are print --align=realtime's timestamp_ns;
   - --partition=host,pid: 64 traces of 4 hosts, exported one by one and gathered into one directory,
     read by DuckDB with hive_partitioning as one dataset (host and pid from the paths), and the 64
@@ -363,6 +364,25 @@ def big(a, duck, tmp):
        'big: a filter on one event\'s file', '%s' % res[4])
 
 
+def many_names(a, duck, tmp):
+    """300 events taking turns, some in runs: dictionary indices 9 bits wide, RLE and bit-packed runs mixed."""
+    t = Trace()
+    for k in range(300):
+        t.declare('e%03d(int x) "x %%d"' % k)
+    ts = 100
+    order = [k % 300 for k in range(1000)] + [7] * 50 + [k * 37 % 300 for k in range(523)] + [299] * 9
+    for i, k in enumerate(order):
+        t.record('e%03d' % k, ts + i, 1 + i % 3, i)
+    trace, out = os.path.join(tmp, 'names.trace'), os.path.join(tmp, 'names.pq')
+    t.save(trace)
+    r = run(a.cli, 'export', '-q', '--format=parquet', '-o', out, trace)
+    res, = duck.q("SELECT name, tid, pid, program, host FROM '%s/records.parquet'" % out)
+    got = [tuple(x) for x in res.get('rows', [])]
+    want = [('e%03d' % k, str(1 + i % 3), None, None, None) for i, k in enumerate(order)]
+    ok(r.returncode == 0 and got == want, 'many names: %d rows of 300 events (9-bit dictionary indices), and a trace '
+       'without a description: pid, program, host NULL' % len(want), '%s %s' % (r.stderr, res.get('error', got[:3])))
+
+
 def fleet(a, duck, tmp):
     """64 traces of 4 hosts, each exported partitioned, gathered into one dataset."""
     exports = os.path.join(tmp, 'exports')
@@ -483,6 +503,7 @@ def main():
         realtime(a, duck, tmp, trace, pair)
         runtime_trace(a, duck, tmp)
         big(a, duck, tmp)
+        many_names(a, duck, tmp)
         fleet(a, duck, tmp)
         damaged(a, duck, tmp, trace, pair)
         refused(a, tmp, trace)
