@@ -1,10 +1,11 @@
 /*
- * simpletrace export --format=uftrace|chrome|perfetto|ctf|folded -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
+ * simpletrace export --format=uftrace|chrome|perfetto|ctf|folded|parquet -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
  * Converts a trace for uftrace (a uftrace.data directory), for Perfetto
  * UI / chrome://tracing (trace-event JSON), for Perfetto UI and
  * trace_processor (Perfetto's protobuf), for babeltrace2 and Trace
- * Compass (a CTF directory) or for flame graphs (collapsed stacks) with the exporter (src/export/),
+ * Compass (a CTF directory), for flame graphs (collapsed stacks) or for DuckDB, Spark and the other SQL
+ * engines (a directory of Parquet files) with the exporter (src/export/),
  * which reads the trace through the public reader API: the same options
  * and the same error messages as `simpletrace print`. This file parses the
  * command line, shows progress on a terminal and prints the summary.
@@ -74,7 +75,7 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
 }
 
 /* --format names, by enum st__export_format. */
-static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf", "folded"};
+static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf", "folded", "parquet"};
 
 static int parse_format(const char *arg, struct export_cli *o)
 {
@@ -84,7 +85,7 @@ static int parse_format(const char *arg, struct export_cli *o)
             o->format_set = true;
             return 0;
         }
-    return usage_error("unknown format '%s' (uftrace, chrome, perfetto, ctf or folded)", arg);
+    return usage_error("unknown format '%s' (uftrace, chrome, perfetto, ctf, folded or parquet)", arg);
 }
 
 /* --folded-root names, by enum st__export_root. */
@@ -112,9 +113,30 @@ static int add_pair(const char *arg, struct export_cli *o)
     return 0;
 }
 
+/* --partition=host,pid (either, or both in any order): parquet's Hive-style directories. */
+static int parse_partition(const char *arg, struct export_cli *o)
+{
+    char copy[64];
+    if (strlen(arg) >= sizeof copy)
+        return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+    strcpy(copy, arg);
+    unsigned flags = 0;
+    for (char *save, *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        unsigned f = !strcmp(w, "host") ? ST_EXPORT_PARTITION_HOST : !strcmp(w, "pid") ? ST_EXPORT_PARTITION_PID : 0;
+        if (!f || (flags & f))
+            return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+        flags |= f;
+    }
+    if (!flags)
+        return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+    o->ex.partition = flags;
+    return 0;
+}
+
 enum {
     OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_FUNCTIONS, OPT_HELP,
     OPT_FOLDED_ROOT,
+    OPT_PARTITION,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -126,6 +148,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
     case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
     case OPT_FOLDED_ROOT: return parse_root(optarg, o);
+    case OPT_PARTITION: return parse_partition(optarg, o);
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
     case 'q': o->quiet = true; return 0;
@@ -147,11 +170,11 @@ static bool ends_with(const char *name, const char *suffix)
 /*
  * Refuses an -o that is one of the inputs: a trace (or its pieces), a
  * trace-events file, --functions's directory, or for a directory output
- * (uftrace, ctf) one holding any of them. -1 to go on, or the exit status.
+ * (uftrace, ctf, parquet) one holding any of them. -1 to go on, or the exit status.
  */
 static int check_output(const struct export_cli *o)
 {
-    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF;
+    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF || o->ex.format == ST_EXPORT_PARQUET;
     return cli_check_output("export", &o->in, o->ex.output, dir, o->ex.functions);
 }
 
@@ -165,6 +188,7 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
         {"functions", required_argument, NULL, OPT_FUNCTIONS},
         {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
+        {"partition", required_argument, NULL, OPT_PARTITION},
         CLI_READER_LONGOPTS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
@@ -184,8 +208,8 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
-        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome, perfetto and "
-                                 "folded)");
+        return usage_error("%s", "need -o OUT (a directory for uftrace, ctf and parquet, a file for chrome, perfetto "
+                                 "and folded)");
     if (!o->format_set)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
                        : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
@@ -198,6 +222,9 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
                                  "--offset (give traces of that host only)");
     if (o->ex.format != ST_EXPORT_CHROME && o->ex.format != ST_EXPORT_FOLDED && !strcmp(o->ex.output, "-"))
         return usage_error("-o - is for chrome and folded only, not %s", format_names[o->ex.format]);
+    if (o->ex.partition && o->ex.format != ST_EXPORT_PARQUET)
+        return usage_error("--partition is for parquet only, not %s", format_names[o->ex.format]);
+    o->ex.realtime = (o->in.rd.flags & ST_READER_ALIGN_REALTIME) != 0;
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
     return check_output(o);

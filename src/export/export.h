@@ -84,6 +84,7 @@ enum st__export_format {
     ST_EXPORT_PERFETTO, /* Perfetto's protobuf trace (Perfetto UI, trace_processor) */
     ST_EXPORT_CTF,     /* a CTF 1.8 trace directory (babeltrace2, Trace Compass) */
     ST_EXPORT_FOLDED,  /* collapsed stacks with self times (flamegraph.pl, inferno, speedscope) */
+    ST_EXPORT_PARQUET, /* a directory of Apache Parquet files (DuckDB, Spark, Trino, ClickHouse, pandas) */
 };
 
 /* Folded stacks: the frame put first in every stack (folded.c). */
@@ -93,6 +94,10 @@ enum st__export_root {
     ST_EXPORT_ROOT_PROCESS, /* PROGRAM-PID */
     ST_EXPORT_ROOT_THREAD,  /* PROGRAM-PID/TID */
 };
+
+/* Parquet: the Hive-style directories each process's files go to (st__export_options.partition). */
+#define ST_EXPORT_PARTITION_HOST 1u /* host=H/ */
+#define ST_EXPORT_PARTITION_PID 2u  /* pid=P/ */
 
 /* Where a long conversion is; given to the progress callback. */
 struct st__export_progress {
@@ -106,7 +111,7 @@ typedef int (*st__export_progress_fn)(const struct st__export_progress *p, void 
 /* What to do; zeroed members mean defaults. The caller owns everything. */
 struct st__export_options {
     enum st__export_format format;
-    const char *output;          /* uftrace, ctf: the directory; chrome, folded: the file, "-" = standard
+    const char *output;          /* uftrace, ctf, parquet: the directory; chrome, folded: the file, "-" = standard
                                     output; perfetto: the file */
     const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME][@ARG]", tried before the built-in ones */
     size_t npairs;
@@ -127,6 +132,8 @@ struct st__export_options {
     /* Instead of format's writer, this one (an analysis of the spans: src/analysis/); writer_arg is its. */
     const struct st__ex_writer *writer;
     void *writer_arg;
+    bool realtime;               /* the reader moved timestamps to wall-clock time (--align=realtime) */
+    unsigned partition;          /* parquet: ST_EXPORT_PARTITION_* */
 };
 
 /* What was written, for the summary line. */

@@ -319,7 +319,7 @@ def check_cli(a, tmp, trace):
     ok(r.returncode == 2 and '--folded-root is for folded only, not chrome' in r.stderr,
        'cli: --folded-root with another format is a usage error', r.stderr)
     r = export(a, '--format=folded', '-o', '-', '--format=folded2', trace)
-    ok(r.returncode == 2 and 'ctf or folded)' in r.stderr, 'cli: the unknown-format message lists folded', r.stderr)
+    ok(r.returncode == 2 and 'ctf, folded or parquet)' in r.stderr, 'cli: the unknown-format message lists folded', r.stderr)
     r = export(a, '--format=folded', '--no-default-pairs', '-o', '-', trace)
     ok(r.returncode == 0 and r.stdout == '' and 'warning: - holds no stacks: no call was found' in r.stderr,
        'cli: a trace without calls gives no stacks, and a warning says so', r.stderr)
