@@ -666,18 +666,21 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
  * Whether every record of the compressed frame e describes would be
  * filtered out (and it holds nothing a later record needs: no header, no
  * mapping of any kind): outside --from/--to, or of another process.
- * Only once the origin is known and the shift decided, so the times
- * compare exactly as selected() compares them.
+ * 1 yes, 0 no, -1 not known yet: the origin (the first event's time)
+ * and the shift must be known, so the times compare exactly as
+ * selected() compares them.
  */
-static bool frame_skippable(void *ctx, const struct st__ztime_entry *e)
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e)
 {
     struct st__trace *r = ctx;
     if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || !r->filtering || r->meta.scan_only)
-        return false;
+        return 0;
     if (r->filter_pid && r->pid_match == 0)
-        return true;
-    if (!(r->filter_from || r->filter_to) || !r->have_origin || (r->shifting && r->need_shift))
-        return false;
+        return 1;
+    if (!(r->filter_from || r->filter_to))
+        return 0;
+    if (!r->have_origin || (r->shifting && r->need_shift))
+        return -1;
     uint64_t shift = r->shifting ? (uint64_t)r->shift : 0;
     int64_t first = (int64_t)(e->first_ns + shift - r->origin), last = (int64_t)(e->last_ns + shift - r->origin);
     return (r->filter_from && last < r->from_ns) || (r->filter_to && first > r->to_ns);
@@ -947,7 +950,7 @@ static int refuse_process_filter(struct st__trace *r)
                 (unsigned long)r->pid, r->version);
 }
 
-static bool frame_skippable(void *ctx, const struct st__ztime_entry *e);
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e);
 static void frame_skipped(void *ctx, const struct st__ztime_entry *e, uint32_t dsize);
 
 /*

@@ -50,6 +50,7 @@ struct st__zin {
     st__zin_skip_fn skip;
     st__zin_skipped_fn skipped;
     uint64_t frames_read, frames_skipped, dbytes;
+    int err;                     /* a decoding error, given once the bytes decoded before it are taken */
     char msg[256];
 };
 
@@ -259,10 +260,10 @@ static const struct st__zframe *frame_here(struct st__zin *z)
     return NULL;
 }
 
-/* Whether the reader's filters drop the frame f whole. */
-static bool wants_skip(struct st__zin *z, const struct st__zframe *f)
+/* Whether the reader's filters drop the frame f whole: 1, 0, or -1 not known before the reader has read on. */
+static int wants_skip(struct st__zin *z, const struct st__zframe *f)
 {
-    return f && f->dsize && z->skip && z->skip(z->ctx, &f->t);
+    return f && f->dsize && z->skip ? z->skip(z->ctx, &f->t) : 0;
 }
 
 /* More raw bytes: 1, 0 at the end of the input (for now), or -errno. */
@@ -286,14 +287,17 @@ ssize_t st__zin_read(struct st__zin *z, uint8_t *p, size_t room, bool may_skip)
 {
     ZSTD_outBuffer out = {p, room, 0};
 
+    if (z->err)
+        return z->err;
     while (out.pos < room) {
         if (!z->in_frame) {
             z->frame_start = z->in_base + z->in.pos;
             const struct st__zframe *f = frame_here(z);
-            if (wants_skip(z, f)) {
+            int w = wants_skip(z, f);
+            if (w) {
                 if (out.pos)
-                    break; /* stop at the boundary: the reader drains, then the frame is skipped */
-                if (may_skip && jump(z, f->coff + f->csize)) {
+                    break; /* stop at the boundary: the reader reads what it has, then decides */
+                if (w > 0 && may_skip && jump(z, f->coff + f->csize)) {
                     z->skipped(z->ctx, &f->t, f->dsize);
                     z->frames_skipped++;
                     z->frame_no++;
@@ -323,7 +327,8 @@ ssize_t st__zin_read(struct st__zin *z, uint8_t *p, size_t room, bool may_skip)
         if (ZSTD_isError(ret)) {
             snprintf(z->msg, sizeof z->msg, "damaged zstd frame %llu at compressed byte %llu: %s",
                      (unsigned long long)z->frame_no, (unsigned long long)z->frame_start, ZSTD_getErrorName(ret));
-            return -EBADMSG;
+            z->err = -EBADMSG;
+            return out.pos ? (ssize_t)out.pos : z->err; /* what was decoded before it is read first */
         }
         z->dbytes += out.pos - out_before;
         z->in_frame = ret != 0;

@@ -21,8 +21,8 @@ struct st__zin;
 /* Reads up to room raw bytes of the compressed file at p: bytes, 0 at EOF (for now, in follow mode), -errno. */
 typedef ssize_t (*st__zin_raw_fn)(void *ctx, uint8_t *p, size_t room);
 
-/* Whether the frame e describes may be skipped (every record in it would be filtered out). */
-typedef bool (*st__zin_skip_fn)(void *ctx, const struct st__ztime_entry *e);
+/* Whether the frame e describes may be skipped (every record in it would be filtered out): 1, 0, -1 not known yet. */
+typedef int (*st__zin_skip_fn)(void *ctx, const struct st__ztime_entry *e);
 
 /* A frame skipped: e says what it held, dsize its decompressed bytes. */
 typedef void (*st__zin_skipped_fn)(void *ctx, const struct st__ztime_entry *e, uint32_t dsize);
