@@ -545,7 +545,7 @@ ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
 ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
 
 /*
- * A compressed trace (added in 0.3): zstd frames, as compress=zstd writes
+ * A compressed trace: zstd frames, as compress=zstd writes
  * them or the zstd command makes them; readers take them everywhere,
  * recognised by their first bytes. Grows at its end.
  */
