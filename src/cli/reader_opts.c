@@ -18,6 +18,7 @@
 #include "nearest.h"
 #include "out_file.h"
 #include "trace_format.h"
+#include "zstd_seek_format.h"
 
 /* The operands, for the hints that tell their order. */
 #define OPERANDS "TRACE-EVENTS... TRACE-FILE"
@@ -142,14 +143,15 @@ bool cli_is_events_file(const char *path)
  */
 static bool starts_as_trace(const char *path)
 {
-    uint8_t head[8]; /* the header record's ID: all ones, in either byte order */
+    uint8_t head[8]; /* the header record's ID: all ones, in either byte order; or a zstd frame (compressed) */
     struct stat st;
     int fd;
     bool yes;
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && st__fmt_get_u64(head) == ST_HEADER_EVENT_ID;
+    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+          (st__fmt_get_u64(head) == ST_HEADER_EVENT_ID || st__zle_get32(head) == ST_ZSTD_FRAME_MAGIC);
     close(fd);
     return yes;
 }

@@ -161,6 +161,20 @@ for cmd in (['stats'], ['info'], ['print', '--format=json']):
                                 if not l.startswith(('compressed', '"compressed')))
     ok(a.returncode == 0 and b.returncode == 0 and strip(a.stdout) == strip(b.stdout),
        '%s: the same answers for the compressed file' % ' '.join(cmd), b.stderr + b.stdout[:2000])
+a, b = cli_run('latency', '--pair', 'job_start:job_done', plain), cli_run('latency', '--pair', 'job_start:job_done', sk)
+ok(a.returncode == 0 and a.stdout and a.stdout == b.stdout.replace(sk, plain), 'latency: the same answers', b.stderr)
+for fmt in ('chrome', 'perfetto'):
+    a = cli_run('export', '--format=' + fmt, '-o', path('a.' + fmt), plain)
+    b = cli_run('export', '--format=' + fmt, '-o', path('b.' + fmt), sk)
+    ok(a.returncode == 0 and b.returncode == 0 and
+       open(path('a.' + fmt), 'rb').read() == open(path('b.' + fmt), 'rb').read().replace(sk.encode(), plain.encode()),
+       'export --format=%s: the same file' % fmt, b.stderr)
+a = cli_run('merge', '-o', path('m1.trace'), plain, own)
+b = cli_run('merge', '-o', path('m2.trace'), sk, path('own.dec'))
+ok(a.returncode == 0 and b.returncode == 0 and
+   cli_run('print', path('m1.trace')).stdout == cli_run('print', path('m2.trace')).stdout.replace('own.dec', 'own.trace.zst')
+   .replace(sk, plain),
+   'merge of compressed inputs (recognised as traces by content) = merge of plain ones', a.stderr + b.stderr)
 info = cli_run('info', sk).stdout
 ok('zstd, %d frames, %d bytes for %d' % (len(frames), len(seek), len(data)) in info and 'seekable' in info,
    'info names the frames, sizes and that it is seekable', info)
