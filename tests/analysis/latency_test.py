@@ -71,29 +71,9 @@ def by_key(doc):
     return {(s['name'], s['group']): s for s in doc['spans']}
 
 
-def within(v, exact, rel):
-    return abs(v - exact) <= rel * exact
-
-
 def check_span(what, s, fig, full=True):
     """Every figure of JSON span s against the truth's Figures fig."""
-    d = fig.durations()
-    problems = []
-    n = len(d)
-    want = dict(count=n, unfinished=fig.unfinished, unmatched_end=fig.unmatched_end, key_reused=fig.key_reused,
-                min_ns=d[0] if n else None, max_ns=d[-1] if n else None, total_ns=sum(d))
-    if full:
-        want['self_ns'] = sum(x['self_ns'] for x in fig.spans)
-    for k, v in want.items():
-        if s.get(k) != v:
-            problems.append('%s: %s, truth %s' % (k, s.get(k), v))
-    if n and abs(s['mean_ns'] - sum(d) / n) > 0.5:
-        problems.append('mean_ns %s, truth %s' % (s['mean_ns'], sum(d) / n))
-    for name, q in truth.QUANTILES:
-        exact = truth.nearest_rank(d, q) if n else None
-        got = s[name + '_ns']
-        if (exact is None) != (got is None) or (n and not within(got, exact, 0.004)):
-            problems.append('%s_ns %s, nearest rank %s' % (name, got, exact))
+    problems = truth.problems(s, fig, full)
     ok(not problems, what, '\n'.join(problems))
     return not problems
 

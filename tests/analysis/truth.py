@@ -14,7 +14,11 @@ closed early count up to their closing). Quantiles by nearest rank: the value of
 import collections
 import fractions
 import math
-import re
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'e2e'))
+import v4_decode  # noqa: E402
 
 BUILTIN = ('*_enter:*_exit', '*_begin:*_end', '*_start:*_done')
 QUANTILES = (('p50', '0.5'), ('p90', '0.9'), ('p99', '0.99'), ('p999', '0.999'))
@@ -22,14 +26,7 @@ QUANTILES = (('p50', '0.5'), ('p90', '0.9'), ('p99', '0.99'), ('p999', '0.999'))
 
 def declarations(path):
     """{event name: [argument names]} of a trace-events file, in file order."""
-    decl = {}
-    for line in open(path):
-        m = re.match(r'\s*(?:disable\s+)?([A-Za-z_]\w*)\((.*?)\)', line)
-        if not m or line.lstrip().startswith('#'):
-            continue
-        args = [a.split()[-1].lstrip('*') for a in m.group(2).split(',') if a.strip() and a.strip() != 'void']
-        decl[m.group(1)] = args
-    return decl
+    return {n: [a for _, a in args] for n, args in v4_decode.parse_events(path).items() if n != 'Dropped_Event'}
 
 
 def _side(text):
@@ -180,3 +177,27 @@ def nearest_rank(sorted_values, q):
 def slowest(spans_list, n):
     """The n slowest spans, slowest first (ties: earlier begin first)."""
     return sorted(spans_list, key=lambda s: (-s['duration_ns'], s['begin_ns']))[:n]
+
+
+def problems(s, fig, self_time=True):
+    """What differs between span s of latency's JSON and Figures fig: counts, min, max, total (and self time)
+    exact, the mean within 0.5 ns, each percentile within 0.4% of its nearest-rank value (the man page's
+    bound). A list of texts, empty when all agree."""
+    d = fig.durations()
+    out = []
+    n = len(d)
+    want = dict(count=n, unfinished=fig.unfinished, unmatched_end=fig.unmatched_end, key_reused=fig.key_reused,
+                min_ns=d[0] if n else None, max_ns=d[-1] if n else None, total_ns=sum(d))
+    if self_time:
+        want['self_ns'] = sum(x['self_ns'] for x in fig.spans)
+    for k, v in want.items():
+        if s.get(k) != v:
+            out.append('%s: %s, truth %s' % (k, s.get(k), v))
+    if n and abs(s['mean_ns'] - sum(d) / n) > 0.5:
+        out.append('mean_ns %s, truth %s' % (s['mean_ns'], sum(d) / n))
+    for name, q in QUANTILES:
+        exact = nearest_rank(d, q) if n else None
+        got = s[name + '_ns']
+        if (exact is None) != (got is None) or (n and abs(got - exact) > 0.004 * exact):
+            out.append('%s_ns %s, nearest rank %s' % (name, got, exact))
+    return out
