@@ -206,9 +206,10 @@ static int parse_args(int argc, char **argv, struct latency_cli *o)
 /* Says what the figures do not hold: a rule that paired nothing, an --by argument no event declares. */
 static void warnings(const struct latency_cli *o, const struct st__an_result *res, const struct cli_trace *t)
 {
-    if (res->unused_rule)
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events%s\n", res->unused_rule,
-                strchr(res->unused_rule, '@') ? " (both must declare the key's argument)" : "");
+    for (size_t k = 0; k < o->an.npairs && k < 64; k++)
+        if (res->sum.unused_rules >> k & 1)
+            fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events%s\n", o->pairs[k],
+                    strchr(o->pairs[k], '@') ? " (both must declare the key's argument)" : "");
     if (o->an.by == ST__AN_BY_ARG) {
         const struct st_catalog *cat = st_reader_catalog(t->r);
         bool declared = false;
