@@ -278,7 +278,7 @@ int st__an_cond_parse(const char *text, struct st__an_cond *c, char *err, size_t
     while (fe > fa && is_space(text[fe - 1]))
         fe--;
     if (fa == fe)
-        return cond_error(err, errlen, text, fa, "no FIELD before the operator");
+        return cond_error(err, errlen, text, field_at, "no FIELD before the operator");
     size_t f = 0;
     while (f < NFIELDS && !(strlen(field_names[f]) == fe - fa && !strncmp(field_names[f], text + fa, fe - fa)))
         f++;

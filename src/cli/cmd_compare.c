@@ -207,9 +207,10 @@ static int parse_args(int argc, char **argv, struct compare_cli *o)
 /* Says what a run's figures do not hold: a rule that paired nothing, an --by argument no event declares. */
 static void warnings(const struct compare_cli *o, int k, const struct st__an_result *res, const struct cli_trace *t)
 {
-    if (res->unused_rule)
-        fprintf(stderr, PROG ": warning: %s %s: --pair=%s pairs no declared events%s\n", run_name[k], t->trace,
-                res->unused_rule, strchr(res->unused_rule, '@') ? " (both must declare the key's argument)" : "");
+    for (size_t i = 0; i < o->an.npairs && i < 64; i++)
+        if (res->sum.unused_rules >> i & 1)
+            fprintf(stderr, PROG ": warning: %s %s: --pair=%s pairs no declared events%s\n", run_name[k], t->trace,
+                    o->pairs[i], strchr(o->pairs[i], '@') ? " (both must declare the key's argument)" : "");
     if (o->an.by != ST__AN_BY_ARG)
         return;
     const struct st_catalog *cat = st_reader_catalog(t->r);
