@@ -57,7 +57,8 @@ static void head(FILE *f, const char *what, const char *title)
     fputs("</title>\n<style>\n"
           "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
           "table{border-collapse:collapse;margin:1em 0}\n"
-          "th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right;font-variant-numeric:tabular-nums}\n"
+          "th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right;font-variant-numeric:tabular-nums;"
+          "white-space:nowrap}\n"
           "th:first-child,td:first-child,td.name{text-align:left}\n"
           "td.sig{color:#b00;font-weight:bold}\n"
           "section.span{display:inline-block;vertical-align:top;margin:0 2em 1.5em 0}\n"
@@ -182,9 +183,9 @@ static void section_start(FILE *f, const char *name, const char *group)
 {
     fputs("<section class=\"span\"><h2>", f);
     html_puts(f, name);
-    if (group) {
+    if (group) { /* "": spans whose begin lacks --by's argument */
         fputs(" <small>in group ", f);
-        html_puts(f, group);
+        html_puts(f, *group ? group : "\"\"");
         fputs("</small>", f);
     }
     fputs("</h2>\n", f);

@@ -259,10 +259,11 @@ def test_errors(tmp, base, shifted):
                        ([base.path], 'need [TRACE-EVENTS...] BASE NEW'),
                        ([base.path, shifted, shifted], 'more than two runs'),
                        (['--functions=' + tmp, base.path, shifted], 'give it twice'),
-                       (['--html=' + base.path, base.path, shifted], 'refusing to overwrite')):
-        size = os.path.getsize(base.path)
+                       (['--html=' + base.path, base.path, shifted], 'refusing to overwrite'),
+                       (['--html=' + shifted, base.path, shifted], 'refusing to overwrite')):
+        size = (os.path.getsize(base.path), os.path.getsize(shifted))
         r = compare(*args)
-        ok(r.returncode == 2 and says in r.stderr and os.path.getsize(base.path) == size,
+        ok(r.returncode == 2 and says in r.stderr and (os.path.getsize(base.path), os.path.getsize(shifted)) == size,
            'usage error (%s): exit 2' % says, r.stderr)
 
     # A run given as a directory: the same comparison.
