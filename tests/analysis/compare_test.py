@@ -149,10 +149,7 @@ def test_agrees(what, s, base, new, k):
     return p
 
 
-def test_shift(tmp, base):
-    shifted = os.path.join(tmp, 'shift.trace')
-    if not run_all([(shifted, COUNT, BASE_US, '--seed=13', '--shift-pct=50')]):
-        return None
+def test_shift(tmp, base, shifted):
     new = Run(shifted)
     r = compare(base.path, shifted)
     ok(r.returncode == 0 and r.stderr == '', 'compare base shifted: exit 0 silently', r.stderr)
@@ -166,7 +163,8 @@ def test_shift(tmp, base):
     b, n = base.spans[('io', None)].durations(), new.spans[('io', None)].durations()
     want = pct(truth.nearest_rank(b, '0.5'), truth.nearest_rank(n, '0.5'))
     got = io['change_pct']['p50']
-    ok(abs(got - want) <= 1.5 and 40 <= got <= 60,
+    # The truth's own change is the drawn +50% and what the machine added to either run: near it.
+    ok(abs(got - want) <= 1.5 and 35 <= want <= 75,
        'shift: io p50 change %+.2f%%, the truth\'s %+.2f%% (near +50%%)' % (got, want))
     for q in ('p90', 'p99'):
         want = pct(truth.nearest_rank(b, '0.' + q[1:]), truth.nearest_rank(n, '0.' + q[1:]))
@@ -180,10 +178,10 @@ def test_shift(tmp, base):
     met = sorted(re.findall(r'^simpletrace compare: --fail-if=p50>\+20% met by span (\S+): p50 ', r.stderr, re.M))
     ok(r.returncode == 3 and met == rise and len(r.stderr.splitlines()) == len(rise),
        'fail-if p50>+20%%: exit 3 (%d), met by %s, the truth %s' % (r.returncode, met, rise), r.stderr)
-    for expr in ('io:p50>+80%', 'io:p50<-20%', 'p99<+0%', 'count<-1%'):
+    for expr in ('io:p50>+90%', 'io:p50<-20%', 'p50<+0%', 'count<-1%'):
         r = compare('--fail-if=' + expr, base.path, shifted)
         ok(r.returncode == 0 and r.stderr == '', 'fail-if %s: not met, exit 0' % expr, r.stderr)
-    r = compare('--fail-if=io:p50>+80%', '--fail-if=io:p50>+20%', base.path, shifted)
+    r = compare('--fail-if=io:p50>+90%', '--fail-if=io:p50>+20%', base.path, shifted)
     ok(r.returncode == 3 and len(r.stderr.splitlines()) == 1 and 'io:p50>+20% met by span io' in r.stderr,
        'two conditions, one met: exit 3, one line', r.stderr)
     r = compare('--fail-if=iox:p50>+1%', base.path, shifted)
@@ -197,7 +195,6 @@ def test_shift(tmp, base):
     want = {k: (s['base']['count'], s['new']['count'], s['significant']) for k, s in spans.items()}
     ok(r.returncode == 0 and got == want and '%d of %d spans changed significantly' % (len(want), len(want)) in r.stdout,
        'text: each span\'s counts and verdict as the JSON', r.stdout[-2000:])
-    return shifted
 
 
 def test_same(tmp, base_args):
@@ -301,15 +298,16 @@ def test_by(tmp, base, shifted):
 
 def main():
     with tempfile.TemporaryDirectory(prefix='st-compare-') as tmp:
-        base_path = os.path.join(tmp, 'base.trace')
-        if run_all([(base_path, COUNT, BASE_US, '--seed=11')]):
+        base_path, shifted = os.path.join(tmp, 'base.trace'), os.path.join(tmp, 'shift.trace')
+        # At the same time, so the machine's load weighs on both alike.
+        if run_all([(base_path, COUNT, BASE_US, '--seed=11'),
+                    (shifted, COUNT, BASE_US, '--seed=13', '--shift-pct=50')]):
             base = Run(base_path)
-            shifted = test_shift(tmp, base)
+            test_shift(tmp, base, shifted)
             test_same(tmp, None)
             test_counts(tmp, base)
-            if shifted:
-                test_errors(tmp, base, shifted)
-                test_by(tmp, base, shifted)
+            test_errors(tmp, base, shifted)
+            test_by(tmp, base, shifted)
     return done()
 
 
