@@ -377,10 +377,8 @@ int cli_trace_operands_pair(const char *cmd, int argc, char **argv, int first, s
 {
     if (argc - first < 2)
         return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] BASE NEW (two runs to compare)");
-    int i = cli_first_trace(argc, argv, first);
-    if (argc - i < 2)
-        return cli_usage_error(cmd, "need two runs, BASE and NEW, after the trace-events files (%s is a "
-                                    "trace-events file)", argv[argc - 2]);
+    /* The last two operands are the runs, whatever they hold (a missing file is said to be missing). */
+    int i = cli_first_trace(argc - 1, argv, first);
     if (argc - i > 2)
         return cli_usage_error(cmd, "more than two runs given from '%s' on (BASE NEW: a run of several traces "
                                     "is a directory)", argv[i]);

@@ -263,6 +263,15 @@ def test_errors(tmp, base, shifted):
         ok(r.returncode == 2 and says in r.stderr and (os.path.getsize(base.path), os.path.getsize(shifted)) == size,
            'usage error (%s): exit 2' % says, r.stderr)
 
+    # --offset moves the run holding the trace it names (durations unchanged); one naming neither is refused.
+    r = compare('--offset=%s=-1ms' % shifted, base.path, shifted)
+    plain = json.loads(compare(base.path, shifted).stdout)
+    ok(r.returncode == 0 and json.loads(r.stdout)['spans'] == plain['spans'], '--offset=NEW=-1ms: the same spans',
+       r.stderr)
+    r = compare('--offset=%s=1ms' % os.path.join(tmp, 'nowhere.trace'), base.path, shifted)
+    ok(r.returncode == 2 and 'names none of the traces of BASE or NEW' in r.stderr, '--offset naming neither run: '
+       'exit 2', r.stderr)
+
     # A run given as a directory: the same comparison.
     d = os.path.join(tmp, 'base-dir')
     os.mkdir(d)
@@ -271,6 +280,11 @@ def test_errors(tmp, base, shifted):
     da, db = json.loads(a.stdout), json.loads(b.stdout)
     ok(b.returncode == 0 and da['spans'] == db['spans'] and da['events'] == db['events'],
        'BASE as a directory holding the trace: the same figures', b.stderr)
+
+    missing = os.path.join(tmp, 'missing.trace')
+    r = compare(missing, shifted)
+    ok(r.returncode == 1 and missing in r.stderr and r.stdout == '', 'a BASE that is not there: exit 1, named',
+       r.stderr)
 
     # A damaged run: exit 1, the place named, the figures before it still compared.
     with open(shifted, 'rb') as f:
