@@ -72,8 +72,10 @@ static void text_events(FILE *f, const struct st__an_comparison *c)
 static void text_figure(FILE *f, const char *label, bool have0, uint64_t v0, bool have1, uint64_t v1)
 {
     char a[32], b[32], p[32];
-    fprintf(f, "  %-7s %11s %11s %8s\n", label, have0 ? dur(a, sizeof a, v0) : "-", have1 ? dur(b, sizeof b, v1) : "-",
-            have0 && have1 ? pct_text(p, sizeof p, (double)v0, (double)v1) : "");
+    fprintf(f, "  %-7s %11s %11s", label, have0 ? dur(a, sizeof a, v0) : "-", have1 ? dur(b, sizeof b, v1) : "-");
+    if (have0 && have1 && *pct_text(p, sizeof p, (double)v0, (double)v1))
+        fprintf(f, " %8s", p);
+    fputc('\n', f);
 }
 
 static void text_span(FILE *f, const struct st__an_comparison *c, const struct st__an_cmp_span *s)
