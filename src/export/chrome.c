@@ -87,7 +87,7 @@ struct ev_fmt {
 struct fn_fmt {
     char *begin, *end; /* {"name":"F","cat":...,"ph":"B","ts": (and "E") */
     size_t begin_len, end_len;
-    char *abegin, *aend; /* {"name":"F","cat":...,"ph":"b","ts": (and "e") */
+    char *abegin, *aend; /* {"name":"F","cat":...,"ph":"b","ts": (and "e"), made at its first keyed span */
     size_t abegin_len, aend_len;
 };
 
@@ -287,9 +287,7 @@ static int build_formats(struct st__ex_ctx *ctx, struct chrome *c)
         struct fn_fmt *f = &c->fn[c->nfn];
         f->begin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"B\",\"ts\":", &f->begin_len);
         f->end = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"E\",\"ts\":", &f->end_len);
-        f->abegin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"b\",\"ts\":", &f->abegin_len);
-        f->aend = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"e\",\"ts\":", &f->aend_len);
-        if (!f->begin || !f->end || !f->abegin || !f->aend)
+        if (!f->begin || !f->end)
             return -ENOMEM;
     }
     return 0;
@@ -431,8 +429,16 @@ static int chrome_async_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, c
                               struct st__ex_open *o, uint64_t ts)
 {
     struct chrome *c = ctx->out;
+    struct fn_fmt *f = &c->fn[o->func];
+    const char *name = ctx->pairs.names[o->func];
+    if (!f->abegin) { /* only keyed rules' functions need them (a function trace has thousands of others) */
+        f->abegin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"b\",\"ts\":", &f->abegin_len);
+        f->aend = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"e\",\"ts\":", &f->aend_len);
+        if (!f->abegin || !f->aend)
+            return -ENOMEM;
+    }
     o->user = ++c->async_ids;
-    return put_event(ctx, t, c->fn[o->func].abegin, c->fn[o->func].abegin_len, rec, ts, o->user);
+    return put_event(ctx, t, f->abegin, f->abegin_len, rec, ts, o->user);
 }
 
 static int chrome_async_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
