@@ -25,7 +25,12 @@ are worked out from `print --format=json` alone (keyed_spans.py), then:
     begin's time in both formats);
   - uftrace (replay shows every thread as print predicts: keyed events are
     user events, the workers' calls nest) and CTF (babeltrace2 and
-    python3-bt2 read every record) still export such a trace.
+    python3-bt2 read every record) still export such a trace;
+  - two runs exported together: the same keys in two processes are spans of
+    their own process only, each process with its own async tracks;
+  - the trace cut in the middle of a record (as kill -9 leaves it): the
+    spans open there end, unfinished, at the last record before the cut
+    (Chrome on standard output stays valid JSON).
 
 argv: SIMPLETRACE ASYNC-APP UFTRACE PYTHON3 BT2-PYTHON3 PROTOC PROTO BABELTRACE2 CHECK-PERFETTO CHECK-CTF
       CHECK-CHROME
@@ -57,9 +62,9 @@ def ns(ts):
     return int(decimal.Decimal(ts) * 1000)
 
 
-def print_json(a, trace, tmp, name):
+def print_json(a, traces, tmp, name):
     out = os.path.join(tmp, name + '.print.json')
-    r = run(a.cli, 'print', '--format=json', trace)
+    r = run(a.cli, 'print', '--format=json', *traces)
     with open(out, 'w') as f:
         f.write(r.stdout)
     return out, [json.loads(line) for line in r.stdout.splitlines()]
@@ -88,8 +93,14 @@ def chrome_spans(events):
     return by_id, twice, rest
 
 
+def pid_of(rec, pid):
+    """The process of one of print's records: named when print reads several, else pid."""
+    return (rec.get('process') or {}).get('pid', pid)
+
+
 def check_chrome_spans(doc, recs, spans, roles, pid):
-    """'' when Chrome's async events are the spans, else what differs."""
+    """'' when Chrome's async events are the spans, else what differs (pid: the process of records print does
+    not name one of)."""
     by_id, twice, rest = chrome_spans(doc['traceEvents'])
     if twice or len(by_id) != len(spans):
         return 'ids used twice %s; %d ids for %d spans' % (twice, len(by_id), len(spans))
@@ -97,7 +108,7 @@ def check_chrome_spans(doc, recs, spans, roles, pid):
     for span in spans:
         b = recs[span.begin]
         got = begins.get((b['pid'], b['timestamp_ns'], json.dumps(b['args'])))
-        if not got or got[0]['name'] != span.func or got[0]['pid'] != pid or not got[1]:
+        if not got or got[0]['name'] != span.func or got[0]['pid'] != pid_of(b, pid) or not got[1]:
             return 'span of %s: b %s' % (b, got)
         e = got[1]
         if span.end is not None:
@@ -105,7 +116,7 @@ def check_chrome_spans(doc, recs, spans, roles, pid):
             want = (want['pid'], max(want['timestamp_ns'], b['timestamp_ns']), want['args'])
         else:
             want = (b['pid'], span.closed_at, {'unfinished': True})
-        if (e['tid'], ns(e['ts']), e['args']) != want or e['name'] != span.func or e['pid'] != pid:
+        if (e['tid'], ns(e['ts']), e['args']) != want or e['name'] != span.func or e['pid'] != pid_of(b, pid):
             return 'span of %s: e %s, want %s' % (b, e, want)
     instants = {(ev['tid'], ns(ev['ts']), ev['name'], json.dumps(ev['args'])) for ev in rest if ev['ph'] == 'i'}
     for i, (role, _) in roles.items():
@@ -126,13 +137,14 @@ def decode(a, pftrace):
     return check_perfetto.parse_text(r.stdout.decode('latin-1')).get('packet', [])
 
 
-def most_open(spans, recs):
-    """Per function, the most spans open at once (one ending when another begins counts as open: the exporter
-    never puts two slices touching at one time on one track, which a reader could take in either order)."""
+def most_open(spans, recs, pid):
+    """Per function and process, the most spans open at once (one ending when another begins counts as open:
+    the exporter never puts two slices touching at one time on one track, which a reader could take in either
+    order)."""
     marks = collections.defaultdict(list)
     for s in spans:
         end = recs[s.end]['timestamp_ns'] if s.end is not None else s.closed_at
-        marks[s.func] += [(recs[s.begin]['timestamp_ns'], 1), (end, -1)]
+        marks[s.func, pid_of(recs[s.begin], pid)] += [(recs[s.begin]['timestamp_ns'], 1), (end, -1)]
     out = {}
     for func, m in marks.items():
         level = peak = 0
@@ -143,15 +155,31 @@ def most_open(spans, recs):
     return out
 
 
-def app(a, tmp):
-    trace = os.path.join(tmp, 'app.trace')
+def traced_run(a, trace):
+    """Runs async_app traced into trace: its pid, or None."""
     r = run(a.app, env=dict(os.environ, SIMPLETRACE='enable=*,file=' + trace))
     m = re.search(r'^pid (\d+)', r.stdout, re.M)
     ok(r.returncode == 0 and m and os.path.exists(trace), 'async_app runs traced', r.stdout + r.stderr)
-    if not m:
-        return
-    pid = int(m.group(1))
-    printed, recs = print_json(a, trace, tmp, 'app')
+    return int(m.group(1)) if m else None
+
+
+def perfetto_tracks(a, pftrace):
+    """The async tracks of a Perfetto file: {(name, pid of the parent process): count}."""
+    packets = decode(a, pftrace)
+    procs = {d['uuid'][0]: d['process'][0]['pid'][0] for p in packets for d in p.get('track_descriptor', [])
+             if 'process' in d}
+    return collections.Counter((d['name'][0].decode(), procs.get(d['parent_uuid'][0]))
+                               for p in packets for d in p.get('track_descriptor', [])
+                               if 'name' in d and 'parent_uuid' in d)
+
+
+def app(a, tmp):
+    """(the trace, its pid), or None."""
+    trace = os.path.join(tmp, 'app.trace')
+    pid = traced_run(a, trace)
+    if pid is None:
+        return None
+    printed, recs = print_json(a, [trace], tmp, 'app')
     spans, roles = keyed_spans(recs, [parse_rule(x) for x in ROLES])
     ended = [s for s in spans if s.end is not None]
     why = collections.Counter(s.why for s in spans if s.end is None)
@@ -161,8 +189,9 @@ def app(a, tmp):
        'print: 17 spans (14 requests, 1 submitted again before it completed, 1 never completed; 2 jobs), 15 begun '
        'on the main thread and ended on a worker, 1 end without begin', '%d %d %s %d' % (len(spans), len(ended), why,
                                                                                         len(ends_alone)))
-    peak = most_open(spans, recs)
-    ok(peak.get('request', 0) >= 2, 'print: requests overlap (%s open at once)' % peak.get('request'), peak)
+    peak = most_open(spans, recs, pid)
+    ok(peak.get(('request', pid), 0) >= 2, 'print: requests overlap (%s open at once)' % peak.get(('request', pid)),
+       peak)
 
     out = os.path.join(tmp, 'app.json')
     r = run(a.cli, 'export', '-o', out, *PAIRS, trace)
@@ -185,15 +214,9 @@ def app(a, tmp):
        'perfetto: protoc decodes it; every record on its thread\'s sequence as print shows it; each span one slice '
        'of an async track from its begin to its end, never overlapping another on that track; 2 unfinished ends '
        'where the exporter ended spans', r.stderr + c.stdout[-1200:] + c.stderr)
-    packets = decode(a, out) if r.returncode == 0 else []
-    procs = {d['uuid'][0]: d['process'][0]['pid'][0] for p in packets for d in p.get('track_descriptor', [])
-             if 'process' in d}
-    tracks = collections.Counter((d['name'][0].decode(), procs.get(d['parent_uuid'][0]))
-                                 for p in packets for d in p.get('track_descriptor', [])
-                                 if 'name' in d and 'parent_uuid' in d)
-    want = collections.Counter({(func, pid): n for func, n in peak.items()})
-    ok(tracks == want, 'perfetto: async tracks are children of the process\'s track, named after the function, '
-       'as many as spans were open at once (%s)' % dict(want), '%s\n%s' % (tracks, want))
+    tracks = perfetto_tracks(a, out) if r.returncode == 0 else {}
+    ok(tracks == peak, 'perfetto: async tracks are children of the process\'s track, named after the function, '
+       'as many as spans were open at once (%s)' % dict(peak), '%s\n%s' % (tracks, peak))
 
     data = os.path.join(tmp, 'app.data')
     r = run(a.cli, 'export', '-q', '--format=uftrace', '-o', data, *PAIRS, trace)
@@ -214,6 +237,38 @@ def app(a, tmp):
     r = run(a.cli, 'export', '-q', '--format=ctf', '-o', ctf, *PAIRS, trace)
     ok(r.returncode == 0, 'ctf: exported', r.stderr)
     check_ctf(a, ctf, printed, 'app')
+    return trace, pid
+
+
+def cut(a, tmp, trace, pid):
+    data = open(trace, 'rb').read()
+    trace = os.path.join(tmp, 'cut.trace')
+    for part in (2, 3, 4, 6, 8):  # a cut where spans are open (how many are depends on the run's timing)
+        with open(trace, 'wb') as f:
+            f.write(data[:len(data) // part + 7])
+        printed, recs = print_json(a, [trace], tmp, 'cut')
+        spans, roles = keyed_spans(recs, [parse_rule(x) for x in ROLES])
+        never = sum(s.why == 'never' for s in spans)
+        if never:
+            break
+    ok(never > 0, 'cut: print shows %d records before the cut, %d spans open there' % (len(recs), never))
+
+    r = run(a.cli, 'export', '-q', '-o', '-', *PAIRS, trace)
+    out = os.path.join(tmp, 'cut.json')
+    with open(out, 'w') as f:
+        f.write(r.stdout)
+    c = run(a.python, a.check_chrome, out)
+    doc = json.loads(r.stdout, parse_float=decimal.Decimal) if c.returncode == 0 else {'traceEvents': []}
+    diff = check_chrome_spans(doc, recs, spans, roles, pid)
+    ok(r.returncode == 1 and c.returncode == 0 and diff == '',
+       'cut: chrome on standard output: exit 1, valid JSON, the open spans ended unfinished at the last record',
+       r.stderr + c.stdout[-600:] + diff)
+
+    out = os.path.join(tmp, 'cut.pftrace')
+    r = run(a.cli, 'export', '-q', '--format=perfetto', '-o', out, *PAIRS, trace)
+    c = run(a.python, a.check_perfetto, a.protoc, a.proto, out, printed, *ROLES)
+    ok(r.returncode == 1 and c.returncode == 0, 'cut: perfetto: exit 1, the records before the cut, the open spans '
+       'ended unfinished at the last record', r.stderr + c.stdout[-600:] + c.stderr)
 
 
 def skewed_trace(path):
@@ -237,7 +292,7 @@ def skewed_trace(path):
 def skewed(a, tmp):
     trace = os.path.join(tmp, 'skewed.trace')
     skewed_trace(trace)
-    printed, recs = print_json(a, trace, tmp, 'skewed')
+    printed, recs = print_json(a, [trace], tmp, 'skewed')
     roles = ['a_submit=B:a@k', 'a_complete=E:a@k']
     spans, _ = keyed_spans(recs, [parse_rule(x) for x in roles])
     ok(len(recs) == 7 and len(spans) == 3, 'skewed: print reads the hand-built trace (7 records, 3 spans)', recs)
@@ -265,13 +320,44 @@ def skewed(a, tmp):
        'skewed: chrome: the same spans (the early end at its begin\'s time)', r.stderr + c.stdout[-800:] + diff)
 
 
+def two_runs(a, tmp):
+    traces = [os.path.join(tmp, 'run%d.trace' % i) for i in (1, 2)]
+    pids = [traced_run(a, t) for t in traces]
+    if None in pids:
+        return
+    printed, recs = print_json(a, traces, tmp, 'runs')
+    spans, roles = keyed_spans(recs, [parse_rule(x) for x in ROLES])
+    ok(len(spans) == 34 and {pid_of(recs[s.begin], 0) for s in spans} == set(pids),
+       'two runs: print shows 17 spans in each process (the same keys in both)', '%d %s' % (len(spans), pids))
+
+    out = os.path.join(tmp, 'runs.json')
+    r = run(a.cli, 'export', '-q', '-o', out, *PAIRS, *traces)
+    c = run(a.python, a.check_chrome, out)
+    doc = json.load(open(out), parse_float=decimal.Decimal) if r.returncode == 0 else {'traceEvents': []}
+    diff = check_chrome_spans(doc, recs, spans, roles, None)
+    ok(r.returncode == 0 and c.returncode == 0 and diff == '',
+       'two runs: chrome: each key\'s spans within its own process', r.stderr + c.stdout[-800:] + diff)
+
+    out = os.path.join(tmp, 'runs.pftrace')
+    r = run(a.cli, 'export', '-q', '--format=perfetto', '-o', out, *PAIRS, *traces)
+    c = run(a.python, a.check_perfetto, a.protoc, a.proto, out, printed, *ROLES)
+    tracks = perfetto_tracks(a, out) if r.returncode == 0 else {}
+    peak = most_open(spans, recs, None)
+    ok(r.returncode == 0 and c.returncode == 0 and tracks == peak,
+       'two runs: perfetto: each key\'s spans within its own process, on async tracks of that process (%s)' %
+       dict(peak), r.stderr + c.stdout[-800:] + c.stderr + '\n%s\n%s' % (tracks, peak))
+
+
 def main():
     a = consumers(('cli', 'app', 'uftrace'))
     if a is None:
         return done()
     with tempfile.TemporaryDirectory() as tmp:
-        app(a, tmp)
+        ran = app(a, tmp)
+        if ran:
+            cut(a, tmp, *ran)
         skewed(a, tmp)
+        two_runs(a, tmp)
     return done()
 
 
