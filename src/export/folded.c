@@ -349,7 +349,8 @@ static int folded_finish(struct st__ex_ctx *ctx)
         goto out;
     for (size_t i = 0; i < nlines; i++) /* the text is complete: it moves no more */
         lines[i].s = (const char *)text.data + lines[i].off;
-    qsort(lines, nlines, sizeof *lines, line_cmp);
+    if (nlines) /* qsort wants an array, even of none */
+        qsort(lines, nlines, sizeof *lines, line_cmp);
     ret = write_lines(ctx, f, lines, nlines);
     if (ret == 0 && !f->to_stdout)
         ret = st__ex_file_install(ctx, &f->file);
