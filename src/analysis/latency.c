@@ -589,3 +589,8 @@ void st__an_result_free(struct st__an_result *res)
     free(own);
     free(res);
 }
+
+int st__an_check_pair(const char *rule, char *err, size_t errlen)
+{
+    return st__export_check_pair(rule, err, errlen);
+}

@@ -28,6 +28,15 @@ Beyond it: open()
         for rec in trace:
             print(rec.name, rec.timestamp_ns, rec['job'])
 
+Answers: latency()
+    `simpletrace latency` in C on what open() reads: per span of paired
+    events (job_start/job_done, or pairs=['submit:complete@req']) count,
+    percentiles, histogram, slowest spans; the dict is the command's
+    --format=json object, to_frame() a pandas DataFrame of one row per span.
+
+    figures = simpletrace.latency('app.trace', by='thread')
+    print(figures['spans'][0]['p99_ns'])
+
 Where this module differs from QEMU's simpletrace.py, on purpose:
   - traces of format versions 0, 2 and 3 and of the other byte order are
     read (simpletrace.py refuses them);
@@ -45,9 +54,11 @@ Where this module differs from QEMU's simpletrace.py, on purpose:
 import builtins
 import fnmatch
 import inspect
+import json
 import os
 import struct
 import sys
+import warnings
 import weakref
 
 from . import _core
@@ -55,7 +66,7 @@ from ._core import EventsError, OpenError, Record, SimpleException, TraceError
 
 __all__ = ['Analyzer', 'Analyzer2', 'process', 'run', 'read_trace_header', 'read_trace_records',
            'SimpleException', 'TraceError', 'EventsError', 'OpenError', 'Event', 'Arguments', 'read_events', 'is_string',
-           'open', 'Reader', 'Record']
+           'open', 'Reader', 'Record', 'latency', 'Latency']
 
 __version__ = _core.library_version
 
@@ -469,6 +480,7 @@ class Reader(_core.Reader):
                          undeclared=undeclared, buffer_size=buffer_size)
         self._decl = decl or _Declarations(self.catalog)
         self._decl.bind(self)
+        self._print_prefix = _print_prefix(traces, events, no_header, self.name)
 
     @property
     def events(self):
@@ -531,6 +543,106 @@ class Reader(_core.Reader):
             raise KeyError('no event %r is declared' % event)
         names = ['timestamp_ns', 'pid'] + list(self._decl.argnames[self._decl.events.index(self._decl.by_name[event])])
         return pandas.DataFrame({n: [] for n in names})
+
+
+    def latency(self, *, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None):
+        """Measures the spans of every remaining record: a Latency (see simpletrace.latency())."""
+        return _latency(self, 3, pairs, no_default_pairs, by, slowest, functions)
+
+
+# --- answers: simpletrace latency ------------------------------------------------
+
+# The scalar fields of a span in latency's JSON (simpletrace-latency(1)), for a DataFrame without spans.
+_SPAN_COLUMNS = ('name', 'group', 'count', 'unfinished', 'unmatched_end', 'key_reused', 'min_ns', 'mean_ns',
+                 'p50_ns', 'p90_ns', 'p99_ns', 'p999_ns', 'max_ns', 'total_ns', 'self_ns')
+_TEXT_COLUMNS = ('name', 'group')
+# latency() of a damaged trace: the figures of the records before the damage (None for other errors).
+TraceError.figures = None
+_PLAIN_WORD = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+./=:,@%')
+
+
+def _shell_word(word):
+    """word as the command quotes it for a POSIX shell (cmd_latency.c's append_word)."""
+    return word if word and set(word) <= _PLAIN_WORD else "'" + word.replace("'", "'\\''") + "'"
+
+
+def _print_prefix(traces, events, no_header, name):
+    """The `simpletrace print` command reading what a Reader reads (its slowest spans' "print" fields): the
+    paths given, as the command's operands; a source without a path by its name."""
+    def paths(x):
+        items = x if isinstance(x, (list, tuple)) else [x]
+        return [os.fsdecode(p) for p in items] if all(isinstance(p, (str, os.PathLike)) for p in items) else None
+    words = ['--no-header'] if no_header else []
+    words += (paths(events) or []) if events is not None else []
+    words += paths(traces) or [name]
+    return ' '.join(['simpletrace print'] + [_shell_word(w) for w in words])
+
+
+class Latency(dict):
+    """The figures of `simpletrace latency --format=json`, as its JSON object (simpletrace-latency(1)).
+
+    "spans": per span name (and group): name, group (None without by=), count,
+    unfinished, unmatched_end, key_reused, min_ns, mean_ns, p50_ns, p90_ns,
+    p99_ns, p999_ns, max_ns (None when count is 0), total_ns, self_ns,
+    histogram [{lo_ns, hi_ns, count}], slowest [{begin_ns, duration_ns, pid,
+    tid, end_tid, key, print}]; "events": [{name, count}]; "records",
+    "first_ns", "last_ns"; "partial" (True: the figures of the records before
+    a damaged trace's damage, on TraceError.figures).
+    """
+
+    def to_frame(self):
+        """A pandas DataFrame of the spans, one row each; columns: their scalar fields (name and group as str,
+        the others as pandas' nullable UInt64, <NA> where the JSON has null)."""
+        pandas = _optional('pandas', 'Latency.to_frame()')
+        spans = self['spans']
+        columns = [k for k, v in spans[0].items() if not isinstance(v, (list, dict))] if spans else _SPAN_COLUMNS
+        return pandas.DataFrame({c: pandas.array([s.get(c) for s in spans],
+                                                 dtype=object if c in _TEXT_COLUMNS else 'UInt64')
+                                 for c in columns})
+
+
+def _latency(reader, stacklevel, pairs, no_default_pairs, by, slowest, functions):
+    """Reader.latency(); the command's warnings as Python warnings (stacklevel: the caller's frame)."""
+    try:
+        text, unused, by_declared = reader.latency_json(
+            pairs=[pairs] if isinstance(pairs, str) else pairs, no_default_pairs=no_default_pairs, by=by,
+            slowest=slowest, functions=functions, print_prefix=reader._print_prefix)
+    except Exception as e:
+        if isinstance(getattr(e, 'figures', None), str):  # a damaged trace: the records before the damage
+            e.figures = Latency(json.loads(e.figures))
+        raise
+    if unused:
+        warnings.warn('latency: pairs rule %r pairs no declared events%s' %
+                      (unused, ' (both must declare the key\'s argument)' if '@' in unused else ''),
+                      stacklevel=stacklevel)
+    if not by_declared:
+        warnings.warn('latency: by=%r: no event declares an argument %r (every span is in group "")' % (by, by),
+                      stacklevel=stacklevel)
+    return Latency(json.loads(text))
+
+
+def latency(traces, events=None, *, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None,
+            select=None, tid=None, pid=None, from_ns=None, to_ns=None, no_header=False, rotated=False):
+    """`simpletrace latency` on traces: a Latency, the dict of its --format=json (to_frame(): a DataFrame).
+
+    traces, events and the filters (select, tid, pid, from_ns, to_ns,
+    no_header, rotated) as open() takes them; Reader.latency() measures an
+    open Reader's remaining records. As the command's options:
+      pairs             pairing rules "BEGIN:END[=NAME][@ARG]" (a str or a list), tried before the
+                        built-in *_enter:*_exit, *_begin:*_end, *_start:*_done
+      no_default_pairs  only the pairs given
+      by                None, 'thread', 'process' or an argument's name: every figure per group
+      slowest           the N slowest spans kept per span name and group (0..10000)
+      functions         a function trace (uftrace.data directory) of the same run: its calls are spans too
+    A rule that pairs nothing and a by= argument no event declares are
+    warnings. Raises ValueError for a bad rule, OpenError/TraceError as
+    open() does, and for a damaged trace TraceError after measuring the
+    records before the damage: their figures are its `figures` (a Latency
+    with "partial": True).
+    """
+    with Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
+                no_header=no_header, rotated=rotated) as reader:
+        return _latency(reader, 3, pairs, no_default_pairs, by, slowest, functions)
 
 
 def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, to_ns=None, no_header=False,
