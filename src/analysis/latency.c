@@ -473,9 +473,11 @@ static int make_result(struct lat *L, struct st__ex_ctx *ctx, struct st__an_resu
         s->group = s->gid ? L->groups[s->gid] : NULL;
         if (!(s->name = strdup(ctx->pairs.names[s->func])))
             return -ENOMEM;
-        qsort(s->slow, s->nslow, sizeof *s->slow, slow_order);
+        if (s->nslow) /* slow is NULL with --slowest=0, and qsort() wants an array */
+            qsort(s->slow, s->nslow, sizeof *s->slow, slow_order);
     }
-    qsort(res->spans, res->nspans, sizeof *res->spans, by_name_group);
+    if (res->nspans)
+        qsort(res->spans, res->nspans, sizeof *res->spans, by_name_group);
     size_t n = st_catalog_count(ctx->cat) + 1;
     if (!(res->events = calloc(n, sizeof *res->events)))
         return -ENOMEM;
