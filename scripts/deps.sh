@@ -19,7 +19,7 @@ case "$set_name" in
   build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3 python3-dev) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
-               systemtap util-linux python3-dev python3-numpy python3-pandas) ;;
+               systemtap util-linux python3-dev python3-numpy python3-pandas chromium) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
                babeltrace2 uftrace python3-dev python3-numpy python3-pandas) ;;
   *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;

@@ -307,8 +307,9 @@ static void summary(const struct export_cli *o, const struct st__export_summary 
     if (s->names_cut)
         fprintf(stderr, PROG ": %" PRIu64 " name%s longer than %u bytes cut to that, ending in \"" ST_UFT_NAME_CUT
                 "\" (uftrace reads no longer names)\n", s->names_cut, plural(s->names_cut), ST_UFT_NAME_MAX);
-    if (s->unused_rule[0])
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", s->unused_rule);
+    for (size_t k = 0; k < o->ex.npairs && k < 64; k++)
+        if (s->unused_rules >> k & 1)
+            fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", o->pairs[k]);
 }
 
 /* --- running it -------------------------------------------------------------------------- */

@@ -751,6 +751,8 @@ int st__export_run(struct st_reader *r, const struct st__export_options *o, stru
     const char *unused = st__ex_pairs_unused(&ctx.pairs);
     if (ret == 0 && unused)
         snprintf(s->unused_rule, sizeof s->unused_rule, "%s", unused);
+    if (ret == 0)
+        s->unused_rules = st__ex_pairs_unused_mask(&ctx.pairs);
     if (ret == 0 && damage) {
         s->partial = true;
         ret = damage;

@@ -134,6 +134,7 @@ struct st__export_summary {
     uint64_t too_deep;       /* begins beyond max_depth, not written */
     uint64_t clamped;        /* timestamps raised to keep each thread in time order */
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
+    uint64_t unused_rules;   /* bit k: caller rule k (k < 64) paired no event, so each one can be named */
     uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
     uint64_t names_cut;        /* uftrace: event and function names cut to what uftrace reads (ST_UFT_NAME_MAX) */

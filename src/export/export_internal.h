@@ -64,6 +64,9 @@ int st__ex_pairs_grow(struct st__ex_pairs *p, const struct st_catalog *cat);
 /* The first caller rule that paired nothing so far, or NULL: known at the end of the run. */
 const char *st__ex_pairs_unused(const struct st__ex_pairs *p);
 
+/* Every caller rule that paired nothing so far: bit k for rule k (the first 64 rules). */
+uint64_t st__ex_pairs_unused_mask(const struct st__ex_pairs *p);
+
 /* Appends n function names name(arg, 0..n) (not deduplicated); *first gets the first one's id. 0 or -ENOMEM. */
 int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
                      uint32_t *first);
