@@ -46,7 +46,7 @@ ONLY = {
     ('runtime/monitor', 'format'): {'monitor_proto.h'},
     ('recover', 'runtime/drain'): {'merge.h'},
     ('python', 'common'): {'growbuf.h'},
-    # The module's answers (latency(), compare()) run analysis's own functions, through its one header.
+    # The module's answers (latency(), compare()) run analysis's functions, through its one header.
     ('python', 'analysis'): {'analysis.h'},
 }
 # (part, used part) -> headers of the used part it may not include: it goes through a public API instead.

@@ -28,7 +28,7 @@ class TraceError(SimpleException, ValueError):
     record: int
     errno: int
     reason: str
-    figures: Optional['Latency']
+    figures: Union['Latency', 'Comparison', None]
 
 class EventsError(SimpleException, ValueError): ...
 
@@ -136,10 +136,21 @@ def open(traces: _Trace, events: Optional[_Events] = ..., *, select: Union[str, 
          buffer_size: int = ...) -> Reader: ...
 
 class Latency(Dict[str, Any]):
-    def to_frame(self) -> Any: ...
+    def to_frame(self, part: str = ...) -> Any: ...
+
+class Comparison(Dict[str, Any]):
+    met: List[Dict[str, Any]]
+    def to_frame(self, part: str = ...) -> Any: ...
 
 def latency(traces: _Trace, events: Optional[_Events] = ..., *, pairs: Union[str, Sequence[str]] = ...,
             no_default_pairs: bool = ..., by: Optional[str] = ..., slowest: int = ...,
             functions: Optional[_Path] = ..., select: Union[str, Sequence[str], None] = ...,
             tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
             to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ...) -> Latency: ...
+
+def compare(base: Union[_Trace, Reader], new: Union[_Trace, Reader], events: Optional[_Events] = ..., *,
+            pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ..., by: Optional[str] = ...,
+            functions: Optional[Tuple[Optional[_Path], Optional[_Path]]] = ..., alpha: float = ...,
+            fail_if: Union[str, Sequence[str]] = ..., select: Union[str, Sequence[str], None] = ...,
+            tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
+            to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ...) -> Comparison: ...

@@ -720,9 +720,9 @@ static PyMethodDef reader_methods[] = {
      "Reads every remaining record into one column per field of each event."},
     {"latency_json", (PyCFunction)(void (*)(void))pyst_reader_latency, METH_VARARGS | METH_KEYWORDS,
      "latency_json(*, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None, print_prefix=None)\n"
-     "-> (json, unused_rule, by_declared)\n\n"
+     "-> (json, (unused_rules, by_declared))\n\n"
      "Measures the spans of every remaining record: `simpletrace latency --format=json`'s text, the\n"
-     "--pair rule that paired nothing (or None), and whether an event declares the by= argument."},
+     "--pair rules that paired nothing, and whether an event declares the by= argument."},
     {"format_text", (PyCFunction)(void (*)(void))reader_format_text, METH_VARARGS | METH_KEYWORDS,
      "format_text(writer, show_process=False)\n\nWrites simpletrace.py's text of every remaining record "
      "with writer.write(bytes)."},

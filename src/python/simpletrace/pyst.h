@@ -1,7 +1,8 @@
 /*
  * simpletrace._core: the C half of the Python module `simpletrace`. It
  * uses libsimpletrace-read's public API (include/simpletrace/reader.h),
- * analysis.h for latency() (src/analysis/, linked in with export's engine)
+ * analysis.h for latency() and compare() (src/analysis/, linked in with
+ * export's engine)
  * and Python's C API; the QEMU-compatible layer (Analyzer, process(), Event
  * objects) is Python, in __init__.py, and calls in here for every loop
  * over records.
@@ -189,5 +190,8 @@ extern PyTypeObject pyst_BufferType;
 
 /* Reader.latency_json(...): `simpletrace latency --format=json` of the remaining records. */
 PyObject *pyst_reader_latency(ReaderObject *self, PyObject *args, PyObject *kwargs);
+
+/* _core.compare_json(base, new, ...): `simpletrace compare --format=json` of two Readers, the conditions met. */
+PyObject *pyst_compare_json(PyObject *mod, PyObject *args, PyObject *kwargs);
 
 #endif /* ST_PYTHON_PYST_H */
