@@ -732,7 +732,8 @@ def compare(base, new, events=None, *, pairs=(), no_default_pairs=False, by=None
 
     base, new: each what open() takes (a path, a list of paths read as one
     run, bytes, a file object), or an open Reader (its remaining records);
-    events and the filters apply to both, as open() takes them. As the
+    events and the filters apply to both as open() takes them (a Reader
+    was opened with its own). As the
     command's options: pairs, no_default_pairs and by as latency() takes
     them; functions: None or (BASE's function trace, NEW's); alpha: the
     significance level of the Mann-Whitney U test (default 0.01); fail_if:
