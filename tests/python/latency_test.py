@@ -121,7 +121,10 @@ def check_same_as_command(a, b):
     with simpletrace.open(a) as reader:
         first = [next(reader) for _ in range(3)]
         rest = reader.latency(by='thread')
+    with simpletrace.open(a) as reader:
+        whole = simpletrace.latency(reader, by='thread')
     status, want, err = cli_latency('--by=thread', a)
+    ok(whole == want, 'latency() of an open Reader', (whole, want))
     ok(rest['spans'] == want['spans'] and rest['records'] == want['records'] - 3 and
        first[0].name == 'demo_start' and isinstance(rest, simpletrace.Latency),
        'Reader.latency() measures the records not read yet (the first three are no span)', (rest, want))

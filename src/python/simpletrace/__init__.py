@@ -707,8 +707,8 @@ def latency(traces, events=None, *, pairs=(), no_default_pairs=False, by=None, s
     """`simpletrace latency` on traces: a Latency, the dict of its --format=json (to_frame(): a DataFrame).
 
     traces, events and the filters (select, tid, pid, from_ns, to_ns,
-    no_header, rotated) as open() takes them; Reader.latency() measures an
-    open Reader's remaining records. As the command's options:
+    no_header, rotated) as open() takes them; or traces an open Reader (as
+    Reader.latency(): its remaining records). As the command's options:
       pairs             pairing rules "BEGIN:END[=NAME][@ARG]" (a str or a list), tried before the
                         built-in *_enter:*_exit, *_begin:*_end, *_start:*_done
       no_default_pairs  only the pairs given
@@ -721,6 +721,8 @@ def latency(traces, events=None, *, pairs=(), no_default_pairs=False, by=None, s
     records before the damage: their figures are its `figures` (a Latency
     with "partial": True).
     """
+    if isinstance(traces, Reader):
+        return _latency(traces, 3, pairs, no_default_pairs, by, slowest, functions)
     with Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
                 no_header=no_header, rotated=rotated) as reader:
         return _latency(reader, 3, pairs, no_default_pairs, by, slowest, functions)

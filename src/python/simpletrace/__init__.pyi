@@ -142,7 +142,7 @@ class Comparison(Dict[str, Any]):
     met: List[Dict[str, Any]]
     def to_frame(self, part: str = ...) -> Any: ...
 
-def latency(traces: _Trace, events: Optional[_Events] = ..., *, pairs: Union[str, Sequence[str]] = ...,
+def latency(traces: Union[_Trace, Reader], events: Optional[_Events] = ..., *, pairs: Union[str, Sequence[str]] = ...,
             no_default_pairs: bool = ..., by: Optional[str] = ..., slowest: int = ...,
             functions: Optional[_Path] = ..., select: Union[str, Sequence[str], None] = ...,
             tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
