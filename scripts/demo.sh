@@ -49,3 +49,12 @@ if command -v uftrace >/dev/null 2>&1; then
 else
   echo "(uftrace is not installed: apt-get install uftrace, then uftrace replay -d $out/demo.data)"
 fi
+
+step "6. where the time goes: latency of the jobs (job_start/job_done), and of each job end to end"
+# job_submit (main thread) and job_done (a worker) pair by the job's number: a keyed span across threads.
+echo "\$ $st latency --slowest=2 $events $out/demo.trace"
+"$st" latency --slowest=2 "$events" "$out/demo.trace" > "$out/demo.latency.txt"
+head -4 "$out/demo.latency.txt"
+echo "... (histogram and slowest jobs in $out/demo.latency.txt)"
+echo "\$ $st latency --pair='job_submit:job_done=queued_and_run@job' --no-default-pairs --slowest=1 $events $out/demo.trace"
+"$st" latency --pair='job_submit:job_done=queued_and_run@job' --no-default-pairs --slowest=1 "$events" "$out/demo.trace"

@@ -65,25 +65,39 @@ static struct lat *lat_of(struct st__ex_ctx *ctx)
 
 /* --- values as print shows them ------------------------------------------------------- */
 
-/* Writes value v of argument a into buf; *number: it is a bare JSON token (number, true, false). */
-static void value_text(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i,
-                       const struct st_value *v, char *buf, size_t len, bool *number)
+/*
+ * Writes value v into buf as print shows it, given its encoding and
+ * signedness; *number: it is a bare JSON token (a number, true, false).
+ */
+static void value_text(const struct st_value *v, int enc, bool is_signed, char *buf, size_t len, bool *number)
 {
-    int enc = ev ? st_catalog_arg_encoding(cat, ev, i) : ST_ARG_ENCODING_INTEGER;
-    *number = true;
-    if (v->kind == ST_VALUE_STRING) {
-        *number = false;
+    *number = v->kind != ST_VALUE_STRING && v->kind != ST_VALUE_POINTER && enc != ST_ARG_ENCODING_POINTER;
+    if (v->kind == ST_VALUE_STRING)
         snprintf(buf, len, "%.*s", (int)v->len, v->str);
-    } else if (enc == ST_ARG_ENCODING_POINTER || v->kind == ST_VALUE_POINTER) {
-        *number = false;
+    else if (!*number)
         snprintf(buf, len, "0x%" PRIx64, v->u64);
-    } else if (enc == ST_ARG_ENCODING_BOOL) {
+    else if (enc == ST_ARG_ENCODING_BOOL)
         snprintf(buf, len, "%s", v->u64 ? "true" : "false");
-    } else if (ev && ev->args[i].is_signed) {
+    else if (is_signed)
         snprintf(buf, len, "%" PRId64, (int64_t)v->u64);
-    } else {
+    else
         snprintf(buf, len, "%" PRIu64, v->u64);
-    }
+}
+
+/* Argument i of rec as print shows it. */
+static void arg_text(const struct st_catalog *cat, const struct st_record *rec, unsigned i, char *buf, size_t len,
+                     bool *number)
+{
+    value_text(&rec->args[i], st_catalog_arg_encoding(cat, rec->event, i), rec->event->args[i].is_signed, buf, len,
+               number);
+}
+
+/* A keyed span's key as print shows it. */
+static void key_text(const struct st__ex_open *o, char *buf, size_t len, bool *number)
+{
+    struct st_value v = {.kind = o->is_str ? ST_VALUE_STRING : o->arg->kind, .u64 = o->value, .str = o->str,
+                         .len = (uint32_t)o->value};
+    value_text(&v, ST_ARG_ENCODING_INTEGER, o->arg->is_signed, buf, len, number);
 }
 
 /* --- groups ------------------------------------------------------------------------------ */
@@ -162,8 +176,7 @@ static long group_of(struct st__ex_ctx *ctx, struct st__ex_thread *t, const stru
     case ST__AN_BY_ARG:
         if (!rec || !rec->event || rec->event->index >= L->ncat || L->by_arg[rec->event->index] < 0)
             return group_id(L, "");
-        unsigned i = (unsigned)L->by_arg[rec->event->index];
-        value_text(ctx->cat, rec->event, i, &rec->args[i], text, sizeof text, &number);
+        arg_text(ctx->cat, rec, (unsigned)L->by_arg[rec->event->index], text, sizeof text, &number);
         return group_id(L, text);
     default: return 0;
     }
@@ -276,15 +289,7 @@ static int measured(struct st__ex_ctx *ctx, uint32_t func, uint32_t group, struc
                                 .tid = begin->tid, .end_tid = end->tid};
         if (o) {
             c.has_key = true;
-            if (o->is_str) {
-                snprintf(c.key, sizeof c.key, "%s", o->str);
-            } else {
-                struct st_value v = {.kind = o->arg->kind, .u64 = o->value};
-                struct st_event_info ev = {.nargs = 1, .args = o->arg};
-                value_text(NULL, NULL, 0, &v, c.key, sizeof c.key, &c.key_is_number);
-                if (o->arg->is_signed)
-                    value_text(NULL, &ev, 0, &v, c.key, sizeof c.key, &c.key_is_number);
-            }
+            key_text(o, c.key, sizeof c.key, &c.key_is_number);
         }
         keep_slow(s, L->o->slowest, &c);
     }

@@ -28,7 +28,10 @@ static const char catalog_text[] = "a_enter(void) \"\"\n"
                                    "lock_acquire(void) \"\"\n"
                                    "lock_release(void) \"\"\n"
                                    "c_exit(void) \"\"\n"
-                                   "a_begin(void) \"\"\n";
+                                   "a_begin(void) \"\"\n"
+                                   "req_submit(uint64_t req, int size) \"\"\n"
+                                   "req_complete(int status, uint64_t req) \"\"\n"
+                                   "req_nokey(int size) \"\"\n";
 
 static struct st_catalog *cat;
 
@@ -41,7 +44,12 @@ static const char *role_in(const struct st_catalog *c, const struct st__ex_pairs
         return "no such event";
     if (p->role[e->index] == ST__EX_INSTANT)
         return "I";
-    snprintf(buf, sizeof buf, "%c:%s", p->role[e->index] == ST__EX_BEGIN ? 'B' : 'E', p->names[p->func[e->index]]);
+    static const char roles[] = "IBEbe"; /* keyed: lowercase, with the key's argument index */
+    if (p->role[e->index] >= ST__EX_KEYED_BEGIN)
+        snprintf(buf, sizeof buf, "%c:%s@%u", roles[p->role[e->index]], p->names[p->func[e->index]],
+                 p->key_arg[e->index]);
+    else
+        snprintf(buf, sizeof buf, "%c:%s", roles[p->role[e->index]], p->names[p->func[e->index]]);
     return buf;
 }
 
@@ -171,13 +179,75 @@ static void test_growing_pairs(void)
     st_reader_close(r);
 }
 
+/* Keyed rules pair only events that both declare the key, and record where it is in each. */
+static void test_keyed_pairs(void)
+{
+    struct st__ex_pairs p;
+    char unused[128];
+    const char *rules[] = {"req_submit:req_complete=request@req", "req_nokey:req_complete@req"};
+    is_int(build(&p, rules, 1, true, unused), 0, "keyed: the rule resolves");
+    is_str(role_of(&p, "req_submit"), "b:request@0", "keyed: the begin knows its key is argument 0");
+    is_str(role_of(&p, "req_complete"), "e:request@1", "keyed: the end knows its key is argument 1");
+    st__ex_pairs_free(&p);
+    is_int(build(&p, rules + 1, 1, true, unused), 0, "keyed: a rule whose begin lacks the key resolves");
+    is_str(role_of(&p, "req_nokey"), "I", "keyed: a begin without the key's argument stays an instant");
+    is_str(unused, "req_nokey:req_complete@req", "keyed: the rule is reported as pairing nothing");
+    st__ex_pairs_free(&p);
+}
+
+/* The keyed spans' table against a plain list: every find agrees, through growth and removals. */
+static void test_keyed_table(void)
+{
+    enum { N = 5000 };
+    static bool open[N];
+    struct st__ex_process procs[2] = {{.index = 0}, {.index = 1}};
+    struct st__ex_keyed k = {0};
+    struct st_arg_info arg = {.name = "req", .type = "uint64_t", .kind = ST_VALUE_INTEGER, .size = 8};
+    unsigned seed = 7;
+    int wrong = 0;
+    char text[32];
+    for (int step = 0; step < 40000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int i = (int)((seed >> 8) % N);
+        /* Keys i: even ones integers of process i % 2, odd ones strings; the same value in both processes. */
+        struct st_value v = {.kind = ST_VALUE_INTEGER, .u64 = (uint64_t)i * 4096u};
+        if (i & 1) {
+            snprintf(text, sizeof text, "key-%d", i);
+            v = (struct st_value){.kind = ST_VALUE_STRING, .str = text, .len = (uint32_t)strlen(text)};
+        }
+        struct st__ex_process *proc = &procs[(i >> 1) & 1];
+        struct st__ex_open *o = st__ex_keyed_find(&k, proc, 3, &v);
+        wrong += (o != NULL) != open[i];
+        if (o) {
+            wrong += o->begin_ts != (uint64_t)i || o->func != 3 || o->proc != proc;
+            st__ex_keyed_remove(&k, o);
+            open[i] = false;
+        } else {
+            int ret = st__ex_keyed_get(&k, proc, 3, &v, &arg, &o);
+            wrong += ret != 0;
+            if (ret == 0)
+                o->begin_ts = (uint64_t)i;
+            open[i] = true;
+        }
+        wrong += st__ex_keyed_find(&k, &procs[2 - 1 - ((i >> 1) & 1)], 3, &v) != NULL; /* never the other process's */
+    }
+    size_t n = 0;
+    for (int i = 0; i < N; i++)
+        n += open[i];
+    is_int(wrong, 0, "keyed table: 40000 begins and ends agree with a plain list (finds, removals, growth)");
+    is_int((long)k.n, (long)n, "keyed table: it holds exactly the spans open now (%zu)", n);
+    st__ex_keyed_free(&k);
+}
+
 static void test_rule_syntax(void)
 {
     char err[256];
     is_int(st__export_check_pair("a:b", err, sizeof err), 0, "rules: exact names");
     is_int(st__export_check_pair("*_x:*_y=f_*", err, sizeof err), 0, "rules: patterns and NAME");
+    is_int(st__export_check_pair("*_x:*_y=f_*@req", err, sizeof err), 0, "rules: a key after NAME");
+    is_int(st__export_check_pair("a:b@_k9", err, sizeof err), 0, "rules: a key after END");
     const char *bad[] = {"ab", ":b", "a:", "a*:b", "a:b*", "**:b*", "a*:b*:c", "a:b=", "a:b=x*", "a b:c",
-                         "a*:b*=*x*"};
+                         "a*:b*=*x*", "a:b@", "a:b@9x", "a:b@k@l", "a:b@k-l", "a@k:b", "a:b=@k"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
         is_int(st__export_check_pair(bad[i], err, sizeof err), -EINVAL, "rules: '%s' is refused (%s)", bad[i], err);
@@ -326,6 +396,8 @@ int main(void)
     test_default_pairs();
     test_user_pairs();
     test_rule_syntax();
+    test_keyed_pairs();
+    test_keyed_table();
     test_growing_pairs();
     test_info();
     test_lines();
