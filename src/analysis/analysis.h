@@ -47,6 +47,9 @@ struct st__an_options {
     void *not_damage_opaque;
 };
 
+/* Checks the syntax of one rule of pairs (export's grammar) before a run. 0, or -EINVAL with what is wrong in err. */
+int st__an_check_pair(const char *rule, char *err, size_t errlen);
+
 /* One of the slowest spans. */
 struct st__an_slow {
     uint64_t begin_ns, duration_ns; /* on the trace's clock */

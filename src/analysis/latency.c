@@ -481,7 +481,8 @@ static int make_result(struct lat *L, struct st__ex_ctx *ctx, struct st__an_resu
         if (s->nslow) /* --slowest=0: no array at all, and qsort wants one */
             qsort(s->slow, s->nslow, sizeof *s->slow, slow_order);
     }
-    qsort(res->spans, res->nspans, sizeof *res->spans, by_name_group);
+    if (res->nspans) /* none: spans is NULL */
+        qsort(res->spans, res->nspans, sizeof *res->spans, by_name_group);
     size_t n = st_catalog_count(ctx->cat) + 1;
     if (!(res->events = calloc(n, sizeof *res->events)))
         return -ENOMEM;
@@ -594,4 +595,9 @@ void st__an_result_free(struct st__an_result *res)
         free(own->groups);
     free(own);
     free(res);
+}
+
+int st__an_check_pair(const char *rule, char *err, size_t errlen)
+{
+    return st__export_check_pair(rule, err, errlen);
 }

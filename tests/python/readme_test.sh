@@ -51,6 +51,8 @@ for b in $python_blocks; do
   if grep -q -e numpy -e dataframe "$blocks/$b"; then
     have numpy || missing=numpy
     if [ -z "$missing" ] && grep -q dataframe "$blocks/$b"; then have pandas || missing=pandas; fi
+  elif grep -q to_frame "$blocks/$b"; then
+    have pandas || missing=pandas
   fi
   if [ -n "$missing" ]; then
     check "README Python block \`$first\` without $missing: one line naming python3-$missing" \

@@ -4,7 +4,7 @@ gives back what it took.
 
 Each way (Records with their values, QEMU's tuples, Analyzer2 methods and
 catchall, the deprecated Analyzer's three arities and catchall(event, rec),
-an own _process_event, numpy columns) reads the same 1M-record trace under
+an own _process_event, latency(), compare(), numpy columns) reads the same 1M-record trace under
 tracemalloc: afterwards the memory Python holds is what it was before (a
 leaked object per record would be 28 MB or more; the allowance is 256 KiB),
 the peak stays small (the records are not kept), the reference counts of
@@ -136,17 +136,30 @@ def main():
             del cols, reader
             return n
 
+        def latency_way():
+            figures = simpletrace.latency(tr, events, pairs=['lock_acquire:lock_release=held@mutex'], by='thread')
+            ok(figures['spans'] and figures['spans'][0]['name'] == 'held', 'latency(): the keyed spans measured')
+            return figures['records']
+
+        def compare_way():
+            figures = simpletrace.compare(tr, tr, events, pairs=['lock_acquire:lock_release=held@mutex'],
+                                          fail_if=['held:p99>+1%', 'count<-1%'])
+            ok(figures['spans'] and not figures.met, 'compare(): one trace against itself, no condition met')
+            return figures['base']['records'] + figures['new']['records']
+
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         measure('Records', records_way, watched)
         measure("QEMU's tuples (read_trace_records)", tuples_way, watched)
         measure('Analyzer2 methods and catchall', analyzer_way(methods), watched)
         measure('Analyzer (deprecated): three arities and catchall(event, rec)', analyzer_way(legacy), watched)
         measure('an own _process_event', analyzer_way(own), watched)
+        measure('latency()', latency_way, watched)
+        measure('compare()', compare_way, watched)
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss
         if 'asan' in os.environ.get('LD_PRELOAD', ''):
             ok(True, 'peak RSS while streaming # SKIP under AddressSanitizer, whose quarantine keeps freed memory')
         else:
-            ok(grown < 64 << 10, 'peak RSS grew by %d KiB while streaming 5 x %d records' % (grown, records))
+            ok(grown < 64 << 10, 'peak RSS grew by %d KiB while streaming 8 x %d records' % (grown, records))
         try:
             import numpy  # noqa: F401
             measure('numpy columns, dropped after use', columns_way, watched, peak_limit=1 << 40)

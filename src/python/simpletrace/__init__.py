@@ -28,6 +28,19 @@ Beyond it: open()
         for rec in trace:
             print(rec.name, rec.timestamp_ns, rec['job'])
 
+Answers: latency() and compare()
+    `simpletrace latency` and `simpletrace compare` in C on what open()
+    reads: per span of paired events (job_start/job_done, or
+    pairs=['submit:complete@req']) count, percentiles, histogram, slowest
+    spans; two runs side by side with a significance test and fail_if
+    conditions. Each returns the command's --format=json object as a dict;
+    to_frame() makes a pandas DataFrame of one row per span.
+
+    figures = simpletrace.latency('app.trace', by='thread')
+    print(figures['spans'][0]['p99_ns'])
+    diff = simpletrace.compare('before.trace', 'after.trace', fail_if='p99>+10%')
+    if diff.met: ...
+
 Where this module differs from QEMU's simpletrace.py, on purpose:
   - traces of format versions 0, 2 and 3 and of the other byte order are
     read (simpletrace.py refuses them);
@@ -45,9 +58,11 @@ Where this module differs from QEMU's simpletrace.py, on purpose:
 import builtins
 import fnmatch
 import inspect
+import json
 import os
 import struct
 import sys
+import warnings
 import weakref
 
 from . import _core
@@ -55,7 +70,7 @@ from ._core import EventsError, OpenError, Record, SimpleException, TraceError
 
 __all__ = ['Analyzer', 'Analyzer2', 'process', 'run', 'read_trace_header', 'read_trace_records',
            'SimpleException', 'TraceError', 'EventsError', 'OpenError', 'Event', 'Arguments', 'read_events', 'is_string',
-           'open', 'Reader', 'Record']
+           'open', 'Reader', 'Record', 'latency', 'Latency', 'compare', 'Comparison']
 
 __version__ = _core.library_version
 
@@ -469,6 +484,8 @@ class Reader(_core.Reader):
                          undeclared=undeclared, buffer_size=buffer_size)
         self._decl = decl or _Declarations(self.catalog)
         self._decl.bind(self)
+        self._operands = _operands(traces, self.name)
+        self._print_prefix = _print_prefix(self._operands, events, no_header)
 
     @property
     def events(self):
@@ -531,6 +548,235 @@ class Reader(_core.Reader):
             raise KeyError('no event %r is declared' % event)
         names = ['timestamp_ns', 'pid'] + list(self._decl.argnames[self._decl.events.index(self._decl.by_name[event])])
         return pandas.DataFrame({n: [] for n in names})
+
+
+    def latency(self, *, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None):
+        """Measures the spans of every remaining record: a Latency (see simpletrace.latency())."""
+        return _latency(self, 3, pairs, no_default_pairs, by, slowest, functions)
+
+
+# --- answers: simpletrace latency and compare ------------------------------------
+
+# The scalar fields of a span in latency's JSON (simpletrace-latency(1)), for a DataFrame without spans.
+_SPAN_COLUMNS = ('name', 'group', 'count', 'unfinished', 'unmatched_end', 'key_reused', 'min_ns', 'mean_ns',
+                 'p50_ns', 'p90_ns', 'p99_ns', 'p999_ns', 'max_ns', 'total_ns', 'self_ns')
+_TEXT_COLUMNS = ('name', 'group', 'test')
+_INT_SUFFIXES = ('_ns', 'count', 'unfinished', 'unmatched_end', 'key_reused')
+_PLAIN_WORD = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+./=:,@%')
+# latency() or compare() of a damaged trace: the figures of the records before the damage (None for other errors).
+TraceError.figures = None
+
+
+def _shell_word(word):
+    """word as the command quotes it for a POSIX shell (cmd_latency.c's append_word)."""
+    return word if word and set(word) <= _PLAIN_WORD else "'" + word.replace("'", "'\\''") + "'"
+
+
+def _operands(traces, name):
+    """The trace operands the command would be given for what a Reader reads: the paths, else its name."""
+    items = traces if isinstance(traces, (list, tuple)) else [traces]
+    if items and all(isinstance(p, (str, os.PathLike)) for p in items):
+        return [os.fsdecode(p) for p in items]
+    return [name]
+
+
+def _print_prefix(operands, events, no_header):
+    """The `simpletrace print` command reading what a Reader reads (its slowest spans' "print" fields)."""
+    words = ['--no-header'] if no_header else []
+    if events is not None:
+        items = events if isinstance(events, (list, tuple)) else [events]
+        words += [os.fsdecode(e) for e in items] if all(isinstance(e, (str, os.PathLike)) for e in items) else []
+    return ' '.join(['simpletrace print'] + [_shell_word(w) for w in words + operands])
+
+
+def _column(pandas, name, values):
+    """One DataFrame column of JSON values: text as objects, booleans as nullable boolean, the integer fields
+    (counts, nanoseconds) as nullable UInt64, the others (percentages, rates, statistics) as float64; <NA> or
+    NaN where the JSON has null."""
+    present = [v for v in values if v is not None]
+    if name in _TEXT_COLUMNS or any(isinstance(v, str) for v in present):
+        return pandas.array(values, dtype=object)
+    if present and all(isinstance(v, bool) for v in present):
+        return pandas.array(values, dtype='boolean')
+    if 'pct' not in name and name.endswith(_INT_SUFFIXES) and all(isinstance(v, int) for v in present):
+        return pandas.array(values, dtype='UInt64')
+    return pandas.array([float('nan') if v is None else float(v) for v in values], dtype='float64')
+
+
+class _Figures(dict):
+    """A command's JSON object, with its lists of objects as pandas DataFrames."""
+
+    _EMPTY_COLUMNS = {}
+
+    def to_frame(self, part='spans'):
+        """A pandas DataFrame of self[part] ('spans' or 'events'), one row per item; columns: their scalar fields,
+        and those of their objects as OBJECT_FIELD (compare's base_p99_ns, change_pct_p99); lists left out."""
+        pandas = _optional('pandas', '%s.to_frame()' % type(self).__name__)
+        rows = []
+        for item in self[part]:
+            row = {}
+            for key, value in item.items():
+                if isinstance(value, dict):
+                    row.update(('%s_%s' % (key, k), v) for k, v in value.items() if not isinstance(v, (list, dict)))
+                elif not isinstance(value, list):
+                    row[key] = value
+            rows.append(row)
+        columns = list(rows[0]) if rows else list(self._EMPTY_COLUMNS.get(part, ()))
+        return pandas.DataFrame({c: _column(pandas, c, [r.get(c) for r in rows]) for c in columns})
+
+
+class Latency(_Figures):
+    """The figures of `simpletrace latency --format=json`, as its JSON object (simpletrace-latency(1)).
+
+    "spans": per span name (and group): name, group (None without by=), count,
+    unfinished, unmatched_end, key_reused, min_ns, mean_ns, p50_ns, p90_ns,
+    p99_ns, p999_ns, max_ns (None when count is 0), total_ns, self_ns,
+    histogram [{lo_ns, hi_ns, count}], slowest [{begin_ns, duration_ns, pid,
+    tid, end_tid, key, print}]; "events": [{name, count}]; "records",
+    "first_ns", "last_ns"; "partial" (True: the figures of the records before
+    a damaged trace's damage, on TraceError.figures). to_frame(): the spans
+    as a pandas DataFrame, one row each, their scalar fields as columns (name
+    and group as text, the others as nullable UInt64, <NA> where the JSON has
+    null); to_frame('events') the events.
+    """
+
+    _EMPTY_COLUMNS = {'spans': _SPAN_COLUMNS, 'events': ('name', 'count')}
+
+
+class Comparison(_Figures):
+    """The figures of `simpletrace compare --format=json`, as its JSON object (simpletrace-compare(1)).
+
+    "test" ("mann-whitney-u"), "alpha"; "base" and "new": {trace, records,
+    first_ns, last_ns, duration_ns, partial}; "events": [{name, base_count,
+    new_count, change_pct, base_rate, new_rate, rate_change_pct, in_base,
+    in_new}]; "spans": [{name, group, base, new (each the latency fields
+    but slowest), change_pct {count, min, mean, p50, p90, p99, p999, max,
+    total}, test, p_value, u, z, effect, significant}].
+
+    met: the fail_if conditions met, one dict per span or event: condition,
+    name, group, kind ('span' or 'event'), field, base, new, change_pct (None:
+    from 0), p_value (the test's, for durations; else None). Empty: none met
+    (the command's exit status 0; met: its status 3). to_frame(): the spans
+    as a pandas DataFrame, one row each (base_p99_ns, new_p99_ns as nullable
+    UInt64, change_pct_p99, p_value as float64, significant as boolean, ...);
+    to_frame('events') the events.
+    """
+
+    met = ()
+
+
+def _warn_run(what, warnings_of_run, by, stacklevel):
+    """The command's warnings after a run, as Python warnings (stacklevel: the caller's frame, from the caller of
+    this function)."""
+    unused, by_declared = warnings_of_run
+    for rule in unused:
+        warnings.warn('%s: pairs rule %r pairs no declared events%s' %
+                      (what, rule, ' (both must declare the key\'s argument)' if '@' in rule else ''),
+                      stacklevel=stacklevel + 1)
+    if not by_declared:
+        warnings.warn('%s: by=%r: no event declares an argument %r (every span is in group "")' % (what, by, by),
+                      stacklevel=stacklevel + 1)
+
+
+def _rules(pairs):
+    return [pairs] if isinstance(pairs, str) else pairs
+
+
+def _with_figures(kind):
+    """An exception's JSON figures (a damaged trace: the records before the damage) as a kind."""
+    def convert(e):
+        if isinstance(getattr(e, 'figures', None), str):
+            e.figures = kind(json.loads(e.figures))
+    return convert
+
+
+def _latency(reader, stacklevel, pairs, no_default_pairs, by, slowest, functions):
+    """Reader.latency(); the command's warnings as Python warnings (stacklevel: the caller's frame)."""
+    try:
+        text, warned = reader.latency_json(pairs=_rules(pairs), no_default_pairs=no_default_pairs, by=by,
+                                           slowest=slowest, functions=functions, print_prefix=reader._print_prefix)
+    except Exception as e:
+        _with_figures(Latency)(e)
+        raise
+    _warn_run('latency', warned, by, stacklevel)
+    return Latency(json.loads(text))
+
+
+def latency(traces, events=None, *, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None,
+            select=None, tid=None, pid=None, from_ns=None, to_ns=None, no_header=False, rotated=False):
+    """`simpletrace latency` on traces: a Latency, the dict of its --format=json (to_frame(): a DataFrame).
+
+    traces, events and the filters (select, tid, pid, from_ns, to_ns,
+    no_header, rotated) as open() takes them; or traces an open Reader (as
+    Reader.latency(): its remaining records). As the command's options:
+      pairs             pairing rules "BEGIN:END[=NAME][@ARG]" (a str or a list), tried before the
+                        built-in *_enter:*_exit, *_begin:*_end, *_start:*_done
+      no_default_pairs  only the pairs given
+      by                None, 'thread', 'process' or an argument's name: every figure per group
+      slowest           the N slowest spans kept per span name and group (0..10000)
+      functions         a function trace (uftrace.data directory) of the same run: its calls are spans too
+    A rule that pairs nothing and a by= argument no event declares are
+    warnings. Raises ValueError for a bad rule, OpenError/TraceError as
+    open() does, and for a damaged trace TraceError after measuring the
+    records before the damage: their figures are its `figures` (a Latency
+    with "partial": True).
+    """
+    if isinstance(traces, Reader):
+        return _latency(traces, 3, pairs, no_default_pairs, by, slowest, functions)
+    with Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
+                no_header=no_header, rotated=rotated) as reader:
+        return _latency(reader, 3, pairs, no_default_pairs, by, slowest, functions)
+
+
+def compare(base, new, events=None, *, pairs=(), no_default_pairs=False, by=None, functions=None, alpha=0.01,
+            fail_if=(), select=None, tid=None, pid=None, from_ns=None, to_ns=None, no_header=False, rotated=False):
+    """`simpletrace compare` of two runs: a Comparison, the dict of its --format=json.
+
+    base, new: each what open() takes (a path, a list of paths read as one
+    run, bytes, a file object), or an open Reader (its remaining records);
+    events and the filters apply to both as open() takes them (a Reader
+    was opened with its own). As the
+    command's options: pairs, no_default_pairs and by as latency() takes
+    them; functions: None or (BASE's function trace, NEW's); alpha: the
+    significance level of the Mann-Whitney U test (default 0.01); fail_if:
+    conditions "[NAME:]FIELD>+N%" or "<-N%" (a str or a list; FIELD count,
+    rate, mean, min, p50, p90, p99, p999, max, total; durations only when
+    the test says significant too): those met are the result's `met` (empty:
+    none). Warnings and errors as latency()'s (a bad condition: ValueError);
+    a damaged run raises TraceError after both were measured, the comparison
+    of what was read its `figures` (a Comparison, the conditions not
+    evaluated).
+    """
+    fail_if = _rules(fail_if)
+    functions = (None, None) if functions is None else tuple(functions)
+    if len(functions) != 2:
+        raise ValueError('compare: functions is (BASE\'s function trace, NEW\'s)')
+    opened = []
+    try:
+        runs = []
+        for run in (base, new):
+            if not isinstance(run, Reader):
+                run = Reader(run, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
+                             no_header=no_header, rotated=rotated)
+                opened.append(run)
+            runs.append(run)
+        try:
+            text, (met, unseen), *warned = _core.compare_json(
+                runs[0], runs[1], pairs=_rules(pairs), no_default_pairs=no_default_pairs, by=by, functions=functions,
+                alpha=alpha, fail_if=fail_if, titles=tuple(' '.join(r._operands) for r in runs))
+        except Exception as e:
+            _with_figures(Comparison)(e)
+            raise
+    finally:
+        for run in opened:
+            run.close()
+    for name, w in zip(('BASE', 'NEW'), warned):
+        _warn_run('compare: ' + name, w, by, 2)
+    for condition in unseen:
+        warnings.warn('compare: fail_if %r: no span or event of that name in either run' % condition, stacklevel=2)
+    figures = Comparison(json.loads(text))
+    figures.met = met
+    return figures
 
 
 def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, to_ns=None, no_header=False,

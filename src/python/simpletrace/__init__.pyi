@@ -28,6 +28,7 @@ class TraceError(SimpleException, ValueError):
     record: int
     errno: int
     reason: str
+    figures: Union['Latency', 'Comparison', None]
 
 class EventsError(SimpleException, ValueError): ...
 
@@ -125,9 +126,31 @@ class Reader(Iterator[Record]):
     def dataframe(self, event: str) -> Any: ...
     def counters(self) -> Dict[str, int]: ...
     def description(self, input: int = ...) -> Optional[Dict[str, Union[str, int]]]: ...
+    def latency(self, *, pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ...,
+                by: Optional[str] = ..., slowest: int = ..., functions: Optional[_Path] = ...) -> 'Latency': ...
     def close(self) -> None: ...
 
 def open(traces: _Trace, events: Optional[_Events] = ..., *, select: Union[str, Sequence[str], None] = ...,
          tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
          to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ..., undeclared: bool = ...,
          buffer_size: int = ...) -> Reader: ...
+
+class Latency(Dict[str, Any]):
+    def to_frame(self, part: str = ...) -> Any: ...
+
+class Comparison(Dict[str, Any]):
+    met: List[Dict[str, Any]]
+    def to_frame(self, part: str = ...) -> Any: ...
+
+def latency(traces: Union[_Trace, Reader], events: Optional[_Events] = ..., *, pairs: Union[str, Sequence[str]] = ...,
+            no_default_pairs: bool = ..., by: Optional[str] = ..., slowest: int = ...,
+            functions: Optional[_Path] = ..., select: Union[str, Sequence[str], None] = ...,
+            tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
+            to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ...) -> Latency: ...
+
+def compare(base: Union[_Trace, Reader], new: Union[_Trace, Reader], events: Optional[_Events] = ..., *,
+            pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ..., by: Optional[str] = ...,
+            functions: Optional[Tuple[Optional[_Path], Optional[_Path]]] = ..., alpha: float = ...,
+            fail_if: Union[str, Sequence[str]] = ..., select: Union[str, Sequence[str], None] = ...,
+            tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
+            to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ...) -> Comparison: ...

@@ -193,6 +193,12 @@ static PyMethodDef module_methods[] = {
      "The OpenError for an OSError of opening filename (FileNotFoundError and the like as well)."},
     {"parse_duration", parse_duration, METH_O,
      "parse_duration(text) -> int\n\nNanoseconds of a duration \"N\", \"Nns\", \"Nus\", \"Nms\" or \"Ns\"."},
+    {"compare_json", (PyCFunction)(void (*)(void))pyst_compare_json, METH_VARARGS | METH_KEYWORDS,
+     "compare_json(base, new, *, pairs=(), no_default_pairs=False, by=None, functions=(None, None), alpha=0.01,\n"
+     "             fail_if=(), titles=(None, None)) -> (json, (met, unseen), base_warnings, new_warnings)\n\n"
+     "Measures the remaining records of two Readers and compares them: `simpletrace compare --format=json`'s\n"
+     "text, the --fail-if conditions met (dicts) and those whose NAME is in neither run, and per run the\n"
+     "rules that paired nothing and whether an event declares the by= argument."},
     {NULL, NULL, 0, NULL},
 };
 

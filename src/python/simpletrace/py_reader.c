@@ -113,6 +113,11 @@ static bool check_open(ReaderObject *self)
     return false;
 }
 
+bool pyst_reader_check_open(ReaderObject *self)
+{
+    return check_open(self);
+}
+
 /* st_reader_next() with the reader marked busy. */
 static int next_busy(ReaderObject *self, const struct st_record **rec)
 {
@@ -421,6 +426,7 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kwargs)
     o.tid = (uint32_t)tid64;
     o.pid = (uint32_t)pid64;
     self->qemu = qemu;
+    self->undeclared = undeclared;
     if (!(self->conflicts = PyList_New(0)))
         return -1;
     if (catalog != Py_None)
@@ -712,6 +718,11 @@ static PyMethodDef reader_methods[] = {
     {"columns", (PyCFunction)(void (*)(void))pyst_reader_columns, METH_VARARGS | METH_KEYWORDS,
      "columns(select=None) -> {event name: {column: (typecode, Buffer or list)}}\n\n"
      "Reads every remaining record into one column per field of each event."},
+    {"latency_json", (PyCFunction)(void (*)(void))pyst_reader_latency, METH_VARARGS | METH_KEYWORDS,
+     "latency_json(*, pairs=(), no_default_pairs=False, by=None, slowest=5, functions=None, print_prefix=None)\n"
+     "-> (json, (unused_rules, by_declared))\n\n"
+     "Measures the spans of every remaining record: `simpletrace latency --format=json`'s text, the\n"
+     "--pair rules that paired nothing, and whether an event declares the by= argument."},
     {"format_text", (PyCFunction)(void (*)(void))reader_format_text, METH_VARARGS | METH_KEYWORDS,
      "format_text(writer, show_process=False)\n\nWrites simpletrace.py's text of every remaining record "
      "with writer.write(bytes)."},

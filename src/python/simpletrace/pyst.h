@@ -1,6 +1,8 @@
 /*
  * simpletrace._core: the C half of the Python module `simpletrace`. It
- * uses libsimpletrace-read's public API only (include/simpletrace/reader.h)
+ * uses libsimpletrace-read's public API (include/simpletrace/reader.h),
+ * analysis.h for latency() and compare() (src/analysis/, linked in with
+ * export's engine)
  * and Python's C API; the QEMU-compatible layer (Analyzer, process(), Event
  * objects) is Python, in __init__.py, and calls in here for every loop
  * over records.
@@ -120,6 +122,7 @@ typedef struct {
     PyObject *programs;          /* list: process_program str per input, filled lazily */
     PyObject *conflicts;         /* list of messages (st_conflict_fn) */
     bool qemu;                   /* iteration yields QEMU's tuples, not Records */
+    bool undeclared;             /* opened with undeclared=True: records may have no event */
     bool closed;
     bool busy;                   /* inside the library: a file object's callback may run Python code,
                                     which must not read or close this reader meanwhile */
@@ -154,6 +157,9 @@ PyObject *pyst_raw_value(ReaderObject *self, const struct st_record *rec, unsign
 /* The record's pid as a new reference (reused while it repeats). */
 PyObject *pyst_pid_value(ReaderObject *self, const struct st_record *rec);
 
+/* Whether the reader can be read now (open, not inside a callback of its own); else false with an exception. */
+bool pyst_reader_check_open(ReaderObject *self);
+
 /* Whether bind() gave the reader its Event objects; else false with RuntimeError. */
 bool pyst_reader_bound(ReaderObject *self);
 
@@ -179,5 +185,13 @@ PyObject *pyst_reader_run(ReaderObject *self, PyObject *args);
 PyObject *pyst_reader_columns(ReaderObject *self, PyObject *args, PyObject *kwargs);
 
 extern PyTypeObject pyst_BufferType;
+
+/* --- answers (py_analysis.c) --- */
+
+/* Reader.latency_json(...): `simpletrace latency --format=json` of the remaining records. */
+PyObject *pyst_reader_latency(ReaderObject *self, PyObject *args, PyObject *kwargs);
+
+/* _core.compare_json(base, new, ...): `simpletrace compare --format=json` of two Readers, the conditions met. */
+PyObject *pyst_compare_json(PyObject *mod, PyObject *args, PyObject *kwargs);
 
 #endif /* ST_PYTHON_PYST_H */
