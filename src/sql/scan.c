@@ -67,6 +67,7 @@ void st__sql_scan_stop(struct st__sql_scan *s)
         free(s->gnames[i]);
     free(s->gnames);
     free(s->gcounts);
+    free(s->glens);
     free(s->by_index);
     memset(s, 0, sizeof *s);
 }
@@ -109,8 +110,12 @@ static int count_groups(struct st__sql_scan *s, char *err, size_t errlen)
     qsort(s->gnames, s->ngroups, sizeof *s->gnames, by_name);
     if (!(s->gcounts = calloc(s->ngroups + 1, sizeof *s->gcounts)))
         goto nomem;
-    for (size_t g = 0; g < s->ngroups; g++)
+    if (!(s->glens = calloc(s->ngroups + 1, sizeof *s->glens)))
+        goto nomem;
+    for (size_t g = 0; g < s->ngroups; g++) {
         s->gcounts[g] = s->by_index[st_catalog_find(cat, s->gnames[g])->index];
+        s->glens[g] = strlen(s->gnames[g]);
+    }
     s->gnext = 0;
     s->left = 0;
     return 0;
@@ -234,7 +239,7 @@ static int records_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
     const struct st_record *rec = s->rec;
     switch (col) {
     case REC_TS: sqlite3_result_int64(ctx, (sqlite3_int64)rec->timestamp_ns); break;
-    case REC_NAME: sqlite3_result_text(ctx, rec->name, -1, SQLITE_STATIC); break;
+    case REC_NAME: sqlite3_result_text(ctx, rec->name, (int)rec->event->name_len, SQLITE_STATIC); break;
     case REC_PID: result_pid(ctx, rec); break;
     case REC_TID: result_tid(ctx, rec); break;
     case REC_PROGRAM:
@@ -287,7 +292,7 @@ int st__sql_scan_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
 {
     if (s->gnames) { /* a count per name: only the name is asked for */
         if (col == REC_NAME)
-            sqlite3_result_text(ctx, s->gnames[s->group], -1, SQLITE_STATIC);
+            sqlite3_result_text(ctx, s->gnames[s->group], (int)s->glens[s->group], SQLITE_STATIC);
         return SQLITE_OK;
     }
     switch (s->t->kind) {

@@ -150,6 +150,7 @@ struct st__sql_scan {
     /* grouped counts: names[i] seen counts[i] times, given in name order */
     char **gnames;
     uint64_t *gcounts;
+    size_t *glens;                   /* strlen of each name */
     size_t ngroups, group, gnext;    /* groups; the one of the current row; the next one */
     uint64_t left;                   /* rows of the current group still to give */
     uint64_t *by_index;              /* while counting: per catalog index */

@@ -147,7 +147,8 @@ static int module_connect(sqlite3 *db, void *aux, int argc, const char *const *a
 {
     (void)aux;
     struct st__sql_args a;
-    char err[ERR_LEN] = "";
+    char err[ERR_LEN];
+    err[0] = '\0';
     struct st__sql_table *t = calloc(1, sizeof *t);
     int ret = t ? st__sql_args_parse(&a, argc - 3, argv + 3, err, sizeof err) : -ENOMEM;
     if (ret == 0 && a.nevents_files)
@@ -443,7 +444,8 @@ static int vt_next(sqlite3_vtab_cursor *cur)
 {
     struct sql_cursor *c = (struct sql_cursor *)cur;
     const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
-    char err[ERR_LEN] = "";
+    char err[ERR_LEN];
+    err[0] = '\0';
     int ret;
     switch (t->kind) {
     case ST__SQL_EVENTS:
@@ -465,7 +467,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     struct sql_cursor *c = (struct sql_cursor *)cur;
     const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
     struct st__sql_plan p;
-    char err[ERR_LEN] = "";
+    char err[ERR_LEN];
+    err[0] = '\0';
     (void)idxNum;
     cursor_reset(c);
     int ret = decode_plan(idxStr, argc, argv, &p);

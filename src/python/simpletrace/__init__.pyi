@@ -131,3 +131,10 @@ def open(traces: _Trace, events: Optional[_Events] = ..., *, select: Union[str, 
          tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
          to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ..., undeclared: bool = ...,
          buffer_size: int = ...) -> Reader: ...
+
+def sql_connect(traces: Union[str, Sequence[str]], events: Union[str, Sequence[str], None] = ..., *,
+                pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ...,
+                align: Optional[str] = ...) -> Any: ...
+def sql(traces: Union[str, Sequence[str]], query: str, events: Union[str, Sequence[str], None] = ..., *,
+        params: Any = ..., pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ...,
+        align: Optional[str] = ..., dataframe: bool = ...) -> Any: ...
