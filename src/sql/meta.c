@@ -16,11 +16,6 @@
 
 #include "sql_internal.h"
 
-static struct st__sql_cell text_cell(const char *s)
-{
-    return s && *s ? (struct st__sql_cell){.type = SQLITE_TEXT, .s = (char *)s} : (struct st__sql_cell){0};
-}
-
 static struct st__sql_cell int_cell(uint64_t v)
 {
     return v ? (struct st__sql_cell){.type = SQLITE_INTEGER, .i = (sqlite3_int64)v} : (struct st__sql_cell){0};
@@ -30,18 +25,18 @@ static struct st__sql_cell int_cell(uint64_t v)
 static int add_process(struct st__sql_rows *rows, const struct st__sql_source *src, size_t i,
                        const struct st_trace_description *d)
 {
-    struct st__sql_cell row[PROC_NCOLS] = {[PROC_TRACE] = text_cell(src->traces[i < src->ntraces ? i : 0])};
+    struct st__sql_cell row[PROC_NCOLS] = {[PROC_TRACE] = st__sql_str_cell(src->traces[i < src->ntraces ? i : 0])};
     if (d) {
         row[PROC_PID] = int_cell(d->pid);
-        row[PROC_PROGRAM] = text_cell(d->program);
-        row[PROC_HOST] = text_cell(d->host);
-        row[PROC_EXE] = text_cell(d->exe);
-        row[PROC_CMDLINE] = text_cell(d->cmdline);
-        row[PROC_CLOCK] = text_cell(d->clock);
-        row[PROC_VERSION] = text_cell(d->version);
+        row[PROC_PROGRAM] = st__sql_str_cell(d->program);
+        row[PROC_HOST] = st__sql_str_cell(d->host);
+        row[PROC_EXE] = st__sql_str_cell(d->exe);
+        row[PROC_CMDLINE] = st__sql_str_cell(d->cmdline);
+        row[PROC_CLOCK] = st__sql_str_cell(d->clock);
+        row[PROC_VERSION] = st__sql_str_cell(d->version);
         if (d->anchor_mono_ns || d->anchor_real_ns) {
-            row[PROC_ANCHOR_MONO] = (struct st__sql_cell){SQLITE_INTEGER, (sqlite3_int64)d->anchor_mono_ns, NULL};
-            row[PROC_ANCHOR_REAL] = (struct st__sql_cell){SQLITE_INTEGER, (sqlite3_int64)d->anchor_real_ns, NULL};
+            row[PROC_ANCHOR_MONO] = (struct st__sql_cell){.type = SQLITE_INTEGER, .i = (sqlite3_int64)d->anchor_mono_ns};
+            row[PROC_ANCHOR_REAL] = (struct st__sql_cell){.type = SQLITE_INTEGER, .i = (sqlite3_int64)d->anchor_real_ns};
         }
     }
     return st__sql_rows_add(rows, row, PROC_NCOLS);

@@ -179,20 +179,23 @@ int st__sql_scan_next(struct st__sql_scan *s, char *err, size_t errlen)
 
 /* --- columns ------------------------------------------------------------------------------------------ */
 
-static void result_pid(sqlite3_context *ctx, const struct st_record *rec)
+static struct st__sql_cell int_cell(sqlite3_int64 v)
 {
-    if (rec->process_pid)
-        sqlite3_result_int64(ctx, rec->process_pid);
+    return (struct st__sql_cell){.type = SQLITE_INTEGER, .i = v};
 }
 
-static void result_tid(sqlite3_context *ctx, const struct st_record *rec)
+static struct st__sql_cell pid_cell(const struct st_record *rec)
 {
-    if (rec->has_pid)
-        sqlite3_result_int64(ctx, rec->pid);
+    return rec->process_pid ? int_cell(rec->process_pid) : (struct st__sql_cell){0};
+}
+
+static struct st__sql_cell tid_cell(const struct st_record *rec)
+{
+    return rec->has_pid ? int_cell(rec->pid) : (struct st__sql_cell){0};
 }
 
 /* The host the description of the record's process names (looked up when the process changes). */
-static int result_host(struct st__sql_scan *s, sqlite3_context *ctx)
+static int host_cell(struct st__sql_scan *s, struct st__sql_cell *out)
 {
     const struct st_record *rec = s->rec;
     if (s->host_input != rec->input + 1 || s->host_pid != rec->process_pid) {
@@ -201,104 +204,100 @@ static int result_host(struct st__sql_scan *s, sqlite3_context *ctx)
         s->host = NULL;
         if (st_reader_description(st_reader_input(s->r, rec->input), &d) == 0 && d.host[0] &&
             !(s->host = strdup(d.host)))
-            return SQLITE_NOMEM;
+            return -ENOMEM;
         s->host_input = rec->input + 1;
         s->host_pid = rec->process_pid;
     }
-    if (s->host)
-        sqlite3_result_text(ctx, s->host, -1, SQLITE_TRANSIENT);
-    return SQLITE_OK;
+    *out = st__sql_str_cell(s->host);
+    return 0;
 }
 
 /* The "args" object of the record's JSON line (the formatter's; "args" is its last key). */
-static int result_args(struct st__sql_scan *s, sqlite3_context *ctx)
+static int args_cell(struct st__sql_scan *s, struct st__sql_cell *out, char *err, size_t errlen)
 {
     if (!s->fmt) {
         struct st_formatter_options o = {.struct_size = sizeof o, .format = ST_OUTPUT_JSON};
         if (st_formatter_new(&s->fmt, st_reader_catalog(s->r), &o) < 0)
-            return SQLITE_NOMEM;
+            return -ENOMEM;
     }
     size_t len;
     st_formatter_flush(s->fmt); /* discards the line before: out is NULL */
     if (st_formatter_write(s->fmt, s->rec) < 0)
-        return SQLITE_NOMEM;
+        return -ENOMEM;
     const char *line = st_formatter_buffered(s->fmt, &len);
     /* A quote inside a string is escaped: the first ,"args": is the key. */
     const char *a = memmem(line, len, ",\"args\":", 8);
     if (!a || len < 3 || line[len - 1] != '\n') {
-        sqlite3_result_error(ctx, "simpletrace: the reader's JSON line has no args", -1);
-        return SQLITE_ERROR;
+        snprintf(err, errlen, "the reader's JSON line has no args");
+        return -EPROTO;
     }
     a += 8;
-    sqlite3_result_text64(ctx, a, (size_t)(line + len - 2 - a), SQLITE_TRANSIENT, SQLITE_UTF8);
-    return SQLITE_OK;
+    *out = (struct st__sql_cell){.type = SQLITE_TEXT, .s = a, .n = (size_t)(line + len - 2 - a)};
+    return 0;
 }
 
-static int records_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
+static int records_cell(struct st__sql_scan *s, int col, struct st__sql_cell *out, char *err, size_t errlen)
 {
     const struct st_record *rec = s->rec;
     switch (col) {
-    case REC_TS: sqlite3_result_int64(ctx, (sqlite3_int64)rec->timestamp_ns); break;
-    case REC_NAME: sqlite3_result_text(ctx, rec->name, (int)rec->event->name_len, SQLITE_STATIC); break;
-    case REC_PID: result_pid(ctx, rec); break;
-    case REC_TID: result_tid(ctx, rec); break;
-    case REC_PROGRAM:
-        if (rec->process_program && rec->process_program[0])
-            sqlite3_result_text(ctx, rec->process_program, -1, SQLITE_TRANSIENT);
-        break;
-    case REC_HOST: return result_host(s, ctx);
-    case REC_ARGS: return result_args(s, ctx);
-    default: break;
+    case REC_TS: *out = int_cell((sqlite3_int64)rec->timestamp_ns); return 0;
+    case REC_NAME: *out = (struct st__sql_cell){.type = SQLITE_TEXT, .s = rec->name, .n = rec->event->name_len}; return 0;
+    case REC_PID: *out = pid_cell(rec); return 0;
+    case REC_TID: *out = tid_cell(rec); return 0;
+    case REC_PROGRAM: *out = st__sql_str_cell(rec->process_program); return 0;
+    case REC_HOST: return host_cell(s, out);
+    case REC_ARGS: return args_cell(s, out, err, errlen);
+    default: return 0;
     }
-    return SQLITE_OK;
 }
 
-static int event_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
+static int event_cell(struct st__sql_scan *s, int col, struct st__sql_cell *out)
 {
     const struct st_record *rec = s->rec;
     switch (col) {
-    case EV_TS: sqlite3_result_int64(ctx, (sqlite3_int64)rec->timestamp_ns); return SQLITE_OK;
-    case EV_PID: result_pid(ctx, rec); return SQLITE_OK;
-    case EV_TID: result_tid(ctx, rec); return SQLITE_OK;
+    case EV_TS: *out = int_cell((sqlite3_int64)rec->timestamp_ns); return 0;
+    case EV_PID: *out = pid_cell(rec); return 0;
+    case EV_TID: *out = tid_cell(rec); return 0;
     default: break;
     }
     unsigned k = (unsigned)(col - EV_ARG0);
     if (k >= rec->nargs)
-        return SQLITE_OK;
+        return 0;
     const struct st_value *v = &rec->args[k];
     if (v->kind == ST_VALUE_STRING)
-        return st__sql_result_text(ctx, &s->text, v->str, v->len);
+        return st__sql_text_cell(out, &s->text, v->str, v->len);
     if (v->kind == ST_VALUE_POINTER) /* a pointer, or a v0 trace's string (its address) */
-        sqlite3_result_int64(ctx, (sqlite3_int64)v->u64);
+        *out = int_cell((sqlite3_int64)v->u64);
     else
-        st__sql_result_int(ctx, &rec->event->args[k], s->enc[k], v->u64);
-    return SQLITE_OK;
+        *out = st__sql_int_cell(&rec->event->args[k], s->enc[k], v->u64);
+    return 0;
 }
 
-static int drops_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
+static int drops_cell(struct st__sql_scan *s, int col, struct st__sql_cell *out)
 {
     const struct st_record *rec = s->rec;
     switch (col) {
-    case DROP_TS: sqlite3_result_int64(ctx, (sqlite3_int64)rec->timestamp_ns); break;
-    case DROP_TID: result_tid(ctx, rec); break;
-    case DROP_COUNT: sqlite3_result_int64(ctx, (sqlite3_int64)rec->dropped_count); break;
-    case DROP_PID: result_pid(ctx, rec); break;
+    case DROP_TS: *out = int_cell((sqlite3_int64)rec->timestamp_ns); break;
+    case DROP_TID: *out = tid_cell(rec); break;
+    case DROP_COUNT: *out = int_cell((sqlite3_int64)rec->dropped_count); break;
+    case DROP_PID: *out = pid_cell(rec); break;
     default: break;
     }
-    return SQLITE_OK;
+    return 0;
 }
 
-int st__sql_scan_column(struct st__sql_scan *s, sqlite3_context *ctx, int col)
+int st__sql_scan_cell(struct st__sql_scan *s, int col, struct st__sql_cell *out, char *err, size_t errlen)
 {
+    *out = (struct st__sql_cell){0};
     if (s->gnames) { /* a count per name: only the name is asked for */
         if (col == REC_NAME)
-            sqlite3_result_text(ctx, s->gnames[s->group], (int)s->glens[s->group], SQLITE_STATIC);
-        return SQLITE_OK;
+            *out = (struct st__sql_cell){.type = SQLITE_TEXT, .s = s->gnames[s->group], .n = s->glens[s->group]};
+        return 0;
     }
     switch (s->t->kind) {
-    case ST__SQL_RECORDS: return records_column(s, ctx, col);
-    case ST__SQL_EVENT: return event_column(s, ctx, col);
-    case ST__SQL_DROPS: return drops_column(s, ctx, col);
-    default: return SQLITE_OK;
+    case ST__SQL_RECORDS: return records_cell(s, col, out, err, errlen);
+    case ST__SQL_EVENT: return event_cell(s, col, out);
+    case ST__SQL_DROPS: return drops_cell(s, col, out);
+    default: return 0;
     }
 }

@@ -38,12 +38,18 @@ int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells
     struct st__sql_cell *row = rows->cells + rows->nrows * ncols;
     for (size_t i = 0; i < ncols; i++) {
         row[i] = cells[i];
-        row[i].s = NULL;
-        if (cells[i].type == SQLITE_TEXT && !(row[i].s = strdup(cells[i].s ? cells[i].s : ""))) {
+        if (cells[i].type != SQLITE_TEXT)
+            continue;
+        char *copy = malloc(cells[i].n + 1);
+        if (!copy) {
             for (size_t k = 0; k < i; k++)
-                free(row[k].s);
+                if (row[k].type == SQLITE_TEXT)
+                    free((char *)row[k].s);
             return -ENOMEM;
         }
+        memcpy(copy, cells[i].s, cells[i].n);
+        copy[cells[i].n] = '\0';
+        row[i].s = copy;
     }
     rows->nrows++;
     return 0;
@@ -52,12 +58,13 @@ int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells
 void st__sql_rows_free(struct st__sql_rows *rows)
 {
     for (size_t i = 0; i < rows->nrows * rows->ncols; i++)
-        free(rows->cells[i].s);
+        if (rows->cells[i].type == SQLITE_TEXT)
+            free((char *)rows->cells[i].s);
     free(rows->cells);
     memset(rows, 0, sizeof *rows);
 }
 
-int st__sql_result_text(sqlite3_context *ctx, struct st__growbuf *buf, const char *s, size_t n)
+int st__sql_text_cell(struct st__sql_cell *c, struct st__growbuf *buf, const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n && (unsigned char)s[i] < 0x80)
@@ -66,12 +73,12 @@ int st__sql_result_text(sqlite3_context *ctx, struct st__growbuf *buf, const cha
         buf->len = 0;
         uint8_t *p = st__growbuf_room(buf, ST__UTF8_REPAIRED_MAX(n));
         if (!p)
-            return SQLITE_NOMEM;
+            return -ENOMEM;
         n = (size_t)(st__utf8_repair(p, (const uint8_t *)s, n) - p);
         s = (const char *)p;
     }
-    sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
-    return SQLITE_OK;
+    *c = (struct st__sql_cell){.type = SQLITE_TEXT, .s = s, .n = n};
+    return 0;
 }
 
 /* --- opening a scan ------------------------------------------------------------------------------ */
@@ -269,10 +276,10 @@ static int add_catalog_row(struct st__sql_source *src, const struct st_event_inf
         return -ENOMEM;
     }
     struct st__sql_cell row[CAT_NCOLS] = {
-        [CAT_NAME] = {.type = SQLITE_TEXT, .s = (char *)e->name},
+        [CAT_NAME] = st__sql_str_cell(e->name),
         [CAT_ID] = {.type = SQLITE_INTEGER, .i = e->index},
-        [CAT_ARGS] = {.type = SQLITE_TEXT, .s = (char *)args.data},
-        [CAT_FORMAT] = {.type = e->format ? SQLITE_TEXT : SQLITE_NULL, .s = (char *)e->format},
+        [CAT_ARGS] = st__sql_str_cell((const char *)args.data),
+        [CAT_FORMAT] = st__sql_str_cell(e->format),
     };
     int ret = st__sql_rows_add(&src->catalog, row, CAT_NCOLS);
     st__growbuf_free(&args);

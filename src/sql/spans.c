@@ -360,35 +360,35 @@ int st__sql_spans_next(struct st__sql_spans *sp, char *err, size_t errlen)
     return 0;
 }
 
-void st__sql_spans_column(struct st__sql_spans *sp, sqlite3_context *ctx, int col)
+int st__sql_spans_cell(struct st__sql_spans *sp, int col, struct st__sql_cell *out)
 {
     const struct span_row *row = sp->row;
     const char *text = (const char *)sp->row_batch->text.data;
+    struct st__sql_cell c = {.type = SQLITE_INTEGER};
     switch (col) {
-    case SPAN_NAME: sqlite3_result_text64(ctx, text + row->name, row->name_len, SQLITE_TRANSIENT, SQLITE_UTF8); break;
-    case SPAN_BEGIN: sqlite3_result_int64(ctx, (sqlite3_int64)row->begin); break;
-    case SPAN_END: sqlite3_result_int64(ctx, (sqlite3_int64)row->end); break;
-    case SPAN_DUR: sqlite3_result_int64(ctx, (sqlite3_int64)(row->end - row->begin)); break;
+    case SPAN_NAME: c = (struct st__sql_cell){.type = SQLITE_TEXT, .s = text + row->name, .n = row->name_len}; break;
+    case SPAN_BEGIN: c.i = (sqlite3_int64)row->begin; break;
+    case SPAN_END: c.i = (sqlite3_int64)row->end; break;
+    case SPAN_DUR: c.i = (sqlite3_int64)(row->end - row->begin); break;
     case SPAN_PID:
-        if (row->has_pid)
-            sqlite3_result_int64(ctx, row->pid);
+        c.i = row->pid;
+        c.type = row->has_pid ? SQLITE_INTEGER : SQLITE_NULL;
         break;
-    case SPAN_TID: sqlite3_result_int64(ctx, row->tid); break;
-    case SPAN_END_TID: sqlite3_result_int64(ctx, row->end_tid); break;
+    case SPAN_TID: c.i = row->tid; break;
+    case SPAN_END_TID: c.i = row->end_tid; break;
     case SPAN_KEY:
-        if (row->key_type == SQLITE_TEXT) {
-            if (st__sql_result_text(ctx, &sp->scratch, text + row->key, row->key_len) != SQLITE_OK)
-                sqlite3_result_error_nomem(ctx);
-        } else if (row->key_type == SQLITE_INTEGER) {
-            sqlite3_result_int64(ctx, row->key_int);
-        } else if (row->key_type == SQLITE_FLOAT) {
-            double d;
-            memcpy(&d, &row->key_int, sizeof d);
-            sqlite3_result_double(ctx, d);
-        }
+        c.type = row->key_type;
+        if (row->key_type == SQLITE_TEXT && st__sql_text_cell(&c, &sp->scratch, text + row->key, row->key_len) < 0)
+            return -ENOMEM;
+        if (row->key_type == SQLITE_INTEGER)
+            c.i = row->key_int;
+        if (row->key_type == SQLITE_FLOAT)
+            memcpy(&c.d, &row->key_int, sizeof c.d);
         break;
-    default: break;
+    default: c.type = SQLITE_NULL; break;
     }
+    *out = c;
+    return 0;
 }
 
 void st__sql_spans_stop(struct st__sql_spans *sp)

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <simpletrace/reader.h>
 
@@ -38,14 +39,20 @@ struct st__sql_event {
     struct st__sql_arg args[ST_READER_MAX_ARGS];
 };
 
-/* A cell of a table made in memory (events, processes): SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT. */
+/*
+ * One value: a column of the current row (s borrowed: valid until the
+ * cursor moves or the next column is asked for), or a cell of rows made in
+ * memory (s owned by the rows, NUL-terminated).
+ */
 struct st__sql_cell {
-    int type;
+    int type;         /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
     sqlite3_int64 i;
-    char *s; /* owned, NUL-terminated */
+    double d;
+    const char *s;    /* TEXT: n bytes (valid UTF-8) */
+    size_t n;
 };
 
-/* Rows of cells, ncols each, made once. */
+/* Rows of cells, ncols each, made in memory (the events and processes tables, an index). */
 struct st__sql_rows {
     struct st__sql_cell *cells; /* nrows * ncols */
     size_t nrows, ncols, cap;
@@ -89,7 +96,7 @@ int st__sql_open_plain(const struct st__sql_source *src, struct st_reader **out,
 /* The message of the reader's error, "FILE: byte offset N, record M: what". */
 void st__sql_reader_error(const struct st_reader *r, char *err, size_t errlen);
 
-/* Appends a row of ncols cells (copied, strings too) to rows. 0 or -ENOMEM. */
+/* Appends a row of ncols cells (copied, strings too; type SQLITE_NULL for none) to rows. 0 or -ENOMEM. */
 int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells, size_t ncols);
 
 void st__sql_rows_free(struct st__sql_rows *rows);
@@ -163,7 +170,7 @@ struct st__sql_spans;
 int st__sql_scan_start(struct st__sql_scan *s, const struct st__sql_table *t, const struct st__sql_plan *p, char *err,
                        size_t errlen);
 int st__sql_scan_next(struct st__sql_scan *s, char *err, size_t errlen);
-int st__sql_scan_column(struct st__sql_scan *s, sqlite3_context *ctx, int col);
+int st__sql_scan_cell(struct st__sql_scan *s, int col, struct st__sql_cell *out, char *err, size_t errlen);
 void st__sql_scan_stop(struct st__sql_scan *s);
 
 /* The rows of the events and processes tables into *rows. */
@@ -173,7 +180,7 @@ int st__sql_meta_rows(const struct st__sql_table *t, struct st__sql_rows *rows, 
 int st__sql_spans_start(struct st__sql_spans **out, const struct st__sql_table *t, const struct st__sql_plan *p,
                         char *err, size_t errlen);
 int st__sql_spans_next(struct st__sql_spans *sp, char *err, size_t errlen);
-void st__sql_spans_column(struct st__sql_spans *sp, sqlite3_context *ctx, int col);
+int st__sql_spans_cell(struct st__sql_spans *sp, int col, struct st__sql_cell *out);
 void st__sql_spans_stop(struct st__sql_spans *sp);
 
 /* --- values ---------------------------------------------------------------------------------- */
@@ -194,23 +201,42 @@ static inline uint64_t st__sql_arg_value(const struct st_arg_info *a, uint64_t s
     return v;
 }
 
-/* Sets an integer argument's value as its column holds it (see sql.h). */
-static inline void st__sql_result_int(sqlite3_context *ctx, const struct st_arg_info *a, int enc, uint64_t stored)
+/* An integer argument's value as its column holds it (see sql.h). */
+static inline struct st__sql_cell st__sql_int_cell(const struct st_arg_info *a, int enc, uint64_t stored)
 {
-    if (a->kind == ST_VALUE_POINTER || enc == ST_ARG_ENCODING_POINTER) {
-        sqlite3_result_int64(ctx, (sqlite3_int64)stored);
-        return;
-    }
+    struct st__sql_cell c = {.type = SQLITE_INTEGER, .i = (sqlite3_int64)stored};
+    if (a->kind == ST_VALUE_POINTER || enc == ST_ARG_ENCODING_POINTER)
+        return c;
     uint64_t x = st__sql_arg_value(a, stored);
-    if (enc == ST_ARG_ENCODING_BOOL)
-        sqlite3_result_int(ctx, x != 0);
-    else if (a->is_signed || x <= INT64_MAX)
-        sqlite3_result_int64(ctx, (sqlite3_int64)x);
-    else
-        sqlite3_result_double(ctx, (double)x);
+    if (enc == ST_ARG_ENCODING_BOOL) {
+        c.i = x != 0;
+    } else if (a->is_signed || x <= INT64_MAX) {
+        c.i = (sqlite3_int64)x;
+    } else {
+        c.type = SQLITE_FLOAT;
+        c.d = (double)x;
+    }
+    return c;
 }
 
-/* Sets string bytes as TEXT, invalid UTF-8 read as Latin-1 (print's JSON rule); buf is scratch. */
-int st__sql_result_text(sqlite3_context *ctx, struct st__growbuf *buf, const char *s, size_t n);
+/* String bytes as TEXT into *c, invalid UTF-8 read as Latin-1 (print's JSON rule) into buf. 0 or -ENOMEM. */
+int st__sql_text_cell(struct st__sql_cell *c, struct st__growbuf *buf, const char *s, size_t n);
+
+/* A text cell of the NUL-terminated s; NULL for NULL or "" (not recorded). */
+static inline struct st__sql_cell st__sql_str_cell(const char *s)
+{
+    return s && *s ? (struct st__sql_cell){.type = SQLITE_TEXT, .s = s, .n = strlen(s)} : (struct st__sql_cell){0};
+}
+
+/* Sets c as the result of a column. */
+static inline void st__sql_result(sqlite3_context *ctx, const struct st__sql_cell *c)
+{
+    switch (c->type) {
+    case SQLITE_INTEGER: sqlite3_result_int64(ctx, c->i); break;
+    case SQLITE_FLOAT: sqlite3_result_double(ctx, c->d); break;
+    case SQLITE_TEXT: sqlite3_result_text64(ctx, c->s, c->n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+    default: break;
+    }
+}
 
 #endif /* ST_SQL_INTERNAL_H */

@@ -491,27 +491,35 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
     return ((struct sql_cursor *)cur)->eof;
 }
 
-static void cell_result(sqlite3_context *ctx, const struct st__sql_cell *cell)
-{
-    if (cell->type == SQLITE_INTEGER)
-        sqlite3_result_int64(ctx, cell->i);
-    else if (cell->type == SQLITE_TEXT)
-        sqlite3_result_text(ctx, cell->s, -1, SQLITE_TRANSIENT);
-}
-
 static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     struct sql_cursor *c = (struct sql_cursor *)cur;
     const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
+    struct st__sql_cell cell = {0};
+    char err[ERR_LEN];
+    int ret = 0;
+    err[0] = '\0';
     switch (t->kind) {
     case ST__SQL_EVENTS:
     case ST__SQL_PROCESSES:
         if (col >= 0 && (size_t)col < c->rows.ncols)
-            cell_result(ctx, &c->rows.cells[c->row * c->rows.ncols + (size_t)col]);
-        return SQLITE_OK;
-    case ST__SQL_SPANS: st__sql_spans_column(c->spans, ctx, col); return SQLITE_OK;
-    default: return st__sql_scan_column(&c->scan, ctx, col);
+            cell = c->rows.cells[c->row * c->rows.ncols + (size_t)col];
+        break;
+    case ST__SQL_SPANS: ret = st__sql_spans_cell(c->spans, col, &cell); break;
+    default: ret = st__sql_scan_cell(&c->scan, col, &cell, err, sizeof err); break;
     }
+    if (ret == -ENOMEM) {
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+    }
+    if (ret < 0) {
+        char *msg = sqlite3_mprintf("simpletrace: %s", err);
+        sqlite3_result_error(ctx, msg ? msg : "simpletrace: error", -1);
+        sqlite3_free(msg);
+        return SQLITE_ERROR;
+    }
+    st__sql_result(ctx, &cell);
+    return SQLITE_OK;
 }
 
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite_int64 *rowid)
