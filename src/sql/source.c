@@ -24,34 +24,46 @@
 
 /* --- rows of cells ----------------------------------------------------------------------------- */
 
-int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells, size_t ncols)
+struct st__sql_cell *st__sql_rows_new(struct st__sql_rows *rows, size_t ncols)
 {
     rows->ncols = ncols;
     if ((rows->nrows + 1) * ncols > rows->cap) {
         size_t cap = rows->cap ? rows->cap * 2 : 16 * ncols;
         struct st__sql_cell *c = realloc(rows->cells, cap * sizeof *c);
         if (!c)
-            return -ENOMEM;
+            return NULL;
         rows->cells = c;
         rows->cap = cap;
     }
-    struct st__sql_cell *row = rows->cells + rows->nrows * ncols;
-    for (size_t i = 0; i < ncols; i++) {
-        row[i] = cells[i];
-        if (cells[i].type != SQLITE_TEXT)
-            continue;
-        char *copy = malloc(cells[i].n + 1);
-        if (!copy) {
-            for (size_t k = 0; k < i; k++)
-                if (row[k].type == SQLITE_TEXT)
-                    free((char *)row[k].s);
-            return -ENOMEM;
-        }
-        memcpy(copy, cells[i].s, cells[i].n);
-        copy[cells[i].n] = '\0';
-        row[i].s = copy;
+    struct st__sql_cell *row = rows->cells + rows->nrows++ * ncols;
+    memset(row, 0, ncols * sizeof *row);
+    return row;
+}
+
+int st__sql_cell_copy(struct st__sql_cell *dst, const struct st__sql_cell *src)
+{
+    *dst = *src;
+    if (src->type != SQLITE_TEXT)
+        return 0;
+    char *copy = malloc(src->n + 1);
+    if (!copy) {
+        dst->type = SQLITE_NULL;
+        return -ENOMEM;
     }
-    rows->nrows++;
+    memcpy(copy, src->s, src->n);
+    copy[src->n] = '\0';
+    dst->s = copy;
+    return 0;
+}
+
+int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells, size_t ncols)
+{
+    struct st__sql_cell *row = st__sql_rows_new(rows, ncols);
+    if (!row)
+        return -ENOMEM;
+    for (size_t i = 0; i < ncols; i++)
+        if (st__sql_cell_copy(&row[i], &cells[i]) < 0)
+            return -ENOMEM; /* the row stays, what was copied freed with the rows */
     return 0;
 }
 

@@ -46,7 +46,9 @@
  * there. SQLite still checks every constraint itself: pushing is only ever
  * an optimisation. A count per name (SELECT name, count(*) FROM records
  * GROUP BY name, or DISTINCT name) needs no column but the name: the scan
- * counts and gives the rows grouped, sparing SQLite's sort.
+ * counts and gives the rows grouped, sparing SQLite's sort. The inner table
+ * of a join on an event table's, drops' or spans' column is read once into
+ * an index in memory (index.c) rather than once per outer row.
  *
  * Each scan of a table opens the traces anew (so a file, not standard
  * input); spans stream from export's engine running on a thread of its own

@@ -96,6 +96,12 @@ int st__sql_open_plain(const struct st__sql_source *src, struct st_reader **out,
 /* The message of the reader's error, "FILE: byte offset N, record M: what". */
 void st__sql_reader_error(const struct st_reader *r, char *err, size_t errlen);
 
+/* A new row of ncols NULL cells at the end of rows (to fill with st__sql_cell_copy()), or NULL without memory. */
+struct st__sql_cell *st__sql_rows_new(struct st__sql_rows *rows, size_t ncols);
+
+/* *dst = *src, its text copied (owned by dst from now on). 0 or -ENOMEM (dst NULL). */
+int st__sql_cell_copy(struct st__sql_cell *dst, const struct st__sql_cell *src);
+
 /* Appends a row of ncols cells (copied, strings too; type SQLITE_NULL for none) to rows. 0 or -ENOMEM. */
 int st__sql_rows_add(struct st__sql_rows *rows, const struct st__sql_cell *cells, size_t ncols);
 
@@ -175,6 +181,26 @@ void st__sql_scan_stop(struct st__sql_scan *s);
 
 /* The rows of the events and processes tables into *rows. */
 int st__sql_meta_rows(const struct st__sql_table *t, struct st__sql_rows *rows, char *err, size_t errlen);
+
+/*
+ * An index for a join (index.c): a table's rows read once into memory (the
+ * columns the query uses), hashed on one column; each lookup gives the rows
+ * whose value hashes as the one sought (SQLite compares them itself).
+ */
+struct st__sql_index;
+
+/* An empty index of rows of ncols on column col, whose declared affinity is affinity (SQLITE_INTEGER, SQLITE_TEXT, 0). */
+int st__sql_index_new(struct st__sql_index **out, size_t ncols, int col, int affinity);
+/* The row being added: ncols NULL cells to fill with st__sql_cell_copy(); NULL without memory. */
+struct st__sql_cell *st__sql_index_row(struct st__sql_index *ix);
+/* All rows added: hashes them. 0 or -ENOMEM. */
+int st__sql_index_finish(struct st__sql_index *ix);
+/* Looks v up: st__sql_index_next() then gives the rows it may equal. */
+void st__sql_index_seek(struct st__sql_index *ix, sqlite3_value *v);
+/* The next row of the lookup (its cells), or NULL after the last. */
+const struct st__sql_cell *st__sql_index_next(struct st__sql_index *ix);
+int st__sql_index_col(const struct st__sql_index *ix);
+void st__sql_index_free(struct st__sql_index *ix);
 
 /* Spans: streamed from export's engine on a thread. */
 int st__sql_spans_start(struct st__sql_spans **out, const struct st__sql_table *t, const struct st__sql_plan *p,

@@ -12,6 +12,9 @@
  *   E  ts = value (both bounds)          N  name = value
  *   I  name IN (...), all values at once (sqlite3_vtab_in)
  *   G  (no argument) records' count per name: rows given grouped by name
+ * or, alone, "K" and the columns used (hex colUsed), idxNum a column, one
+ * argument: a lookup in an index of the table on that column (index.c), for
+ * a join; the table is read into it at the first lookup of the statement.
  * Every constraint stays SQLite's to check too (omit is never set): a
  * bound only needs to be loose, never exact. On spans only end_ts bounds
  * from above are taken: a span that ends by T began and ended before T,
@@ -37,12 +40,25 @@ struct sql_vtab {
     bool owns_t; /* a table of the module: its table, source and catalog are its own */
 };
 
+/* Where a cursor's rows come from. */
+enum mode {
+    MODE_SCAN,  /* a reader: records, an event's table, drops */
+    MODE_SPANS, /* export's engine */
+    MODE_ROWS,  /* rows in memory, made once per cursor: events, processes */
+    MODE_INDEX, /* a lookup in an index made once per cursor (a join) */
+};
+
 struct sql_cursor {
     sqlite3_vtab_cursor base;
-    struct st__sql_scan scan;   /* records, an event's table, drops */
-    struct st__sql_rows rows;   /* events, processes */
-    size_t row;
+    enum mode mode;
+    struct st__sql_scan scan;
     struct st__sql_spans *spans;
+    struct st__sql_rows rows;
+    bool have_rows;               /* rows are made (they depend on no constraint) */
+    size_t row;
+    struct st__sql_index *ix;     /* kept from one xFilter to the next */
+    sqlite3_uint64 ix_used;       /* ... with the columns it holds */
+    const struct st__sql_cell *ix_row; /* the current row of the lookup */
     sqlite3_int64 rowid;
     bool eof;
 };
@@ -218,9 +234,62 @@ static bool grouped_plan(const struct st__sql_table *t, sqlite3_index_info *info
     return d == 1 || d == 2; /* grouped rows do (d 0 and 3 want them sorted) */
 }
 
+/* Number of columns of t. */
+static int ncols_of(const struct st__sql_table *t)
+{
+    switch (t->kind) {
+    case ST__SQL_RECORDS: return REC_NCOLS;
+    case ST__SQL_EVENT: return EV_ARG0 + (int)t->ev->nargs;
+    case ST__SQL_EVENTS: return CAT_NCOLS;
+    case ST__SQL_PROCESSES: return PROC_NCOLS;
+    case ST__SQL_DROPS: return DROP_NCOLS;
+    default: return SPAN_NCOLS;
+    }
+}
+
+/* The affinity column col of t was declared with: SQLITE_INTEGER, SQLITE_TEXT, 0 (none: spans.key). */
+static int affinity_of(const struct st__sql_table *t, int col)
+{
+    if (t->kind == ST__SQL_EVENT && col >= EV_ARG0)
+        return t->ev->args[col - EV_ARG0].text ? SQLITE_TEXT : SQLITE_INTEGER;
+    if (t->kind == ST__SQL_SPANS)
+        return col == SPAN_NAME ? SQLITE_TEXT : col == SPAN_KEY ? 0 : SQLITE_INTEGER;
+    return SQLITE_INTEGER;
+}
+
+/*
+ * A constraint c = VALUE that an index answers (index.c): on a table whose
+ * rows are few enough to hold (not records), with a value SQLite knows
+ * only as the query runs (another table's column: a join; a parameter);
+ * a constant is better read through once.
+ */
+static bool index_plan(const struct st__sql_table *t, sqlite3_index_info *info, int i)
+{
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    sqlite3_value *v;
+    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ || c->iColumn < 0 ||
+        (t->kind != ST__SQL_EVENT && t->kind != ST__SQL_DROPS && t->kind != ST__SQL_SPANS) ||
+        sqlite3_vtab_rhs_value(info, i, &v) == SQLITE_OK)
+        return false;
+    return affinity_of(t, c->iColumn) != SQLITE_TEXT || !strcmp(sqlite3_vtab_collation(info, i), "BINARY");
+}
+
 static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *info)
 {
     const struct st__sql_table *t = ((struct sql_vtab *)tab)->t;
+    for (int i = 0; i < info->nConstraint; i++) {
+        if (!index_plan(t, info, i))
+            continue;
+        /* idxNum the column, idxStr "K" and the columns used: the index keeps those */
+        if (!(info->idxStr = sqlite3_mprintf("K%llx", (unsigned long long)info->colUsed)))
+            return SQLITE_NOMEM;
+        info->needToFreeIdxStr = 1;
+        info->idxNum = info->aConstraint[i].iColumn;
+        info->aConstraintUsage[i].argvIndex = 1;
+        info->estimatedCost = 10; /* a lookup; the one read of the table is paid once */
+        info->estimatedRows = 10;
+        return SQLITE_OK;
+    }
     int ts = ts_column(t);
     char plan[64];
     int n = 0;
@@ -411,10 +480,10 @@ static int vt_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out)
     return SQLITE_OK;
 }
 
+/* Ends the scan of the last xFilter. Rows made in memory and the index stay: they do not depend on it. */
 static void cursor_reset(struct sql_cursor *c)
 {
     st__sql_scan_stop(&c->scan);
-    st__sql_rows_free(&c->rows);
     st__sql_spans_stop(c->spans);
     c->spans = NULL;
     c->row = 0;
@@ -424,7 +493,10 @@ static void cursor_reset(struct sql_cursor *c)
 
 static int vt_close(sqlite3_vtab_cursor *cur)
 {
-    cursor_reset((struct sql_cursor *)cur);
+    struct sql_cursor *c = (struct sql_cursor *)cur;
+    cursor_reset(c);
+    st__sql_rows_free(&c->rows);
+    st__sql_index_free(c->ix);
     sqlite3_free(cur);
     return SQLITE_OK;
 }
@@ -440,19 +512,41 @@ static int fail(struct sql_cursor *c, int err, const char *msg)
     return SQLITE_ERROR;
 }
 
+/* The next row of a scan or of the spans: 1, 0 at the end, or a negative errno with err set. */
+static int next_row(struct sql_cursor *c, char *err, size_t errlen)
+{
+    switch (c->mode) {
+    case MODE_ROWS: c->row = (size_t)c->rowid; return c->rowid < (sqlite3_int64)c->rows.nrows;
+    case MODE_INDEX: return (c->ix_row = st__sql_index_next(c->ix)) != NULL;
+    case MODE_SPANS: return st__sql_spans_next(c->spans, err, errlen);
+    default: return st__sql_scan_next(&c->scan, err, errlen);
+    }
+}
+
+/* Column col of the current row of a scan or the spans. */
+static int row_cell(struct sql_cursor *c, int col, struct st__sql_cell *cell, char *err, size_t errlen)
+{
+    *cell = (struct st__sql_cell){0};
+    switch (c->mode) {
+    case MODE_ROWS:
+        if (col >= 0 && (size_t)col < c->rows.ncols)
+            *cell = c->rows.cells[c->row * c->rows.ncols + (size_t)col];
+        return 0;
+    case MODE_INDEX:
+        if (col >= 0 && col < 63 && (c->ix_used >> col & 1))
+            *cell = c->ix_row[col];
+        return 0;
+    case MODE_SPANS: return st__sql_spans_cell(c->spans, col, cell);
+    default: return st__sql_scan_cell(&c->scan, col, cell, err, errlen);
+    }
+}
+
 static int vt_next(sqlite3_vtab_cursor *cur)
 {
     struct sql_cursor *c = (struct sql_cursor *)cur;
-    const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
     char err[ERR_LEN];
     err[0] = '\0';
-    int ret;
-    switch (t->kind) {
-    case ST__SQL_EVENTS:
-    case ST__SQL_PROCESSES: ret = c->rowid < (sqlite3_int64)c->rows.nrows; c->row = (size_t)c->rowid; break;
-    case ST__SQL_SPANS: ret = st__sql_spans_next(c->spans, err, sizeof err); break;
-    default: ret = st__sql_scan_next(&c->scan, err, sizeof err); break;
-    }
+    int ret = next_row(c, err, sizeof err);
     if (ret < 0) {
         c->eof = true;
         return fail(c, ret, err);
@@ -462,23 +556,92 @@ static int vt_next(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
+/* Starts reading t in the cursor's mode (a scan, the spans) with plan p. */
+static int start(struct sql_cursor *c, const struct st__sql_table *t, const struct st__sql_plan *p, char *err,
+                 size_t errlen)
+{
+    c->mode = t->kind == ST__SQL_SPANS ? MODE_SPANS : MODE_SCAN;
+    if (c->mode == MODE_SPANS)
+        return st__sql_spans_start(&c->spans, t, p, err, errlen);
+    return st__sql_scan_start(&c->scan, t, p, err, errlen);
+}
+
+/* Reads all of t once into an index on column col, keeping the columns of used (and col). */
+static int build_index(struct sql_cursor *c, const struct st__sql_table *t, int col, sqlite3_uint64 used, char *err,
+                       size_t errlen)
+{
+    struct st__sql_plan all = {0};
+    int ncols = ncols_of(t), ret;
+    st__sql_index_free(c->ix);
+    c->ix = NULL;
+    used |= (sqlite3_uint64)1 << col;
+    if ((ret = st__sql_index_new(&c->ix, (size_t)ncols, col, affinity_of(t, col))) < 0 ||
+        (ret = start(c, t, &all, err, errlen)) < 0)
+        goto out;
+    while ((ret = next_row(c, err, errlen)) == 1) {
+        struct st__sql_cell *row = st__sql_index_row(c->ix), cell;
+        if (!row) {
+            ret = -ENOMEM;
+            break;
+        }
+        for (int k = 0; ret == 1 && k < ncols && k < 63; k++) {
+            if (!(used >> k & 1))
+                continue;
+            /* one cell at a time: a column's text may live in a buffer the next one reuses */
+            if ((ret = row_cell(c, k, &cell, err, errlen)) == 0)
+                ret = st__sql_cell_copy(&row[k], &cell) < 0 ? -ENOMEM : 1;
+        }
+        if (ret != 1)
+            break;
+    }
+    if (ret == 0)
+        ret = st__sql_index_finish(c->ix);
+out:
+    cursor_reset(c);
+    if (ret < 0) {
+        st__sql_index_free(c->ix);
+        c->ix = NULL;
+        if (ret == -ENOMEM)
+            snprintf(err, errlen, "out of memory");
+        return ret;
+    }
+    c->ix_used = used;
+    return 0;
+}
+
+/* The index plan: the index (made at the first call), looked up for v. */
+static int filter_index(struct sql_cursor *c, const struct st__sql_table *t, int col, const char *idx,
+                        sqlite3_value *v, char *err, size_t errlen)
+{
+    sqlite3_uint64 used = strtoull(idx + 1, NULL, 16) | (sqlite3_uint64)1 << col;
+    if (!c->ix || st__sql_index_col(c->ix) != col || c->ix_used != used) {
+        int ret = build_index(c, t, col, used, err, errlen);
+        if (ret < 0)
+            return ret;
+    }
+    c->mode = MODE_INDEX;
+    st__sql_index_seek(c->ix, v);
+    return 0;
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
 {
     struct sql_cursor *c = (struct sql_cursor *)cur;
     const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
-    struct st__sql_plan p;
+    struct st__sql_plan p = {0};
     char err[ERR_LEN];
     err[0] = '\0';
-    (void)idxNum;
     cursor_reset(c);
-    int ret = decode_plan(idxStr, argc, argv, &p);
-    if (ret == 0) {
-        switch (t->kind) {
-        case ST__SQL_EVENTS:
-        case ST__SQL_PROCESSES: ret = st__sql_meta_rows(t, &c->rows, err, sizeof err); break;
-        case ST__SQL_SPANS: ret = st__sql_spans_start(&c->spans, t, &p, err, sizeof err); break;
-        default: ret = st__sql_scan_start(&c->scan, t, &p, err, sizeof err); break;
-        }
+    int ret = 0;
+    if (idxStr && idxStr[0] == 'K' && argc == 1) {
+        ret = filter_index(c, t, idxNum, idxStr, argv[0], err, sizeof err);
+    } else if (t->kind == ST__SQL_EVENTS || t->kind == ST__SQL_PROCESSES) {
+        c->mode = MODE_ROWS;
+        if (!c->have_rows)
+            ret = st__sql_meta_rows(t, &c->rows, err, sizeof err);
+        c->have_rows = ret == 0;
+    } else if ((ret = decode_plan(idxStr, argc, argv, &p)) == 0) {
+        ret = start(c, t, &p, err, sizeof err);
     }
     free_names(p.names, p.nnames);
     if (ret < 0)
@@ -494,20 +657,10 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
 static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     struct sql_cursor *c = (struct sql_cursor *)cur;
-    const struct st__sql_table *t = ((struct sql_vtab *)cur->pVtab)->t;
-    struct st__sql_cell cell = {0};
+    struct st__sql_cell cell;
     char err[ERR_LEN];
-    int ret = 0;
     err[0] = '\0';
-    switch (t->kind) {
-    case ST__SQL_EVENTS:
-    case ST__SQL_PROCESSES:
-        if (col >= 0 && (size_t)col < c->rows.ncols)
-            cell = c->rows.cells[c->row * c->rows.ncols + (size_t)col];
-        break;
-    case ST__SQL_SPANS: ret = st__sql_spans_cell(c->spans, col, &cell); break;
-    default: ret = st__sql_scan_cell(&c->scan, col, &cell, err, sizeof err); break;
-    }
+    int ret = row_cell(c, col, &cell, err, sizeof err);
     if (ret == -ENOMEM) {
         sqlite3_result_error_nomem(ctx);
         return SQLITE_NOMEM;

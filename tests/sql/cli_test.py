@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -120,6 +121,37 @@ def check_join(a, inputs, recs):
     got = sorted((x['req'], x['s_ts'], x['c_ts'], x['status']) for x in rows)
     ok(r.returncode == 0 and got == ref and len(ref) == 21, 'a join of two event tables on a key equals print\'s',
        r.stderr + '\n%r\n%r' % (got[:3], ref[:3]))
+
+
+def check_index(a, inputs):
+    """A join's inner table is read once into an index (plan "K"): the rows SQLite finds joining copies of the
+    tables in its own storage (the same affinities: '4096' = 4096 on a numeric column, not on a TEXT one)."""
+    joins = [
+        ('FROM req_submit s JOIN req_complete c ON s.req = c.req', 's.req, s.ts, c.ts'),
+        ('FROM req_complete c JOIN req_submit s ON c.req = s.req', 's.req, s.ts, c.ts'),
+        ('FROM records r JOIN tick t ON t.ts = r.ts', 'r.name, t.ts, t.tid'),
+        ("FROM records r JOIN typed t ON t.c = json_extract(r.args, '$.c.value')", 'r.ts, t.ts, t.c'),
+        ("FROM (SELECT '4096' AS k UNION ALL SELECT 4097.0 UNION ALL SELECT NULL UNION ALL SELECT x'00') v "
+         'JOIN req_submit s ON s.req = v.k', 's.req, v.k'),
+        ("FROM (SELECT 'hello' AS k UNION ALL SELECT 5 UNION ALL SELECT '') v JOIN typed t ON t.s = v.k", 't.ts, v.k'),
+        ('FROM tick a JOIN tick b ON a.tid = b.tid AND b.ts > a.ts', 'a.ts, b.ts'),
+        ("FROM records r JOIN spans s ON s.key = json_extract(r.args, '$.req') AND r.name = 'req_complete'",
+         's.begin_ts, r.ts'),
+    ]
+    for join, cols in joins:
+        q = 'SELECT %s %s' % (cols, join)
+        plan, r = sql(a, '--pair=' + traces.PAIR, *inputs, '-e', 'EXPLAIN QUERY PLAN ' + q)
+        rows, r2 = sql(a, '--pair=' + traces.PAIR, *inputs, '-e', q)
+        # the same on plain copies of the tables (SQLite's own tables, the same column affinities)
+        tables = sorted(set(re.findall(r'(?:FROM|JOIN) (\w+) \w', join)))
+        copies = ''.join('CREATE TEMP TABLE ref_%s AS SELECT * FROM %s; ' % (t, t) for t in tables)
+        ref = re.sub(r'(FROM|JOIN) (%s) ' % '|'.join(tables), r'\1 ref_\2 ', q)
+        loop, r3 = sql(a, '--pair=' + traces.PAIR, *inputs, '-e', copies + ref)
+        key = lambda x: json.dumps(x, sort_keys=True)  # noqa: E731
+        ok(r.returncode == r2.returncode == r3.returncode == 0 and any(':K' in x['detail'] for x in plan) and
+           sorted(rows, key=key) == sorted(loop, key=key) and (rows or 'v.k' in cols),
+           'a join looks up an index (%s): %d rows, as SQLite finds them in its own tables' % (join[:60], len(rows)),
+           r.stderr + r2.stderr + r3.stderr + repr(plan) + '\n%r\n%r' % (rows[:3], loop[:3]))
 
 
 def check_keyed_spans(a, inputs, recs):
@@ -330,6 +362,7 @@ def main():
         check_ranges(a, inputs, recs, 'typed trace')
         check_typed(a, inputs, recs)
         check_join(a, inputs, recs)
+        check_index(a, inputs)
         check_keyed_spans(a, inputs, recs)
         check_drops_events(a, inputs, recs)
         check_pushdown(a, inputs, recs)
