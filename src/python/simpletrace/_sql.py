@@ -63,7 +63,11 @@ def sql_connect(traces, events=None, *, pairs=(), no_default_pairs=False, align=
             raise RuntimeError('simpletrace.sql: this Python\'s sqlite3 cannot load extensions (built without '
                                'them); Debian\'s /usr/bin/python3 can')
         conn.enable_load_extension(True)
-        conn.load_extension(_extension())
+        try:
+            conn.load_extension(_extension())
+        except sqlite3.OperationalError as e:
+            raise sqlite3.OperationalError('simpletrace.sql: cannot load the SQLite extension %s (simpletrace built '
+                                           'with -Dsql=disabled, or not installed): %s' % (_EXTENSION, e)) from e
         conn.enable_load_extension(False)
 
         def create(name, which):
