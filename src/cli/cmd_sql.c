@@ -490,7 +490,7 @@ static int run_text(const struct sql_cli *cli, sqlite3 *db, const struct origin 
             return 1;
         }
         sqlite3_finalize(st);
-        if (cli->format == FORMAT_TABLE && o.ncols > 0 && *tail)
+        if (cli->format == FORMAT_TABLE && o.ncols > 0 && tail[strspn(tail, " \t\r\n")])
             putchar('\n'); /* a blank line between two statements' tables */
     }
     return 0;

@@ -179,6 +179,25 @@ def check_keyed_spans(a, inputs, recs):
        'the module makes a spans table of other rules (CREATE VIRTUAL TABLE ... USING simpletrace)', r.stderr)
 
 
+def check_many_spans(a, tmp):
+    """Spans by the thousand: handed over in batches from the engine's thread, stopped early by LIMIT."""
+    events, trace = os.path.join(tmp, 'many-events'), os.path.join(tmp, 'many.bin')
+    with open(events, 'w') as f:
+        f.write(traces.MANY_EVENTS)
+    with open(trace, 'wb') as f:
+        f.write(traces.many_spans_trace(30000))
+    recs, _ = traces.print_json(run, a.cli, events, trace)
+    ref = traces.nested_spans(recs, {'work_begin': ('work_end', 'work')})
+    rows, r = sql(a, events, trace, '-e', 'SELECT name, begin_ts, end_ts, tid FROM spans')
+    ok(r.returncode == 0 and sorted((x['name'], x['begin_ts'], x['end_ts'], x['tid']) for x in rows) == ref and
+       len(ref) == 30000, '30000 spans, every one as print\'s records make them', r.stderr)
+    rows, r = sql(a, events, trace, '-e', 'SELECT begin_ts FROM spans LIMIT 5', '-e',
+                  'SELECT count(*) AS n FROM (SELECT * FROM spans LIMIT 10000)', '-e',
+                  'SELECT a.dur AS d FROM spans a JOIN spans b ON b.begin_ts = a.begin_ts LIMIT 3')
+    ok(r.returncode == 0 and len(rows) == 5 + 1 + 3 and rows[5] == {'n': 10000},
+       'LIMIT stops the spans\' engine (its thread) at any point, a join of spans with spans', r.stderr + repr(rows))
+
+
 def check_drops_events(a, inputs, recs):
     drops = [r for r in recs if r['name'] == 'Dropped_Event']
     rows, r = sql(a, *inputs, '-e', 'SELECT * FROM drops')
@@ -253,6 +272,34 @@ def check_stdin(a, inputs, recs):
     ok(r.returncode == 1 and 'no such column: nosuchcol' in r.stderr and 'standard input, line 2' in r.stderr and
        '2' not in r.stdout.split('\n', 3)[-1], 'standard input: an error names its line and stops (exit 1)',
        r.stdout + r.stderr)
+
+
+def check_interactive(a, inputs):
+    """On a terminal: a prompt, a continuation prompt, and an error that does not end the session."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(a.cli, [a.cli, 'sql', '--format=csv', *inputs])
+    os.write(fd, b"SELECT count(*) AS n\n FROM tick;\nSELECT nosuchcol FROM tick;\nSELECT 7 AS seven;\n")
+    os.write(fd, b"\x04")  # end of input
+    out = b''
+    while True:
+        ready, _, _ = select.select([fd], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    text = out.decode(errors='replace')
+    ok(os.WEXITSTATUS(status) == 1 and 'sql> ' in text and '...> ' in text and 'no such column: nosuchcol' in text and
+       'seven\r\n7' in text.replace('\r\r', '\r'),
+       'a terminal: prompts, an error reported and the session goes on (exit 1 at its end)', text[-600:])
 
 
 def check_errors(a, inputs):
@@ -365,9 +412,11 @@ def main():
         check_index(a, inputs)
         check_keyed_spans(a, inputs, recs)
         check_drops_events(a, inputs, recs)
+        check_many_spans(a, tmp)
         check_pushdown(a, inputs, recs)
         check_formats(a, inputs)
         check_stdin(a, inputs, recs)
+        check_interactive(a, inputs)
         check_errors(a, inputs)
         check_damaged(a, tmp, events, data)
         check_clash(a, tmp)

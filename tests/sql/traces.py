@@ -118,3 +118,19 @@ def nested_spans(records, pairs):
             assert st and st[-1][0] == b, 'the test trace is not clean at %r' % rec
             spans.append((name, st.pop()[1], rec['timestamp_ns'], rec['pid']))
     return sorted(spans)
+
+
+MANY_EVENTS = 'work_begin(int n) "n %d"\nwork_end(int n) "n %d"\n'
+
+
+def many_spans_trace(n):
+    """A v4 trace of n spans work_begin/work_end (the built-in *_begin:*_end), nested two deep, on three threads."""
+    b = struct.pack('<QQQ', 0xffffffffffffffff, 0xf2b177cb0aa429b4, 4)
+    b += struct.pack('<QQI', 0, 0, 10) + b'work_begin' + struct.pack('<QQI', 0, 1, 8) + b'work_end'
+    recs, ts = [], 1000
+    for i in range(0, n, 2):
+        tid = 10 + i % 3
+        recs += [record(0, ts, tid, u64(i)), record(0, ts + 5, tid, u64(i + 1)), record(1, ts + 7 + i % 5, tid, u64(i + 1)),
+                 record(1, ts + 20, tid, u64(i))]
+        ts += 30
+    return b + b''.join(recs)
