@@ -15,12 +15,12 @@ mode=install
 if [ "${1:-}" = --check ]; then mode=check; shift; fi
 set_name=${1:-build}
 case "$set_name" in
-  install) want=(meson ninja-build gcc binutils libc6-dev python3 python3-dev libsqlite3-dev) ;;
-  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config python3 python3-dev libsqlite3-dev) ;;
-  check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config cmake clang libclang-rt-14-dev python3 groff-base man-db
+  install) want=(meson ninja-build gcc binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
+  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
+  check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
-               systemtap util-linux python3-dev python3-numpy python3-pandas libsqlite3-dev sqlite3) ;;
-  bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config hyperfine liblttng-ust-dev lttng-tools
+               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3) ;;
+  bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine liblttng-ust-dev lttng-tools
                babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev) ;;
   *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
 esac
@@ -41,6 +41,10 @@ present() { # package
     binutils) have ld objcopy ar ;;
     libc6-dev) have cc && printf '#include <stdio.h>\n#include <pthread.h>\n' | cc -E -x c - >/dev/null 2>&1 ;;
     pkg-config) have pkg-config ;;
+    libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
+    zstd) have zstd zstdcat ;;
+    nodejs) have node ;;
+    npm) have npm ;;
     libsqlite3-dev) have cc && printf '#include <sqlite3.h>\n' | cc -E -x c - >/dev/null 2>&1 ;;
     sqlite3) have sqlite3 ;;
     cmake) have cmake ;;

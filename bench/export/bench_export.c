@@ -14,6 +14,8 @@
  *      simpletrace export --format=chrome  -o DIR/x.json
  *      simpletrace export --format=perfetto -o DIR/x.pftrace
  *      simpletrace export --format=ctf     -o DIR/x.ctf
+ *      simpletrace export --format=folded  -o DIR/x.folded
+ *      simpletrace export --format=parquet -o DIR/x.parquet
  *      simpletrace print > /dev/null             (the reader alone, for reference)
  *    and prints records/s, MB/s of input, MB written, bytes per record and
  *    the child's max RSS, then each output's size against Chrome JSON's.
@@ -146,6 +148,7 @@ static uint64_t size_of(const char *path)
     return total;
 }
 
+/* Removes path: a file, or a directory with what it holds (parquet's events/ too). */
 static void remove_output(const char *path)
 {
     DIR *d = opendir(path);
@@ -153,7 +156,7 @@ static void remove_output(const char *path)
     while (d && (e = readdir(d)) != NULL) {
         char sub[4400];
         if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
-            unlink(sub);
+            remove_output(sub);
     }
     if (d) {
         closedir(d);
@@ -163,7 +166,9 @@ static void remove_output(const char *path)
     }
 }
 
-/* Times one command R times; prints the best run. Returns the bytes it wrote (0 if it failed). */
+static double last_best; /* seconds of the last measure()'s best run */
+
+/* Times one command R times; prints the best run (in last_best too). Returns the bytes it wrote (0 if it failed). */
 static uint64_t measure(const struct opts *o, const char *label, char *const argv[], const char *out, uint64_t records,
                     uint64_t bytes)
 {
@@ -195,6 +200,7 @@ static uint64_t measure(const struct opts *o, const char *label, char *const arg
            best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
     if (out)
         remove_output(out);
+    last_best = best;
     return written;
 }
 
@@ -230,13 +236,15 @@ int main(int argc, char **argv)
                         "[--runs R] [--dir DIR]\n");
         return 2;
     }
-    char trace[4200], data[4200], json[4200], pftrace[4200], ctf[4200];
+    char trace[4200], data[4200], json[4200], pftrace[4200], ctf[4200], folded[4200], pq[4200];
     long pid = (long)getpid();
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-export-%ld.trace", o.dir, pid);
     snprintf(data, sizeof data, "%s/simpletrace-bench-export-%ld.data", o.dir, pid);
     snprintf(json, sizeof json, "%s/simpletrace-bench-export-%ld.json", o.dir, pid);
     snprintf(pftrace, sizeof pftrace, "%s/simpletrace-bench-export-%ld.pftrace", o.dir, pid);
     snprintf(ctf, sizeof ctf, "%s/simpletrace-bench-export-%ld.ctf", o.dir, pid);
+    snprintf(folded, sizeof folded, "%s/simpletrace-bench-export-%ld.folded", o.dir, pid);
+    snprintf(pq, sizeof pq, "%s/simpletrace-bench-export-%ld.parquet", o.dir, pid);
     /* Trace in a child: a spawned converter's max RSS would otherwise include
      * the runtime's buffers (the high-water mark survives exec). */
     fflush(stdout);
@@ -255,15 +263,29 @@ int main(int argc, char **argv)
     char *prt[] = {(char *)o.exe, "print", (char *)o.events, trace, NULL};
     char *pft[] = {(char *)o.exe, "export", "-q", "--format=perfetto", "-o", pftrace, (char *)o.events, trace, NULL};
     char *ctfa[] = {(char *)o.exe, "export", "-q", "--format=ctf", "-o", ctf, (char *)o.events, trace, NULL};
+    char *pqa[] = {(char *)o.exe, "export", "-q", "--format=parquet", "-o", pq, (char *)o.events, trace, NULL};
     uint64_t size_uft = measure(&o, "export uftrace", uft, data, records, bytes);
     uint64_t size_chrome = measure(&o, "export chrome", chr, json, records, bytes);
     uint64_t size_pf = measure(&o, "export perfetto", pft, pftrace, records, bytes);
+    char *fld[] = {(char *)o.exe, "export", "-q", "--format=folded", "-o", folded, (char *)o.events, trace, NULL};
+    double pf_best = last_best;
     uint64_t size_ctf = measure(&o, "export ctf", ctfa, ctf, records, bytes);
+    measure(&o, "export folded", fld, folded, records, bytes);
+    double pq_secs;
+    uint64_t size_pq = measure(&o, "export parquet", pqa, pq, records, bytes);
+    pq_secs = last_best;
     measure(&o, "print (reference)", prt, NULL, records, bytes);
     if (size_chrome && size_uft && size_pf && size_ctf)
         printf("size against chrome JSON: uftrace %.1fx, perfetto %.1fx, ctf %.1fx smaller\n",
                (double)size_chrome / (double)size_uft, (double)size_chrome / (double)size_pf,
                (double)size_chrome / (double)size_ctf);
+    if (size_pf && size_pq)
+        printf("parquet against perfetto: %.2fx the records/s (%.2f M vs %.2f M), %.1f vs %.1f bytes/record "
+               "(%.2fx smaller; parquet holds every record twice: records.parquet and its event's typed file, "
+               "plus spans.parquet)\n",
+               pf_best / pq_secs, (double)records / pq_secs / 1e6, (double)records / pf_best / 1e6,
+               (double)size_pq / (double)records, (double)size_pf / (double)records,
+               (double)size_pf / (double)size_pq);
     unlink(trace);
     return 0;
 }

@@ -19,7 +19,10 @@
  *    first's so that both see the same machine load, and prints the ratio.
  * 4. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
  *    same files and prints the speed ratio (text only).
- * 5. With --sql (bench/sql/run.sh), instead of print: `simpletrace stats`,
+ * 5. Writes the same N records with compress=zstd (default level), prints the
+ *    bytes per record of both files, and times print on the compressed one
+ *    (the ratio to the plain file's speed).
+ * 6. With --sql (bench/sql/run.sh), instead of 2-5: `simpletrace stats`,
  *    then `simpletrace sql` full scans, a count per event (SELECT name,
  *    count(*) FROM records GROUP BY name) and a per-event table with a
  *    filter, each timed the same way: records/s of the whole trace, max
@@ -91,10 +94,10 @@ static void emit(uint64_t n)
 }
 
 /* Writes the trace; returns 0 or -1 with a message. */
-static int generate(const char *path, uint64_t n)
+static int generate(const char *path, uint64_t n, bool compress)
 {
     char cfg[4300], err[256] = "";
-    snprintf(cfg, sizeof cfg, "enable=bench_rd_*,bufsize=64M,file=%s", path);
+    snprintf(cfg, sizeof cfg, "enable=bench_rd_*,bufsize=64M,file=%s%s", path, compress ? ",compress=zstd" : "");
     if (st_configure(cfg, err, sizeof err) != 0) {
         fprintf(stderr, "bench_reader: st_configure: %s\n", err);
         return -1;
@@ -199,6 +202,9 @@ static void measure(struct contender *c, size_t n, uint64_t records, off_t bytes
     }
 }
 
+/* bench_file()'s records/s of its first contender, for the compressed/plain ratio. */
+static double last_rate;
+
 /*
  * stats, and sql's full scans of the whole trace; event_query (NULL: none)
  * is a per-event table's query for this file's events.
@@ -253,6 +259,7 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
     struct contender c[2] = {{.label = "simpletrace", .argv = argv}, {.label = "compared", .argv = cargv}};
     double rates[2];
     measure(c, o->compare ? 2 : 1, records, st.st_size, o->runs, rates);
+    last_rate = rates[0];
     if (o->compare && rates[0] > 0 && rates[1] > 0)
         printf("  ratio: simpletrace runs at %.3fx the compared one's speed (wall), %.3fx (CPU)\n", rates[0] / rates[1],
                c[1].best_cpu / c[0].best_cpu);
@@ -314,13 +321,34 @@ int main(int argc, char **argv)
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0)
-        exit(generate(trace, o.records) == 0 ? 0 : 1);
+        exit(generate(trace, o.records, false) == 0 ? 0 : 1);
     int st;
     if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return 1;
-    /* an I/O record in four, flags 1 in half of them (emit()) */
+    /* --sql: an I/O record in four, flags 1 in half of them (emit()) */
     bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
+    double plain_rate = last_rate;
+    struct stat plain_st, z_st;
+    bool have_plain = stat(trace, &plain_st) == 0;
     unlink(trace);
+    /* The same records compressed as they are written (compress=zstd, its default level); not with --sql. */
+    char ztrace[4300];
+    snprintf(ztrace, sizeof ztrace, "%s.zst", trace);
+    fflush(stdout);
+    if (!o.sql && (pid = fork()) == 0)
+        exit(generate(ztrace, o.records, true) == 0 ? 0 : 1);
+    if (!o.sql && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+        stat(ztrace, &z_st) == 0) {
+        uint64_t records = count_records(o.exe, o.events, ztrace);
+        if (have_plain && records)
+            printf("bytes per record on disk: plain v4 %.2f, compress=zstd %.2f (%.1fx smaller)\n",
+                   (double)plain_st.st_size / (double)records, (double)z_st.st_size / (double)records,
+                   (double)plain_st.st_size / (double)z_st.st_size);
+        bench_file(&o, o.events, ztrace, NULL);
+        if (plain_rate > 0 && last_rate > 0)
+            printf("print on the compressed trace: %.2f of the plain trace's records/s\n", last_rate / plain_rate);
+    }
+    unlink(ztrace);
     if (o.shared) {
         char events[4200], fixture[4200];
         snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);

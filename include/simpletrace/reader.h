@@ -544,6 +544,30 @@ ST_API int st_reader_origin(const struct st_reader *r, uint64_t *ts);
  */
 ST_API int st_reader_get_counters(const struct st_reader *r, struct st_reader_counters *c);
 
+/*
+ * A compressed trace: zstd frames, as compress=zstd writes
+ * them or the zstd command makes them; readers take them everywhere,
+ * recognised by their first bytes. Grows at its end.
+ */
+struct st_reader_compression {
+    uint32_t struct_size;        /* sizeof(struct st_reader_compression) as the caller was compiled */
+    bool compressed;             /* a piece read so far (or the one being read) is zstd frames */
+    bool seekable;               /* it ends in a seek table with a time index: frames can be skipped */
+    uint64_t frames;             /* data frames: the seek table's count, else those met so far */
+    uint64_t frames_read;        /* frames decompressed so far (skippable ones included) */
+    uint64_t frames_skipped;     /* frames the filters (--from/--to, --pid) let the reader jump over */
+    uint64_t compressed_bytes;   /* the files' sizes (or the compressed bytes read from a pipe) */
+    uint64_t decompressed_bytes; /* the v4 stream's size from the seek table, else decompressed so far */
+    char index_problem[160];     /* why a seek table present is not used ("" when none) */
+};
+
+/*
+ * What the compressed pieces of r (the inputs' sums, for several) were,
+ * into *c whose struct_size the caller sets: 0, or -EINVAL (NULL, or
+ * struct_size too small). compressed false: nothing compressed was read.
+ */
+ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader_compression *c);
+
 /* Distinct thread ids st_reader_seen keeps. */
 #define ST_READER_SEEN_TIDS 32
 

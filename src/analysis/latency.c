@@ -478,7 +478,8 @@ static int make_result(struct lat *L, struct st__ex_ctx *ctx, struct st__an_resu
         s->group = s->gid ? L->groups[s->gid] : NULL;
         if (!(s->name = strdup(ctx->pairs.names[s->func])))
             return -ENOMEM;
-        qsort(s->slow, s->nslow, sizeof *s->slow, slow_order);
+        if (s->nslow) /* --slowest=0: no array at all, and qsort wants one */
+            qsort(s->slow, s->nslow, sizeof *s->slow, slow_order);
     }
     qsort(res->spans, res->nspans, sizeof *res->spans, by_name_group);
     size_t n = st_catalog_count(ctx->cat) + 1;

@@ -26,13 +26,19 @@ static const char *dur(char *buf, size_t len, uint64_t ns)
     return st__duration_text(buf, len, (int64_t)ns);
 }
 
+/* The mean as both formats show it: the total over the count, rounded to the nearest ns. */
+static uint64_t mean_ns(const struct st__hist *h)
+{
+    return h->count ? (h->total + h->count / 2) / h->count : 0;
+}
+
 static void text_row(FILE *f, const struct st__an_span *s, int name_w, int group_w)
 {
     char b[ST__AN_NQ + 4][32];
     const struct st__hist *h = &s->hist;
     fprintf(f, "%-*s %-*s %9" PRIu64 " %11s %11s", name_w, s->name, group_w, s->group ? s->group : "", h->count,
             h->count ? dur(b[0], sizeof b[0], h->min) : "-",
-            h->count ? dur(b[1], sizeof b[1], h->total / h->count) : "-");
+            h->count ? dur(b[1], sizeof b[1], mean_ns(h)) : "-");
     for (unsigned q = 0; q < ST__AN_NQ; q++)
         fprintf(f, " %11s", h->count ? dur(b[2 + q], sizeof b[2 + q], st__hist_quantile(h, st__an_q[q])) : "-");
     fprintf(f, " %11s %11s\n", h->count ? dur(b[2 + ST__AN_NQ], sizeof b[0], h->max) : "-",
@@ -157,7 +163,7 @@ void st__an_span_json(FILE *f, const struct st__an_span *s, const struct st__an_
     fprintf(f, "\"count\":%" PRIu64 ",\"unfinished\":%" PRIu64 ",\"unmatched_end\":%" PRIu64 ",\"key_reused\":%" PRIu64,
             h->count, s->unfinished, s->unmatched_end, s->key_reused);
     json_num_or_null(f, "min_ns", any, h->min);
-    json_num_or_null(f, "mean_ns", any, any ? (h->total + h->count / 2) / h->count : 0);
+    json_num_or_null(f, "mean_ns", any, mean_ns(h));
     for (unsigned q = 0; q < ST__AN_NQ; q++) {
         char key[16];
         snprintf(key, sizeof key, "%s_ns", st__an_qname[q]);

@@ -1,10 +1,11 @@
 /*
- * simpletrace export --format=uftrace|chrome|perfetto|ctf -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
+ * simpletrace export --format=uftrace|chrome|perfetto|ctf|folded|parquet -o OUT [OPTIONS] [TRACE-EVENTS...] TRACE-FILE...
  *
  * Converts a trace for uftrace (a uftrace.data directory), for Perfetto
  * UI / chrome://tracing (trace-event JSON), for Perfetto UI and
- * trace_processor (Perfetto's protobuf) or for babeltrace2 and Trace
- * Compass (a CTF directory) with the exporter (src/export/),
+ * trace_processor (Perfetto's protobuf), for babeltrace2 and Trace
+ * Compass (a CTF directory), for flame graphs (collapsed stacks) or for DuckDB, Spark and the other SQL
+ * engines (a directory of Parquet files) with the exporter (src/export/),
  * which reads the trace through the public reader API: the same options
  * and the same error messages as `simpletrace print`. This file parses the
  * command line, shows progress on a terminal and prints the summary.
@@ -37,7 +38,7 @@
 struct export_cli {
     struct cli_input in;
     struct st__export_options ex;
-    bool format_set, quiet;
+    bool format_set, root_set, quiet;
     const char *pairs[MAX_PAIRS];
 };
 
@@ -74,7 +75,7 @@ static int parse_count(const char *arg, unsigned long max, unsigned *out, const 
 }
 
 /* --format names, by enum st__export_format. */
-static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf"};
+static const char *const format_names[] = {"uftrace", "chrome", "perfetto", "ctf", "folded", "parquet"};
 
 static int parse_format(const char *arg, struct export_cli *o)
 {
@@ -84,7 +85,21 @@ static int parse_format(const char *arg, struct export_cli *o)
             o->format_set = true;
             return 0;
         }
-    return usage_error("unknown format '%s' (uftrace, chrome, perfetto or ctf)", arg);
+    return usage_error("unknown format '%s' (uftrace, chrome, perfetto, ctf, folded or parquet)", arg);
+}
+
+/* --folded-root names, by enum st__export_root. */
+static const char *const root_names[] = {"none", "program", "process", "thread"};
+
+static int parse_root(const char *arg, struct export_cli *o)
+{
+    for (size_t i = 0; i < sizeof root_names / sizeof *root_names; i++)
+        if (!strcmp(arg, root_names[i])) {
+            o->ex.folded_root = (enum st__export_root)i;
+            o->root_set = true;
+            return 0;
+        }
+    return usage_error("unknown --folded-root '%s' (none, program, process or thread)", arg);
 }
 
 static int add_pair(const char *arg, struct export_cli *o)
@@ -98,8 +113,30 @@ static int add_pair(const char *arg, struct export_cli *o)
     return 0;
 }
 
+/* --partition=host,pid (either, or both in any order): parquet's Hive-style directories. */
+static int parse_partition(const char *arg, struct export_cli *o)
+{
+    char copy[64];
+    if (strlen(arg) >= sizeof copy)
+        return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+    strcpy(copy, arg);
+    unsigned flags = 0;
+    for (char *save, *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        unsigned f = !strcmp(w, "host") ? ST_EXPORT_PARTITION_HOST : !strcmp(w, "pid") ? ST_EXPORT_PARTITION_PID : 0;
+        if (!f || (flags & f))
+            return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+        flags |= f;
+    }
+    if (!flags)
+        return usage_error("bad --partition '%s' (host, pid or host,pid)", arg);
+    o->ex.partition = flags;
+    return 0;
+}
+
 enum {
     OPT_FORMAT = CLI_OPT_OWN, OPT_PAIR, OPT_NO_DEFAULT_PAIRS, OPT_MAX_DEPTH, OPT_MAX_OPEN, OPT_FUNCTIONS, OPT_HELP,
+    OPT_FOLDED_ROOT,
+    OPT_PARTITION,
 };
 
 static int parse_one(int c, struct export_cli *o, char **argv)
@@ -110,6 +147,8 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     case OPT_PAIR: return add_pair(optarg, o);
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
     case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
+    case OPT_FOLDED_ROOT: return parse_root(optarg, o);
+    case OPT_PARTITION: return parse_partition(optarg, o);
     case OPT_MAX_DEPTH: return parse_count(optarg, 65535, &o->ex.max_depth, "bad --max-depth '%s' (1..65535)");
     case OPT_MAX_OPEN: return parse_count(optarg, 65536, &o->ex.max_open_files, "bad --max-open-files '%s'");
     case 'q': o->quiet = true; return 0;
@@ -131,11 +170,11 @@ static bool ends_with(const char *name, const char *suffix)
 /*
  * Refuses an -o that is one of the inputs: a trace (or its pieces), a
  * trace-events file, --functions's directory, or for a directory output
- * (uftrace, ctf) one holding any of them. -1 to go on, or the exit status.
+ * (uftrace, ctf, parquet) one holding any of them. -1 to go on, or the exit status.
  */
 static int check_output(const struct export_cli *o)
 {
-    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF;
+    bool dir = o->ex.format == ST_EXPORT_UFTRACE || o->ex.format == ST_EXPORT_CTF || o->ex.format == ST_EXPORT_PARQUET;
     return cli_check_output("export", &o->in, o->ex.output, dir, o->ex.functions);
 }
 
@@ -148,6 +187,8 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"max-open-files", required_argument, NULL, OPT_MAX_OPEN},
         {"functions", required_argument, NULL, OPT_FUNCTIONS},
+        {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
+        {"partition", required_argument, NULL, OPT_PARTITION},
         CLI_READER_LONGOPTS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},             {NULL, 0, NULL, 0},
@@ -167,16 +208,23 @@ static int parse_args(int argc, char **argv, struct export_cli *o)
     if (cli_trace_operands("export", argc, argv, optind, &o->in))
         return 2;
     if (!o->ex.output)
-        return usage_error("%s", "need -o OUT (a directory for uftrace and ctf, a file for chrome and perfetto)");
+        return usage_error("%s", "need -o OUT (a directory for uftrace, ctf and parquet, a file for chrome, perfetto "
+                                 "and folded)");
     if (!o->format_set)
         o->ex.format = ends_with(o->ex.output, ".json") || !strcmp(o->ex.output, "-") ? ST_EXPORT_CHROME
                        : ends_with(o->ex.output, ".pftrace")                         ? ST_EXPORT_PERFETTO
+                       : ends_with(o->ex.output, ".folded")                          ? ST_EXPORT_FOLDED
                                                                                       : ST_EXPORT_UFTRACE;
+    if (o->root_set && o->ex.format != ST_EXPORT_FOLDED)
+        return usage_error("--folded-root is for folded only, not %s", format_names[o->ex.format]);
     if (o->ex.functions && ((o->in.rd.flags & ST_READER_ALIGN_REALTIME) || o->in.noffset_args))
         return usage_error("%s", "--functions records one host's clock: its calls cannot be moved by --align or "
                                  "--offset (give traces of that host only)");
-    if (o->ex.format != ST_EXPORT_CHROME && !strcmp(o->ex.output, "-"))
-        return usage_error("-o - is for chrome only, not %s", format_names[o->ex.format]);
+    if (o->ex.format != ST_EXPORT_CHROME && o->ex.format != ST_EXPORT_FOLDED && !strcmp(o->ex.output, "-"))
+        return usage_error("-o - is for chrome and folded only, not %s", format_names[o->ex.format]);
+    if (o->ex.partition && o->ex.format != ST_EXPORT_PARQUET)
+        return usage_error("--partition is for parquet only, not %s", format_names[o->ex.format]);
+    o->ex.realtime = (o->in.rd.flags & ST_READER_ALIGN_REALTIME) != 0;
     o->ex.pairs = o->pairs;
     o->ex.trace_name = o->in.trace;
     return check_output(o);
@@ -277,7 +325,7 @@ static void add_count(char *buf, size_t len, uint64_t n, const char *one, const 
 /* The summary line (and a second one for odd cases), on stderr. */
 static void summary(const struct export_cli *o, const struct st__export_summary *s)
 {
-    bool uft = o->ex.format == ST_EXPORT_UFTRACE;
+    bool uft = o->ex.format == ST_EXPORT_UFTRACE, folded = o->ex.format == ST_EXPORT_FOLDED;
     const char *fmt = format_names[o->ex.format];
     char odd[1024] = "";
     add_count(odd, sizeof odd, s->unmatched_ends, "end without a begin (kept as an instant event)",
@@ -296,7 +344,9 @@ static void summary(const struct export_cli *o, const struct st__export_summary 
             o->ex.output, fmt, s->records, plural(s->records), s->threads, plural(s->threads),
             s->calls, plural(s->calls), s->functions, plural(s->functions), s->instants, plural(s->instants),
             s->drop_marks, plural(s->drop_marks), s->dropped_events, odd[0] ? "; unmatched: " : "", odd,
-            uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)" : "");
+            uft && s->instants ? "; left out: the arguments of instant events (uftrace events have names only)"
+            : folded && (s->instants || s->drop_marks) ? "; left out: instant events and drop marks (stacks hold calls)"
+                                                        : "");
     if (s->function_records || o->ex.functions)
         fprintf(stderr, PROG ": %" PRIu64 " record%s of the function trace %s merged%s\n", s->function_records,
                 plural(s->function_records), o->ex.functions,
@@ -307,8 +357,9 @@ static void summary(const struct export_cli *o, const struct st__export_summary 
     if (s->names_cut)
         fprintf(stderr, PROG ": %" PRIu64 " name%s longer than %u bytes cut to that, ending in \"" ST_UFT_NAME_CUT
                 "\" (uftrace reads no longer names)\n", s->names_cut, plural(s->names_cut), ST_UFT_NAME_MAX);
-    if (s->unused_rule[0])
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", s->unused_rule);
+    for (size_t k = 0; k < o->ex.npairs && k < 64; k++)
+        if (s->unused_rules >> k & 1)
+            fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events\n", o->pairs[k]);
 }
 
 /* --- running it -------------------------------------------------------------------------- */
@@ -360,6 +411,9 @@ static int run(struct export_cli *o, const struct cli_trace *t)
         cli_trace_report_filters(t, &o->in);
         if (!o->quiet)
             summary(o, &s);
+        if (o->ex.format == ST_EXPORT_FOLDED && s.calls == 0) /* an empty flame graph must not pass unnoticed */
+            fprintf(stderr, PROG ": warning: %s holds no stacks: no call was found (no begin and end events paired, "
+                            "see --pair; or --functions)\n", o->ex.output);
         return 0;
     }
     if (st_reader_error(t->r)->code != 0)

@@ -87,6 +87,7 @@ struct facts {
     struct proc_facts *procs;
     size_t nprocs, cur;
     char error[2048];        /* the reader's error, "" if none */
+    struct st_reader_compression z; /* compressed pieces */
 };
 
 struct info_opts {
@@ -262,6 +263,8 @@ static int collect(struct facts *f, const struct cli_trace *t, const struct cli_
     f->version = st_reader_version(t->r);
     f->swapped = st_reader_byte_swapped(t->r);
     st_reader_get_counters(t->r, &f->c); /* our own sizeof: cannot fail */
+    f->z.struct_size = sizeof f->z;
+    st_reader_get_compression(t->r, &f->z);
     if (ret == 0)
         return 0;
     cli_reader_error("info", t, in, f->error, sizeof f->error);
@@ -410,6 +413,20 @@ static void print_events_text(const struct facts *f)
     }
 }
 
+/* compressed: zstd, its frames, sizes and ratio, and whether it can be sought in. */
+static void print_compression(const struct facts *f)
+{
+    const struct st_reader_compression *z = &f->z;
+    if (!z->compressed)
+        return;
+    double ratio = z->compressed_bytes ? (double)z->decompressed_bytes / (double)z->compressed_bytes : 0;
+    printf("%-18szstd, %" PRIu64 " frame%s, %" PRIu64 " bytes for %" PRIu64 " (ratio %.2f), %s\n", "compressed:",
+           z->frames, z->frames == 1 ? "" : "s", z->compressed_bytes, z->decompressed_bytes, ratio,
+           z->seekable ? "seekable (seek table and time index)" : "no seek table: read from the start");
+    if (z->index_problem[0])
+        printf("%-18s%s\n", "seek table:", z->index_problem);
+}
+
 /* "PROGRAM[PID]", or what stands for a process without a description. */
 static const char *proc_name(const struct proc_facts *p, const char *trace, char *buf, size_t len)
 {
@@ -471,6 +488,7 @@ static void print_text(const struct facts *f)
     print_process(&f->who);
     print_times(f);
     print_counters(f);
+    print_compression(f);
     print_trace_procs(f);
     print_events_text(f);
 }
@@ -575,6 +593,15 @@ static void print_json(const struct facts *f)
     json_u64("dropped_records", true, f->c.dropped_records);
     json_u64("dropped_events", true, f->c.dropped_events);
     json_u64("write_lost_events", true, f->write_lost);
+    json_key("compressed");
+    fputs(f->z.compressed ? "true" : "false", stdout);
+    if (f->z.compressed) {
+        json_u64("frames", true, f->z.frames);
+        json_u64("compressed_bytes", true, f->z.compressed_bytes);
+        json_u64("decompressed_bytes", true, f->z.decompressed_bytes);
+        json_key("seekable");
+        fputs(f->z.seekable ? "true" : "false", stdout);
+    }
     json_key("pieces");
     putchar('[');
     for (size_t i = 0; i < f->npieces; i++) {

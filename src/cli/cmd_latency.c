@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "reader_opts.h"
+#include "report_file.h"
 
 #define PROG "simpletrace latency"
 #define MAX_PAIRS 64
@@ -89,7 +90,7 @@ static int parse_format(const char *arg, struct latency_cli *o)
     return 0;
 }
 
-enum { OPT_PAIR = CLI_OPT_OWN, OPT_NO_DEFAULT_PAIRS, OPT_BY, OPT_SLOWEST, OPT_FUNCTIONS, OPT_FORMAT, OPT_HELP };
+enum { OPT_PAIR = CLI_OPT_OWN, OPT_NO_DEFAULT_PAIRS, OPT_BY, OPT_SLOWEST, OPT_FUNCTIONS, OPT_FORMAT, OPT_HTML, OPT_HELP };
 
 static int parse_one(int c, struct latency_cli *o, char **argv)
 {
@@ -100,6 +101,7 @@ static int parse_one(int c, struct latency_cli *o, char **argv)
     case OPT_SLOWEST: return parse_slowest(optarg, o);
     case OPT_FUNCTIONS: o->an.functions = optarg; return 0;
     case OPT_FORMAT: return parse_format(optarg, o);
+    case OPT_HTML: o->html = optarg; return 0;
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: {
         int r = cli_reader_option("latency", c, optarg, &o->in);
@@ -169,6 +171,7 @@ static int parse_args(int argc, char **argv, struct latency_cli *o)
         {"slowest", required_argument, NULL, OPT_SLOWEST},
         {"functions", required_argument, NULL, OPT_FUNCTIONS},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"html", required_argument, NULL, OPT_HTML},
         CLI_READER_LONGOPTS,
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -198,7 +201,7 @@ static int parse_args(int argc, char **argv, struct latency_cli *o)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
-    return -1;
+    return o->html ? cli_check_output("latency", &o->in, o->html, false, o->an.functions) : -1;
 }
 
 /* --- running it -------------------------------------------------------------------------- */
@@ -206,9 +209,10 @@ static int parse_args(int argc, char **argv, struct latency_cli *o)
 /* Says what the figures do not hold: a rule that paired nothing, an --by argument no event declares. */
 static void warnings(const struct latency_cli *o, const struct st__an_result *res, const struct cli_trace *t)
 {
-    if (res->unused_rule)
-        fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events%s\n", res->unused_rule,
-                strchr(res->unused_rule, '@') ? " (both must declare the key's argument)" : "");
+    for (size_t k = 0; k < o->an.npairs && k < 64; k++)
+        if (res->sum.unused_rules >> k & 1)
+            fprintf(stderr, PROG ": warning: --pair=%s pairs no declared events%s\n", o->pairs[k],
+                    strchr(o->pairs[k], '@') ? " (both must declare the key's argument)" : "");
     if (o->an.by == ST__AN_BY_ARG) {
         const struct st_catalog *cat = st_reader_catalog(t->r);
         bool declared = false;
@@ -223,6 +227,17 @@ static void warnings(const struct latency_cli *o, const struct st__an_result *re
     }
 }
 
+struct html_arg {
+    const struct st__an_result *res;
+    const struct st__an_report *rep;
+};
+
+static int write_html(FILE *f, const void *arg)
+{
+    const struct html_arg *h = arg;
+    return st__an_write_html(f, h->res, h->rep);
+}
+
 static int report(const struct latency_cli *o, const struct st__an_result *res)
 {
     struct st__an_report rep = {.print_prefix = o->print_prefix, .title = o->in.trace};
@@ -231,7 +246,8 @@ static int report(const struct latency_cli *o, const struct st__an_result *res)
         fprintf(stderr, PROG ": writing standard output: %s\n", strerror(errno));
         return 1;
     }
-    return 0;
+    struct html_arg h = {res, &rep};
+    return o->html ? cli_report_file("latency", o->html, write_html, &h) : 0;
 }
 
 static int run(struct latency_cli *o, const struct cli_trace *t)

@@ -40,6 +40,7 @@ struct event_stats {
 };
 
 struct totals {
+    struct st_reader_compression z; /* compressed inputs: frames read and skipped */
     uint64_t delivered;       /* event + dropped records that passed the filter */
     uint64_t events, dropped_records, dropped_events;
     uint64_t write_lost;      /* of dropped_events: those of dropped records with pid ST_PID_WRITE_LOST */
@@ -284,6 +285,10 @@ static void print_text(const struct event_stats *es, size_t n, const struct tota
     printf("%-15s %s%s\n", "duration", st__duration_text(a, sizeof a, (int64_t)duration(t)),
            n && duration(t) ? " (first to last record; AVG/s = COUNT / duration)" : "");
     printf("%-15s %llu\n", "non-monotonic", (unsigned long long)t->non_monotonic);
+    if (t->z.compressed) /* what the seek table saved: frames the filters let the reader jump over */
+        printf("%-15s zstd, %llu frames: %llu decompressed, %llu skipped\n", "compressed",
+               (unsigned long long)t->z.frames, (unsigned long long)t->z.frames_read,
+               (unsigned long long)t->z.frames_skipped);
     print_threads(t);
 }
 
@@ -436,6 +441,8 @@ int st__cmd_stats(int argc, char **argv)
         cli_trace_report_filters(&tr, &o.in);
     struct st_reader_counters c = {.struct_size = sizeof c};
     st_reader_get_counters(tr.r, &c); /* our own sizeof: cannot fail */
+    t.z.struct_size = sizeof t.z;
+    st_reader_get_compression(tr.r, &t.z);
     size_t n = sort_events(es, nev);
     if (t.nprocs) /* by their first input, each input's in the order met */
         qsort(t.procs, t.nprocs, sizeof *t.procs, by_group);

@@ -18,6 +18,7 @@
 #include "nearest.h"
 #include "out_file.h"
 #include "trace_format.h"
+#include "zstd_seek_format.h"
 
 /* The operands, for the hints that tell their order. */
 #define OPERANDS "TRACE-EVENTS... TRACE-FILE"
@@ -142,14 +143,15 @@ bool cli_is_events_file(const char *path)
  */
 static bool starts_as_trace(const char *path)
 {
-    uint8_t head[8]; /* the header record's ID: all ones, in either byte order */
+    uint8_t head[8]; /* the header record's ID: all ones, in either byte order; or a zstd frame (compressed) */
     struct stat st;
     int fd;
     bool yes;
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head && st__fmt_get_u64(head) == ST_HEADER_EVENT_ID;
+    yes = read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+          (st__fmt_get_u64(head) == ST_HEADER_EVENT_ID || st__zle_get32(head) == ST_ZSTD_FRAME_MAGIC);
     close(fd);
     return yes;
 }
@@ -278,10 +280,12 @@ static bool same_file(const char *a, const char *b)
 
 /*
  * The --offset=TRACE=TIME options as one offset per trace (TRACE names one
- * of the traces read, the same file; TIME after its last '='). 0, or the
+ * of the traces read, the same file; TIME after its last '='). With found
+ * (one per option), an option naming none of in's traces is marked
+ * unfound rather than refused (compare: it is the other run's). 0, or the
  * status after a message.
  */
-static int resolve_offsets(const char *cmd, struct cli_input *in)
+static int resolve_offsets(const char *cmd, struct cli_input *in, bool *found)
 {
     if (!in->noffset_args)
         return 0;
@@ -299,8 +303,12 @@ static int resolve_offsets(const char *cmd, struct cli_input *in)
         snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
         while (i < in->ntraces && !same_file(path, in->traces[i]))
             i++;
-        if (i == in->ntraces)
+        if (i == in->ntraces && !found)
             return cli_usage_error(cmd, "--offset names '%s', which is none of the traces read", path);
+        if (i == in->ntraces)
+            continue;
+        if (found)
+            found[k] = true;
         in->offsets[i] += ns;
     }
     in->rd.offsets_ns = in->offsets;
@@ -324,12 +332,84 @@ int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct
         return cli_usage_error(cmd, "%s", "--rotated needs a TRACE-FILE path, not \"-\"");
     int ret = expand_traces(cmd, argv + i, (size_t)(argc - i), in);
     if (ret == 0)
-        ret = resolve_offsets(cmd, in);
+        ret = resolve_offsets(cmd, in, NULL);
     if (ret) {
         cli_input_free(in);
         return ret;
     }
     in->trace = in->traces[0];
+    return 0;
+}
+
+/* The options of base for a second run: the same, but its own copy of what cli_input_free() frees. */
+static int copy_options(const struct cli_input *base, struct cli_input *run2)
+{
+    *run2 = *base;
+    run2->traces = NULL;
+    run2->ntraces = 0;
+    run2->offsets = NULL;
+    run2->offset_args = NULL;
+    if (base->noffset_args && !(run2->offset_args = malloc(base->noffset_args * sizeof *run2->offset_args)))
+        return -1;
+    if (base->noffset_args)
+        memcpy(run2->offset_args, base->offset_args, base->noffset_args * sizeof *run2->offset_args);
+    return 0;
+}
+
+/* Each run's offsets; an --offset naming a trace of neither run is refused. 0 or the status. */
+static int resolve_pair_offsets(const char *cmd, struct cli_input *base, struct cli_input *run2)
+{
+    bool *found = calloc(base->noffset_args + 1, sizeof *found);
+    int ret = 0;
+    if (!found) {
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    if ((ret = resolve_offsets(cmd, base, found)) == 0 && (ret = resolve_offsets(cmd, run2, found)) == 0)
+        for (size_t k = 0; k < base->noffset_args && ret == 0; k++)
+            if (!found[k])
+                ret = cli_usage_error(cmd, "bad --offset '%s': it names none of the traces of BASE or NEW",
+                                      base->offset_args[k]);
+    free(found);
+    return ret;
+}
+
+int cli_trace_operands_pair(const char *cmd, int argc, char **argv, int first, struct cli_input *base,
+                            struct cli_input *run2)
+{
+    if (argc - first < 2)
+        return cli_usage_error(cmd, "%s", "need [TRACE-EVENTS...] BASE NEW (two runs to compare)");
+    /* The last two operands are the runs, whatever they hold (a missing file is said to be missing). */
+    int i = cli_first_trace(argc - 1, argv, first);
+    if (argc - i > 2)
+        return cli_usage_error(cmd, "more than two runs given from '%s' on (BASE NEW: a run of several traces "
+                                    "is a directory)", argv[i]);
+    if (!strcmp(argv[i], "-") && !strcmp(argv[i + 1], "-"))
+        return cli_usage_error(cmd, "%s", "BASE and NEW cannot both be standard input");
+    if ((base->rd.flags & ST_READER_ROTATED) && base->rotated_off)
+        return cli_usage_error(cmd, "%s", "--rotated and --no-rotated contradict each other");
+    if ((base->rd.flags & ST_READER_ROTATED) && (!strcmp(argv[i], "-") || !strcmp(argv[i + 1], "-")))
+        return cli_usage_error(cmd, "%s", "--rotated needs TRACE-FILE paths, not \"-\"");
+    if (copy_options(base, run2) < 0) {
+        fprintf(stderr, "simpletrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    struct cli_input *in[2] = {base, run2};
+    int ret = 0;
+    for (int k = 0; k < 2 && ret == 0; k++) {
+        in[k]->events_files = (const char **)(argv + first);
+        in[k]->nevents_files = (size_t)(i - first);
+        ret = expand_traces(cmd, argv + i + k, 1, in[k]);
+    }
+    if (ret == 0)
+        ret = resolve_pair_offsets(cmd, base, run2);
+    if (ret) {
+        cli_input_free(base);
+        cli_input_free(run2);
+        return ret;
+    }
+    base->trace = base->traces[0];
+    run2->trace = run2->traces[0];
     return 0;
 }
 

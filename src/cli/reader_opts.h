@@ -92,6 +92,17 @@ int cli_first_trace(int argc, char **argv, int first);
  */
 int cli_trace_operands(const char *cmd, int argc, char **argv, int first, struct cli_input *in);
 
+/*
+ * compare's operands, [TRACE-EVENTS...] BASE NEW from argv[first..argc):
+ * two runs, each read as cli_trace_operands() reads its traces (a file, a
+ * directory, a rotated set), with the same trace-events files. base holds
+ * the options parsed; run2 gets a copy of them (free both with
+ * cli_input_free()). An --offset=TRACE=TIME applies to the run holding
+ * TRACE. 0, or 1/2 after an error/usage error.
+ */
+int cli_trace_operands_pair(const char *cmd, int argc, char **argv, int first, struct cli_input *base,
+                            struct cli_input *run2);
+
 /* A trace opened for reading: the catalog and the reader (close with cli_trace_close()). */
 struct cli_trace {
     struct st_catalog *cat;

@@ -25,6 +25,19 @@
  * A call is a B/E pair: B carries the begin record's arguments, E the end
  * record's (the viewers merge them); a frame we close ourselves (never
  * ended, closed early) has "args":{"unfinished":true}.
+ * A keyed span (a begin and an end matched by an argument's value, often on
+ * two threads) is a nestable async pair, each on its own record's thread:
+ *
+ *   {"name":"request","cat":"simpletrace","ph":"b","ts":...,"pid":P,"tid":T1,"id":"0x1","args":{...}},
+ *   {"name":"request","cat":"simpletrace","ph":"e","ts":...,"pid":P,"tid":T2,"id":"0x1","args":{...}}
+ *
+ * Viewers match "b" and "e" by category and id, so every span gets an id of
+ * its own (a counter over the export: two spans of one key, one process's
+ * and another's, never share one), and each is drawn on its own async row.
+ * A span the engine ends itself (its key began again, or it never ended)
+ * ends on its begin's thread with "args":{"unfinished":true}; an end whose
+ * record is earlier than its begin (threads of two traces whose clocks
+ * disagree) is put at the begin's time, so no span has a negative length.
  *
  * Numbers are printed from the integers, never through a double:
  *   - "ts" is microseconds with exactly three decimals: the ns timestamp as
@@ -70,10 +83,12 @@ struct ev_fmt {
     uint8_t flags[ST_READER_MAX_ARGS];   /* ARG_SIGNED, ARG_BOOL */
 };
 
-/* How one function's B and E events start. */
+/* How one function's B and E events start, and its async b and e events (keyed spans). */
 struct fn_fmt {
     char *begin, *end; /* {"name":"F","cat":...,"ph":"B","ts": (and "E") */
     size_t begin_len, end_len;
+    char *abegin, *aend; /* {"name":"F","cat":...,"ph":"b","ts": (and "e"), made at its first keyed span */
+    size_t abegin_len, aend_len;
 };
 
 struct chrome {
@@ -88,6 +103,7 @@ struct chrome {
     size_t nev, capev;
     struct fn_fmt *fn;       /* per function id: nfn built, capfn allocated */
     size_t nfn, capfn;
+    uint64_t async_ids;      /* the last keyed span's id: each span gets the next */
 };
 
 /* --- the output buffer -------------------------------------------------------- */
@@ -357,20 +373,24 @@ static int put_process_name(struct st__ex_ctx *ctx, struct chrome *c, const stru
     return put_meta(ctx, c, "process_name", proc, proc->group, "", name);
 }
 
-/* One event: head (name, category, phase), ts, pid, tid, arguments of rec. */
+/* One event: head (name, category, phase), ts, pid, tid, the async id (0: none), arguments of rec. */
 static int put_event(struct st__ex_ctx *ctx, struct st__ex_thread *t, const char *head, size_t head_len,
-                     const struct st_record *rec, uint64_t ts)
+                     const struct st_record *rec, uint64_t ts, uint64_t id)
 {
     struct chrome *c = ctx->out;
     const struct ev_fmt *f = rec ? &c->ev[rec->event->index] : NULL;
     int ret = 0;
-    char *p = room(ctx, c, head_len + 96 + (rec ? args_bound(f, rec) : 32), &ret);
+    char *p = room(ctx, c, head_len + 96 + (id ? 32 : 0) + (rec ? args_bound(f, rec) : 32), &ret);
     if (!p)
         return ret;
     p = put_sep(p, c);
     p = put_mem(p, head, head_len);
     p = put_ts(p, ts);
     p = put_pid_tid(p, t->proc, t->tid);
+    if (id) {
+        p = PUT_LIT(p, ",\"id\":");
+        p = put_hex(p, id);
+    }
     if (rec)
         p = put_args(p, f, rec);
     else if (ctx->closing)
@@ -385,7 +405,7 @@ static int chrome_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const s
 {
     struct chrome *c = ctx->out;
     (void)depth;
-    return put_event(ctx, t, c->fn[func].begin, c->fn[func].begin_len, rec, ts);
+    return put_event(ctx, t, c->fn[func].begin, c->fn[func].begin_len, rec, ts, 0);
 }
 
 static int chrome_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
@@ -393,7 +413,7 @@ static int chrome_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const st
 {
     struct chrome *c = ctx->out;
     (void)depth;
-    return put_event(ctx, t, c->fn[func].end, c->fn[func].end_len, rec, ts);
+    return put_event(ctx, t, c->fn[func].end, c->fn[func].end_len, rec, ts, 0);
 }
 
 static int chrome_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
@@ -402,7 +422,31 @@ static int chrome_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const
     struct chrome *c = ctx->out;
     const struct ev_fmt *f = &c->ev[rec->event->index];
     (void)depth;
-    return put_event(ctx, t, f->head, f->head_len, rec, ts);
+    return put_event(ctx, t, f->head, f->head_len, rec, ts, 0);
+}
+
+static int chrome_async_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                              struct st__ex_open *o, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    struct fn_fmt *f = &c->fn[o->func];
+    const char *name = ctx->pairs.names[o->func];
+    if (!f->abegin) { /* only keyed rules' functions need them (a function trace has thousands of others) */
+        f->abegin = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"b\",\"ts\":", &f->abegin_len);
+        f->aend = make_str("{\"name\":\"", name, "\"" CATEGORY ",\"ph\":\"e\",\"ts\":", &f->aend_len);
+        if (!f->abegin || !f->aend)
+            return -ENOMEM;
+    }
+    o->user = ++c->async_ids;
+    return put_event(ctx, t, f->abegin, f->abegin_len, rec, ts, o->user);
+}
+
+static int chrome_async_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                            const struct st__ex_open *o, uint64_t ts)
+{
+    struct chrome *c = ctx->out;
+    return put_event(ctx, t, c->fn[o->func].aend, c->fn[o->func].aend_len, rec, ts < o->begin_ts ? o->begin_ts : ts,
+                     o->user);
 }
 
 static int chrome_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
@@ -509,6 +553,8 @@ static void chrome_discard(struct st__ex_ctx *ctx)
     for (size_t i = 0; i < c->capfn; i++) {
         free(c->fn[i].begin);
         free(c->fn[i].end);
+        free(c->fn[i].abegin);
+        free(c->fn[i].aend);
     }
     free(c->ev);
     free(c->fn);
@@ -525,6 +571,8 @@ const struct st__ex_writer st__ex_chrome_writer = {
     .exit = chrome_exit,
     .instant = chrome_instant,
     .lost = chrome_lost,
+    .async_begin = chrome_async_begin,
+    .async_end = chrome_async_end,
     .finish = chrome_finish,
     .discard = chrome_discard,
 };

@@ -127,6 +127,7 @@ static void process_describe(struct st__ex_process *p, const struct st_reader *i
     snprintf(p->program, sizeof p->program, "%s", d.program);
     snprintf(p->cmdline, sizeof p->cmdline, "%s", d.cmdline);
     snprintf(p->exe, sizeof p->exe, "%s", d.exe ? d.exe : "");
+    snprintf(p->host, sizeof p->host, "%s", d.host ? d.host : "");
     p->anchor_mono_ns = d.anchor_mono_ns;
     p->anchor_real_ns = d.anchor_real_ns;
 }
@@ -697,6 +698,8 @@ static const struct st__ex_writer *writer_of(enum st__export_format f)
     case ST_EXPORT_CHROME: return &st__ex_chrome_writer;
     case ST_EXPORT_PERFETTO: return &st__ex_perfetto_writer;
     case ST_EXPORT_CTF: return &st__ex_ctf_writer;
+    case ST_EXPORT_FOLDED: return &st__ex_folded_writer;
+    case ST_EXPORT_PARQUET: return &st__ex_parquet_writer;
     default: return &st__ex_uftrace_writer;
     }
 }
@@ -751,6 +754,8 @@ int st__export_run(struct st_reader *r, const struct st__export_options *o, stru
     const char *unused = st__ex_pairs_unused(&ctx.pairs);
     if (ret == 0 && unused)
         snprintf(s->unused_rule, sizeof s->unused_rule, "%s", unused);
+    if (ret == 0)
+        s->unused_rules = st__ex_pairs_unused_mask(&ctx.pairs);
     if (ret == 0 && damage) {
         s->partial = true;
         ret = damage;

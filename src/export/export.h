@@ -1,7 +1,8 @@
 /*
  * The exporter: turns a simpletrace trace, read through the public reader
  * API, into a uftrace.data directory, a Chrome trace-event JSON file, a
- * Perfetto protobuf trace or a CTF 1.8 directory, streaming (memory
+ * Perfetto protobuf trace, a CTF 1.8 directory or collapsed stacks for flame
+ * graphs (folded.c: memory grows with the distinct stacks), streaming (memory
  * bounded by the number of threads, never by the size of the trace). The
  * `simpletrace export` command is its front end.
  *
@@ -82,7 +83,21 @@ enum st__export_format {
     ST_EXPORT_CHROME,  /* Chrome trace-event JSON (Perfetto UI, chrome://tracing) */
     ST_EXPORT_PERFETTO, /* Perfetto's protobuf trace (Perfetto UI, trace_processor) */
     ST_EXPORT_CTF,     /* a CTF 1.8 trace directory (babeltrace2, Trace Compass) */
+    ST_EXPORT_FOLDED,  /* collapsed stacks with self times (flamegraph.pl, inferno, speedscope) */
+    ST_EXPORT_PARQUET, /* a directory of Apache Parquet files (DuckDB, Spark, Trino, ClickHouse, pandas) */
 };
+
+/* Folded stacks: the frame put first in every stack (folded.c). */
+enum st__export_root {
+    ST_EXPORT_ROOT_NONE,    /* none: every thread's stacks added together, as uftrace's flame graph */
+    ST_EXPORT_ROOT_PROGRAM, /* PROGRAM */
+    ST_EXPORT_ROOT_PROCESS, /* PROGRAM-PID */
+    ST_EXPORT_ROOT_THREAD,  /* PROGRAM-PID/TID */
+};
+
+/* Parquet: the Hive-style directories each process's files go to (st__export_options.partition). */
+#define ST_EXPORT_PARTITION_HOST 1u /* host=H/ */
+#define ST_EXPORT_PARTITION_PID 2u  /* pid=P/ */
 
 /* Where a long conversion is; given to the progress callback. */
 struct st__export_progress {
@@ -96,8 +111,8 @@ typedef int (*st__export_progress_fn)(const struct st__export_progress *p, void 
 /* What to do; zeroed members mean defaults. The caller owns everything. */
 struct st__export_options {
     enum st__export_format format;
-    const char *output;          /* uftrace, ctf: the directory; chrome: the file, "-" = standard output;
-                                    perfetto: the file */
+    const char *output;          /* uftrace, ctf, parquet: the directory; chrome, folded: the file, "-" = standard
+                                    output; perfetto: the file */
     const char *const *pairs;    /* pairing rules "BEGIN:END[=NAME][@ARG]", tried before the built-in ones */
     size_t npairs;
     bool no_default_pairs;       /* only the rules above */
@@ -106,6 +121,7 @@ struct st__export_options {
     const char *trace_name;      /* the trace's path: shown labelled as the trace, never as the program */
     const char *functions;       /* a function trace (uftrace.data directory) of the same run, or NULL */
     const char *cmdline;         /* uftrace `info` cmdline: the export command */
+    enum st__export_root folded_root; /* folded: the root frame of every stack */
     st__export_progress_fn progress;
     void *progress_opaque;
     /* A reader error after records is damage (the output holds what came before) unless this says it is
@@ -116,6 +132,8 @@ struct st__export_options {
     /* Instead of format's writer, this one (an analysis of the spans: src/analysis/); writer_arg is its. */
     const struct st__ex_writer *writer;
     void *writer_arg;
+    bool realtime;               /* the reader moved timestamps to wall-clock time (--align=realtime) */
+    unsigned partition;          /* parquet: ST_EXPORT_PARTITION_* */
 };
 
 /* What was written, for the summary line. */
@@ -134,6 +152,7 @@ struct st__export_summary {
     uint64_t too_deep;       /* begins beyond max_depth, not written */
     uint64_t clamped;        /* timestamps raised to keep each thread in time order */
     char unused_rule[256];   /* the first caller rule that paired no event ("" if all did) */
+    uint64_t unused_rules;   /* bit k: caller rule k (k < 64) paired no event, so each one can be named */
     uint64_t function_records; /* records of the function trace converted (ENTRY, EXIT, LOST) ... */
     uint64_t function_events;  /* ... and its EVENT records, left out (the function tracer writes none) */
     uint64_t names_cut;        /* uftrace: event and function names cut to what uftrace reads (ST_UFT_NAME_MAX) */

@@ -1,7 +1,7 @@
 /*
  * Exporter internals: the pairing table (pairs.c), the driver with its
  * per-thread stacks (engine.c), the writers behind one interface
- * (uftrace.c, chrome.c, perfetto.c, ctf.c) and their outputs (output.c).
+ * (uftrace.c, chrome.c, perfetto.c, ctf.c, folded.c, parquet.c) and their outputs (output.c).
  *
  * Who owns what: the engine owns the context, the thread table and every
  * thread; a writer owns its own state (ctx->out) and the output files
@@ -64,6 +64,9 @@ int st__ex_pairs_grow(struct st__ex_pairs *p, const struct st_catalog *cat);
 /* The first caller rule that paired nothing so far, or NULL: known at the end of the run. */
 const char *st__ex_pairs_unused(const struct st__ex_pairs *p);
 
+/* Every caller rule that paired nothing so far: bit k for rule k (the first 64 rules). */
+uint64_t st__ex_pairs_unused_mask(const struct st__ex_pairs *p);
+
 /* Appends n function names name(arg, 0..n) (not deduplicated); *first gets the first one's id. 0 or -ENOMEM. */
 int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
                      uint32_t *first);
@@ -84,6 +87,7 @@ struct st__ex_process {
     char program[256];
     char cmdline[4096];
     char exe[1024];        /* the executable's path, as its description records it ("" if not) */
+    char host[256];        /* the host's name, as its description records it ("" if not) */
     uint64_t anchor_mono_ns, anchor_real_ns;
     const char *trace;     /* the name of its first input */
     size_t in_merged_file; /* input + 1 of the file simpletrace merge wrote that holds it with others, else 0 */
@@ -229,6 +233,8 @@ extern const struct st__ex_writer st__ex_uftrace_writer;
 extern const struct st__ex_writer st__ex_chrome_writer;
 extern const struct st__ex_writer st__ex_perfetto_writer;
 extern const struct st__ex_writer st__ex_ctf_writer;
+extern const struct st__ex_writer st__ex_folded_writer;
+extern const struct st__ex_writer st__ex_parquet_writer;
 
 /* --- helpers shared by the writers (engine.c) ----------------------------------------- */
 
@@ -289,6 +295,7 @@ void st__ex_file_discard(struct st__ex_file *f);
 struct st__ex_dir_kind {
     const char *what;                 /* for messages: "uftrace data", "a CTF trace's file" */
     bool (*ours)(const char *name);   /* a file name the writer writes */
+    bool (*ours_dir)(const char *name); /* a directory name it makes (all it holds must be ours too), or NULL */
 };
 
 /* A directory filled under a temporary name next to path, then put in its place. */

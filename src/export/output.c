@@ -7,7 +7,8 @@
  * old directory an exchange swapped out).
  *
  * An existing directory is replaced only when every file in it is one the
- * writer's kind owns (uftrace data, a CTF trace): we never delete what we
+ * writer's kind owns (uftrace data, a CTF trace; for Parquet also the
+ * directories it makes, holding only its files): we never delete what we
  * did not write. It is checked when the export starts and again when it
  * is swapped, atomically where the file system can exchange names
  * (renameat2), else by removing the old files and renaming.
@@ -79,7 +80,39 @@ void st__ex_file_discard(struct st__ex_file *f)
 
 /* --- directories ---------------------------------------------------------------------- */
 
-/* Walks dir: with clear, removes the kind's files; else stops at the first other entry (-EEXIST, named in bad). */
+/* Whether entry e of dirfd is a directory (d_type, or a look when the file system does not fill it in). */
+static bool is_dir(int dirfd, const struct dirent *e)
+{
+    struct stat st;
+    if (e->d_type != DT_UNKNOWN)
+        return e->d_type == DT_DIR;
+    return fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int walk(int dirfd, const struct st__ex_dir_kind *kind, bool clear, char *bad, size_t badlen);
+
+/* A directory of the kind's own (kind->ours_dir): walked as its parent is, then (clear) removed. */
+static int walk_sub(int dirfd, const char *name, const struct st__ex_dir_kind *kind, bool clear, char *bad,
+                    size_t badlen)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(bad, badlen, "%s", name);
+        return -errno;
+    }
+    int err = walk(fd, kind, clear, bad, badlen);
+    close(fd);
+    if (err == 0 && clear && unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        err = -errno;
+        snprintf(bad, badlen, "%s", name);
+    }
+    return err;
+}
+
+/*
+ * Walks dir: with clear, removes the kind's files (and directories); else
+ * stops at the first other entry (-EEXIST, named in bad).
+ */
 static int walk(int dirfd, const struct st__ex_dir_kind *kind, bool clear, char *bad, size_t badlen)
 {
     int fd = dup(dirfd);
@@ -95,7 +128,14 @@ static int walk(int dirfd, const struct st__ex_dir_kind *kind, bool clear, char 
     for (struct dirent *e; (e = readdir(d)) != NULL && (clear || !err);) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        bool ours = e->d_type != DT_DIR && kind->ours(e->d_name);
+        bool dir = is_dir(dirfd, e);
+        if (dir && kind->ours_dir && kind->ours_dir(e->d_name)) {
+            int sub = walk_sub(dirfd, e->d_name, kind, clear, bad, badlen);
+            if (!err)
+                err = sub;
+            continue;
+        }
+        bool ours = !dir && kind->ours(e->d_name);
         if (!ours && !clear) {
             snprintf(bad, badlen, "%s", e->d_name);
             err = -EEXIST;

@@ -333,6 +333,15 @@ const char *st__ex_pairs_unused(const struct st__ex_pairs *p)
     return NULL;
 }
 
+uint64_t st__ex_pairs_unused_mask(const struct st__ex_pairs *p)
+{
+    uint64_t mask = 0;
+    for (size_t k = 0; k < p->ncaller && k < 64; k++)
+        if (p->rules[k].made == 0)
+            mask |= UINT64_C(1) << k;
+    return mask;
+}
+
 int st__ex_pairs_add(struct st__ex_pairs *p, size_t n, const char *(*name)(const void *arg, size_t i), const void *arg,
                      uint32_t *first)
 {

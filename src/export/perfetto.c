@@ -18,6 +18,19 @@
  *                calls of the function trace (--functions) have none)
  *   other event  TYPE_INSTANT named after the event, with its arguments
  *   dropped      TYPE_INSTANT "dropped" with count=N
+ *   keyed span   (a begin and an end matched by an argument's value, often
+ *                on two threads) a slice on an async track: a
+ *                TrackDescriptor of its own (uuid ASYNC_UUID_BASE + k, named
+ *                after the function, its parent the process's track);
+ *                TYPE_SLICE_BEGIN on the begin's sequence and TYPE_SLICE_END
+ *                on the end's, both naming the track (track_uuid), each with
+ *                its record's arguments (unfinished=true when the engine ends
+ *                it: its key began again, or it never ended). The tracks of
+ *                a function in a process are a pool: a span takes a free
+ *                one, and gives it back when it ends, so a track holds one
+ *                slice at a time and there are as many as spans were open at
+ *                once, not one per span; trace_processor and the UI show the
+ *                pool's tracks, all of one name, as one group
  *
  * Arguments are debug annotations typed as declared: signed integers
  * int_value, unsigned ones uint_value, bool bool_value, pointers
@@ -34,9 +47,17 @@
  * from the previous one on the sequence) stands at the thread's first
  * timestamp when MONOTONIC does, and, when the trace carries its clock
  * anchor, REALTIME at the matching wall time; primary_trace_clock is
- * MONOTONIC, so traces of one machine line up. Deltas within a thread are
- * never negative (the engine keeps each thread in time order), and a
- * few-microsecond delta takes 2 bytes where an absolute timestamp takes 8.
+ * MONOTONIC, so traces of one machine line up. The engine keeps each thread
+ * in time order, so deltas are never negative, and a few-microsecond delta
+ * takes 2 bytes where an absolute timestamp takes 8. Keyed spans are the
+ * exception: an end recorded before its begin (threads of traces whose
+ * clocks disagree) is put at the begin's time, so no slice has a negative
+ * length, and the engine ends a span whose key began again on its begin's
+ * thread at the time of the new begin, on another thread. Either can put a
+ * packet behind its sequence's clock (the thread's next record after the
+ * first, the end itself in the second): such a packet gives its time on
+ * MONOTONIC itself (timestamp_clock_id) and leaves the incremental clock
+ * alone. Traces of one program, merged by time, have neither.
  *
  * Why a hand-written encoder and not libprotobuf-c: we write six message
  * types with a handful of fields each and read none; an encoder is a varint
@@ -47,9 +68,9 @@
  * in the rare case it needs more (a body of 128 bytes or longer).
  *
  * Memory: a 1 MiB output buffer (grown only for one record longer than
- * that), the name tables (per catalog event and function) and, per thread,
- * a bit per name saying whether its sequence has it interned yet (grown
- * when the names outgrow it).
+ * that), the name tables (per catalog event and function), per thread a
+ * bit per name saying whether its sequence has it interned yet (grown when
+ * the names outgrow it), and 16 bytes per async track.
  */
 #include <simpletrace/version.h>
 
@@ -68,6 +89,7 @@
 #define CLOCK_DELTA ST_PF_CLOCK_FIRST_SEQUENCE_SCOPED /* the incremental clock of every thread sequence */
 #define NEST_SLACK 16u        /* room for nested lengths that outgrow their one byte */
 #define THREAD_UUID_BASE (UINT64_C(1) << 32) /* thread k's track; process k's is k + 1 */
+#define ASYNC_UUID_BASE (UINT64_C(2) << 32)  /* async track k's (keyed spans) */
 
 /* How an argument is written. */
 enum arg_kind { ARG_UINT, ARG_INT, ARG_BOOL, ARG_POINTER, ARG_STRING };
@@ -101,6 +123,21 @@ struct pf_process {
     uint64_t uuid;
 };
 
+/* An async track: a keyed span's slice at a time. */
+struct pf_async {
+    uint64_t free_ts;   /* when its last slice ended: a slice beginning then or earlier takes another track (two
+                           slices touching at one time could be read in either order) */
+    uint32_t next_free; /* index + 1 of the next free track of its pool; 0: none */
+};
+
+/* The async tracks of one function in one process; those free now form a list. */
+struct pf_pool {
+    const struct st__ex_process *proc;
+    uint32_t func;
+    uint32_t free;      /* index + 1 of the first free track (the last one given back); 0: none */
+    uint32_t next;      /* index + 1 of the next pool of the same function; 0: none */
+};
+
 struct perfetto {
     struct st__ex_file file;
     uint8_t *buf;
@@ -124,6 +161,12 @@ struct perfetto {
     size_t nth, capth;
     struct pf_process *proc;
     size_t nproc;
+    struct pf_async *async; /* by track index */
+    size_t nasync, capasync;
+    struct pf_pool *pools;
+    size_t npools, cappools;
+    uint32_t *fn_pool;      /* per function id: index + 1 of its first pool; 0: none (capfnpool allocated) */
+    size_t capfnpool;
 };
 
 /* --- protobuf encoding ------------------------------------------------------------ */
@@ -254,7 +297,8 @@ static uint32_t annotation_iid(struct perfetto *pf, const char *name)
 static int build_names(struct st__ex_ctx *ctx, struct perfetto *pf)
 {
     if (st__ex_reserve(&pf->ev, &pf->capev, ctx->ncat, sizeof *pf->ev) < 0 ||
-        st__ex_reserve(&pf->fn_iid, &pf->capfn, ctx->pairs.nfuncs, sizeof *pf->fn_iid) < 0)
+        st__ex_reserve(&pf->fn_iid, &pf->capfn, ctx->pairs.nfuncs, sizeof *pf->fn_iid) < 0 ||
+        st__ex_reserve(&pf->fn_pool, &pf->capfnpool, ctx->pairs.nfuncs, sizeof *pf->fn_pool) < 0)
         return -ENOMEM;
     const struct st_event_info *dropped = st_catalog_dropped(ctx->cat);
     for (; pf->nev < ctx->ncat; pf->nev++) {
@@ -508,11 +552,13 @@ static uint8_t *put_arg(uint8_t *p, uint32_t iid, enum arg_kind kind, const stru
 
 /*
  * One TrackEvent packet on t's sequence at ts: type, name iid (0: none),
- * the arguments of rec, else (no rec) one annotation extra_iid = extra
- * (bool when is_bool) unless extra_iid is 0.
+ * on track (0: the thread's, the sequence's default), the arguments of
+ * rec, else (no rec) one annotation extra_iid = extra (bool when is_bool)
+ * unless extra_iid is 0.
  */
 static int put_event(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint64_t ts, unsigned type,
-                     uint32_t name, const struct st_record *rec, uint32_t extra_iid, uint64_t extra, bool is_bool)
+                     uint32_t name, uint64_t track, const struct st_record *rec, uint32_t extra_iid, uint64_t extra,
+                     bool is_bool)
 {
     struct perfetto *pf = ctx->out;
     struct pf_thread *pt = &pf->th[t->index];
@@ -532,13 +578,20 @@ static int put_event(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint
         return ret;
     uint8_t *pkt;
     p = packet_open(p, pt->seq, ST_PF_SEQ_NEEDS_INCREMENTAL_STATE, &pkt);
-    p = pb_uint(p, ST_PF_PACKET_TIMESTAMP, ts - pt->last_ts);
-    pt->last_ts = ts;
+    if (ts >= pt->last_ts) {
+        p = pb_uint(p, ST_PF_PACKET_TIMESTAMP, ts - pt->last_ts);
+        pt->last_ts = ts;
+    } else { /* behind the sequence's clock (see the top): absolute, on MONOTONIC */
+        p = pb_uint(p, ST_PF_PACKET_TIMESTAMP, ts);
+        p = pb_uint(p, ST_PF_PACKET_TIMESTAMP_CLOCK_ID, ST_PF_CLOCK_MONOTONIC);
+    }
     p = put_interned(pf, pt, p, &n);
     uint8_t *te = pb_open(p, ST_PF_PACKET_TRACK_EVENT);
     p = pb_uint(te, ST_PF_EVENT_TYPE, type);
     if (name)
         p = pb_uint(p, ST_PF_EVENT_NAME_IID, name);
+    if (track)
+        p = pb_uint(p, ST_PF_EVENT_TRACK_UUID, track);
     for (unsigned i = 0; rec && i < rec->nargs; i++)
         p = put_arg(p, iids[i], (enum arg_kind)kinds[i], &rec->args[i]);
     if (!rec && extra_iid) {
@@ -555,7 +608,7 @@ static int pf_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struc
 {
     struct perfetto *pf = ctx->out;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_BEGIN, pf->fn_iid[func], rec, 0, 0, false);
+    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_BEGIN, pf->fn_iid[func], 0, rec, 0, 0, false);
 }
 
 static int pf_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
@@ -564,7 +617,7 @@ static int pf_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct
     struct perfetto *pf = ctx->out;
     (void)func;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_END, 0, rec, ctx->closing ? pf->unfinished_iid : 0, 1, true);
+    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_END, 0, 0, rec, ctx->closing ? pf->unfinished_iid : 0, 1, true);
 }
 
 static int pf_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
@@ -572,14 +625,91 @@ static int pf_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const str
 {
     struct perfetto *pf = ctx->out;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, pf->ev[rec->event->index].name, rec, 0, 0, false);
+    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, pf->ev[rec->event->index].name, 0, rec, 0, 0, false);
 }
 
 static int pf_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
 {
     struct perfetto *pf = ctx->out;
     (void)depth;
-    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, pf->dropped_iid, NULL, pf->count_iid, count, false);
+    return put_event(ctx, t, ts, ST_PF_TYPE_INSTANT, pf->dropped_iid, 0, NULL, pf->count_iid, count, false);
+}
+
+/* --- keyed spans: slices on async tracks ------------------------------------------------------------ */
+
+/* The pool of func's async tracks in proc (index), made when new; -ENOMEM. */
+static long pool_of(struct perfetto *pf, const struct st__ex_process *proc, uint32_t func)
+{
+    for (uint32_t i = pf->fn_pool[func]; i; i = pf->pools[i - 1].next)
+        if (pf->pools[i - 1].proc == proc)
+            return (long)i - 1;
+    if (st__ex_reserve(&pf->pools, &pf->cappools, pf->npools + 1, sizeof *pf->pools) < 0)
+        return -ENOMEM;
+    pf->pools[pf->npools] = (struct pf_pool){.proc = proc, .func = func, .next = pf->fn_pool[func]};
+    pf->fn_pool[func] = (uint32_t)++pf->npools;
+    return (long)pf->npools - 1;
+}
+
+/* A new async track for pool (of t's process), described on the process sequence: its index, or -errno. */
+static long async_track_new(struct st__ex_ctx *ctx, struct perfetto *pf, const struct st__ex_thread *t,
+                            const struct pf_pool *pool)
+{
+    const struct pf_process *pr = process_of(pf, t);
+    if (!pr || st__ex_reserve(&pf->async, &pf->capasync, pf->nasync + 1, sizeof *pf->async) < 0)
+        return -ENOMEM;
+    const char *name = ctx->pairs.names[pool->func];
+    size_t len = strlen(name);
+    int ret = 0;
+    uint8_t *p = room(ctx, pf, 64 + NEST_SLACK + ST__UTF8_REPAIRED_MAX(len), &ret);
+    if (!p)
+        return ret;
+    uint8_t *pkt;
+    p = packet_open(p, PROCESS_SEQUENCE, 0, &pkt);
+    uint8_t *td = pb_open(p, ST_PF_PACKET_TRACK_DESCRIPTOR);
+    p = pb_uint(td, ST_PF_TRACK_UUID, ASYNC_UUID_BASE + pf->nasync);
+    p = pb_uint(p, ST_PF_TRACK_PARENT_UUID, pr->uuid);
+    p = pb_text(p, ST_PF_TRACK_NAME, name, len);
+    p = pb_close(pkt, pb_close(td, p));
+    pf->len = (size_t)(p - pf->buf);
+    return (long)pf->nasync++;
+}
+
+/* o->user: its pool's index (high 32 bits) and its track's (low 32 bits). */
+static int pf_async_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                          struct st__ex_open *o, uint64_t ts)
+{
+    struct perfetto *pf = ctx->out;
+    long pool = pool_of(pf, o->proc, o->func), track;
+    if (pool < 0)
+        return (int)pool;
+    /* A free track whose last slice ended before ts: the one given back last, unless that one ended at ts
+     * (or after: threads whose times disagree), then an older one. */
+    uint32_t *link = &pf->pools[pool].free;
+    while (*link && pf->async[*link - 1].free_ts >= ts)
+        link = &pf->async[*link - 1].next_free;
+    if (*link) {
+        track = *link - 1;
+        *link = pf->async[track].next_free;
+    } else if ((track = async_track_new(ctx, pf, t, &pf->pools[pool])) < 0) {
+        return (int)track;
+    }
+    o->user = (uint64_t)pool << 32 | (uint64_t)track;
+    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_BEGIN, pf->fn_iid[o->func], ASYNC_UUID_BASE + (uint64_t)track, rec,
+                     0, 0, false);
+}
+
+static int pf_async_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                        const struct st__ex_open *o, uint64_t ts)
+{
+    struct perfetto *pf = ctx->out;
+    struct pf_pool *pool = &pf->pools[o->user >> 32];
+    uint32_t track = (uint32_t)o->user;
+    if (ts < o->begin_ts)
+        ts = o->begin_ts;
+    pf->async[track] = (struct pf_async){.free_ts = ts, .next_free = pool->free};
+    pool->free = track + 1;
+    return put_event(ctx, t, ts, ST_PF_TYPE_SLICE_END, 0, ASYNC_UUID_BASE + track, rec,
+                     ctx->closing ? pf->unfinished_iid : 0, 1, true);
 }
 
 /* --- the start and the end ---------------------------------------------------------------------------- */
@@ -664,6 +794,9 @@ static void pf_discard(struct st__ex_ctx *ctx)
     free(pf->anames);
     free(pf->ev);
     free(pf->fn_iid);
+    free(pf->fn_pool);
+    free(pf->pools);
+    free(pf->async);
     free(pf->buf);
     free(pf);
     ctx->out = NULL;
@@ -677,6 +810,8 @@ const struct st__ex_writer st__ex_perfetto_writer = {
     .exit = pf_exit,
     .instant = pf_instant,
     .lost = pf_lost,
+    .async_begin = pf_async_begin,
+    .async_end = pf_async_end,
     .finish = pf_finish,
     .discard = pf_discard,
 };

@@ -19,7 +19,8 @@
  * The messages and fields we use (type, field number):
  *
  *   Trace            packet TracePacket 1
- *   TracePacket      timestamp uint64 8; trusted_packet_sequence_id uint32 10;
+ *   TracePacket      timestamp uint64 8; timestamp_clock_id uint32 58 (a packet's own clock,
+ *                    instead of the sequence's default); trusted_packet_sequence_id uint32 10;
  *                    sequence_flags uint32 13; interned_data InternedData 12;
  *                    trace_packet_defaults TracePacketDefaults 59;
  *                    first_packet_on_sequence bool 87; and one of:
@@ -51,7 +52,14 @@
  * InternedData in or before the first packet that uses its iid (iid 0 is
  * invalid). Clocks 64..127 are scoped to their sequence; one declared
  * is_incremental in a ClockSnapshot makes each later packet's timestamp a
- * delta from the previous packet's (the first from the snapshot's value).
+ * delta from the previous packet's (the first from the snapshot's value);
+ * a packet naming another clock (timestamp_clock_id) neither uses nor moves it.
+ *
+ * Tracks: a TrackDescriptor with a thread (or process) describes that
+ * thread's (process's) track; one with only a name and a parent_uuid is a
+ * track of its own under its parent (an async track: a TrackEvent names it
+ * in track_uuid, from any sequence, and its slices nest among themselves
+ * only, in time order).
  */
 #ifndef ST_PERFETTO_FORMAT_H
 #define ST_PERFETTO_FORMAT_H
@@ -75,6 +83,7 @@
 #define ST_PF_PACKET_TRACK_EVENT 11
 #define ST_PF_PACKET_INTERNED_DATA 12
 #define ST_PF_PACKET_SEQUENCE_FLAGS 13
+#define ST_PF_PACKET_TIMESTAMP_CLOCK_ID 58
 #define ST_PF_PACKET_DEFAULTS 59
 #define ST_PF_PACKET_TRACK_DESCRIPTOR 60
 #define ST_PF_PACKET_FIRST_ON_SEQUENCE 87

@@ -27,6 +27,12 @@
  * declaring its events first has them all from the start. Nothing is read
  * twice: a pipe, a FIFO and a file still being written read as a file.
  *
+ * Compressed traces (zstd_input.c): a piece whose first bytes are a zstd
+ * frame is read through a decompressor, which read_some() asks instead of
+ * the file; offsets are then the v4 stream's (as `zstd -d` gives it), and
+ * messages add the frame and its compressed offset. Frames the filters
+ * would drop whole are skipped (frame_skippable), their records counted.
+ *
  * This is one kind of reader (struct st__trace); several traces merged
  * are another (many.c, whose inputs are traces); source.c gives both the
  * public functions (reader_internal.h, "what a reader is").
@@ -43,6 +49,7 @@
 #include "meta_format.h"
 #include "trace_format.h"
 #include "reader_internal.h"
+#include "zstd_input.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -105,7 +112,8 @@ struct st__trace {
     size_t cap;          /* buffer size = largest record accepted */
     const uint8_t *pos;  /* next unconsumed byte */
     const uint8_t *end;  /* end of the bytes read */
-    uint64_t pos_offset; /* file offset of pos */
+    uint64_t pos_offset; /* file offset of pos (of the decompressed stream when zin) */
+    struct st__zin *zin; /* a compressed piece's decompressor, else NULL */
 
     bool header_done;
     int version;
@@ -142,6 +150,7 @@ struct st__trace {
     bool own_grow;          /* grow is the reader's own (opened without a catalog), freed at close */
     bool priming;           /* prime(): reading the mapping records before the first event record */
     char *events_spec;      /* the event filter, for the events a growing catalog gains */
+    struct st_reader_compression zdone; /* what the compressed pieces read before the current one showed */
 };
 
 static void trace_close(struct st__trace *r);
@@ -156,8 +165,10 @@ static int fail(struct st__trace *r, int code, uint64_t offset, uint64_t record,
     r->err.offset = offset;
     r->err.record = record;
     va_start(ap, fmt);
-    vsnprintf(r->err.message, sizeof r->err.message, fmt, ap);
+    int n = vsnprintf(r->err.message, sizeof r->err.message, fmt, ap);
     va_end(ap);
+    if (r->zin && n >= 0 && (size_t)n < sizeof r->err.message && !strstr(r->err.message, "compressed byte"))
+        st__zin_where(r->zin, r->err.message + n, sizeof r->err.message - (size_t)n);
     return code;
 }
 
@@ -175,8 +186,8 @@ static const char *printable(char out[68], const uint8_t *s, size_t len)
 
 /* --- input ----------------------------------------------------------------- */
 
-/* Reads up to room bytes at p: bytes read, 0 at EOF, -EAGAIN if interrupted in follow mode, -errno. */
-static ssize_t read_some(struct st__trace *r, uint8_t *p, size_t room)
+/* Reads up to room bytes of the file at p: bytes read, 0 at EOF, -EAGAIN if interrupted in follow mode, -errno. */
+static ssize_t raw_read(struct st__trace *r, uint8_t *p, size_t room)
 {
     if (r->src == SRC_STREAM) {
         if (r->flags & ST_READER_FOLLOW)
@@ -197,6 +208,19 @@ static ssize_t read_some(struct st__trace *r, uint8_t *p, size_t room)
     }
 }
 
+static ssize_t zin_raw(void *ctx, uint8_t *p, size_t room)
+{
+    return raw_read(ctx, p, room);
+}
+
+/* Reads up to room bytes of the trace at p (decompressed when it is); as raw_read(). */
+static ssize_t read_some(struct st__trace *r, uint8_t *p, size_t room)
+{
+    if (r->zin)
+        return st__zin_read(r->zin, p, room, r->pos == r->end);
+    return raw_read(r, p, room);
+}
+
 /*
  * Makes n bytes available at pos. Returns 0, 1 when the input ends first,
  * or a negative errno from reading.
@@ -206,7 +230,7 @@ static int fill(struct st__trace *r, size_t n)
     size_t avail = (size_t)(r->end - r->pos);
     if (avail >= n)
         return 0;
-    if (r->src == SRC_MEMORY || n > r->cap)
+    if ((r->src == SRC_MEMORY && !r->zin) || n > r->cap)
         return 1;
     if (r->pos != r->buf) {
         memmove(r->buf, r->pos, avail);
@@ -244,6 +268,14 @@ static int fill_or_end(struct st__trace *r, size_t n)
     return fill(r, n);
 }
 
+/* A read error: the decompressor's message, or the system's. */
+static int read_failed(struct st__trace *r, int ret, uint64_t num)
+{
+    if (r->zin && *st__zin_message(r->zin))
+        return fail(r, ret, r->pos_offset, num, "%s", st__zin_message(r->zin));
+    return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
+}
+
 /*
  * Makes n bytes of the record `what` (number num) available. Returns 0, or
  * -EAGAIN (follow mode, not there yet) or a recorded error.
@@ -254,7 +286,9 @@ static int need_slow(struct st__trace *r, size_t n, uint64_t num, const char *wh
     if (ret == 0 || ret == -EAGAIN || (ret < 0 && r->err.code))
         return ret;
     if (ret < 0)
-        return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
+        return read_failed(r, ret, num);
+    if (r->zin && st__zin_cut(r->zin))
+        return fail(r, -ENODATA, r->pos_offset, num, "%s", st__zin_message(r->zin));
     return fail(r, -ENODATA, r->pos_offset, num, "the file ends inside %s (%zu of %zu bytes present)", what,
                 (size_t)(r->end - r->pos), n);
 }
@@ -269,11 +303,13 @@ static inline int need(struct st__trace *r, size_t n, uint64_t num, const char *
 static int more_slow(struct st__trace *r, uint64_t num)
 {
     int ret = fill_or_end(r, 1);
+    if (ret == 1 && r->zin && st__zin_cut(r->zin))
+        return fail(r, -ENODATA, r->pos_offset, num, "%s", st__zin_message(r->zin));
     if (ret >= 0)
         return !ret;
     if (ret == -EAGAIN || r->err.code)
         return ret;
-    return fail(r, ret, r->pos_offset, num, "read error: %s", strerror(-ret));
+    return read_failed(r, ret, num);
 }
 
 /* At a record boundary: 1 if a record starts here, 0 at the clean end, -EAGAIN, or an error. */
@@ -626,6 +662,45 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
     return 1;
 }
 
+/*
+ * Whether every record of the compressed frame e describes would be
+ * filtered out (and it holds nothing a later record needs: no header, no
+ * mapping of any kind): outside --from/--to, or of another process.
+ * 1 yes, 0 no, -1 not known yet: the origin (the first event's time)
+ * and the shift must be known, so the times compare exactly as
+ * selected() compares them.
+ */
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e)
+{
+    struct st__trace *r = ctx;
+    if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || !r->filtering || r->meta.scan_only)
+        return 0;
+    if (r->filter_pid && r->pid_match == 0)
+        return 1;
+    if (!(r->filter_from || r->filter_to))
+        return 0;
+    if (!r->have_origin || (r->shifting && r->need_shift))
+        return -1;
+    uint64_t shift = r->shifting ? (uint64_t)r->shift : 0;
+    int64_t first = (int64_t)(e->first_ns + shift - r->origin), last = (int64_t)(e->last_ns + shift - r->origin);
+    return (r->filter_from && last < r->from_ns) || (r->filter_to && first > r->to_ns);
+}
+
+/* A frame was skipped: its records count as a full read would have counted them, all filtered. */
+static void frame_skipped(void *ctx, const struct st__ztime_entry *e, uint32_t dsize)
+{
+    struct st__trace *r = ctx;
+    r->pos_offset += dsize;
+    r->number += e->records;
+    r->counters.records += e->records;
+    r->counters.events += e->events;
+    r->counters.dropped_records += e->dropped_records;
+    r->counters.dropped_events += e->dropped_events;
+    r->counters.filtered += (uint64_t)e->events + e->dropped_records;
+    if (e->events + e->dropped_records) /* its thread ids are not known: only its last time */
+        st__seen_note(&r->seen, e->last_ns + (r->shifting ? (uint64_t)r->shift : 0), 0, false);
+}
+
 /* Checks the length field of a v2/v4 event record. */
 static inline int check_length(struct st__trace *r, uint32_t len, size_t extra, uint64_t num)
 {
@@ -875,9 +950,41 @@ static int refuse_process_filter(struct st__trace *r)
                 (unsigned long)r->pid, r->version);
 }
 
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e);
+static void frame_skipped(void *ctx, const struct st__ztime_entry *e, uint32_t dsize);
+
+/*
+ * A piece that starts with a zstd frame is read through a decompressor
+ * from now on; the bytes read so far are its first. 0 (compressed or
+ * not), -EAGAIN, or a recorded error.
+ */
+static int detect_zstd(struct st__trace *r)
+{
+    int ret = fill_or_end(r, 4);
+    if (ret == -EAGAIN)
+        return ret;
+    if (ret != 0 || !st__zin_magic(r->pos, (size_t)(r->end - r->pos)))
+        return 0; /* too short, or not compressed: the header's checks say what it is */
+    bool memory = r->src == SRC_MEMORY;
+    if (!r->buf && !(r->buf = malloc(r->cap)))
+        return fail(r, -ENOMEM, 0, 0, "out of memory for decompressing");
+    ret = st__zin_new(&r->zin, memory ? r->pos : NULL, (size_t)(r->end - r->pos), zin_raw, r,
+                      r->src == SRC_FD ? r->fd : -1, r->pos, (size_t)(r->end - r->pos));
+    if (ret < 0)
+        return fail(r, ret, 0, 0, "out of memory for decompressing");
+    st__zin_set_skip(r->zin, frame_skippable, frame_skipped);
+    r->pos = r->end = r->buf;
+    return 0;
+}
+
 /* Reads the header: version, byte order. 0, -EAGAIN or an error. */
 static int read_header(struct st__trace *r)
 {
+    if (!r->zin && r->pos_offset == 0 && !(r->flags & ST_READER_NO_HEADER)) {
+        int zret = detect_zstd(r);
+        if (zret < 0)
+            return zret;
+    }
     if (r->flags & ST_READER_NO_HEADER) {
         r->version = ST_FORMAT_VERSION;
         r->index_ids = true;
@@ -1008,9 +1115,28 @@ static void attach_memory(struct st__trace *r, const void *data, size_t size)
     r->eof_ends = false;
 }
 
+/* Adds what the compressed piece just read showed to r->zdone, and frees its decompressor. */
+static void zin_done(struct st__trace *r)
+{
+    struct st__zin_figures f;
+    if (!r->zin)
+        return;
+    st__zin_figures(r->zin, &f);
+    r->zdone.compressed = true;
+    r->zdone.seekable = f.seekable;
+    r->zdone.frames += f.frames;
+    r->zdone.frames_read += f.frames_read;
+    r->zdone.frames_skipped += f.frames_skipped;
+    r->zdone.compressed_bytes += f.compressed_bytes;
+    r->zdone.decompressed_bytes += f.decompressed_bytes;
+    st__zin_free(r->zin);
+    r->zin = NULL;
+}
+
 /* Closes the file the reader opened, if any. */
 static void detach(struct st__trace *r)
 {
+    zin_done(r);
     if (r->own_fd)
         close(r->fd);
     r->own_fd = false;
@@ -1400,6 +1526,44 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
         *out = pub(prime(t));
     }
     return ret;
+}
+
+ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader_compression *c)
+{
+    struct st_reader_compression sum = {.struct_size = sizeof sum};
+    if (!r || !c || st__struct_size(c) < ST__READER_COMPRESSION_V1)
+        return -EINVAL;
+    if (r->ops != &st__trace_ops) { /* several traces: their sums */
+        for (size_t i = 0; i < r->ops->input_count(r); i++) {
+            struct st_reader_compression one = {.struct_size = sizeof one};
+            st_reader_get_compression(r->ops->input(r, i), &one);
+            sum.compressed |= one.compressed;
+            sum.seekable |= one.seekable;
+            sum.frames += one.frames;
+            sum.frames_read += one.frames_read;
+            sum.frames_skipped += one.frames_skipped;
+            sum.compressed_bytes += one.compressed_bytes;
+            sum.decompressed_bytes += one.decompressed_bytes;
+        }
+        return st__struct_out(c, &sum, sizeof sum, ST__READER_COMPRESSION_V1);
+    }
+    const struct st__trace *t = st__trace_of_c(r);
+    sum = t->zdone;
+    sum.struct_size = sizeof sum;
+    if (t->zin) {
+        struct st__zin_figures f;
+        st__zin_figures(t->zin, &f);
+        sum.compressed = true;
+        sum.seekable = f.seekable;
+        sum.frames += f.frames;
+        sum.frames_read += f.frames_read;
+        sum.frames_skipped += f.frames_skipped;
+        sum.compressed_bytes += f.compressed_bytes;
+        sum.decompressed_bytes += f.decompressed_bytes;
+        if (f.index_problem)
+            snprintf(sum.index_problem, sizeof sum.index_problem, "%s", f.index_problem);
+    }
+    return st__struct_out(c, &sum, sizeof sum, ST__READER_COMPRESSION_V1);
 }
 
 static void trace_close(struct st__trace *r)

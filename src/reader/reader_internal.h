@@ -33,6 +33,7 @@
 #define ST__ANALYZER_HANDLER_V1 ST__SIZE_THROUGH(struct st_analyzer_handler, fn)
 #define ST__TRACE_DESCRIPTION_V1 ST__SIZE_THROUGH(struct st_trace_description, anchor_real_ns)
 #define ST__READER_SEEN_V1 ST__SIZE_THROUGH(struct st_reader_seen, tids)
+#define ST__READER_COMPRESSION_V1 ST__SIZE_THROUGH(struct st_reader_compression, index_problem)
 
 /* Adds what a skipped record shows (its timestamp, its pid field when it has one) to *s. */
 static inline void st__seen_note(struct st_reader_seen *s, uint64_t ts, uint32_t tid, bool has_tid)

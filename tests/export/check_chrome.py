@@ -12,8 +12,11 @@ followed by "ok EVENTS" when every check passed. Checks: the top level is
 an object with a traceEvents array; every event has name, ph and pid (tid
 defaults to pid, as uftrace writes it);
 B/E pairs nest per thread (an E closes the innermost open B of the same
-name); every B is closed; "ts" of non-metadata events is a number with
-exactly three decimals. Exits 1 with "error: ..." on the first failure.
+name); every B is closed; async b/e events (keyed spans) have a "cat" and an
+"id", an e closes the open b of the same process, category and id (on any
+thread), of the same name and not later than it, and every b is closed;
+"ts" of non-metadata events is a number with exactly three decimals. Exits 1
+with "error: ..." on the first failure.
 """
 import decimal
 import json
@@ -34,7 +37,7 @@ def main():
         fail("not valid JSON: %s" % e)
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         fail("no traceEvents array")
-    stacks = {}
+    stacks, spans = {}, {}
     for ev in doc["traceEvents"]:
         for key in ("name", "ph", "pid"):
             if key not in ev:
@@ -50,11 +53,26 @@ def main():
             if not st or st[-1] != ev["name"]:
                 fail("E %s on thread %s does not close the innermost B (%s)" % (ev["name"], tid, st))
             st.pop()
+        elif ph in ("b", "e"):
+            if not isinstance(ev.get("cat"), str) or not isinstance(ev.get("id"), (str, int)):
+                fail("async %s %s without cat or id: %r" % (ph, ev["name"], ev))
+            key = (ev["pid"], ev["cat"], ev["id"])
+            if ph == "b" and key in spans:
+                fail("async b %s (id %s) while that id is open" % (ev["name"], ev["id"]))
+            if ph == "e" and (key not in spans or spans[key] != (ev["name"], min(spans[key][1], ts))):
+                fail("async e %s (id %s) at %s closes no open b of its name before it (%s)" %
+                     (ev["name"], ev["id"], ts, spans.get(key)))
+            if ph == "b":
+                spans[key] = (ev["name"], ts)
+            else:
+                del spans[key]
         args = json.dumps(ev.get("args", {}), separators=(",", ":"), ensure_ascii=True, default=str)
         print("%s %s %s %s %s" % (tid, ph, ev["name"], ts, args))
     for tid, st in stacks.items():
         if st:
             fail("thread %s ends with open B events %s" % (tid, st))
+    if spans:
+        fail("async b events never closed: %s" % sorted(spans))
     print("ok %d" % len(doc["traceEvents"]))
 
 

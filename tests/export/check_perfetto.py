@@ -2,7 +2,7 @@
 """Checks a Perfetto trace written by `simpletrace export --format=perfetto`
 against Perfetto's schema and against `simpletrace print --format=json`.
 
-    check_perfetto.py PROTOC PROTO PFTRACE PRINT_JSON|- [EVENT=B:FUNCTION|EVENT=E:FUNCTION|EVENT=I: ...]
+    check_perfetto.py PROTOC PROTO PFTRACE PRINT_JSON|- [EVENT=B:FUNCTION[@ARG]|EVENT=E:FUNCTION[@ARG]|EVENT=I: ...]
 
 Decodes PFTRACE with `PROTOC --decode=perfetto.protos.Trace` and the
 schema PROTO (protoc fails on anything that is not a valid Trace), then
@@ -15,10 +15,16 @@ checks the schema's rules for sequences:
     never redefined with another name;
   - timestamps on the sequence's incremental clock (a ClockSnapshot clock
     >= 64 with is_incremental, named by TracePacketDefaults) add up from the
-    snapshot's value, which equals its MONOTONIC clock's; REALTIME, when
-    present, is the wall time print shows for the thread's first record;
+    snapshot's value, which equals its MONOTONIC clock's (a packet naming
+    MONOTONIC in timestamp_clock_id has its own absolute time and leaves the
+    incremental clock alone); REALTIME, when present, is the wall time print
+    shows for the thread's first record;
   - every thread's default track is described (ThreadDescriptor pid, tid)
-    and belongs to a described process;
+    and belongs to a described process; any other track is under a
+    described process: a sequence's default track without a thread is the
+    lost-events pseudo-thread, one no sequence defaults to is an async track
+    (named; its slices, from any sequence, never overlap: each ends before
+    the next begins, and is named after the track);
 then compares, thread by thread and in order, every TrackEvent with the
 records print lists: a begin record is a TYPE_SLICE_BEGIN named after its
 function, an end record a TYPE_SLICE_END (EVENT=B:FUNCTION, EVENT=E:FUNCTION,
@@ -29,6 +35,16 @@ it, a dropped record an instant "dropped" with count; timestamps and every
 argument equal, typed (negative integers int_value, pointers
 pointer_value, bools bool_value, strings string_value). Slice ends the
 exporter adds (unfinished=true) are counted apart; slices must nest.
+Events are compared on their sequence's thread, and only keyed ones may be on
+another track than the thread's.
+
+Keyed rules (EVENT=B:FUNCTION@ARG, EVENT=E:FUNCTION@ARG: --pair=...@ARG) are
+worked out from print's records (keyed_spans.py): each span's begin is a
+TYPE_SLICE_BEGIN on an async track of its process, its end a TYPE_SLICE_END
+on the same track closing that slice (at the begin's time if recorded
+earlier), an end of no open span an instant; a span the exporter ends is
+closed on that track by an unfinished=true end on its begin's thread, at the
+time the key began again or at the trace's last timestamp.
 
 Prints a listing (TID TS TYPE NAME ARGS) and "ok PACKETS EVENTS UNFINISHED",
 or "error: ..." and exits 1. With - for PRINT_JSON, only the schema's rules,
@@ -39,6 +55,8 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timezone
+
+from keyed_spans import keyed_spans, parse_rule
 
 SEQ_CLEARED, SEQ_NEEDS = 1, 2
 PAIR_SUFFIXES = {"_enter": "_exit", "_begin": "_end", "_start": "_done"}
@@ -144,6 +162,7 @@ def annotation_value(a):
 def read_trace(packets):
     """Checks the sequences; returns (threads {uuid: desc}, processes {pid: name}, events [(uuid, ts, ev)])."""
     seqs, tracks, processes, events = {}, {}, {}, []
+    ts = None
     for n, p in enumerate(packets):
         seq_id = one(p, 'trusted_packet_sequence_id')
         if not seq_id:
@@ -193,18 +212,24 @@ def read_trace(packets):
                 pd = td['process'][0]
                 processes[one(pd, 'pid')] = (uuid, one(pd, 'process_name').decode())
             tracks[uuid] = td
-        if 'timestamp' in p:
+        if 'timestamp' in p and one(p, 'timestamp_clock_id') is not None:
+            if one(p, 'timestamp_clock_id') != 3:
+                fail("sequence %d: packet %d on clock %s, not MONOTONIC" % (seq_id, n, one(p, 'timestamp_clock_id')))
+            ts = p['timestamp'][0]  # absolute; the incremental clock stays
+        elif 'timestamp' in p:
             clock = one(s.defaults or {}, 'timestamp_clock_id')
             if clock != s.clock_id or s.clock is None:
                 fail("sequence %d: timestamp on clock %s, which has no snapshot" % (seq_id, clock))
             s.clock += p['timestamp'][0]
+            ts = s.clock
         if 'track_event' in p:
             te = p['track_event'][0]
             if not flags & SEQ_NEEDS:
                 fail("sequence %d: track event without SEQ_NEEDS_INCREMENTAL_STATE" % seq_id)
             if 'timestamp' not in p:
                 fail("sequence %d: track event without a timestamp" % seq_id)
-            uuid = one(te, 'track_uuid') or one(one(s.defaults, 'track_event_defaults', {}), 'track_uuid')
+            home = one(one(s.defaults, 'track_event_defaults', {}), 'track_uuid')
+            uuid = one(te, 'track_uuid') or home
             name = None
             if 'name_iid' in te:
                 iid = one(te, 'name_iid')
@@ -217,7 +242,7 @@ def read_trace(packets):
                 if iid not in s.anames:
                     fail("sequence %d: annotation name iid %d used before it is defined" % (seq_id, iid))
                 args.append((s.anames[iid].decode(),) + annotation_value(a))
-            events.append((uuid, s.clock, one(te, 'type'), name, args, seq_id))
+            events.append((uuid, ts, one(te, 'type'), name, args, seq_id, home))
     return seqs, tracks, processes, events
 
 
@@ -265,8 +290,11 @@ def same_value(kind, got, want):
 
 
 def thread_events(tracks, processes, events):
-    """Events by thread id, a listing (TID TS TYPE NAME ARGS), each thread's pid; checks tracks and nesting."""
-    threads, pid_of = {}, {}
+    """Events by thread id (each: ts, type, name, args, sequence, track, event index), a listing
+    (TID TS TYPE NAME ARGS [async TRACK]), each thread's pid, the async tracks' slices {track: [(begin, end)]}
+    by event index; checks tracks, nesting, and that async slices never overlap."""
+    threads, pid_of, async_names = {}, {}, {}
+    homes = {e[6] for e in events}
     for uuid, td in tracks.items():
         if 'thread' in td:
             t = td['thread'][0]
@@ -280,29 +308,55 @@ def thread_events(tracks, processes, events):
             parent = one(td, 'parent_uuid')
             if parent not in {u for u, _ in processes.values()}:
                 fail("track %d (%s) under no process" % (uuid, one(td, 'name')))
-            threads[uuid] = 0xffffffff  # the lost-events pseudo-thread
-    listing, per_track, unfinished, stacks = [], {}, 0, {}
-    for uuid, ts, typ, name, args, seq_id in events:
-        if uuid not in threads:
-            fail("event on track %s, which is not described" % uuid)
-        tid = threads[uuid]
+            if uuid in homes:
+                threads[uuid] = 0xffffffff  # the lost-events pseudo-thread
+            elif not one(td, 'name'):
+                fail("async track %d without a name" % uuid)
+            else:
+                async_names[uuid] = one(td, 'name').decode()
+    listing, per_track, unfinished, stacks, slices = [], {}, 0, {}, {}
+    for i, (uuid, ts, typ, name, args, seq_id, home) in enumerate(events):
+        if home not in threads:
+            fail("sequence %d: its default track %s is not a thread's" % (seq_id, home))
+        tid = threads[home]
+        if uuid != home and uuid not in async_names:
+            fail("thread %d: event at %d on track %s, neither its own nor an async track" % (tid, ts, uuid))
         st = stacks.setdefault(uuid, [])
-        if typ == 'TYPE_SLICE_BEGIN':
+        if uuid in async_names and typ == 'TYPE_SLICE_BEGIN':
+            if st:
+                fail("async track %d: a slice begins at %d while one is open" % (uuid, ts))
+            if name != async_names[uuid]:
+                fail("async track %d (%s): slice %s" % (uuid, async_names[uuid], name))
+            prev = slices.get(uuid, [])
+            if prev and ts <= events[prev[-1][1]][1]:
+                fail("async track %d: a slice begins at %d, not after the previous one's end" % (uuid, ts))
+            st.append(i)
+        elif uuid in async_names and typ == 'TYPE_SLICE_END':
+            if not st:
+                fail("async track %d: slice end at %d without a slice" % (uuid, ts))
+            begin = st.pop()
+            if ts < events[begin][1]:
+                fail("async track %d: slice ends at %d, before its begin at %d" % (uuid, ts, events[begin][1]))
+            slices.setdefault(uuid, []).append((begin, i))
+        elif uuid in async_names:
+            fail("async track %d: %s event" % (uuid, typ))
+        elif typ == 'TYPE_SLICE_BEGIN':
             st.append(name)
         elif typ == 'TYPE_SLICE_END':
             if not st:
                 fail("thread %d: slice end at %d without a slice" % (tid, ts))
             st.pop()
         shown = ",".join("%s=%s:%s" % (a, k, v) for a, k, v in args)
-        listing.append("%d %d %s %s %s" % (tid, ts, typ[5:], name or '-', shown))
+        listing.append("%d %d %s %s %s%s" % (tid, ts, typ[5:], name or '-', shown,
+                                             " async %d" % uuid if uuid in async_names else ""))
         if typ == 'TYPE_SLICE_END' and args == [('unfinished', 'bool', True)]:
             unfinished += 1
             continue
-        per_track.setdefault(tid, []).append((ts, typ, name, args, seq_id))
+        per_track.setdefault(tid, []).append((ts, typ, name, args, seq_id, uuid, i))
     for tid, st in stacks.items():
         if st:
             fail("slices %s never end" % st)
-    return listing, per_track, unfinished, pid_of
+    return listing, per_track, unfinished, pid_of, slices
 
 
 def wall_ns(iso):
@@ -323,17 +377,20 @@ def main():
     packets = parse_text(r.stdout.decode('latin-1')).get('packet', [])
     seqs, tracks, processes, events = read_trace(packets)
 
-    listing, per_track, unfinished, pid_of = thread_events(tracks, processes, events)
+    listing, per_track, unfinished, pid_of, slices = thread_events(tracks, processes, events)
     print("\n".join(listing))
     if print_json == '-':  # the schema's rules and the listing only
         print("ok %d %d" % (len(packets), len(events)))
         return
     recs = [json.loads(line) for line in open(print_json, encoding='utf-8') if line.strip()]
-    roles = pairing({rec['name'] for rec in recs}, sys.argv[5:])
+    keyed = [parse_rule(a) for a in sys.argv[5:] if parse_rule(a)]
+    roles = pairing({rec['name'] for rec in recs}, [a for a in sys.argv[5:] if not parse_rule(a)])
+    spans, span_of = keyed_spans(recs, keyed)
+    event_of = {}  # record index -> its event's index
 
     by_tid, first_wall = {}, {}
-    for rec in recs:
-        by_tid.setdefault(rec['pid'], []).append(rec)
+    for i, rec in enumerate(recs):
+        by_tid.setdefault(rec['pid'], []).append((i, rec))
         if 'wall_time' in rec:
             first_wall.setdefault(rec['pid'], rec['wall_time'])
     if sorted(per_track) != sorted(by_tid):
@@ -343,16 +400,28 @@ def main():
         if len(got) != len(recs_t):
             fail("thread %d: %d events, print has %d records" % (tid, len(got), len(recs_t)))
         seq = seqs[got[0][4]]
-        proc = recs_t[0].get('process')  # print names each record's process when there are several
+        proc = recs_t[0][1].get('process')  # print names each record's process when there are several
         if proc and (pid_of[tid] != proc['pid'] or processes[proc['pid']][1] != proc['program']):
             fail("thread %d: in process %d %r, print says %r" % (tid, pid_of[tid], processes[pid_of[tid]][1], proc))
         if tid in first_wall and seq.realtime != wall_ns(first_wall[tid]):
             fail("thread %d: REALTIME %s, print's wall time %s" % (tid, seq.realtime, first_wall[tid]))
-        for (ts, typ, name, args), rec in zip((g[:4] for g in got), recs_t):
+        for (ts, typ, name, args, _, uuid, ev), (i, rec) in zip(got, recs_t):
             want_typ, want_name, want_args = expected(rec, roles)
+            want_ts, on_async = rec['timestamp_ns'], False
+            role, span = span_of.get(i, (None, None))
+            if role == 'begin':
+                want_typ, want_name, on_async = 'TYPE_SLICE_BEGIN', span.func, True
+            elif role == 'end':
+                want_typ, want_name, on_async = 'TYPE_SLICE_END', None, True
+                want_ts = max(want_ts, recs[span.begin]['timestamp_ns'])  # an end recorded before its begin
+            elif role == 'instant':
+                want_typ, want_name = 'TYPE_INSTANT', rec['name']
             where = "thread %d, %s at %d" % (tid, rec['name'], rec['timestamp_ns'])
-            if ts != rec['timestamp_ns']:
+            event_of[i] = ev
+            if ts != want_ts:
                 fail("%s: timestamp %d" % (where, ts))
+            if on_async != (uuid != events[ev][6]):
+                fail("%s: on track %d, want %s" % (where, uuid, "an async track" if on_async else "its thread's"))
             if typ != want_typ or name != want_name:
                 fail("%s: %s %s, want %s %s" % (where, typ, name, want_typ, want_name))
             if [a[0] for a in args] != [a[0] for a in want_args]:
@@ -360,7 +429,27 @@ def main():
             for (a, kind, v), (_, w) in zip(args, want_args):
                 if not same_value(kind, v, w):
                     fail("%s: %s = %s %r, want %r" % (where, a, kind, v, w))
+    check_spans(spans, recs, events, slices, event_of)
     print("ok %d %d %d" % (len(packets), len(events), unfinished))
 
 
-main()
+def check_spans(spans, recs, events, slices, event_of):
+    """Each keyed span is one slice of one async track: its begin's, closed by its end record's event, or by
+    an unfinished end on its begin's thread at the time the exporter ended it."""
+    end_of = {b: e for pairs in slices.values() for b, e in pairs}
+    for span in spans:
+        b = event_of[span.begin]
+        where = "%s span begun at %d" % (span.func, recs[span.begin]['timestamp_ns'])
+        if b not in end_of:
+            fail("%s: its slice never ends" % where)
+        e = events[end_of[b]]
+        if span.end is not None and end_of[b] != event_of[span.end]:
+            fail("%s: its slice is ended by %s at %d, not by its end record" % (where, e[2], e[1]))
+        if span.end is None and (e[4] != [('unfinished', 'bool', True)] or e[1] != span.closed_at or
+                                 e[6] != events[b][6]):
+            fail("%s (%s): its slice ends at %d on sequence %d with %s, want unfinished at %d on its begin's" %
+                 (where, span.why, e[1], e[5], e[4], span.closed_at))
+
+
+if __name__ == '__main__':
+    main()

@@ -499,6 +499,15 @@ static void test_pairs(void)
         free(l);
         tu_run_free(&r);
     }
+    {
+        struct tu_run r = run_export("--pair=never_a:never_b", "--pair=lock_acquire:lock_release",
+                                     "--pair=never_c:never_d", "-o", json, events, trace);
+        ok(r.status == 0 && ex_has(r.err, "warning: --pair=never_a:never_b pairs no declared events") &&
+               ex_has(r.err, "warning: --pair=never_c:never_d pairs no declared events") &&
+               !ex_has(r.err, "--pair=lock_acquire:lock_release pairs"),
+           "pairs: each rule pairing nothing is named, not only the first");
+        tu_run_free(&r);
+    }
     struct tu_run r = run_export("--no-default-pairs", "-o", json, events, trace);
     char *l = r.status == 0 && py_bin[0] ? chrome_listing(json) : NULL;
     ok(l && ex_has(l, "7 i outer_start 100002000.000") && !ex_has(l, " B "),

@@ -195,7 +195,7 @@ static void test_errors(void)
        "errors: a directory holding anything else is refused and left as it was");
     tu_run_free(&r);
     r = run_export("--format=ctf", "-o", "-", events, trace);
-    ok(r.status == 2 && ex_has(r.err, "-o - is for chrome only, not ctf"), "errors: -o - is a usage error");
+    ok(r.status == 2 && ex_has(r.err, "-o - is for chrome and folded only, not ctf"), "errors: -o - is a usage error");
     tu_run_free(&r);
 }
 

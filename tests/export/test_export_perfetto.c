@@ -179,7 +179,7 @@ static void test_errors(void)
        "errors: an output in a missing directory: exit 1 with a message");
     tu_run_free(&r);
     r = run_export("--format=perfetto", "-o", "-", events, trace);
-    ok(r.status == 2 && ex_has(r.err, "-o - is for chrome only, not perfetto"), "errors: -o - is a usage error");
+    ok(r.status == 2 && ex_has(r.err, "-o - is for chrome and folded only, not perfetto"), "errors: -o - is a usage error");
     tu_run_free(&r);
 }
 

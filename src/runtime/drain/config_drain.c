@@ -11,6 +11,10 @@
  *                        write there too
  *   rotate=N[K|M|G]|off  the file in pieces of at most N bytes (N >= 64K; writer.c)
  *   rotate-keep=N        keep only the newest N pieces; 0 all
+ *   compress=zstd[:LEVEL]|off  files opened from now on are zstd frames with a
+ *                        seek table (zwrite.h; LEVEL: libzstd's, default 3);
+ *                        a file already open, or reopened to append, keeps
+ *                        its way
  *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
  *   flight-trigger=EVENT flight mode: tracing this event takes one
  *
@@ -36,6 +40,7 @@
 #include "drain_internal.h"
 #include "name_template.h"
 #include "size_parse.h"
+#include "zwrite.h"
 
 /* Smallest rotate=SIZE: a piece must hold its header, mappings and some records. */
 #define ROTATE_MIN ((uint64_t)64 << 10)
@@ -51,6 +56,8 @@ struct drain_cfg {
     char tmpl[4096];        /* dir=: the file's template, DIR (absolute, '%' doubled) / file= or DIR_FILE */
     int64_t rotate;         /* rotate=: -1 unchanged, 0 off, or the piece size */
     long rotate_keep;       /* rotate-keep=: -1 unchanged */
+    int compress;           /* compress=: -1 unchanged, 0 off, 1 zstd at compress_level */
+    int compress_level;
     struct st__file_prep prep;
     bool locked;            /* prepare holds the file lock */
     bool opened;            /* prepare opened the file that commit makes the trace file */
@@ -122,6 +129,19 @@ static int parse_keep(void *state, const char *v, char *err, size_t errlen)
     return 0;
 }
 
+static int parse_compress(void *state, const char *v, char *err, size_t errlen)
+{
+    struct drain_cfg *c = state;
+    int r = st__zw_parse(v, &c->compress_level);
+
+    if (r < 0) {
+        st__errmsg(err, errlen, "invalid compress '%s': want zstd, zstd:LEVEL (zstd's levels: 1 to 22, negative ones faster) or off", v);
+        return -EINVAL;
+    }
+    c->compress = r;
+    return 0;
+}
+
 static int parse_signal(void *state, const char *v, char *err, size_t errlen)
 {
     if (st__flight_parse_signal(v, &((struct drain_cfg *)state)->flight.sig) < 0) {
@@ -147,6 +167,7 @@ static void drain_init(void *state)
 
     c->rotate = -1;
     c->rotate_keep = -1;
+    c->compress = -1;
     c->prep.fd = -1;
 }
 
@@ -252,6 +273,8 @@ static void drain_commit(void *state, const struct st__cfg_view *view)
     struct drain_cfg *c = state;
 
     st__file_set_rotation(c->rotate, c->rotate_keep);
+    if (c->compress >= 0) /* before the file is handed over: it is written the new way */
+        st__file_set_compress(c->compress, c->compress_level);
     if (c->opened)
         st__file_commit(&c->prep, !view->in_init);
     st__flight_commit(&c->flight);
@@ -281,6 +304,7 @@ static const struct st__cfg_key drain_keys[] = {
     {"dir", true, parse_dir},
     {"rotate", false, parse_rotate},
     {"rotate-keep", false, parse_keep},
+    {"compress", false, parse_compress},
     {"flight-signal", false, parse_signal},
     {"flight-trigger", false, parse_trigger},
 };

@@ -46,6 +46,8 @@ struct st__wshared {
     uint64_t name_gen; /* bumped when control changes name or piece */
     uint64_t rotate;   /* rotate=SIZE, or 0 */
     unsigned keep;     /* rotate-keep=N, or 0 for all */
+    bool compress;     /* compress=zstd: files opened from now on are zstd frames (zwrite.h) ... */
+    int compress_level; /* ... at this level */
     bool enabled;      /* the file is on */
     bool lazy_open;    /* fork child: open its own file at its first event */
     int error;         /* what stopped writing, or 0 */
@@ -148,6 +150,9 @@ void st__file_first_event(void);
 
 /* Fork child: the file lock starts unlocked (the prepare handler held it). */
 void st__file_fork_child(void);
+
+/* compress=: on (zstd at level) or off, for the files opened from the writer's next pass on. */
+void st__file_set_compress(bool on, int level);
 
 /* rotate=SIZE (0: off) and rotate-keep=N (0: keep all); negative: unchanged. From the writer's next pass. */
 void st__file_set_rotation(int64_t size, long keep);

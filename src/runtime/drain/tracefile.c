@@ -490,6 +490,14 @@ void st__file_commit(struct st__file_prep *p, bool wait)
         say_fell_back(p);
 }
 
+void st__file_set_compress(bool on, int level)
+{
+    pthread_mutex_lock(&st__wr_lock);
+    st__ws.compress = on;
+    st__ws.compress_level = level;
+    pthread_mutex_unlock(&st__wr_lock);
+}
+
 void st__file_set_rotation(int64_t size, long keep)
 {
     pthread_mutex_lock(&st__wr_lock);

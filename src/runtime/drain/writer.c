@@ -57,6 +57,17 @@
  * name holding a symbolic link is never opened through it (O_NOFOLLOW):
  * like a piece that cannot be created, it stops the file, with a message.
  *
+ * compress=zstd (zwrite.h, zstd_seek_format.h): each stage flushed is one
+ * zstd frame of whole records; wt.off stays the offset in the v4 stream
+ * (what rotate= counts and crash=DIR's notes name, so recover finds the
+ * records in the decompressed trace) and wt.zoff is the file's size. A
+ * failed write cuts the file back to its last whole frame, and the
+ * ST_PID_WRITE_LOST record goes in a frame of its own. Closing the file
+ * writes the time index and the seek table; reopening the same file
+ * appends frames after them (they stay, as frames of their own) and a new
+ * pair ends it. The setting applies to files opened after it: a file
+ * appended to keeps the way it was written.
+ *
  * Exit: control's atexit handler (registered at start-up, normally before
  * main, so it runs after the handlers the program registers) calls
  * st__drain_exit (drain.c), which asks for a final pass and joins the
@@ -90,7 +101,9 @@
 #include "ring.h"
 #include "ring_consumer.h"
 #include "timestamp.h"
+#include "write_all.h"
 #include "trace_format.h"
+#include "zwrite.h"
 
 #define STAGE_SIZE ((size_t)1 << 20)
 #define WAKE_NS 100000000L
@@ -119,7 +132,19 @@ static struct {
     uint64_t rotate;      /* piece size limit (st__ws.rotate as of this pass), or 0 */
     unsigned keep;
     bool piece_records;   /* the piece holds (or has staged) a record: it may end */
-    uint64_t off;         /* file size: always the end of a whole record */
+    uint64_t off;         /* bytes of the v4 stream (the file size unless compressed): the end of a whole record */
+    bool z;               /* this file is compressed (compress=zstd when it was opened) */
+    bool want_z;          /* compress= as of this pass: the next file opened is compressed ... */
+    int want_level;       /* ... at this level */
+    uint64_t zoff;        /* z: the file's size, the end of a whole frame */
+    struct st__zw zw;     /* z: the compressor and the index of the frames written */
+    struct st__growbuf trailer; /* z: the time index and seek table, built at close */
+    struct {              /* the file closed last, if compressed, for appending to it */
+        bool z;
+        uint64_t off, zoff;
+        size_t time_size, trailer_size; /* its trailer (trailer_size 0: none written) */
+        struct st__zw zw;
+    } zlast;
     uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
     uint8_t *stage;
     size_t len;           /* bytes staged */
@@ -194,6 +219,36 @@ static size_t staged_record_size(const uint8_t *p, size_t len)
     return n <= len ? n : 0;
 }
 
+/*
+ * compress=zstd: ends the file with its time index and seek table (cut
+ * back off when they cannot be written whole: the frames still read), and
+ * keeps its index, so that reopening the file appends to it.
+ */
+static void zclose(void)
+{
+    size_t tsize = 0;
+
+    wt.zlast.z = wt.z;
+    if (!wt.z)
+        return;
+    wt.zlast.trailer_size = 0;
+    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &tsize) == 0) {
+        if (st__write_all(wt.fd, wt.trailer.data, wt.trailer.len) == 0) {
+            wt.zoff += wt.trailer.len;
+            wt.zlast.time_size = tsize;
+            wt.zlast.trailer_size = wt.trailer.len;
+            counter_add(&c_bytes_written, wt.trailer.len);
+        } else if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
+            /* not a regular file: nothing to cut */
+        }
+    }
+    struct st__zw keep = wt.zlast.zw; /* the index moves to zlast; zlast's buffers are reused */
+    wt.zlast.zw = wt.zw;
+    wt.zw = keep;
+    wt.zlast.off = wt.off;
+    wt.zlast.zoff = wt.zoff;
+}
+
 /* Closes the current file, remembering it so that reopening appends. */
 static void close_file(bool mappings_known)
 {
@@ -202,11 +257,12 @@ static void close_file(bool mappings_known)
 
     if (wt.fd < 0)
         return;
+    zclose();
     if (fstat(wt.fd, &st) == 0 && S_ISREG(st.st_mode)) {
         last.valid = true;
         last.dev = st.st_dev;
         last.ino = st.st_ino;
-        last.size = wt.off;
+        last.size = wt.z ? wt.zoff : wt.off;
         last.mapped = mappings_known ? wt.mapped : 0;
         snprintf(last.path, sizeof last.path, "%s", wt.path);
     }
@@ -329,6 +385,8 @@ static void write_failed(int err, size_t done)
     stop_writing(err, wt.path);
 }
 
+static int zstage_flush(void);
+
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
@@ -337,6 +395,8 @@ static int stage_flush(void)
 
     if (wt.fd < 0)
         return -EBADF;
+    if (wt.z)
+        return zstage_flush();
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
     crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
     while (done < wt.len) {
@@ -358,6 +418,83 @@ static int stage_flush(void)
     counter_add(&c_written, wt.stage_events);
     counter_add(&c_dropped_reported, wt.stage_drops);
     counter_add(&c_bytes_written, wt.len);
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    return 0;
+}
+
+/* --- compress=zstd ------------------------------------------------------------ */
+
+/* Compresses the stage into one frame and writes it; the frame joins the index. 0 or -errno. */
+static int zframe_write(const uint8_t *data, size_t len, int with_header, size_t *csize)
+{
+    ssize_t n;
+    int r;
+
+    if (st__zw_full(&wt.zw))
+        return -EFBIG; /* a seek table holds no more: the file must end (rotate=) */
+    if ((n = st__zw_compress(&wt.zw, data, len, with_header)) < 0)
+        return (int)n;
+    if ((r = st__write_all(wt.fd, wt.zw.out, (size_t)n)) < 0)
+        return r;
+    st__zw_note(&wt.zw, (size_t)n);
+    wt.zoff += (uint64_t)n;
+    *csize = (size_t)n;
+    return 0;
+}
+
+/*
+ * A frame could not be written: the file is cut back to its last whole
+ * frame and, when the header is in it, ends in a frame holding one dropped
+ * record of pid ST_PID_WRITE_LOST counting every record lost; then stops.
+ */
+static void zwrite_failed(int err)
+{
+    uint8_t mark[ST_DROPPED_RECORD_SIZE];
+    uint64_t lost = wt.unmarked + wt.stage_events + wt.stage_drops;
+    size_t csize;
+
+    if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
+        /* not a regular file (/dev/full): nothing to cut */
+    }
+    counter_add(&c_write_dropped, wt.stage_events);
+    if (wt.zoff > 0) {
+        st__fmt_put_dropped(mark, st__clock_mono_ns(), ST_PID_WRITE_LOST, lost);
+        if (zframe_write(mark, sizeof mark, 0, &csize) == 0) {
+            wt.off += sizeof mark;
+            counter_add(&c_dropped_reported, lost);
+            counter_add(&c_bytes_written, csize);
+            lost = 0;
+        } else if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
+            /* as above */
+        }
+    }
+    wt.unmarked = lost;
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    st__diag("simpletrace", "writing trace file '%s': %s; tracing to it stopped", wt.path, st_strerror(err));
+    stop_writing(err, wt.path);
+}
+
+/* stage_flush() of a compressed file: the stage becomes one frame. 0, or -EIO after the file was stopped. */
+static int zstage_flush(void)
+{
+    bool crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
+    size_t csize;
+    int r = zframe_write(wt.stage, wt.len, wt.hdr > 0, &csize);
+
+    if (r < 0) {
+        zwrite_failed(r);
+        if (crash)
+            st__ring_cons_write_end(&wt.rings);
+        return -EIO;
+    }
+    if (crash)
+        st__ring_cons_write_end(&wt.rings);
+    wt.off += wt.len;
+    counter_add(&c_written, wt.stage_events);
+    counter_add(&c_dropped_reported, wt.stage_drops);
+    counter_add(&c_bytes_written, csize);
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     return 0;
@@ -637,6 +774,27 @@ out:
     /* Frees rings of exited threads that have nothing left to write. */
     st__ring_cons_reap(&wt.rings);
 }
+/*
+ * Appending to the file closed last: it goes on the way it was written.
+ * Compressed, its index comes back, its trailer becoming two frames of it.
+ */
+static void zappend(uint64_t end)
+{
+    wt.z = wt.zlast.z && wt.zlast.zoff == end;
+    if (!wt.z)
+        return;
+    int level = wt.zw.level;
+    struct st__zw keep = wt.zw;
+    wt.zw = wt.zlast.zw;
+    wt.zlast.zw = keep;
+    wt.zw.level = level;
+    if (wt.zlast.trailer_size)
+        st__zw_keep_trailer(&wt.zw, wt.zlast.time_size, wt.zlast.trailer_size);
+    wt.off = wt.zlast.off;
+    wt.zoff = end;
+    wt.zlast.z = false;
+}
+
 /* Applies a control op: drain and close the old file, adopt the new one. */
 static void apply_op(const struct st__op *op)
 {
@@ -660,6 +818,7 @@ static void apply_op(const struct st__op *op)
             wt.mapped = op->mapped;
             wt.len = wt.hdr = 0;
             wt.piece_records = true;
+            zappend((uint64_t)end);
         }
     }
     resume_writing();
@@ -683,6 +842,9 @@ static void adopt_file(int fd, const char *path, size_t base_len)
     snprintf(wt.path, sizeof wt.path, "%s", path);
     wt.base_len = base_len;
     wt.off = 0;
+    wt.zoff = 0;
+    wt.z = wt.want_z;
+    st__zw_reset(&wt.zw, wt.want_level);
     wt.mapped = 0;
     wt.piece_records = false;
     wt.len = wt.hdr = st__fmt_put_header(wt.stage);
@@ -773,6 +935,8 @@ static void *writer_main(void *arg)
         stop = st__ws.stop;
         wt.rotate = st__ws.rotate;
         wt.keep = st__ws.keep;
+        wt.want_z = st__ws.compress;
+        wt.want_level = st__ws.compress_level;
         pthread_mutex_unlock(&st__wr_lock);
 
         if (stop)
@@ -876,6 +1040,7 @@ void st__writer_fork_child(void)
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     wt.rings.n = 0;
+    wt.z = wt.zlast.z = false; /* the child's own file starts afresh */
     writer_up = 0;
     c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
     stopped = 0;

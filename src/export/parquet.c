@@ -1,0 +1,791 @@
+/*
+ * The Parquet writer (encoder: parquet_enc.c; layout:
+ * src/format/parquet_format.h), for DuckDB, Spark, Trino, ClickHouse and
+ * pandas. The output is a directory:
+ *
+ *   records.parquet      every record, in the order the reader gives them:
+ *                        ts, name, pid, tid, program, host, args
+ *   events/NAME.parquet  one per event that has records: ts, pid, tid, then
+ *                        each declared argument as a typed column
+ *   spans.parquet        every call (a begin and its end, as the pairing
+ *                        rules make them; nested or keyed): name, begin_ts,
+ *                        end_ts, dur, pid, tid, key, unfinished
+ *
+ * With --partition=host,pid (or one of them) each process's files go to
+ * host=H/pid=P/ (Hive's layout: engines read the values from the path),
+ * and the partition columns are left out of the files, as Hive does.
+ *
+ * Columns:
+ *   ts, begin_ts, end_ts  INT64 ns on the trace's clock (CLOCK_MONOTONIC of
+ *                         the host that recorded it, as `print` shows them);
+ *                         with --align=realtime ns since the Unix epoch (UTC),
+ *                         typed TIMESTAMP(NANOS) with isAdjustedToUTC false:
+ *                         DuckDB reads a UTC-flagged nanosecond timestamp as
+ *                         TIMESTAMPTZ, cut to microseconds; unflagged, it keeps
+ *                         every nanosecond (TIMESTAMP_NS). Each file's metadata
+ *                         says which ("simpletrace.ts"). Spans' times are
+ *                         the export's (raised where a thread's time went back)
+ *   dur                   INT64 ns, end_ts - begin_ts
+ *   name                  the event's (records) or the function's (spans)
+ *                         name, dictionary-encoded
+ *   pid                   INT64, the process id the trace's description
+ *                         records; NULL for a trace that does not say
+ *   tid                   INT64, the record's pid field as `print` shows it
+ *                         (simpletrace's runtime: the thread id); NULL in
+ *                         v0 traces, which have none
+ *   program, host         strings from the description, NULL when not recorded
+ *   args                  JSON, exactly the "args" object of `print --format=json`
+ *   key                   a keyed span's key as text (integers in decimal,
+ *                         pointers 0x..., strings as they are); NULL for nested calls
+ *   unfinished            BOOLEAN: the export closed the span itself (never
+ *                         ended, closed early, key reused)
+ *   arguments (events/)   signed integers INT64, unsigned ones and pointers
+ *                         INT64 typed INT(64, unsigned) (UBIGINT), chars
+ *                         their number (signed or not as declared), bool
+ *                         BOOLEAN, strings STRING; integers cut to their
+ *                         declared size as `print` cuts them. An argument
+ *                         named like a fixed column (ts, pid, tid, host) is
+ *                         called arg_NAME.
+ * Strings are valid UTF-8: each byte of an invalid sequence is its Latin-1
+ * reading, as in print's JSON.
+ *
+ * Memory: each file holds one row group (ST__PQ_GROUP_ROWS rows, or less
+ * when it grows past GROUP_BYTES); when all of them together pass
+ * BUDGET_BYTES the largest are written out early. Per thread, the begin
+ * times of its open calls.
+ */
+#include "export_internal.h"
+#include "parquet_enc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define GROUP_BYTES (16u << 20)   /* a file's row group is written out when it holds this much */
+#define BUDGET_BYTES (96u << 20)  /* all files' row groups together: past this, the largest are written out */
+#define CHECK_EVERY 8192u         /* rows between two looks at the budget */
+#define ZSTD_LEVEL 1
+#define NULL_PARTITION "__HIVE_DEFAULT_PARTITION__" /* Hive's name for a NULL partition value */
+
+/* Columns of records.parquet, and of spans.parquet. */
+enum { R_TS, R_NAME, R_PID, R_TID, R_PROGRAM, R_HOST, R_ARGS, R_COLS };
+enum { S_NAME, S_BEGIN, S_END, S_DUR, S_PID, S_TID, S_KEY, S_UNFINISHED, S_COLS };
+/* The fixed columns of an event's file. */
+enum { E_TS, E_PID, E_TID, E_FIXED };
+#define MAX_FIXED 8 /* the most of R_COLS, S_COLS, E_FIXED */
+
+/* One file with where it is. */
+struct pq_out {
+    char *path;                 /* under the output directory */
+    struct st__pq_file *f;
+    int col[MAX_FIXED];         /* column index of each fixed column (R_*, S_*, E_*), -1 when left out */
+};
+
+/* The files of one partition (the whole export without --partition). */
+struct pq_set {
+    char *dir;                  /* "" or "host=H/pid=P/" */
+    bool events_dir;            /* its events/ directory exists */
+    struct pq_out records, spans;
+    struct pq_out *events;      /* by catalog index; f NULL until the event's first record */
+    size_t nevents;
+};
+
+struct pq_thread {
+    uint64_t *begin;            /* begin time of each open call, by depth */
+    uint32_t cap;
+};
+
+struct parquet {
+    struct st__ex_dir out;
+    struct st__pq_shared sh;
+    bool sh_ready;
+    struct st_formatter *fmt;   /* print's JSON, whose "args" fill the args column */
+    enum st__pq_kind ts_kind;
+    unsigned partition;         /* ST_EXPORT_PARTITION_* */
+    struct pq_set **sets;
+    size_t nsets;
+    struct pq_set **proc_set;   /* by process index, NULL until its first row */
+    size_t nproc_set;
+    struct pq_thread *th;       /* by thread index */
+    size_t nth, capth;
+    unsigned countdown;         /* rows until the next look at the budget */
+};
+
+/* --- the directory ----------------------------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool is_pq_file(const char *name)
+{
+    return ends_with(name, ".parquet");
+}
+
+static bool is_pq_dir(const char *name)
+{
+    return strcmp(name, "events") == 0 || strncmp(name, "host=", 5) == 0 || strncmp(name, "pid=", 4) == 0;
+}
+
+static const struct st__ex_dir_kind pq_dir = {.what = "a Parquet export's file (*.parquet, events/, host=*/, pid=*/)",
+                                              .ours = is_pq_file,
+                                              .ours_dir = is_pq_dir};
+
+/* Creates dir (relative to the output) unless it exists. */
+static int make_dir(struct st__ex_ctx *ctx, struct parquet *pq, const char *dir)
+{
+    if (mkdirat(pq->out.dirfd, dir, 0777) == 0 || errno == EEXIST)
+        return 0;
+    return st__ex_fail(ctx, -errno, "cannot create %s/%s", pq->out.tmp, dir);
+}
+
+/* --- the files ---------------------------------------------------------------------- */
+
+static char *join(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+/* Appends s to buf (len room, *at used) with each byte but [A-Za-z0-9_-] (and '.' after the first) as %XX. */
+static void put_escaped(char *buf, size_t len, size_t *at, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && *at + 4 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                     c == '-' || (c == '.' && i > 0);
+        *at += (size_t)snprintf(buf + *at, len - *at, plain ? "%c" : "%%%02X", c);
+    }
+}
+
+static const char *ts_meaning(const struct parquet *pq)
+{
+    return pq->ts_kind == ST__PQ_TIMESTAMP
+               ? "ns since the Unix epoch, UTC (--align=realtime)"
+               : "ns on the trace's clock: CLOCK_MONOTONIC of the host that recorded it";
+}
+
+/* Makes o a new file at path (owned by o) with cols. 0 or -errno. */
+static int out_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o, char *path,
+                   const struct st__pq_column *cols, size_t ncols)
+{
+    o->path = path;
+    if (!path)
+        return -ENOMEM;
+    struct st__pq_kv kv[] = {{"simpletrace.ts", ts_meaning(pq)}};
+    int ret = st__pq_new(&o->f, &pq->sh, pq->out.dirfd, path, cols, ncols, kv, sizeof kv / sizeof *kv);
+    (void)ctx;
+    return ret;
+}
+
+/* Adds the fixed column c (named name, of kind) to cols unless the partition leaves it out; o->col[id] says where. */
+static void add_col(struct st__pq_column *cols, size_t *n, struct pq_out *o, int id, const char *name,
+                    enum st__pq_kind kind, bool optional, bool left_out)
+{
+    o->col[id] = left_out ? -1 : (int)*n;
+    if (!left_out)
+        cols[(*n)++] = (struct st__pq_column){name, kind, optional};
+}
+
+static bool no_pid(const struct parquet *pq)
+{
+    return pq->partition & ST_EXPORT_PARTITION_PID;
+}
+
+static bool no_host(const struct parquet *pq)
+{
+    return pq->partition & ST_EXPORT_PARTITION_HOST;
+}
+
+static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s)
+{
+    struct st__pq_column cols[R_COLS];
+    size_t n = 0;
+    struct pq_out *o = &s->records;
+    add_col(cols, &n, o, R_TS, "ts", pq->ts_kind, false, false);
+    add_col(cols, &n, o, R_NAME, "name", ST__PQ_DICT, false, false);
+    add_col(cols, &n, o, R_PID, "pid", ST__PQ_I64, true, no_pid(pq));
+    add_col(cols, &n, o, R_TID, "tid", ST__PQ_I64, true, false);
+    add_col(cols, &n, o, R_PROGRAM, "program", ST__PQ_DICT, true, false);
+    add_col(cols, &n, o, R_HOST, "host", ST__PQ_DICT, true, no_host(pq));
+    add_col(cols, &n, o, R_ARGS, "args", ST__PQ_JSON, false, false);
+    return out_new(ctx, pq, o, join(s->dir, "records.parquet", ""), cols, n);
+}
+
+static int spans_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s)
+{
+    struct st__pq_column cols[S_COLS];
+    size_t n = 0;
+    struct pq_out *o = &s->spans;
+    add_col(cols, &n, o, S_NAME, "name", ST__PQ_DICT, false, false);
+    add_col(cols, &n, o, S_BEGIN, "begin_ts", pq->ts_kind, false, false);
+    add_col(cols, &n, o, S_END, "end_ts", pq->ts_kind, false, false);
+    add_col(cols, &n, o, S_DUR, "dur", ST__PQ_I64, false, false);
+    add_col(cols, &n, o, S_PID, "pid", ST__PQ_I64, true, no_pid(pq));
+    add_col(cols, &n, o, S_TID, "tid", ST__PQ_I64, true, false);
+    add_col(cols, &n, o, S_KEY, "key", ST__PQ_STRING, true, false);
+    add_col(cols, &n, o, S_UNFINISHED, "unfinished", ST__PQ_BOOL, false, false);
+    return out_new(ctx, pq, o, join(s->dir, "spans.parquet", ""), cols, n);
+}
+
+/* The column kind of argument i of ev. */
+static enum st__pq_kind arg_kind(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i)
+{
+    switch (st_catalog_arg_encoding(cat, ev, i)) {
+    case ST_ARG_ENCODING_STRING: return ST__PQ_STRING;
+    case ST_ARG_ENCODING_POINTER: return ST__PQ_U64;
+    case ST_ARG_ENCODING_BOOL: return ST__PQ_BOOL;
+    default: return ev->args[i].is_signed ? ST__PQ_I64 : ST__PQ_U64;
+    }
+}
+
+/* An argument's column name: its own, or arg_NAME when a fixed column has that name. */
+static void arg_column_name(const char *name, char *buf, size_t len)
+{
+    static const char *const taken[] = {"ts", "pid", "tid", "host"};
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+        if (strcmp(name, taken[i]) == 0) {
+            snprintf(buf, len, "arg_%s", name);
+            return;
+        }
+    snprintf(buf, len, "%s", name);
+}
+
+/* events/NAME.parquet of ev in set s, made at its first record. */
+static int event_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s, const struct st_event_info *ev,
+                     struct pq_out *o)
+{
+    struct st__pq_column cols[E_FIXED + ST_READER_MAX_ARGS];
+    char names[ST_READER_MAX_ARGS][300];
+    size_t n = 0;
+    add_col(cols, &n, o, E_TS, "ts", pq->ts_kind, false, false);
+    add_col(cols, &n, o, E_PID, "pid", ST__PQ_I64, true, no_pid(pq));
+    add_col(cols, &n, o, E_TID, "tid", ST__PQ_I64, true, false);
+    for (unsigned a = 0; a < ev->nargs; a++) {
+        arg_column_name(ev->args[a].name, names[a], sizeof names[a]);
+        cols[n++] = (struct st__pq_column){names[a], arg_kind(ctx->cat, ev, a), false};
+    }
+    if (!s->events_dir) {
+        char *dir = join(s->dir, "events", "");
+        int ret = dir ? make_dir(ctx, pq, dir) : -ENOMEM;
+        free(dir);
+        if (ret < 0)
+            return ret;
+        s->events_dir = true;
+    }
+    char file[600];
+    size_t at = 0;
+    put_escaped(file, sizeof file - 16, &at, ev->name, ev->name_len);
+    snprintf(file + at, sizeof file - at, ".parquet");
+    return out_new(ctx, pq, o, join(s->dir, "events/", file), cols, n);
+}
+
+/* The partition directory of process p ("" without --partition). */
+static void partition_dir(const struct parquet *pq, const struct st__ex_process *p, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    if (no_host(pq)) {
+        at += (size_t)snprintf(buf + at, len - at, "host=");
+        if (p->have_desc && p->host[0])
+            put_escaped(buf, len, &at, p->host, strlen(p->host));
+        else
+            at += (size_t)snprintf(buf + at, len - at, NULL_PARTITION);
+        at += (size_t)snprintf(buf + at, len - at, "/");
+    }
+    if (no_pid(pq)) {
+        if (p->have_desc)
+            snprintf(buf + at, len - at, "pid=%" PRIu32 "/", p->desc_pid);
+        else
+            snprintf(buf + at, len - at, "pid=" NULL_PARTITION "/");
+    }
+}
+
+/* A new set of files in dir (copied). */
+static int set_new(struct st__ex_ctx *ctx, struct parquet *pq, const char *dir, struct pq_set **out)
+{
+    struct pq_set **v = realloc(pq->sets, (pq->nsets + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    pq->sets = v;
+    struct pq_set *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    pq->sets[pq->nsets++] = s;
+    if (!(s->dir = strdup(dir)))
+        return -ENOMEM;
+    /* Each level of the partition path (host=H/, then host=H/pid=P/). */
+    for (const char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
+        char sub[1200];
+        snprintf(sub, sizeof sub, "%.*s", (int)(slash - dir), dir);
+        int ret = make_dir(ctx, pq, sub);
+        if (ret < 0)
+            return ret;
+    }
+    int ret = records_new(ctx, pq, s);
+    if (ret == 0)
+        ret = spans_new(ctx, pq, s);
+    *out = s;
+    return ret;
+}
+
+/* The files of process p (found, or made at its first row). */
+static int set_of(struct st__ex_ctx *ctx, struct parquet *pq, const struct st__ex_process *p, struct pq_set **out)
+{
+    if (p->index < pq->nproc_set && pq->proc_set[p->index]) {
+        *out = pq->proc_set[p->index];
+        return 0;
+    }
+    size_t cap = pq->nproc_set;
+    if (st__ex_reserve(&pq->proc_set, &cap, p->index + 1, sizeof *pq->proc_set) < 0)
+        return -ENOMEM;
+    pq->nproc_set = cap;
+    char dir[1200];
+    partition_dir(pq, p, dir, sizeof dir);
+    for (size_t i = 0; i < pq->nsets; i++)
+        if (strcmp(pq->sets[i]->dir, dir) == 0) { /* another process of the same partition */
+            *out = pq->proc_set[p->index] = pq->sets[i];
+            return 0;
+        }
+    int ret = set_new(ctx, pq, dir, out);
+    if (ret == 0)
+        pq->proc_set[p->index] = *out;
+    return ret;
+}
+
+/* --- memory ------------------------------------------------------------------------- */
+
+/* Calls fn on every file. */
+static void each_out(struct parquet *pq, void (*fn)(struct pq_out *o, void *arg), void *arg)
+{
+    for (size_t i = 0; i < pq->nsets; i++) {
+        struct pq_set *s = pq->sets[i];
+        fn(&s->records, arg);
+        fn(&s->spans, arg);
+        for (size_t e = 0; e < s->nevents; e++)
+            fn(&s->events[e], arg);
+    }
+}
+
+struct budget {
+    size_t total;
+    struct pq_out *largest;
+    size_t largest_bytes;
+};
+
+static void measure(struct pq_out *o, void *arg)
+{
+    struct budget *b = arg;
+    size_t n = o->f ? st__pq_buffered(o->f) : 0;
+    b->total += n;
+    if (n > b->largest_bytes) {
+        b->largest_bytes = n;
+        b->largest = o;
+    }
+}
+
+/* Writes out the largest row groups until all of them hold less than half the budget. */
+static int budget_check(struct st__ex_ctx *ctx, struct parquet *pq)
+{
+    for (;;) {
+        struct budget b = {0};
+        each_out(pq, measure, &b);
+        if (b.total <= BUDGET_BYTES / 2 || !b.largest)
+            return 0;
+        int ret = st__pq_flush(b.largest->f);
+        if (ret < 0)
+            return st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, b.largest->path);
+    }
+}
+
+/* Ends the row of o: the row group is written out when full. */
+static int row_end(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o)
+{
+    int ret = st__pq_row_end(o->f);
+    if (ret == 0 && st__pq_buffered(o->f) >= GROUP_BYTES)
+        ret = st__pq_flush(o->f);
+    if (ret < 0)
+        return ret == -ENOMEM ? ret : st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, o->path);
+    if (--pq->countdown == 0) {
+        pq->countdown = CHECK_EVERY;
+        return budget_check(ctx, pq);
+    }
+    return 0;
+}
+
+/* --- values ---------------------------------------------------------------------------- */
+
+/* An integer as print's JSON reads it: the stored u64 cut to the declared size, sign-extended if signed. */
+static uint64_t declared_value(const struct st_arg_info *a, uint64_t stored)
+{
+    if (a->kind != ST_VALUE_INTEGER || a->size == 0 || a->size >= 8)
+        return stored;
+    unsigned bits = 8 * a->size;
+    uint64_t v = stored & ((UINT64_C(1) << bits) - 1);
+    if (a->is_signed && (v >> (bits - 1)))
+        v |= ~UINT64_C(0) << bits;
+    return v;
+}
+
+static void put_opt_int(struct st__pq_file *f, int col, bool have, uint64_t v)
+{
+    if (col < 0)
+        return;
+    if (have)
+        st__pq_int(f, (size_t)col, v);
+    else
+        st__pq_null(f, (size_t)col);
+}
+
+static void put_opt_dict(struct st__pq_file *f, int col, uint32_t id, const char *s)
+{
+    if (col < 0)
+        return;
+    if (s && s[0])
+        st__pq_dict(f, (size_t)col, id, s, strlen(s));
+    else
+        st__pq_null(f, (size_t)col);
+}
+
+/* What one row says of its thread. */
+struct who {
+    const struct st__ex_process *proc;
+    bool has_tid;
+    uint32_t tid;
+};
+
+static struct who who_of(const struct st__ex_thread *t, const struct st_record *rec)
+{
+    /* A dropped record of a v0 trace (no rec here) sits on the engine's thread 1 of a process without thread ids. */
+    bool has_tid = rec ? rec->has_pid : t->proc->have_tid || t->tid != 1;
+    return (struct who){t->proc, has_tid, rec ? rec->pid : t->tid};
+}
+
+/* The args object of print's JSON line for rec (into *s, *n). 0 or a negative errno. */
+static int args_json(struct parquet *pq, const struct st_record *rec, const char **s, size_t *n)
+{
+    int ret = st_formatter_write(pq->fmt, rec);
+    if (ret < 0)
+        return ret;
+    size_t len;
+    const char *line = st_formatter_buffered(pq->fmt, &len);
+    /* The line is {...,"args":{...}}\n with "args" last; the key's quotes cannot occur inside a JSON string. */
+    const char *at = line ? memmem(line, len, ",\"args\":", 8) : NULL;
+    if (!at || len < 3)
+        return -EINVAL; /* cannot happen: print's JSON always ends with its args */
+    *s = at + 8;
+    *n = (size_t)(line + len - 2 - *s);
+    return 0;
+}
+
+/* A row of records.parquet: rec, or (rec NULL) a dropped record of count events. */
+static int record_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s, const struct st__ex_thread *t,
+                      const struct st_record *rec, uint64_t count, uint64_t ts)
+{
+    struct pq_out *o = &s->records;
+    struct st__pq_file *f = o->f;
+    struct who w = who_of(t, rec);
+    const struct st_event_info *ev = rec ? rec->event : st_catalog_dropped(ctx->cat);
+    st__pq_int(f, (size_t)o->col[R_TS], rec ? rec->timestamp_ns : ts);
+    st__pq_dict(f, (size_t)o->col[R_NAME], ev->index, ev->name, ev->name_len);
+    put_opt_int(f, o->col[R_PID], w.proc->have_desc, w.proc->desc_pid);
+    put_opt_int(f, o->col[R_TID], w.has_tid, w.tid);
+    put_opt_dict(f, o->col[R_PROGRAM], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->program : NULL);
+    put_opt_dict(f, o->col[R_HOST], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->host : NULL);
+    if (rec) {
+        const char *args;
+        size_t n;
+        int ret = args_json(pq, rec, &args, &n);
+        if (ret == 0)
+            st__pq_text(f, (size_t)o->col[R_ARGS], args, n);
+        st_formatter_flush(pq->fmt); /* no output: empties its buffer */
+        if (ret < 0)
+            return ret;
+    } else {
+        char json[64];
+        int n = snprintf(json, sizeof json, "{\"%s\":%" PRIu64 "}", ev->nargs ? ev->args[0].name : "count", count);
+        st__pq_text(f, (size_t)o->col[R_ARGS], json, (size_t)n);
+    }
+    return row_end(ctx, pq, o);
+}
+
+/* One argument into its typed column. */
+static void put_arg(struct st__pq_file *f, size_t col, enum st__pq_kind kind, const struct st_arg_info *a,
+                    const struct st_value *v)
+{
+    if (v->kind == ST_VALUE_STRING) {
+        if (kind == ST__PQ_STRING)
+            st__pq_text(f, col, v->str, v->len);
+        else
+            st__pq_int(f, col, 0); /* a string where the declaration says a number: cannot be decoded so */
+        return;
+    }
+    uint64_t x = declared_value(a, v->u64);
+    if (kind == ST__PQ_STRING) { /* v0 traces store strings as pointers */
+        char hex[24];
+        int n = snprintf(hex, sizeof hex, "0x%" PRIx64, x);
+        st__pq_text(f, col, hex, (size_t)n);
+    } else if (kind == ST__PQ_BOOL) {
+        st__pq_bool(f, col, x != 0);
+    } else {
+        st__pq_int(f, col, x);
+    }
+}
+
+/* A row of events/NAME.parquet for rec (or a dropped record of count events). */
+static int event_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s, const struct st__ex_thread *t,
+                     const struct st_record *rec, uint64_t count, uint64_t ts)
+{
+    const struct st_event_info *ev = rec ? rec->event : st_catalog_dropped(ctx->cat);
+    if (ev->index >= s->nevents) {
+        size_t cap = s->nevents;
+        if (st__ex_reserve(&s->events, &cap, (size_t)ev->index + 1, sizeof *s->events) < 0)
+            return -ENOMEM;
+        s->nevents = cap;
+    }
+    struct pq_out *o = &s->events[ev->index];
+    int ret = o->f ? 0 : event_new(ctx, pq, s, ev, o);
+    if (ret < 0)
+        return ret;
+    struct st__pq_file *f = o->f;
+    struct who w = who_of(t, rec);
+    st__pq_int(f, (size_t)o->col[E_TS], rec ? rec->timestamp_ns : ts);
+    put_opt_int(f, o->col[E_PID], w.proc->have_desc, w.proc->desc_pid);
+    put_opt_int(f, o->col[E_TID], w.has_tid, w.tid);
+    size_t col = (size_t)(o->col[E_TID] + 1);
+    for (unsigned a = 0; a < ev->nargs; a++, col++) {
+        struct st_value dropped = {.kind = ST_VALUE_INTEGER, .u64 = count};
+        put_arg(f, col, arg_kind(ctx->cat, ev, a), &ev->args[a], rec ? &rec->args[a] : &dropped);
+    }
+    return row_end(ctx, pq, o);
+}
+
+/* A record (or a dropped record of count events): its row in records.parquet and in its event's file. */
+static int record(struct st__ex_ctx *ctx, const struct st__ex_thread *t, const struct st_record *rec, uint64_t count,
+                  uint64_t ts)
+{
+    struct parquet *pq = ctx->out;
+    struct pq_set *s;
+    int ret = set_of(ctx, pq, t->proc, &s);
+    if (ret == 0)
+        ret = record_row(ctx, pq, s, t, rec, count, ts);
+    return ret ? ret : event_row(ctx, pq, s, t, rec, count, ts);
+}
+
+/* A key as text: integers in decimal (as declared), pointers in hex, strings as they are. */
+static void key_text(const struct st__ex_open *o, char *buf, size_t len)
+{
+    const struct st_arg_info *a = o->arg;
+    uint64_t v = declared_value(a, o->value);
+    if (a->kind == ST_VALUE_POINTER)
+        snprintf(buf, len, "0x%" PRIx64, v);
+    else if (a->is_signed)
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+    else
+        snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* A row of spans.parquet. key: NULL for a nested call, else the keyed span. */
+static int span_row(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint32_t func, uint64_t begin,
+                    uint64_t end, const struct st__ex_open *key, bool unfinished)
+{
+    struct parquet *pq = ctx->out;
+    struct pq_set *s;
+    int ret = set_of(ctx, pq, t->proc, &s);
+    if (ret < 0)
+        return ret;
+    struct pq_out *o = &s->spans;
+    struct st__pq_file *f = o->f;
+    const char *name = ctx->pairs.names[func];
+    st__pq_dict(f, (size_t)o->col[S_NAME], func, name, strlen(name));
+    st__pq_int(f, (size_t)o->col[S_BEGIN], begin);
+    st__pq_int(f, (size_t)o->col[S_END], end);
+    st__pq_int(f, (size_t)o->col[S_DUR], end - begin);
+    put_opt_int(f, o->col[S_PID], t->proc->have_desc, t->proc->desc_pid);
+    struct who w = who_of(t, NULL);
+    put_opt_int(f, o->col[S_TID], w.has_tid, t->tid);
+    if (!key) {
+        st__pq_null(f, (size_t)o->col[S_KEY]);
+    } else if (key->is_str) {
+        st__pq_text(f, (size_t)o->col[S_KEY], key->str, strlen(key->str));
+    } else {
+        char text[32];
+        key_text(key, text, sizeof text);
+        st__pq_text(f, (size_t)o->col[S_KEY], text, strlen(text));
+    }
+    st__pq_bool(f, (size_t)o->col[S_UNFINISHED], unfinished);
+    return row_end(ctx, pq, o);
+}
+
+/* --- the writer's callbacks ---------------------------------------------------------------- */
+
+static int pq_open(struct st__ex_ctx *ctx)
+{
+    struct parquet *pq = calloc(1, sizeof *pq);
+    if (!pq)
+        return -ENOMEM;
+    ctx->out = pq;
+    pq->out.dirfd = -1; /* nothing to close before st__ex_dir_open() */
+    pq->ts_kind = ctx->opts->realtime ? ST__PQ_TIMESTAMP : ST__PQ_I64;
+    pq->partition = ctx->opts->partition;
+    pq->countdown = CHECK_EVERY;
+    int ret = st__pq_shared_init(&pq->sh, ZSTD_LEVEL);
+    pq->sh_ready = ret == 0;
+    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = ST_OUTPUT_JSON};
+    if (ret == 0)
+        ret = st_formatter_new(&pq->fmt, ctx->cat, &fo);
+    return ret ? ret : st__ex_dir_open(ctx, &pq->out, ctx->opts->output, &pq_dir);
+}
+
+static int pq_grow(struct st__ex_ctx *ctx)
+{
+    (void)ctx; /* tables per event grow at each event's first record */
+    return 0;
+}
+
+static int pq_thread_new(struct st__ex_ctx *ctx, struct st__ex_thread *t)
+{
+    struct parquet *pq = ctx->out;
+    if (st__ex_reserve(&pq->th, &pq->capth, t->index + 1, sizeof *pq->th) < 0)
+        return -ENOMEM;
+    pq->nth = t->index + 1;
+    return 0;
+}
+
+static int pq_enter(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                    uint32_t depth, uint64_t ts)
+{
+    struct parquet *pq = ctx->out;
+    struct pq_thread *pt = &pq->th[t->index];
+    (void)func;
+    if (depth >= pt->cap) {
+        uint32_t cap = pt->cap ? pt->cap * 2 : 16;
+        while (cap <= depth)
+            cap *= 2;
+        uint64_t *b = realloc(pt->begin, cap * sizeof *b);
+        if (!b)
+            return -ENOMEM;
+        pt->begin = b;
+        pt->cap = cap;
+    }
+    pt->begin[depth] = ts;
+    return rec ? record(ctx, t, rec, 0, ts) : 0;
+}
+
+static int pq_exit(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t func,
+                   uint32_t depth, uint64_t ts)
+{
+    struct parquet *pq = ctx->out;
+    int ret = rec ? record(ctx, t, rec, 0, ts) : 0;
+    return ret ? ret : span_row(ctx, t, func, pq->th[t->index].begin[depth], ts, NULL, ctx->closing);
+}
+
+static int pq_instant(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint32_t depth,
+                      uint64_t ts)
+{
+    (void)depth;
+    return record(ctx, t, rec, 0, ts);
+}
+
+static int pq_lost(struct st__ex_ctx *ctx, struct st__ex_thread *t, uint64_t count, uint32_t depth, uint64_t ts)
+{
+    (void)depth;
+    return record(ctx, t, NULL, count, ts);
+}
+
+static int pq_async_begin(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                          struct st__ex_open *o, uint64_t ts)
+{
+    (void)o;
+    return record(ctx, t, rec, 0, ts);
+}
+
+static int pq_async_end(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec,
+                        const struct st__ex_open *o, uint64_t ts)
+{
+    int ret = rec ? record(ctx, t, rec, 0, ts) : 0;
+    return ret ? ret : span_row(ctx, o->t, o->func, o->begin_ts, ts, o, rec == NULL);
+}
+
+static int pq_skipped(struct st__ex_ctx *ctx, struct st__ex_thread *t, const struct st_record *rec, uint64_t ts)
+{
+    return record(ctx, t, rec, 0, ts);
+}
+
+static int pq_finish(struct st__ex_ctx *ctx)
+{
+    struct parquet *pq = ctx->out;
+    struct pq_set *s;
+    /* No record: the files of the trace's process, or of the whole export, still say what the columns are. */
+    int ret = pq->nsets ? 0 : ctx->nprocs ? set_of(ctx, pq, ctx->procs[0], &s) : set_new(ctx, pq, "", &s);
+    for (size_t i = 0; ret == 0 && i < pq->nsets; i++) {
+        struct pq_set *set = pq->sets[i];
+        struct pq_out *bad = NULL;
+        int err = 0;
+        if ((err = st__pq_finish(set->records.f)) < 0)
+            bad = &set->records;
+        else if ((err = st__pq_finish(set->spans.f)) < 0)
+            bad = &set->spans;
+        for (size_t e = 0; !bad && e < set->nevents; e++)
+            if (set->events[e].f && (err = st__pq_finish(set->events[e].f)) < 0)
+                bad = &set->events[e];
+        if (bad)
+            ret = err == -ENOMEM ? err : st__ex_fail(ctx, err, "cannot write %s/%s", pq->out.tmp, bad->path);
+    }
+    return ret ? ret : st__ex_dir_install(ctx, &pq->out);
+}
+
+static void free_out(struct pq_out *o, void *arg)
+{
+    (void)arg;
+    st__pq_free(o->f);
+    free(o->path);
+}
+
+static void pq_discard(struct st__ex_ctx *ctx)
+{
+    struct parquet *pq = ctx->out;
+    if (!pq)
+        return;
+    each_out(pq, free_out, NULL);
+    for (size_t i = 0; i < pq->nsets; i++) {
+        free(pq->sets[i]->events);
+        free(pq->sets[i]->dir);
+        free(pq->sets[i]);
+    }
+    free(pq->sets);
+    free(pq->proc_set);
+    for (size_t i = 0; i < pq->nth; i++)
+        free(pq->th[i].begin);
+    free(pq->th);
+    st_formatter_free(pq->fmt);
+    if (pq->sh_ready)
+        st__pq_shared_free(&pq->sh);
+    st__ex_dir_discard(&pq->out);
+    free(pq);
+    ctx->out = NULL;
+}
+
+const struct st__ex_writer st__ex_parquet_writer = {
+    .open = pq_open,
+    .grow = pq_grow,
+    .thread_new = pq_thread_new,
+    .enter = pq_enter,
+    .exit = pq_exit,
+    .instant = pq_instant,
+    .lost = pq_lost,
+    .async_begin = pq_async_begin,
+    .async_end = pq_async_end,
+    .skipped = pq_skipped,
+    .finish = pq_finish,
+    .discard = pq_discard,
+};
