@@ -15,13 +15,13 @@ mode=install
 if [ "${1:-}" = --check ]; then mode=check; shift; fi
 set_name=${1:-build}
 case "$set_name" in
-  install) want=(meson ninja-build gcc binutils libc6-dev pkg-config libzstd-dev python3 python3-dev) ;;
-  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev python3 python3-dev) ;;
+  install) want=(meson ninja-build gcc binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
+  build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
-               systemtap util-linux python3-dev python3-numpy python3-pandas chromium) ;;
+               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine liblttng-ust-dev lttng-tools
-               babeltrace2 uftrace python3-dev python3-numpy python3-pandas) ;;
+               babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev) ;;
   *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
 esac
 
@@ -45,6 +45,8 @@ present() { # package
     zstd) have zstd zstdcat ;;
     nodejs) have node ;;
     npm) have npm ;;
+    libsqlite3-dev) have cc && printf '#include <sqlite3.h>\n' | cc -E -x c - >/dev/null 2>&1 ;;
+    sqlite3) have sqlite3 ;;
     cmake) have cmake ;;
     python3) have python3 ;;
     # The Python module is built for, and tested with, Debian's /usr/bin/python3.
@@ -60,6 +62,8 @@ what() { # package
     ninja-build) echo ninja ;; gcc) echo "a C compiler (cc)" ;; g++) echo "a C++ compiler (c++)" ;;
     binutils) echo "ld, objcopy, ar" ;; libc6-dev) echo "the C library headers" ;;
     python3-dev) echo "Python's headers (for the Python module)" ;;
+    libsqlite3-dev) echo "SQLite's library and headers (simpletrace sql, the SQLite extension)" ;;
+    sqlite3) echo "the sqlite3 shell (the extension's test)" ;;
     *) echo "$1" ;;
   esac
 }

@@ -4,7 +4,7 @@
  *
  *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
  *                [--records N] [--dir DIR] [--runs R] [--format text|json]
- *                [--compare EXE2]
+ *                [--compare EXE2] [--sql]
  *
  * 1. Writes a trace of N records (default 10 million) with the simpletrace
  *    runtime (this program is traced with bench/reader/trace-events), into
@@ -22,6 +22,11 @@
  * 5. Writes the same N records with compress=zstd (default level), prints the
  *    bytes per record of both files, and times print on the compressed one
  *    (the ratio to the plain file's speed).
+ * 6. With --sql (bench/sql/run.sh), instead of 2-5: `simpletrace stats`,
+ *    then `simpletrace sql` full scans, a count per event (SELECT name,
+ *    count(*) FROM records GROUP BY name) and a per-event table with a
+ *    filter, each timed the same way: records/s of the whole trace, max
+ *    RSS, and the speed relative to stats (issue 24's target: a third).
  * Prints figures; never fails on speed.
  */
 #include <errno.h>
@@ -49,6 +54,7 @@ struct opts {
     const char *exe, *events, *shared, *dir;
     const char *format;  /* print --format: text or json */
     const char *compare; /* a second simpletrace to time side by side, or NULL */
+    bool sql;            /* time stats and sql full scans instead of print */
     uint64_t records;
     int runs;
 };
@@ -199,7 +205,39 @@ static void measure(struct contender *c, size_t n, uint64_t records, off_t bytes
 /* bench_file()'s records/s of its first contender, for the compressed/plain ratio. */
 static double last_rate;
 
-static void bench_file(const struct opts *o, const char *events, const char *file)
+/*
+ * stats, and sql's full scans of the whole trace; event_query (NULL: none)
+ * is a per-event table's query for this file's events.
+ */
+static void bench_sql(const struct opts *o, const char *events, const char *file, uint64_t records, off_t bytes,
+                      const char *event_query)
+{
+    char *stats[] = {(char *)o->exe, "stats", (char *)events, (char *)file, NULL};
+    char *group[] = {(char *)o->exe, "sql", (char *)events, (char *)file, "-e",
+                     "SELECT name, count(*) FROM records GROUP BY name", NULL};
+    char *sorted[] = {(char *)o->exe, "sql", (char *)events, (char *)file, "-e",
+                      "SELECT name, count(*), max(ts) FROM records GROUP BY name", NULL};
+    char *event[] = {(char *)o->exe, "sql", (char *)events, (char *)file, "-e", (char *)event_query, NULL};
+    struct contender c[4] = {{.label = "stats", .argv = stats},
+                             {.label = "sql count/name", .argv = group},
+                             {.label = "sql event+WHERE", .argv = event},
+                             {.label = "sql + max(ts)", .argv = sorted}};
+    double rates[4];
+    printf("  sql: '%s'; '%s'; '%s' (SQLite sorts)\n", group[5], event_query ? event_query : "-", sorted[5]);
+    if (!event_query) { /* no event table to ask */
+        c[2] = c[3];
+        measure(c, 3, records, bytes, o->runs, rates);
+    } else {
+        measure(c, 4, records, bytes, o->runs, rates);
+    }
+    for (size_t i = 1; i < (event_query ? 4u : 3u); i++)
+        if (rates[0] > 0 && rates[i] > 0)
+            printf("  ratio: %s runs at %.2fx the speed of stats (wall), %.2fx (CPU)\n", c[i].label,
+                   rates[i] / rates[0], c[0].best_cpu / c[i].best_cpu);
+}
+
+/* Times the readers on file; event_query: the sql query of a per-event table for its events (NULL: none). */
+static void bench_file(const struct opts *o, const char *events, const char *file, const char *event_query)
 {
     struct stat st;
     if (stat(file, &st) != 0) {
@@ -207,6 +245,11 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
         return;
     }
     uint64_t records = count_records(o->exe, events, file);
+    if (o->sql) {
+        printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
+        bench_sql(o, events, file, records, st.st_size, event_query);
+        return;
+    }
     printf("%s: %" PRIu64 " records, %.1f MB, print --format=%s\n", file, records, (double)st.st_size / 1e6,
            o->format);
     char format[32];
@@ -238,7 +281,7 @@ static int parse(int argc, char **argv, struct opts *o)
         {"shared", required_argument, NULL, 's'},      {"records", required_argument, NULL, 'n'},
         {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},      {"compare", required_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
+        {"sql", no_argument, NULL, 'q'},               {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -251,6 +294,7 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'r': o->runs = atoi(optarg); break;
         case 'f': o->format = optarg; break;
         case 'c': o->compare = optarg; break;
+        case 'q': o->sql = true; break;
         default: return -1;
         }
     }
@@ -264,7 +308,7 @@ int main(int argc, char **argv)
     struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp", .format = "text"};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
-                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2]\n");
+                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql]\n");
         return 2;
     }
     char trace[4200];
@@ -281,24 +325,26 @@ int main(int argc, char **argv)
     int st;
     if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return 1;
-    bench_file(&o, o.events, trace);
+    /* --sql: an I/O record in four, flags 1 in half of them (emit()) */
+    bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
     double plain_rate = last_rate;
     struct stat plain_st, z_st;
     bool have_plain = stat(trace, &plain_st) == 0;
     unlink(trace);
-    /* The same records compressed as they are written (compress=zstd, its default level). */
+    /* The same records compressed as they are written (compress=zstd, its default level); not with --sql. */
     char ztrace[4300];
     snprintf(ztrace, sizeof ztrace, "%s.zst", trace);
     fflush(stdout);
-    if ((pid = fork()) == 0)
+    if (!o.sql && (pid = fork()) == 0)
         exit(generate(ztrace, o.records, true) == 0 ? 0 : 1);
-    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 && stat(ztrace, &z_st) == 0) {
+    if (!o.sql && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+        stat(ztrace, &z_st) == 0) {
         uint64_t records = count_records(o.exe, o.events, ztrace);
         if (have_plain && records)
             printf("bytes per record on disk: plain v4 %.2f, compress=zstd %.2f (%.1fx smaller)\n",
                    (double)plain_st.st_size / (double)records, (double)z_st.st_size / (double)records,
                    (double)plain_st.st_size / (double)z_st.st_size);
-        bench_file(&o, o.events, ztrace);
+        bench_file(&o, o.events, ztrace, NULL);
         if (plain_rate > 0 && last_rate > 0)
             printf("print on the compressed trace: %.2f of the plain trace's records/s\n", last_rate / plain_rate);
     }
@@ -307,7 +353,7 @@ int main(int argc, char **argv)
         char events[4200], fixture[4200];
         snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);
         snprintf(fixture, sizeof fixture, "%s/fixtures/qemu/bench_small_drops.bin", o.shared);
-        bench_file(&o, events, fixture);
+        bench_file(&o, events, fixture, NULL);
     }
     if (!getenv("SIMPLETRACE_PY"))
         printf("(set SIMPLETRACE_PY=/path/to/qemu/scripts/simpletrace.py to compare with QEMU's reader)\n");

@@ -12,5 +12,6 @@ int st__cmd_info(int argc, char **argv);    /* cmd_info.c */
 int st__cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 int st__cmd_latency(int argc, char **argv); /* cmd_latency.c */
 int st__cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int st__cmd_sql(int argc, char **argv);     /* cmd_sql.c */
 
 #endif

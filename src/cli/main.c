@@ -19,6 +19,7 @@ static const struct command commands[] = {
     {"ctl", st__cmd_ctl}, {"recover", st__cmd_recover}, {"export", st__cmd_export},
     {"info", st__cmd_info}, {"merge", st__cmd_merge},     {"latency", st__cmd_latency},
     {"compare", st__cmd_compare},
+    {"sql", st__cmd_sql},
 };
 
 static void usage(FILE *out)

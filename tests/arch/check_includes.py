@@ -30,7 +30,8 @@ ALLOWED = {
     'functrace': {'uftrace', 'format', 'common'},
     'export': {'uftrace', 'format', 'common'},
     'analysis': {'export', 'format', 'common'},
-    'cli': {'gen', 'events', 'export', 'analysis', 'recover', 'format', 'common'},
+    'sql': {'export', 'format', 'common'},
+    'cli': {'gen', 'events', 'export', 'analysis', 'recover', 'format', 'common', 'sql'},
     'python': {'analysis', 'common'},
 }
 # (part, used part) -> the only headers of the used part it may include.

@@ -144,6 +144,22 @@ else
   skip "the Python module" "not installed: Python's headers are missing (make check installs python3-dev)"
 fi
 
+# --- The SQLite extension: installed with the libraries, loaded by sqlite3 and by simpletrace.sql()
+check "the SQLite extension goes to PREFIX/lib" '[ -f "$prefix/lib/libsimpletrace_sqlite.so" ]'
+if command -v sqlite3 >/dev/null; then
+  (cd "$work" && sqlite3 -csv :memory: ".load $prefix/lib/libsimpletrace_sqlite" \
+     "CREATE VIRTUAL TABLE r USING simpletrace('app.trace')" 'SELECT count(*) FROM r') >"$tmp/sqlite.txt" 2>&1
+  check "  sqlite3 loads it and counts the tutorial's records as print does" \
+    '[ "$(cat "$tmp/sqlite.txt")" = "$("$prefix/bin/simpletrace" print "$work/app.trace" | wc -l)" ] || show "$tmp/sqlite.txt"'
+else
+  skip "sqlite3 loading the extension" "sqlite3 is not installed (make check installs it)"
+fi
+if [ -f "$pymod/simpletrace/__init__.py" ]; then
+  (cd "$work" && env -u LD_LIBRARY_PATH PYTHONPATH="$pymod" /usr/bin/python3 -c \
+     'import simpletrace; print(simpletrace.sql("app.trace", "SELECT count(*) FROM job_start")[0][0])') >"$tmp/pysql.txt" 2>&1
+  check "  simpletrace.sql() (installed) finds it" '[ "$(cat "$tmp/pysql.txt")" = 3 ] || show "$tmp/pysql.txt"'
+fi
+
 # --- Linking without LD_LIBRARY_PATH: rpath, the static library, -static
 for i in $(seq "$links"); do
   line=$(cat "$blocks/link$i")

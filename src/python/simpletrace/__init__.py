@@ -24,6 +24,12 @@ Beyond it: open()
     process, time window), and give numpy columns and pandas DataFrames per
     event (when numpy / pandas are installed).
 
+SQL: sql() and sql_connect()
+    The tables of `simpletrace sql` (records, one per event, events,
+    processes, drops, spans) in Python's sqlite3, read from the files as a
+    query runs: simpletrace.sql('app.trace', 'SELECT name, count(*) FROM
+    records GROUP BY name') gives the rows (a DataFrame with dataframe=True).
+
     with simpletrace.open('app.trace', select='job_*') as trace:
         for rec in trace:
             print(rec.name, rec.timestamp_ns, rec['job'])
@@ -70,7 +76,7 @@ from ._core import EventsError, OpenError, Record, SimpleException, TraceError
 
 __all__ = ['Analyzer', 'Analyzer2', 'process', 'run', 'read_trace_header', 'read_trace_records',
            'SimpleException', 'TraceError', 'EventsError', 'OpenError', 'Event', 'Arguments', 'read_events', 'is_string',
-           'open', 'Reader', 'Record', 'latency', 'Latency', 'compare', 'Comparison']
+           'open', 'Reader', 'Record', 'latency', 'Latency', 'compare', 'Comparison', 'sql', 'sql_connect']
 
 __version__ = _core.library_version
 
@@ -804,3 +810,7 @@ def open(traces, events=None, *, select=None, tid=None, pid=None, from_ns=None, 
     """
     return Reader(traces, events, select=select, tid=tid, pid=pid, from_ns=from_ns, to_ns=to_ns,
                   no_header=no_header, rotated=rotated, undeclared=undeclared, buffer_size=buffer_size)
+
+
+# After _optional, which sql(dataframe=True) uses.
+from ._sql import sql, sql_connect  # noqa: E402

@@ -154,3 +154,10 @@ def compare(base: Union[_Trace, Reader], new: Union[_Trace, Reader], events: Opt
             fail_if: Union[str, Sequence[str]] = ..., select: Union[str, Sequence[str], None] = ...,
             tid: Optional[int] = ..., pid: Optional[int] = ..., from_ns: Optional[_Duration] = ...,
             to_ns: Optional[_Duration] = ..., no_header: bool = ..., rotated: bool = ...) -> Comparison: ...
+
+def sql_connect(traces: Union[str, Sequence[str]], events: Union[str, Sequence[str], None] = ..., *,
+                pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ...,
+                align: Optional[str] = ...) -> Any: ...
+def sql(traces: Union[str, Sequence[str]], query: str, events: Union[str, Sequence[str], None] = ..., *,
+        params: Any = ..., pairs: Union[str, Sequence[str]] = ..., no_default_pairs: bool = ...,
+        align: Optional[str] = ..., dataframe: bool = ...) -> Any: ...
