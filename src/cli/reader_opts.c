@@ -592,6 +592,9 @@ void cli_trace_close(struct cli_trace *t)
     memset(t, 0, sizeof *t);
 }
 
+/* A rotated trace's pieces, named as the reader finds them (out_file.h is handed the rule: common cannot know it). */
+static const struct st__out_pieces reader_pieces = {st_rotated_piece_name, st_rotated_piece_number};
+
 int cli_check_output(const char *cmd, const struct cli_input *in, const char *out, bool dir, const char *extra)
 {
     size_t n = 0;
@@ -606,7 +609,7 @@ int cli_check_output(const char *cmd, const struct cli_input *in, const char *ou
     for (size_t i = 0; i < in->nevents_files; i++)
         v[n++].path = in->events_files[i];
     for (size_t i = 0; i < in->ntraces; i++)
-        v[n++] = (struct st__out_input){in->traces[i], !in->rotated_off};
+        v[n++] = (struct st__out_input){in->traces[i], in->rotated_off ? NULL : &reader_pieces};
     if (extra)
         v[n++].path = extra;
     clash = st__out_is_input(out, dir, v, n, msg, sizeof msg);

@@ -136,25 +136,24 @@ static bool inside(const char *path, const struct stat *dir)
 
 /*
  * True when out (*ost: its stat, NULL when it does not exist) is a piece of
- * the rotated trace in: named IN.N beside it, or another name for one of
- * IN.1, IN.2, ... (up to the first missing, as readers take them).
+ * the rotated trace in, the pieces named by rule: a piece's name of in's
+ * beside it, or another name for one of in's pieces 1, 2, ... (up to the
+ * first missing, as readers take them).
  */
-static bool is_piece(const char *out, const struct stat *ost, const char *in)
+static bool is_piece(const char *out, const struct stat *ost, const char *in, const struct st__out_pieces *rule)
 {
     char odir[PATH_MAX], idir[PATH_MAX], piece[PATH_MAX + 24];
     const char *obase = split(out, odir, sizeof odir), *ibase = split(in, idir, sizeof idir);
-    size_t ilen = strlen(ibase);
+    size_t base_len;
     struct stat a, b;
 
     if (!ost)
         return false;
-    if (ilen && !strncmp(obase, ibase, ilen) && obase[ilen] == '.' && obase[ilen + 1] &&
-        strspn(obase + ilen + 1, "0123456789") == strlen(obase + ilen + 1) && stat(odir, &a) == 0 &&
-        stat(idir, &b) == 0 && same_inode(&a, &b))
+    if (rule->number(obase, &base_len) && base_len == strlen(ibase) && !strncmp(obase, ibase, base_len) &&
+        stat(odir, &a) == 0 && stat(idir, &b) == 0 && same_inode(&a, &b))
         return true;
-    for (unsigned long k = 1; k < ULONG_MAX; k++) {
-        snprintf(piece, sizeof piece, "%s.%lu", in, k);
-        if (stat(piece, &a) != 0)
+    for (uint64_t k = 1; k < UINT64_MAX; k++) {
+        if (rule->name(piece, sizeof piece, in, k) < 0 || stat(piece, &a) != 0)
             return false;
         if (same_inode(&a, ost))
             return true;
@@ -183,7 +182,7 @@ bool st__out_is_input(const char *out, bool out_dir, const struct st__out_input 
                      strcmp(out, p) ? " (the same file)" : "");
             return true;
         }
-        if (in[i].pieces && is_piece(out, out_exists ? &ost : NULL, p)) {
+        if (in[i].pieces && is_piece(out, out_exists ? &ost : NULL, p, in[i].pieces)) {
             snprintf(msg, msglen, "output '%s' is a piece of the input '%s' (a rotated trace, read with it): " REFUSING,
                      out, p);
             return true;

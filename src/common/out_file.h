@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct st__out_file {
     int fd;     /* the temporary file (or the device), open for writing; -1 once committed or discarded */
@@ -33,10 +34,22 @@ int st__out_file_commit(struct st__out_file *f);
 /* Closes and removes the temporary file (after st__out_file_open() only; twice is fine). Frees f's names. */
 void st__out_file_discard(struct st__out_file *f);
 
+/*
+ * How a rotated trace's pieces are named (PATH, PATH.1, PATH.2, ...): a
+ * format fact (src/format/piece_format.h), which common may not use, so
+ * the caller hands it over; the command gives the reader's public
+ * st_rotated_piece_name() and st_rotated_piece_number(), whose contracts
+ * these are.
+ */
+struct st__out_pieces {
+    int (*name)(char *buf, size_t len, const char *path, uint64_t k); /* piece k of path into buf: 0 or < 0 */
+    uint64_t (*number)(const char *name, size_t *base_len); /* k >= 1 when name is piece k of its base, else 0 */
+};
+
 /* A file (or directory) a command reads, for st__out_is_input(). */
 struct st__out_input {
-    const char *path; /* NULL or "-" (standard input): no file, skipped */
-    bool pieces;      /* a trace read with its rotated pieces, PATH.1, PATH.2, ...: inputs too */
+    const char *path;                    /* NULL or "-" (standard input): no file, skipped */
+    const struct st__out_pieces *pieces; /* a trace read with its rotated pieces (inputs too), named so; else NULL */
 };
 
 /*

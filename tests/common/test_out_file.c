@@ -6,10 +6,13 @@
  * target untouched; a pipe written as it is, not replaced (as /dev/null
  * must not be). Then st__out_is_input(): an
  * output that names an input by its path, another path, a hard link or a
- * link, a piece of a rotated input, a file of an input directory, or a
+ * link, a piece of a rotated input (the pieces named by the reader's rule,
+ * which the command hands over), a file of an input directory, or a
  * directory output holding an input; and what is none of those.
  */
 #include "tap.h"
+
+#include <simpletrace/reader.h>
 
 #include "out_file.h"
 
@@ -61,10 +64,13 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
     return remove(p);
 }
 
+/* The pieces' names as the reader finds them: the rule the command hands st__out_is_input(). */
+static const struct st__out_pieces reader_pieces = {st_rotated_piece_name, st_rotated_piece_number};
+
 /* st__out_is_input(out, out_dir, {in, pieces}) run in the current directory; msg gets its message. */
 static bool clash(const char *out, bool out_dir, const char *in, bool pieces, char *msg, size_t len)
 {
-    struct st__out_input v[] = {{"-", false}, {NULL, false}, {in, pieces}};
+    struct st__out_input v[] = {{"-", NULL}, {NULL, NULL}, {in, pieces ? &reader_pieces : NULL}};
 
     msg[0] = '\0';
     return st__out_is_input(out, out_dir, v, 3, msg, len);
@@ -115,6 +121,8 @@ static void is_input(void)
     put(".", "t");
     put(".", "t.1");
     put(".", "t.2");
+    put(".", "t.0");
+    put(".", "t.007");
     mkdir("d", 0700);
     put("d", "x");
     mkdir("o", 0700);
@@ -139,6 +147,8 @@ static void is_input(void)
     ok(!clash("t.2", false, "t", false, msg, sizeof msg), "without its pieces read: no");
     ok(!clash("t.9", false, "t", true, msg, sizeof msg), "a piece not there: no");
     ok(!clash("a", false, "t", true, msg, sizeof msg), "another file beside the pieces: no");
+    ok(!clash("t.0", false, "t", true, msg, sizeof msg) && !clash("t.007", false, "t", true, msg, sizeof msg),
+       "t.0 and t.007, which no reader takes for pieces of t: no");
 
     ok(clash("d/x", false, "d", false, msg, sizeof msg) && strstr(msg, "in the input directory 'd'"),
        "a file of an input directory: %s", msg);
