@@ -47,8 +47,8 @@
 #include <simpletrace/simpletrace.h>
 
 #include "bench-reader-trace.h"
+#include "bench_run.h"
 
-extern char **environ;
 
 struct opts {
     const char *exe, *events, *shared, *dir;
@@ -58,13 +58,6 @@ struct opts {
     uint64_t records;
     int runs;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Emits n records of the event mix; flushes every 256 Ki records so the buffer never overflows. */
 static void emit(uint64_t n)
@@ -111,29 +104,6 @@ static int generate(const char *path, uint64_t n, bool compress)
     printf("generated %s: %" PRIu64 " records written, %" PRIu64 " dropped, %.1f MB, %.2f s (runtime writer)\n",
            path, s.written, s.dropped, (double)s.bytes_written / 1e6, (double)(now_ns() - t0) / 1e9);
     return 0;
-}
-
-/* One child run with stdout to /dev/null: wall and CPU seconds, max RSS in KiB. Returns the exit status. */
-static int timed_run(char *const argv[], double *secs, double *cpu, long *rss_kb)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    uint64_t t0 = now_ns();
-    int ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (ret != 0)
-        return -1;
-    int st;
-    struct rusage ru;
-    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-        ;
-    *secs = (double)(now_ns() - t0) / 1e9;
-    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
-    *rss_kb = ru.ru_maxrss;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Records in a trace, counted by `simpletrace stats --format=json` (events + dropped records). */
