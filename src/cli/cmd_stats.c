@@ -53,14 +53,24 @@ struct totals {
     bool pid0, pids_capped;
     struct proc_count *procs; /* the processes records came from, in the order met */
     size_t nprocs;
-    struct proc_seen *seen;   /* per input: the process of its last record */
+    struct proc_seen *seen;   /* per input: the process and thread of its last record */
+    size_t nseen;
 };
 
-/* An input's last record's pid and program pointer (NULL before its first), and that process. */
+/*
+ * What an input's last record came from, so that its next record, almost
+ * always of the same process and thread, costs no search: the process's pid
+ * and program pointer (NULL before its first record), that process, the
+ * records counted for it since (added to it when the process changes and
+ * at the end), and the record's pid field, in the set of pids already.
+ */
 struct proc_seen {
     const char *program;
     uint32_t pid;
     size_t proc;
+    uint64_t records;
+    uint32_t tid;
+    bool have_tid;
 };
 
 /* Records of one process: the inputs of one (st_reader_input_process()), each of a merged file's. */
@@ -110,8 +120,6 @@ static void add_record(struct event_stats *es, struct totals *t, const struct st
     if (ts > t->max_ts)
         t->max_ts = ts;
     t->delivered++;
-    if (rec->has_pid)
-        add_pid(t, rec->pid);
     if (rec->dropped) {
         t->dropped_records++;
         t->dropped_events += rec->dropped_count;
@@ -149,17 +157,37 @@ static long find_process(struct totals *t, const struct st_reader *r, const stru
     return (long)t->nprocs++;
 }
 
-/* Counts rec for its process; one of the same pid and program pointer as its input's last needs no search. */
+/* Adds the records an input counted to its process. */
+static void flush_seen(struct totals *t, struct proc_seen *s)
+{
+    if (s->program)
+        t->procs[s->proc].records += s->records;
+    s->records = 0;
+}
+
+/*
+ * Counts rec for its process and its pid field for the threads; one of the
+ * same process (pid and program pointer) and pid as its input's last needs
+ * no search. 0 or -ENOMEM.
+ */
 static int count_process(struct totals *t, const struct st_reader *r, const struct st_record *rec)
 {
     struct proc_seen *s = &t->seen[rec->input];
+    if (rec->has_pid && (!s->have_tid || s->tid != rec->pid)) {
+        add_pid(t, rec->pid);
+        s->tid = rec->pid;
+        s->have_tid = true;
+    }
     if (s->program != rec->process_program || s->pid != rec->process_pid) {
         long k = find_process(t, r, rec);
         if (k < 0)
             return (int)k;
-        *s = (struct proc_seen){rec->process_program, rec->process_pid, (size_t)k};
+        flush_seen(t, s);
+        s->program = rec->process_program;
+        s->pid = rec->process_pid;
+        s->proc = (size_t)k;
     }
-    t->procs[s->proc].records++;
+    s->records++;
     return 0;
 }
 
@@ -184,12 +212,15 @@ static int collect(struct st_reader *r, struct event_stats **es, size_t *nev, st
     const struct st_record *rec;
     int ret;
     while ((ret = st_reader_next(r, &rec)) == 1) {
-        if (rec->event->index >= *nev && grow_events(st_reader_catalog(r), es, nev) < 0)
-            return -ENOMEM;
+        if ((rec->event->index >= *nev && grow_events(st_reader_catalog(r), es, nev) < 0) ||
+            count_process(t, r, rec) < 0) {
+            ret = -ENOMEM;
+            break;
+        }
         add_record(*es, t, rec);
-        if (count_process(t, r, rec) < 0)
-            return -ENOMEM;
     }
+    for (size_t i = 0; i < t->nseen; i++)
+        flush_seen(t, &t->seen[i]);
     st_reader_origin(r, &t->origin);
     return ret;
 }
@@ -431,7 +462,8 @@ int st__cmd_stats(int argc, char **argv)
     status = 1;
     size_t nev = 0;
     t.pids = calloc(2 * MAX_PIDS, sizeof *t.pids);
-    t.seen = calloc(st_reader_input_count(tr.r), sizeof *t.seen);
+    t.nseen = st_reader_input_count(tr.r);
+    t.seen = calloc(t.nseen, sizeof *t.seen);
     if (grow_events(tr.cat, &es, &nev) < 0 || !t.pids || !t.seen) {
         fprintf(stderr, PROG ": out of memory\n");
         goto out;

@@ -48,6 +48,18 @@ struct tmpl {
     uint8_t json[ST_READER_MAX_ARGS];        /* enum json_kind of each integer argument */
 };
 
+/*
+ * A record's " pid=N " text, made once per pid field and input: a trace's
+ * records are almost always of a few threads in runs, and a merge's come
+ * from its inputs in turn, each with its own.
+ */
+struct pid_text {
+    uint32_t pid;  /* the pid the text is of */
+    uint32_t len;  /* 0: nothing made yet */
+    char text[32]; /* st__put_short() reads 32 bytes */
+};
+#define PID_TEXTS 256
+
 struct st_formatter {
     const struct st_catalog *cat;
     enum st_output_format format;
@@ -63,9 +75,7 @@ struct st_formatter {
     uint64_t prev_ts, origin;
     uint64_t anchor_mono, anchor_real; /* st_formatter_set_anchor() */
     bool show_process;       /* name each record's process (st_formatter_options) */
-    uint32_t pid;            /* the pid whose " pid=N " text is cached */
-    uint32_t pid_len;        /* 0: nothing cached */
-    char pid_text[32];
+    struct pid_text pids[PID_TEXTS]; /* by input number (mod PID_TEXTS) */
 };
 
 /* --- templates -----------------------------------------------------------
@@ -290,13 +300,18 @@ static char *put_time(struct st_formatter *f, char *p, uint64_t ts)
     }
 }
 
-static void cache_pid(struct st_formatter *f, uint32_t pid)
+/* The " pid=N " text of rec, made when its input's last record had another pid field. */
+static const struct pid_text *pid_text(struct st_formatter *f, const struct st_record *rec)
 {
-    memcpy(f->pid_text, " pid=", 5);
-    char *e = st__put_dec(f->pid_text + 5, pid);
-    *e++ = ' ';
-    f->pid = pid;
-    f->pid_len = (uint32_t)(e - f->pid_text);
+    struct pid_text *c = &f->pids[rec->input % PID_TEXTS];
+    if (c->pid != rec->pid || !c->len) {
+        memcpy(c->text, " pid=", 5);
+        char *e = st__put_dec(c->text + 5, rec->pid);
+        *e++ = ' ';
+        c->pid = rec->pid;
+        c->len = (uint32_t)(e - c->text);
+    }
+    return c;
 }
 
 static char *put_lit_text(char *p, const char *s, size_t n)
@@ -357,9 +372,8 @@ static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, con
         p = put_process_text(p, rec);
     p = put_time(f, p, rec->timestamp_ns);
     if (rec->has_pid) {
-        if (rec->pid != f->pid || !f->pid_len) /* one pid per file in practice: format it once */
-            cache_pid(f, rec->pid);
-        p = st__put_short(p, f->pid_text, f->pid_len);
+        const struct pid_text *c = pid_text(f, rec);
+        p = st__put_short(p, c->text, c->len);
     } else {
         *p++ = ' ';
     }

@@ -38,6 +38,9 @@
 
 #include "reader_internal.h"
 
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 #define BIG_BUFFER (1u << 20)     /* each input's read buffer up to BIG_INPUTS inputs ... */
 #define BIG_INPUTS 8u
 #define SMALL_BUFFER (256u << 10) /* ... and at most 8 MiB in all beyond, but never less than this */
@@ -68,7 +71,8 @@ struct st__many {
     size_t cur;                    /* the input of the last record returned, or of the error */
     bool have_origin;
     uint64_t origin;               /* the earliest first record of all inputs */
-    bool filter_from, filter_to;   /* applied here: they count from the merged origin */
+    bool window;                   /* filter_from or filter_to ... */
+    bool filter_from, filter_to;   /* ... applied here: they count from the merged origin */
     int64_t from_ns, to_ns;
     uint64_t filtered;             /* records the time window skipped ... */
     struct st_reader_seen seen;    /* ... and what they were */
@@ -82,7 +86,7 @@ enum { HAS_RECORD, WAITING, ENDED };
 /* Whether key a comes before key b. */
 static inline bool before(struct key a, struct key b)
 {
-    return (a.ts < b.ts) | ((a.ts == b.ts) & (a.rank < b.rank));
+    return a.ts < b.ts || (a.ts == b.ts && a.rank < b.rank);
 }
 
 /* The earliest key on the path of input i, its leaf excluded. */
@@ -106,30 +110,42 @@ static struct key path_min(const struct st__many *m, size_t i)
  * earliest of them is the bound below which i's next keys win without a
  * match (a run of records from one input: update()).
  */
-static inline void replay(struct st__many *m, size_t i, struct key k)
+static inline struct key replay(struct st__many *m, size_t i, struct key k)
 {
     struct key *t = m->tree;
-    bool kept = true;
-    for (size_t j = (m->size + i) / 2; j > 0; j /= 2)
-        if (before(t[j], k)) {
-            struct key o = t[j];
-            t[j] = k;
-            k = o;
-            kept = false;
+    uint64_t ts = k.ts, rank = k.rank; /* the key going up, in two registers: a match is a compare and a branch */
+    for (size_t j = (m->size + i) >> 1; j > 0; j >>= 1) {
+        uint64_t ots = t[j].ts;
+        if (ots < ts || (ots == ts && t[j].rank < rank)) { /* equal timestamps are rare: the branch costs nothing */
+            uint64_t orank = t[j].rank;
+            t[j].ts = ts;
+            t[j].rank = rank;
+            ts = ots;
+            rank = orank;
         }
-    t[0] = k;
+    }
+    t[0].ts = ts;
+    t[0].rank = rank;
+    bool kept = rank == k.rank; /* ranks are unique: i's own key came out on top */
     m->run_input = kept ? i : SIZE_MAX;
-    if (kept)
+    if (UNLIKELY(kept))
         m->run_bound = path_min(m, i);
+    return (struct key){ts, rank};
 }
 
-/* Input i's new key k, i being the last winner: it stays the winner while k comes before the bound, else a replay. */
-static inline void update(struct st__many *m, size_t i, struct key k)
+/*
+ * Input i's new key k, i being the last winner: it stays the winner while
+ * k comes before the bound, else a replay. Returns the winner's key, in
+ * registers: read back from tree[0] at once, a 16-byte load of what two
+ * 8-byte stores just wrote, it would wait for them to reach the cache.
+ */
+static inline struct key update(struct st__many *m, size_t i, struct key k)
 {
-    if (i == m->run_input && before(k, m->run_bound))
+    if (i == m->run_input && before(k, m->run_bound)) {
         m->tree[0] = k;
-    else
-        replay(m, i, k);
+        return k;
+    }
+    return replay(m, i, k);
 }
 
 /* Plays every match, bottom up, from the leaves' keys (leaf: 2 * size entries, leaf[size + i] input i's key). */
@@ -161,20 +177,30 @@ static struct key key_of(const struct st__many *m, size_t i)
 
 /* --- reading ---------------------------------------------------------------- */
 
-/*
- * Reads input i's next record into its head and state: 1, 0 when the input
- * ended, -EAGAIN when it waits for its writer (follow mode), or its error,
- * copied to err.
- */
-static int advance(struct st__many *m, size_t i, struct st_reader_error *err)
+/* Input i gave no record (st__trace_next() returned ret): its state, and its error copied to err. Returns ret. */
+static int stopped(struct st__many *m, size_t i, int ret, struct st_reader_error *err)
 {
-    int ret = st__trace_next(m->in[i], &m->head[i]);
-    m->state[i] = ret == 1 ? HAS_RECORD : ret == -EAGAIN ? WAITING : ENDED;
+    m->state[i] = ret == -EAGAIN ? WAITING : ENDED;
     if (ret < 0 && ret != -EAGAIN) {
         m->cur = i;
         memcpy(err, st_reader_error(pub(m->in[i])), sizeof *err); /* both the library's own size */
     }
     return ret;
+}
+
+/*
+ * Reads input i's next record into its head and state: 1, 0 when the input
+ * ended, -EAGAIN when it waits for its writer (follow mode), or its error,
+ * copied to err.
+ */
+static inline int advance(struct st__many *m, size_t i, struct st_reader_error *err)
+{
+    int ret = st__trace_next(m->in[i], &m->head[i]);
+    if (LIKELY(ret == 1)) {
+        m->state[i] = HAS_RECORD;
+        return 1;
+    }
+    return stopped(m, i, ret, err);
 }
 
 /*
@@ -294,34 +320,55 @@ static bool in_window(const struct st__many *m, uint64_t ts)
     return !(m->filter_from && rel < m->from_ns) && !(m->filter_to && rel > m->to_ns);
 }
 
+/*
+ * The merged reader's next record after the earliest key is an end, a
+ * wait or a timestamp of 2^64 - 1 (rare: many_next() keeps them off its
+ * path): 1 with w the winner's key, 0 at the end, or a wake's error.
+ */
+static int next_rare(struct st__many *m, struct key *w)
+{
+    int ret;
+    for (;;) {
+        *w = m->tree[0];
+        if (w->rank >= m->size)
+            return 0; /* the earliest input has ended: all have */
+        if (m->state[w->rank] != WAITING)
+            return 1;
+        if ((ret = wake_waiting(m, &m->err)) < 0) /* every input still going waits */
+            return ret;
+    }
+}
+
 /* st_reader_next() of the merged reader: the earliest input's next record; an input's error is the merge's. */
 static int many_next(struct st__many *m, const struct st_record **rec)
 {
     struct st_reader_error *err = &m->err;
     int ret;
-    if (err->code)
+    if (UNLIKELY(err->code))
         return err->code; /* sticky, as each input's */
-    if (!m->started && (ret = start(m, err)) < 0)
+    if (UNLIKELY(!m->started) && (ret = start(m, err)) < 0)
         return ret;
     for (;;) {
+        struct key w;
         if (m->pending) {
+            size_t i = m->cur;
             m->pending = false;
-            if ((ret = advance(m, m->cur, err)) < 0 && ret != -EAGAIN)
-                return ret;
-            update(m, m->cur, key_of(m, m->cur));
+            if (UNLIKELY((ret = advance(m, i, err)) != 1)) {
+                if (ret < 0 && ret != -EAGAIN)
+                    return ret;
+                w = update(m, i, key_of(m, i));
+            } else {
+                w = update(m, i, (struct key){m->head[i]->timestamp_ns, i});
+            }
+        } else {
+            w = m->tree[0];
         }
-        struct key w = m->tree[0];
-        if (w.rank >= m->size)
-            return 0; /* the earliest input has ended: all have */
-        if (m->state[w.rank] == WAITING) { /* so do all still going */
-            if ((ret = wake_waiting(m, err)) < 0)
-                return ret;
-            continue;
-        }
+        if (UNLIKELY(w.ts == UINT64_MAX) && (ret = next_rare(m, &w)) <= 0)
+            return ret;
         m->cur = w.rank;
         m->pending = true;
         st__trace_prefetch(m->in[m->cur]); /* read on at the next call, while the caller uses the record */
-        if (in_window(m, w.ts)) {
+        if (LIKELY(!m->window) || in_window(m, w.ts)) {
             *rec = m->head[m->cur];
             return 1;
         }
@@ -604,6 +651,7 @@ static struct st__many *merge_new(size_t n, const struct st_reader_options *o)
     m->from_ns = o->from_ns;
     m->filter_to = o->filter_to;
     m->to_ns = o->to_ns;
+    m->window = m->filter_from || m->filter_to;
     return m;
 }
 

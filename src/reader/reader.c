@@ -73,8 +73,8 @@ struct idslot {
 /* ID -> event, open addressing with linear probing; capacity a power of two. */
 struct idmap {
     struct idslot *slots;
-    size_t count;
-    unsigned bits; /* capacity = 1 << bits */
+    uint32_t count; /* at most MAX_IDS */
+    unsigned bits;  /* capacity = 1 << bits */
 };
 
 enum source { SRC_FD, SRC_STREAM, SRC_MEMORY };
@@ -98,51 +98,54 @@ struct piece_seq {
 
 struct st__trace {
     struct st_reader base;   /* first: what the public functions are handed (trace_ops) */
+    /* The fields every record touches, in the structure's first cache lines,
+       the record last: a merge reads its inputs in turn, one record each, and
+       pays for every line an input's record touches. */
+    const uint8_t *pos;  /* next unconsumed byte */
+    const uint8_t *end;  /* end of the bytes read */
+    uint64_t pos_offset; /* file offset of pos (of the decompressed stream when zin) */
+    uint64_t number;     /* number of the last record consumed */
+    struct idmap ids;
+    int failed;          /* err.code, read before every record (set by fail() only) */
+    int version;
+    size_t cap;          /* buffer size = largest record accepted */
+    unsigned flags;
+    int pid_match;       /* filter_pid's decision for this piece: -1 not yet, 0 no, 1 yes */
+    bool header_done;
+    bool swap;           /* file in the other byte order */
+    bool index_ids;      /* unmapped IDs index the catalog */
+    bool filtering;      /* any of the filters below is set */
+    bool filter_pid;     /* the description's pid decides, once per piece (none: refused) */
+    bool shifting;       /* timestamps are moved: ST_READER_ALIGN_REALTIME or an offset */
+    bool have_origin;
+    bool scan_only;      /* st_catalog_load_trace(), prime(): declarations only, every event record skipped */
+    uint64_t origin;
+    struct st_reader_counters counters; /* records and events in the second line */
     const struct st_catalog *cat;
     struct st_catalog *grow; /* cat, when it grows with the trace's declarations (else NULL) */
-    char *name;
-    unsigned flags;
+    struct st_record rec;
 
+    char *name;
     enum source src;
     int fd;
     bool own_fd;
     bool eof_ends;       /* follow mode on a pipe: EOF is still the end */
     FILE *stream;
     uint8_t *buf;        /* NULL for memory sources */
-    size_t cap;          /* buffer size = largest record accepted */
-    const uint8_t *pos;  /* next unconsumed byte */
-    const uint8_t *end;  /* end of the bytes read */
-    uint64_t pos_offset; /* file offset of pos (of the decompressed stream when zin) */
     struct st__zin *zin; /* a compressed piece's decompressor, else NULL */
 
-    bool header_done;
-    int version;
-    bool swap;           /* file in the other byte order */
-    bool index_ids;      /* unmapped IDs index the catalog */
-    uint64_t number;     /* number of the last record consumed */
-    struct idmap ids;
-
-    bool filtering;      /* any of the below is set */
     uint8_t *selected;   /* per event index, NULL = all */
     size_t nselected;    /* entries of selected: a growing catalog's later events are added as met */
     bool filter_tid, filter_from, filter_to;
-    bool filter_pid;     /* the description's pid decides, once per piece (none: refused) */
-    int pid_match;       /* filter_pid's decision for this piece: -1 not yet, 0 no, 1 yes */
     uint32_t tid, pid;
     int64_t from_ns, to_ns;
 
-    bool shifting;       /* timestamps are moved: ST_READER_ALIGN_REALTIME or an offset */
     bool need_shift;     /* the shift is found at the next record (a description came, or none will) */
     bool align;          /* ST_READER_ALIGN_REALTIME */
     int64_t offset;      /* the caller's offset for this trace */
     int64_t shift;       /* what is added to the timestamps under the current description */
 
-    bool have_origin;
-    uint64_t origin;
-    struct st_reader_counters counters;
-    struct st_record rec;
     struct st_reader_seen seen; /* what the filters skipped */
-    /* Colder fields last: the hot ones above share fewer cache lines (a merge switches readers often). */
     struct st_reader_error err;
     struct st__meta meta; /* the description and declarations the trace carries (meta_format.h) */
     struct st__conflicts conflicts; /* the catalog against those declarations (conflict.c) */
@@ -161,7 +164,7 @@ __attribute__((format(printf, 5, 6)))
 static int fail(struct st__trace *r, int code, uint64_t offset, uint64_t record, const char *fmt, ...)
 {
     va_list ap;
-    r->err.code = code;
+    r->failed = r->err.code = code;
     r->err.offset = offset;
     r->err.record = record;
     va_start(ap, fmt);
@@ -283,7 +286,7 @@ static int read_failed(struct st__trace *r, int ret, uint64_t num)
 static int need_slow(struct st__trace *r, size_t n, uint64_t num, const char *what)
 {
     int ret = fill_or_end(r, n);
-    if (ret == 0 || ret == -EAGAIN || (ret < 0 && r->err.code))
+    if (ret == 0 || ret == -EAGAIN || (ret < 0 && r->failed))
         return ret;
     if (ret < 0)
         return read_failed(r, ret, num);
@@ -307,7 +310,7 @@ static int more_slow(struct st__trace *r, uint64_t num)
         return fail(r, -ENODATA, r->pos_offset, num, "%s", st__zin_message(r->zin));
     if (ret >= 0)
         return !ret;
-    if (ret == -EAGAIN || r->err.code)
+    if (ret == -EAGAIN || r->failed)
         return ret;
     return read_failed(r, ret, num);
 }
@@ -634,8 +637,8 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
         r->counters.dropped_events += ld64(r, p);
     } else {
         ev = lookup(r, id, num);
-        if (!ev && r->err.code)
-            return r->err.code;
+        if (!ev && r->failed)
+            return r->failed;
         r->counters.events++;
     }
     if (UNLIKELY(!r->have_origin)) {
@@ -643,7 +646,7 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
         r->origin = ts;
     }
     if (UNLIKELY(r->pid_match < 0) && r->filter_pid && pid_decide(r) < 0)
-        return r->err.code;
+        return r->failed;
     if (r->filtering && !selected(r, ev, ts, pid, true)) {
         r->counters.filtered++;
         st__seen_note(&r->seen, ts, pid, true);
@@ -673,7 +676,7 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
 static int frame_skippable(void *ctx, const struct st__ztime_entry *e)
 {
     struct st__trace *r = ctx;
-    if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || !r->filtering || r->meta.scan_only)
+    if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || !r->filtering || r->scan_only)
         return 0;
     if (r->filter_pid && r->pid_match == 0)
         return 1;
@@ -823,7 +826,7 @@ static int next_v4(struct st__trace *r)
         if ((ret = need(r, 8 + (size_t)len, num, "an event record")) < 0)
             return ret;
         p = r->pos; /* need() may have moved the bytes */
-        if (UNLIKELY(r->meta.scan_only)) {
+        if (UNLIKELY(r->scan_only)) {
             if (r->priming)
                 return 0; /* the head is read: the record stays for st_reader_next() */
             consume(r, 8 + (size_t)len, num);
@@ -879,8 +882,8 @@ static int take_v0(struct st__trace *r, uint64_t num)
         r->counters.dropped_records++;
         r->counters.dropped_events += ld64(r, p + 16);
     } else {
-        if (!(ev = lookup(r, id, num)) && r->err.code)
-            return r->err.code;
+        if (!(ev = lookup(r, id, num)) && r->failed)
+            return r->failed;
         if (ev && ev->nargs > ST_V0_ARGS)
             return fail(r, -EBADMSG, r->pos_offset, num, "event %s declares %u arguments; v0 records hold %u",
                         ev->name, ev->nargs, ST_V0_ARGS);
@@ -1075,8 +1078,8 @@ static int next_piece(struct st__trace *r);
 
 int st__trace_next(struct st__trace *r, const struct st_record **rec)
 {
-    if (r->err.code)
-        return r->err.code;
+    if (r->failed)
+        return r->failed;
     for (;;) {
         int ret = next_in_piece(r);
         if (ret == 1)
@@ -1364,11 +1367,11 @@ static int reader_new(struct st__trace **out, const char *name, const struct st_
 static struct st__trace *prime(struct st__trace *r)
 {
     const struct st_record *rec;
-    if (!r->grow || r->err.code || (!r->header_done && read_header(r) < 0) || r->version != 4)
+    if (!r->grow || r->failed || (!r->header_done && read_header(r) < 0) || r->version != 4)
         return r;
-    r->priming = r->meta.scan_only = true;
+    r->priming = r->scan_only = true;
     (void)st__trace_next(r, &rec); /* not next_v4() itself: it stays inlined in the one loop that reads records */
-    r->priming = r->meta.scan_only = false;
+    r->priming = r->scan_only = false;
     return r;
 }
 
@@ -1587,8 +1590,9 @@ static void trace_close(struct st__trace *r)
 void st__trace_prefetch(const struct st__trace *r)
 {
     __builtin_prefetch(r);
-    __builtin_prefetch((const char *)r + 64);
-    __builtin_prefetch(&r->counters);
+    __builtin_prefetch(&r->counters.events);
+    __builtin_prefetch(&r->rec);
+    __builtin_prefetch(&r->rec.args[1]);
     __builtin_prefetch(r->pos);
     __builtin_prefetch(r->pos + 64);
 }
@@ -1598,9 +1602,9 @@ void st__trace_set_input(struct st__trace *r, unsigned input)
     r->rec.input = input;
 }
 
-struct st__meta *st__trace_meta(struct st__trace *r)
+void st__trace_scan_only(struct st__trace *r)
 {
-    return &r->meta;
+    r->scan_only = true;
 }
 
 struct st_catalog *st__trace_take_catalog(struct st__trace *r)

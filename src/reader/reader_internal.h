@@ -202,7 +202,6 @@ struct st__meta {
     const struct st__desc *cur;  /* the description of the records that follow, or NULL */
     char **decls;       /* decls[id]: the declaration of event ID id (NUL-terminated), or NULL */
     uint32_t ndecls;    /* entries of decls */
-    bool scan_only;     /* st_catalog_load_trace(): declarations only, every event record skipped */
 };
 
 /* Keeps a copy of the description (the last one wins), parses it, makes it current. 0, -ENOMEM or -EBADMSG. */
@@ -339,8 +338,8 @@ void st__trace_prefetch(const struct st__trace *t);
 /* Makes every record of t say it comes from input number input. */
 void st__trace_set_input(struct st__trace *t, unsigned input);
 
-/* The trace's meta store, for trace_catalog.c: set scan_only before the first record. */
-struct st__meta *st__trace_meta(struct st__trace *t);
+/* st_catalog_load_trace(): only the declarations are read, every event record skipped (before the first record). */
+void st__trace_scan_only(struct st__trace *t);
 
 /* The growing catalog of a trace opened without one, handed to the caller (who frees it after closing t). */
 struct st_catalog *st__trace_take_catalog(struct st__trace *t);

@@ -33,7 +33,7 @@ ST_API int st_catalog_load_trace(struct st_catalog **out, const char *path, cons
             snprintf(errbuf, errlen, "%s: %s", path, err.message);
         return ret;
     }
-    st__trace_meta(st__trace_of(r))->scan_only = true;
+    st__trace_scan_only(st__trace_of(r));
     while ((ret = st_reader_next(r, &rec)) > 0)
         ;
     struct st_catalog *cat = st__trace_take_catalog(st__trace_of(r));
