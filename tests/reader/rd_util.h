@@ -110,4 +110,78 @@ static inline bool rd_field_u64(const struct rd_line *l, const char *name, uint6
     return false;
 }
 
+/* The expected text of a fixture (simpletrace.py's, at path) as lines with absolute times (first = 0). */
+struct rd_lines {
+    struct rd_line *l;
+    int64_t *t;
+    size_t n;
+    char *text;
+};
+
+static inline void rd_load_lines(const char *path, struct rd_lines *ls)
+{
+    size_t len, pos = 0, cap = 1024;
+    ls->text = tu_slurp(path, &len);
+    ls->l = malloc(cap * sizeof *ls->l);
+    ls->t = malloc(cap * sizeof *ls->t);
+    ls->n = 0;
+    int64_t t = 0;
+    while (ls->text && rd_next_line(ls->text, &pos, &ls->l[ls->n])) {
+        t += ls->l[ls->n].delta_ns;
+        ls->t[ls->n++] = t;
+        if (ls->n == cap) {
+            cap *= 2;
+            ls->l = realloc(ls->l, cap * sizeof *ls->l);
+            ls->t = realloc(ls->t, cap * sizeof *ls->t);
+        }
+    }
+}
+
+static inline void rd_free_lines(struct rd_lines *ls)
+{
+    free(ls->l);
+    free(ls->t);
+    free(ls->text);
+}
+
+/*
+ * A big trace for the memory checks, made at a temporary path (into tmp,
+ * len bytes): the QEMU fixture bench_small_drops.bin (at fixture) once,
+ * then its records 15 more times: 37 MB.
+ */
+static inline void rd_big_trace(const char *fixture, char *tmp, size_t len)
+{
+    const long head = 24 + 17779; /* header + the 427 mapping records (no_events_info.bin) */
+    static char chunk[65536];
+    rd_tmpname(tmp, len, "big");
+    FILE *out = fopen(tmp, "wb");
+    for (int i = 0; i < 16 && out; i++) { /* the file once, then its records 15 more times */
+        FILE *in = fopen(fixture, "rb");
+        if (!in)
+            break;
+        if (i > 0)
+            fseek(in, head, SEEK_SET);
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, in)) > 0)
+            fwrite(chunk, 1, n, out);
+        fclose(in);
+    }
+    if (out)
+        fclose(out);
+}
+
+/*
+ * A spawned child's max RSS counts the parent's pages too (vfork-style
+ * spawn, kept across exec): memory checks run first, while the test is
+ * small, and allow this much.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RD_RSS_SLACK_KB 8192 /* the sanitizer's allocator and shadow memory move the figures */
+#define RD_RSS_MAX_KB 65536
+#else
+#define RD_RSS_SLACK_KB 1024
+#define RD_RSS_MAX_KB 16384
+#endif
+
+
 #endif

@@ -1,8 +1,8 @@
 /*
- * `simpletrace print` and `simpletrace stats` as a user runs them: every
- * QEMU fixture byte-identical to simpletrace.py's output, every edge case
- * (stdout, exit status, our error message), the options, stats numbers
- * computed independently from the expected text, and bounded memory.
+ * `simpletrace print` as a user runs it: every QEMU fixture byte-identical
+ * to simpletrace.py's output, every edge case (stdout, exit status, our
+ * error message), the options, and bounded memory. (`stats` and the
+ * command name: tests/cli/.)
  *
  * usage: test_print_cli SIMPLETRACE_EXE SHARED_DIR
  */
@@ -162,40 +162,6 @@ static void test_edge_cases(void)
 
 /* --- options ------------------------------------------------------------------ */
 
-/* The expected text of a fixture as lines with absolute times (first = 0). */
-struct lines {
-    struct rd_line *l;
-    int64_t *t;
-    size_t n;
-    char *text;
-};
-
-static void load_lines(const char *dir, const char *name, struct lines *ls)
-{
-    size_t len, pos = 0, cap = 1024;
-    ls->text = tu_slurp(path(dir, name, ".expected.txt"), &len);
-    ls->l = malloc(cap * sizeof *ls->l);
-    ls->t = malloc(cap * sizeof *ls->t);
-    ls->n = 0;
-    int64_t t = 0;
-    while (ls->text && rd_next_line(ls->text, &pos, &ls->l[ls->n])) {
-        t += ls->l[ls->n].delta_ns;
-        ls->t[ls->n++] = t;
-        if (ls->n == cap) {
-            cap *= 2;
-            ls->l = realloc(ls->l, cap * sizeof *ls->l);
-            ls->t = realloc(ls->t, cap * sizeof *ls->t);
-        }
-    }
-}
-
-static void free_lines(struct lines *ls)
-{
-    free(ls->l);
-    free(ls->t);
-    free(ls->text);
-}
-
 static void append_us(char **p, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
@@ -204,7 +170,7 @@ static void append_us(char **p, int64_t ns)
 }
 
 /* Rebuilds line i with time column value ns. */
-static void append_line(char **p, const struct lines *ls, size_t i, int64_t ns)
+static void append_line(char **p, const struct rd_lines *ls, size_t i, int64_t ns)
 {
     const struct rd_line *l = &ls->l[i];
     *p += sprintf(*p, "%s ", l->name);
@@ -219,8 +185,8 @@ static bool glob_mutex(const char *name)
 
 static void test_filters(void)
 {
-    struct lines ls;
-    load_lines("qemu", "bench_small_drops", &ls);
+    struct rd_lines ls;
+    rd_load_lines(path("qemu", "bench_small_drops", ".expected.txt"), &ls);
     char *want = malloc(strlen(ls.text) + 64 * ls.n + 1), *p = want;
     /* --events: the selected lines, each delta against the previous printed line */
     int64_t prev = 0;
@@ -264,7 +230,7 @@ static void test_filters(void)
     ok(r.out && !strcmp(r.out, want), "--timestamps=relative: cumulative deltas of the expected text");
     tu_run_free(&r);
     free(want);
-    free_lines(&ls);
+    rd_free_lines(&ls);
 
     run(&r, NULL, "print", "--tid=4243", path("edge", "trace-events", ""), path("edge", "non_monotonic", ".bin"), NULL,
         NULL);
@@ -286,8 +252,8 @@ static void test_filters(void)
 
 static void test_json_and_misc(void)
 {
-    struct lines ls;
-    load_lines("qemu", "create_qcow2", &ls);
+    struct rd_lines ls;
+    rd_load_lines(path("qemu", "create_qcow2", ".expected.txt"), &ls);
     struct tu_run r;
     run(&r, NULL, "print", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", "create_qcow2", ".bin"),
         NULL, NULL);
@@ -304,7 +270,7 @@ static void test_json_and_misc(void)
     }
     ok(good && i == ls.n, "--format=json: one object per expected line, same names and order (%zu)", i);
     tu_run_free(&r);
-    free_lines(&ls);
+    rd_free_lines(&ls);
 
     size_t len;
     char *want = tu_slurp(path("edge", "arg_kinds", ".expected.txt"), &len);
@@ -355,165 +321,20 @@ static void test_cut(size_t cut)
     free(want);
 }
 
-/* --- stats ---------------------------------------------------------------------- */
-
-/* Integer value of "key": in a JSON text (first occurrence after from). */
-static long long json_int(const char *text, const char *from, const char *key)
-{
-    char k[128];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    const char *p = strstr(from ? from : text, k);
-    return p ? strtoll(p + strlen(k), NULL, 10) : -1;
-}
-
-static void test_stats(const char *name)
-{
-    struct lines ls;
-    load_lines("qemu", name, &ls);
-    long long dropped = 0, lost = 0, inversions = 0, events = 0;
-    int64_t tmin = 0, tmax = 0;
-    long pids[16];
-    int npids = 0;
-    for (size_t i = 0; i < ls.n; i++) {
-        uint64_t v;
-        if (!strcmp(ls.l[i].name, "Dropped_Event") && rd_field_u64(&ls.l[i], "num_events_dropped", &v)) {
-            dropped++;
-            lost += (long long)v;
-        } else {
-            events++;
-        }
-        inversions += ls.l[i].delta_ns < 0;
-        tmin = ls.t[i] < tmin ? ls.t[i] : tmin;
-        tmax = ls.t[i] > tmax ? ls.t[i] : tmax;
-        int k;
-        for (k = 0; k < npids && pids[k] != ls.l[i].pid; k++)
-            ;
-        if (k == npids && npids < 16)
-            pids[npids++] = ls.l[i].pid;
-    }
-    struct tu_run r;
-    run(&r, NULL, "stats", "--format=json", path("qemu", "trace-events-all", ""), path("qemu", name, ".bin"), NULL,
-        NULL);
-    const char *j = r.out ? r.out : "";
-    ok(r.status == 0 && json_int(j, NULL, "events") == events && json_int(j, NULL, "dropped_records") == dropped &&
-           json_int(j, NULL, "dropped_events") == lost && json_int(j, NULL, "non_monotonic") == inversions &&
-           json_int(j, NULL, "threads") == (ls.n ? npids : 0) &&
-           json_int(j, NULL, "duration_ns") == (long long)(tmax - tmin),
-       "stats %s: %lld events, %lld dropped records losing %lld, %lld inversions, %d threads, %lld ns", name, events,
-       dropped, lost, inversions, npids, (long long)(tmax - tmin));
-    /* per-event counts: distinct names with their number of lines */
-    const char *names[256];
-    long long counts[256];
-    size_t nnames = 0;
-    for (size_t i = 0; i < ls.n; i++) {
-        if (!strcmp(ls.l[i].name, "Dropped_Event"))
-            continue;
-        size_t k;
-        for (k = 0; k < nnames && strcmp(names[k], ls.l[i].name); k++)
-            ;
-        if (k == nnames && nnames < 256) {
-            names[nnames] = ls.l[i].name;
-            counts[nnames++] = 0;
-        }
-        if (k < 256)
-            counts[k]++;
-    }
-    bool counts_ok = true;
-    for (size_t k = 0; k < nnames && counts_ok; k++) {
-        char key[200];
-        snprintf(key, sizeof key, "{\"name\":\"%s\",", names[k]);
-        const char *at = strstr(j, key);
-        counts_ok = at && json_int(j, at, "count") == counts[k];
-        if (!counts_ok)
-            diag("%s: count %lld", names[k], counts[k]);
-    }
-    ok(counts_ok, "stats %s: per-event counts equal the lines per name", name);
-    tu_run_free(&r);
-    free_lines(&ls);
-}
-
-static void test_stats_text(void)
-{
-    struct tu_run r;
-    run(&r, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL, NULL,
-        NULL);
-    ok(r.status == 0 && r.out && strstr(r.out, "EVENT") && strstr(r.out, "qemu_mutex_locked") &&
-           strstr(r.out, "3 records, 32403 events lost") && strstr(r.out, "non-monotonic   1"),
-       "stats table: header, rows, totals (3 drops losing 32403 events, 1 inversion)");
-    tu_run_free(&r);
-}
-
-/* --- the command name ----------------------------------------------------------- */
-
-/* A misspelt subcommand: one line naming the nearest command, a pointer to --help, exit 2. */
-static void test_unknown_command(void)
-{
-    static const struct {
-        const char *typed, *want;
-    } cases[] = {
-        {"prnt", "simpletrace: unknown command 'prnt' (did you mean 'print'?)\nTry 'simpletrace --help'.\n"},
-        {"exprot", "simpletrace: unknown command 'exprot' (did you mean 'export'?)\nTry 'simpletrace --help'.\n"},
-        {"stat", "simpletrace: unknown command 'stat' (did you mean 'stats'?)\nTry 'simpletrace --help'.\n"},
-        {"xyzzy", "simpletrace: unknown command 'xyzzy'\nTry 'simpletrace --help'.\n"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct tu_run r;
-        run(&r, NULL, cases[i].typed, "trace", NULL);
-        ok(r.status == 2 && r.out && !r.out[0] && r.err && !strcmp(r.err, cases[i].want),
-           "simpletrace %s: exit 2, '%.*s'", cases[i].typed, (int)strcspn(r.err ? r.err : "", "\n"),
-           r.err ? r.err : "");
-        tu_run_free(&r);
-    }
-}
-
 /* --- memory ------------------------------------------------------------------------- */
 
-/*
- * Runs first, while this process is small: a spawned child's max RSS counts
- * the parent's pages too (vfork-style spawn, and it is kept across exec).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_SLACK_KB 8192 /* the sanitizer's allocator and shadow memory move the figures */
-#define RSS_MAX_KB 65536
-#else
-#define RSS_SLACK_KB 1024
-#define RSS_MAX_KB 16384
-#endif
-
+/* Runs first (RD_RSS_* in rd_util.h): print's memory does not grow with the trace. */
 static void test_rss(void)
 {
-    const long head = 24 + 17779; /* header + the 427 mapping records (no_events_info.bin) */
-    char tmp[256], chunk[65536];
-    rd_tmpname(tmp, sizeof tmp, "big");
-    FILE *out = fopen(tmp, "wb");
-    for (int i = 0; i < 16 && out; i++) { /* the file once, then its records 15 more times */
-        FILE *in = fopen(path("qemu", "bench_small_drops", ".bin"), "rb");
-        if (!in)
-            break;
-        if (i > 0)
-            fseek(in, head, SEEK_SET);
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, in)) > 0)
-            fwrite(chunk, 1, n, out);
-        fclose(in);
-    }
-    if (out)
-        fclose(out);
+    char tmp[256];
+    rd_big_trace(path("qemu", "bench_small_drops", ".bin"), tmp, sizeof tmp);
     struct tu_run small, big;
-    run(&small, NULL, "stats", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
-    run(&big, NULL, "stats", path("qemu", "trace-events-all", ""), tmp, NULL);
-    ok(big.status == 0 && big.out && strstr(big.out, "48 records, 518448 events lost"),
-       "16 copies of the records: 48 drops, 518448 events lost");
-    ok(big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB && big.maxrss_kb < RSS_MAX_KB,
-       "stats max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
-    tu_run_free(&small);
-    tu_run_free(&big);
     rd_discard_stdout = 1;
     run(&small, NULL, "print", path("qemu", "trace-events-all", ""), path("qemu", "bench_small_drops", ".bin"), NULL);
     run(&big, NULL, "print", path("qemu", "trace-events-all", ""), tmp, NULL);
     rd_discard_stdout = 0;
-    ok(big.status == 0 && small.status == 0 && big.maxrss_kb - small.maxrss_kb < RSS_SLACK_KB &&
-           big.maxrss_kb < RSS_MAX_KB,
+    ok(big.status == 0 && small.status == 0 && big.maxrss_kb - small.maxrss_kb < RD_RSS_SLACK_KB &&
+           big.maxrss_kb < RD_RSS_MAX_KB,
        "print max RSS %ld KiB on 2.4 MB, %ld KiB on 37 MB: constant", small.maxrss_kb, big.maxrss_kb);
     tu_run_free(&small);
     tu_run_free(&big);
@@ -536,11 +357,5 @@ int main(int argc, char **argv)
     test_cut(17803 + 1);
     test_cut(1000000);
     test_cut(2444709 - 3);
-    static const char *const names[] = {"bench_small_drops", "create_qcow2", "convert_raw_to_qcow2",
-                                        "no_events_info", "info_qcow2_simple_log"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        test_stats(names[i]);
-    test_stats_text();
-    test_unknown_command();
     return done_testing();
 }
