@@ -363,7 +363,7 @@ static inline struct idslot *idmap_find(const struct idmap *m, uint64_t id)
 /* Doubles the table (or creates it). 0 or -ENOMEM. */
 static int idmap_grow(struct idmap *m)
 {
-    unsigned bits = m->slots ? m->bits + 1 : 8;
+    unsigned bits = m->slots ? m->bits + 1 : 4; /* 16 slots: a trace's few IDs in a few lines (a merge reads many at once) */
     struct idslot *slots = calloc((size_t)1 << bits, sizeof *slots);
     if (!slots)
         return -ENOMEM;
