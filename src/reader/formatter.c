@@ -60,6 +60,20 @@ struct pid_text {
 };
 #define PID_TEXTS 256
 
+/*
+ * A text line's "PROGRAM[PID] " field (show_process), kept per input while
+ * its records' process stays the same. Checked against the record's
+ * program name itself, not its address: a trace's description may be
+ * replaced and its text land where the old one was.
+ */
+struct proc_text {
+    unsigned input;    /* the record's input, pid and program name it was made from */
+    uint32_t pid;
+    char program[48];  /* NUL-terminated; a longer name is never kept */
+    uint32_t len;      /* of text; 0: nothing kept */
+    char text[80];     /* at most 47 + 13 bytes; st__put_short() reads 32 */
+};
+
 struct st_formatter {
     const struct st_catalog *cat;
     enum st_output_format format;
@@ -76,6 +90,7 @@ struct st_formatter {
     uint64_t anchor_mono, anchor_real; /* st_formatter_set_anchor() */
     bool show_process;       /* name each record's process (st_formatter_options) */
     struct pid_text pids[PID_TEXTS]; /* by input number (mod PID_TEXTS) */
+    struct proc_text procs[PID_TEXTS]; /* likewise */
 };
 
 /* --- templates -----------------------------------------------------------
@@ -365,10 +380,31 @@ static char *put_process_json(char *p, const struct st_record *rec)
     return p;
 }
 
-static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec)
+/* The kept "PROGRAM[PID] " text of rec's process, made when its input's last record had another; NULL: too long to keep. */
+static const struct proc_text *proc_text(struct st_formatter *f, const struct st_record *rec)
+{
+    struct proc_text *c = &f->procs[rec->input % PID_TEXTS];
+    if (c->len && c->input == rec->input && c->pid == rec->process_pid && !strcmp(c->program, rec->process_program))
+        return c;
+    size_t n = strlen(rec->process_program);
+    c->len = 0;
+    if (n >= sizeof c->program)
+        return NULL;
+    memcpy(c->program, rec->process_program, n + 1);
+    c->input = rec->input;
+    c->pid = rec->process_pid;
+    c->len = (uint32_t)(put_process_text(c->text, rec) - c->text);
+    return c;
+}
+
+/* A text line; proc: rec's kept process text (show_process), NULL to make it here. */
+static char *put_text(struct st_formatter *f, char *p, const struct tmpl *t, const struct st_record *rec,
+                      const struct proc_text *proc)
 {
     p = st__put_short(p, f->arena + t->head, t->head_len);
-    if (f->show_process)
+    if (proc)
+        p = st__put_short(p, proc->text, proc->len);
+    else if (f->show_process)
         p = put_process_text(p, rec);
     p = put_time(f, p, rec->timestamp_ns);
     if (rec->has_pid) {
@@ -542,7 +578,8 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
         return put_log(f, rec);
     if (f->format == ST_OUTPUT_TEXT && f->timestamps == ST_TIMESTAMP_WALL && !f->have_anchor)
         return -ENODATA;
-    size_t need = t->bound + SLACK + process_room(f, rec);
+    const struct proc_text *proc = f->show_process && f->format == ST_OUTPUT_TEXT ? proc_text(f, rec) : NULL;
+    size_t need = t->bound + SLACK + (proc ? proc->len : process_room(f, rec));
     if (t->has_strings) {
         bool json = f->format == ST_OUTPUT_JSON;
         for (unsigned i = 0; i < rec->nargs; i++)
@@ -553,7 +590,7 @@ ST_API int st_formatter_write(struct st_formatter *f, const struct st_record *re
     if (ret < 0)
         return ret;
     char *p = f->buf + f->used;
-    p = f->format == ST_OUTPUT_JSON ? put_json(f, p, t, rec) : put_text(f, p, t, rec);
+    p = f->format == ST_OUTPUT_JSON ? put_json(f, p, t, rec) : put_text(f, p, t, rec, proc);
     f->used = (size_t)(p - f->buf);
     return 0;
 }
