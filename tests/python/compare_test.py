@@ -120,9 +120,14 @@ def check_damaged(a, b, tmp):
     cut = os.path.join(tmp, 'cut-new.trace')
     with open(b, 'rb') as f:
         data = f.read()
-    with open(cut, 'wb') as f:
-        f.write(data[:len(data) // 2 + 3])
-    status, want, err = cli_compare('--fail-if=count>+0%', a, cut)
+    # A cut inside a record (one on a record's end would be a whole, shorter trace): the first point from
+    # the middle on where the command says NEW is damaged.
+    for end in range(len(data) // 2 + 3, len(data)):
+        with open(cut, 'wb') as f:
+            f.write(data[:end])
+        status, want, err = cli_compare('--fail-if=count>+0%', a, cut)
+        if status == 1:
+            break
     try:
         simpletrace.compare(a, cut, fail_if='count>+0%')
         ok(False, 'a damaged run raises TraceError')
