@@ -49,9 +49,11 @@ static void test_record(void)
 static void test_clock(void)
 {
     ok(!st__ft_clock_choose("monotonic"), "clock: SIMPLETRACE_FUNC_CLOCK=monotonic is honoured");
-    ok(st__ft_clock_choose("tsc") == ST_CLOCK_HAVE_TSC, "clock: SIMPLETRACE_FUNC_CLOCK=tsc forces rdtsc where it exists");
-    ok(st__ft_clock_choose(NULL) == st__clock_tsc_usable() && st__ft_clock_choose("") == st__clock_tsc_usable() &&
-           st__ft_clock_choose("bogus") == st__clock_tsc_usable(),
+    ok(st__ft_clock_choose(ST_CLOCK_COUNTER) == ST_CLOCK_HAVE_COUNTER &&
+           st__ft_clock_choose("counter") == ST_CLOCK_HAVE_COUNTER,
+       "clock: SIMPLETRACE_FUNC_CLOCK=%s or counter forces the counter where it exists", ST_CLOCK_COUNTER);
+    ok(st__ft_clock_choose(NULL) == st__clock_counter_usable() && st__ft_clock_choose("") == st__clock_counter_usable() &&
+           st__ft_clock_choose("bogus") == st__clock_counter_usable(),
        "clock: unset, empty or unknown: the TSC exactly when usable");
 
     /* Real clock, as a pass does it: a raw time taken between two knots converts to CLOCK_MONOTONIC. */
