@@ -50,4 +50,4 @@ fuzz:
 	@bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf $(BUILD) $(INSTALL_BUILD) build-plain build-asan build-tsan build-fuzz build-bench
+	rm -rf $(BUILD) $(INSTALL_BUILD) $(INSTALL_BUILD)-*-linux-gnu build-plain build-asan build-tsan build-fuzz build-bench build-cross-*
