@@ -34,12 +34,20 @@ soak: deps
 
 # The command, headers, libraries, pkg-config files and CMake package under
 # PREFIX (libraries in PREFIX/lib); DESTDIR stages it. README "Installing".
+# CROSS=TRIPLET builds them for another machine with cross/TRIPLET.ini, in
+# $(INSTALL_BUILD)-TRIPLET (README "Cross builds").
+CROSS ?=
 install:
+ifeq ($(CROSS),)
 	@bash scripts/deps.sh --check install
 	@bash scripts/install.sh $(INSTALL_BUILD) $(abspath $(PREFIX))
+else
+	@bash scripts/deps.sh --check cross $(CROSS)
+	@CROSS=$(CROSS) bash scripts/install.sh $(INSTALL_BUILD)-$(CROSS) $(abspath $(PREFIX))
+endif
 
 fuzz:
 	@bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf $(BUILD) $(INSTALL_BUILD) build-plain build-asan build-tsan build-fuzz build-bench
+	rm -rf $(BUILD) $(INSTALL_BUILD) $(INSTALL_BUILD)-*-linux-gnu build-plain build-asan build-tsan build-fuzz build-bench build-cross-*

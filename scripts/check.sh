@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite: every test in a plain optimised build (what users run, and
-# the fork paths sanitizers cannot follow), every test again under AddressSanitizer
-# + UndefinedBehaviorSanitizer, the threaded tests under ThreadSanitizer, and (when CI=true or
-# FUZZ_SECONDS is set) a short real libFuzzer run of every parser.
+# the fork paths sanitizers cannot follow), the suite again cross-built for aarch64
+# and s390x (big-endian) under qemu-user-static with their traces read here
+# (scripts/cross-check.sh; ST_CROSS=0 leaves it out), every test again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
+# ThreadSanitizer, and (when CI=true or FUZZ_SECONDS is set) a short real libFuzzer
+# run of every parser.
 # Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh check || exit 1
+# The cross toolchains: cross-install-and-use (plain suite) and the cross suites below use them.
+cross=(aarch64-linux-gnu s390x-linux-gnu)
+bash scripts/deps.sh cross "${cross[@]}" || exit 1
 
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
@@ -34,6 +40,13 @@ setup() { # dir meson-args...
 
 setup build-plain -Dbuildtype=debugoptimized
 run_suite "plain" build-plain
+
+if [ "${ST_CROSS:-1}" != 0 ]; then
+  echo "== cross builds under qemu-user-static =="
+  bash scripts/cross-check.sh --native build-plain "${cross[@]}" || status=1
+  for t in "${cross[@]}"; do results+=("build-cross-$t/meson-logs/testlog.json"); done
+  results+=("build-plain/meson-logs/cross-traces.json")
+fi
 
 setup build-asan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # The Debian packages a make target needs.
-# Usage: deps.sh [--check] build|install|check|bench
+# Usage: deps.sh [--check] build|install|check|bench|cross [TRIPLET...]
 #   build    `make`: the whole build, tests and benchmarks included
 #   install  `make install`: the libraries and the command only
 #   check    build + what the test suite runs (sanitizers, fuzzers, cmake, peers)
 #   bench    build + the peers the benchmarks compare against
+#   cross    a cross build for each TRIPLET (aarch64-linux-gnu, s390x-linux-gnu,
+#            powerpc64le-linux-gnu, riscv64-linux-gnu; README "Cross builds"):
+#            Debian's cross compilers and binutils, the target's C library and
+#            libzstd (Debian multiarch: the architecture is added to dpkg when
+#            installing); `make install CROSS=` checks it, `make check`
+#            installs it for aarch64 and s390x (and qemu-user-static, in `check`,
+#            to run their tests)
 # Without --check, installs what is missing (apt-get, as root or through
 # sudo): the set-up commands, `make demo` and `make check` (and `make bench`).
 # With --check, installs nothing: names each missing tool or library with the
@@ -12,6 +19,7 @@
 # which never change the system.
 set -uo pipefail
 mode=install
+foreign=()
 if [ "${1:-}" = --check ]; then mode=check; shift; fi
 set_name=${1:-build}
 case "$set_name" in
@@ -19,10 +27,24 @@ case "$set_name" in
   build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
-               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3) ;;
+               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3 qemu-user-static) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine liblttng-ust-dev lttng-tools
                babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev) ;;
-  *) echo "usage: deps.sh [--check] build|install|check|bench" >&2; exit 2 ;;
+  cross)
+    shift
+    [ $# -gt 0 ] || { echo "usage: deps.sh [--check] cross TRIPLET..." >&2; exit 2; }
+    want=(meson ninja-build gcc binutils libc6-dev pkg-config python3)
+    foreign=()
+    for t in "$@"; do
+      case $t in  # Debian's name for the architecture
+        aarch64-linux-gnu) arch=arm64 ;; s390x-linux-gnu) arch=s390x ;;
+        powerpc64le-linux-gnu) arch=ppc64el ;; riscv64-linux-gnu) arch=riscv64 ;;
+        *) echo "deps: no cross toolchain known for '$t' (cross/*.ini lists those there are)" >&2; exit 2 ;;
+      esac
+      want+=("gcc-$t" "g++-$t" "binutils-$t" "libc6-dev-$arch-cross" "libzstd-dev:$arch")
+      foreign+=("$arch")
+    done ;;
+  *) echo "usage: deps.sh [--check] build|install|check|bench|cross TRIPLET..." >&2; exit 2 ;;
 esac
 
 have() { # command... : all of them are on PATH
@@ -53,6 +75,9 @@ present() { # package
     python3-dev) [ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ;;
     python3-numpy) /usr/bin/python3 -c 'import numpy' 2>/dev/null ;;
     python3-pandas) /usr/bin/python3 -c 'import pandas' 2>/dev/null ;;
+    gcc-*-linux-gnu|g++-*-linux-gnu) have "${1#*-}-${1%%-*}" ;;   # gcc-T: T-gcc
+    binutils-*-linux-gnu) have "${1#binutils-}-ld" "${1#binutils-}-objcopy" "${1#binutils-}-ar" ;;
+    qemu-user-static) have qemu-aarch64-static qemu-s390x-static ;;
     *) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' ;;
   esac
 }
@@ -80,7 +105,16 @@ if [ "$mode" = check ]; then
   done
   sudo="sudo "
   [ "$(id -u)" -eq 0 ] && sudo=""
-  echo "deps: install with: ${sudo}apt-get install ${missing[*]}" >&2
+  add_arch=""
+  for arch in ${foreign[@]+"${foreign[@]}"}; do
+    dpkg --print-foreign-architectures 2>/dev/null | grep -qx "$arch" ||
+      add_arch+="${sudo}dpkg --add-architecture $arch && "
+  done
+  [ -n "$add_arch" ] && add_arch+="${sudo}apt-get update && "
+  echo "deps: install with: $add_arch${sudo}apt-get install ${missing[*]}" >&2
+  case " ${foreign[*]-} " in
+    *" riscv64 "*) echo "deps: (Debian 12's archive has no riscv64 packages: libzstd-dev:riscv64 comes with Debian 13)" >&2 ;;
+  esac
   case "$set_name" in
     build|install) echo "deps: (or run \`make demo\` or \`make check\`: they install what they need)" >&2 ;;
   esac
@@ -91,5 +125,9 @@ echo "deps: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
+# The target's libraries (PKG:ARCH) come from Debian's archive of that architecture.
+for arch in ${foreign[@]+"${foreign[@]}"}; do
+  dpkg --print-foreign-architectures | grep -qx "$arch" || $sudo dpkg --add-architecture "$arch" || exit 1
+done
 $sudo apt-get update -qq || exit 1
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || exit 1

@@ -5,6 +5,8 @@
 # lib/x86_64-linux-gnu: for the default prefix that is /usr/local/lib, which
 # Debian's pkg-config, loader and CMake search as they are, and for any
 # other prefix PREFIX/lib/pkgconfig is the one pkg-config path to give.
+# With CROSS=TRIPLET, the tree is for another machine (cross/TRIPLET.ini):
+# nothing here is run or set up for this one.
 # Usage: install.sh BUILD-DIR PREFIX   (DESTDIR in the environment stages the tree)
 set -uo pipefail
 build=${1:?usage: install.sh BUILD-DIR PREFIX} prefix=${2:?usage: install.sh BUILD-DIR PREFIX}
@@ -12,6 +14,12 @@ cd "$(dirname "$0")/.."
 die() { echo "install: $*" >&2; exit 1; }
 
 opts=(-Dprefix="$prefix" -Dlibdir=lib -Dtests=disabled -Dbenchmarks=disabled -Dexamples=disabled)
+cross=${CROSS:-}
+if [ -n "$cross" ]; then
+  [ -f "cross/$cross.ini" ] ||
+    die "no cross file cross/$cross.ini (there are: $(cd cross && ls *.ini | sed 's/\.ini$//' | tr '\n' ' '))"
+  opts+=(--cross-file "cross/$cross.ini")
+fi
 reconfigure=()
 [ -f "$build/build.ninja" ] && reconfigure=(--reconfigure)
 # Meson's configure report only when it fails (its errors are in it).
@@ -24,6 +32,17 @@ meson install -C "$build" --no-rebuild || die "meson install failed"
 
 # Staged (DESTDIR): whoever moves the tree in place sets it up.
 [ -n "${DESTDIR:-}" ] && exit 0
+
+# Another machine's tree: how to use it from here, nothing to set up.
+if [ -n "$cross" ]; then
+  echo
+  echo "Installed for $cross into $prefix (README \"Cross builds\"). Copy it to the target, or build"
+  echo "programs for the target here:"
+  echo "    export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig:/usr/lib/$cross/pkgconfig"
+  echo "    $cross-gcc ... \$(pkg-config --cflags --libs simpletrace)"
+  echo "with trace code made by this machine's own \`simpletrace gen\` (the same for every target)."
+  exit 0
+fi
 
 # What a user needs for this prefix, so a program finds what was installed.
 libdir=$prefix/lib

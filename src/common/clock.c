@@ -1,6 +1,7 @@
 /*
- * TSC detection, knot sampling and the conversion's knots (the design is
- * at the top of clock.h). Nothing here runs on a tracing hot path.
+ * Counter detection (TSC, CNTVCT_EL0), knot sampling and the conversion's
+ * knots (the design is at the top of clock.h). Nothing here runs on a
+ * tracing hot path.
  */
 #include "clock.h"
 
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if ST_CLOCK_HAVE_TSC
+#if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
@@ -24,7 +25,7 @@
 
 #define NI __attribute__((no_instrument_function))
 
-#if ST_CLOCK_HAVE_TSC
+#if defined(__x86_64__)
 /* The kernel's view: "flags" of /proc/cpuinfo; -1 when it cannot be read. */
 NI static int cpuinfo_invariant_tsc(void)
 {
@@ -77,12 +78,51 @@ NI static bool kernel_lists_tsc(void)
 }
 #endif
 
-NI bool st__clock_tsc_usable(void)
+#if defined(__aarch64__)
+/* The kernel's clocksource is the generic timer; true when that cannot be read. */
+NI static bool kernel_uses_arch_counter(void)
 {
-#if ST_CLOCK_HAVE_TSC
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    char buf[64] = "";
+    bool ok;
+
+    if (!f)
+        return true; /* no /sys: the architecture's counter, as the vDSO reads it */
+    ok = fgets(buf, sizeof buf, f) == NULL || strncmp(buf, "arch_sys_counter", 16) == 0;
+    fclose(f);
+    return ok;
+}
+#endif
+
+NI uint64_t st__clock_counter_hz(void)
+{
+#if defined(__aarch64__)
+    uint64_t hz;
+
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+    return hz & UINT64_C(0xffffffff); /* the upper half is reserved */
+#else
+    return 0;
+#endif
+}
+
+NI bool st__clock_counter_usable(void)
+{
+#if defined(__x86_64__)
     int flags = cpuinfo_invariant_tsc();
 
     return (flags < 0 ? cpuid_invariant_tsc() : flags == 1) && kernel_lists_tsc();
+#elif defined(__aarch64__)
+    return st__clock_counter_hz() != 0 && kernel_uses_arch_counter();
+#else
+    return false;
+#endif
+}
+
+NI bool st__clock_counter_forcible(void)
+{
+#if defined(__aarch64__)
+    return st__clock_counter_hz() != 0;
 #else
     return false;
 #endif
@@ -93,7 +133,7 @@ NI struct st__clock_anchor st__clock_sample(bool tsc, uint64_t *gap)
     struct st__clock_anchor best;
     uint64_t best_gap = UINT64_MAX;
 
-    if (!tsc || !ST_CLOCK_HAVE_TSC) {
+    if (!tsc || !ST_CLOCK_HAVE_COUNTER) {
         best.ns = best.raw = st__clock_mono_ns();
         if (gap)
             *gap = 0;

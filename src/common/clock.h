@@ -3,12 +3,15 @@
  * recover. Trace files carry CLOCK_MONOTONIC nanoseconds; the question is
  * only who pays for reading that clock.
  *
- * Where the CPU has an invariant TSC (it ticks at one rate in every
- * C-state, in step on every core) and the kernel still trusts it as a
- * clocksource, a tracing thread stores the raw rdtsc value (a fraction of
- * a clock_gettime call) and whoever writes the record out converts it.
- * Elsewhere the raw value is clock_gettime(CLOCK_MONOTONIC) itself and the
- * conversion is the identity.
+ * Where the CPU has a counter that user space reads in a few ns, ticking
+ * at one rate in every C-state and in step on every core, and the kernel
+ * trusts it as its clocksource, a tracing thread stores the raw counter
+ * value (a fraction of a clock_gettime call) and whoever writes the record
+ * out converts it. The counters: x86-64's invariant TSC (rdtsc), aarch64's
+ * virtual counter CNTVCT_EL0 (the ARM generic timer, which the kernel's
+ * vDSO reads too; its frequency is in CNTFRQ_EL0). "tsc" in the names
+ * below stands for either. Elsewhere the raw value is
+ * clock_gettime(CLOCK_MONOTONIC) itself and the conversion is the identity.
  *
  * Conversion is piecewise linear between knots, (ticks, ns) pairs sampled
  * together by the converting thread at least 1 ms apart; the last
@@ -29,10 +32,10 @@
  * deltas up to 2^41 ticks), so a conversion is one compare and one
  * 64x64->128-bit multiply, inline below, for values on the newest segment.
  *
- * A knot is the tightest of a few (rdtsc, clock_gettime, rdtsc) brackets,
- * taken at their midpoint. One whose bracket was wide (the thread was
- * preempted) or that implies a rate change no real clock makes (an
- * invariant TSC against CLOCK_MONOTONIC, slewed by at most 500 ppm) is
+ * A knot is the tightest of a few (counter, clock_gettime, counter)
+ * brackets, taken at their midpoint. One whose bracket was wide (the thread
+ * was preempted) or that implies a rate change no real clock makes (an
+ * invariant counter against CLOCK_MONOTONIC, slewed by at most 500 ppm) is
  * refused, unless three in a row say so (then the old rate was the bad
  * one). The first segment is at least 1 ms long: the first update sleeps
  * out the rest if needed, once.
@@ -56,33 +59,70 @@ static inline uint64_t st__clock_mono_ns(void)
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
-/* True where st__clock_ticks() reads the TSC (x86-64). */
+/*
+ * True where st__clock_ticks() reads a CPU counter: the TSC on x86-64,
+ * CNTVCT_EL0 on aarch64. ST_CLOCK_COUNTER is its name in a trace's
+ * description (clock=, meta_format.h) and in clock= settings.
+ */
 #if defined(__x86_64__)
-#define ST_CLOCK_HAVE_TSC 1
+#define ST_CLOCK_HAVE_COUNTER 1
+#define ST_CLOCK_COUNTER "tsc"
+#elif defined(__aarch64__)
+#define ST_CLOCK_HAVE_COUNTER 1
+#define ST_CLOCK_COUNTER "cntvct"
 #else
-#define ST_CLOCK_HAVE_TSC 0
+#define ST_CLOCK_HAVE_COUNTER 0
+#define ST_CLOCK_COUNTER "none"
 #endif
 
-/* The TSC now (x86-64); CLOCK_MONOTONIC ns elsewhere. */
+/*
+ * The counter now; CLOCK_MONOTONIC ns where there is none. On aarch64 the
+ * isb keeps the read after the instructions before it (a counter read may
+ * otherwise be taken early, out of order even with an earlier read), as
+ * the kernel's own reads do; rdtsc is ordered enough for timestamps.
+ */
 #if defined(__GNUC__)
 __attribute__((no_instrument_function, always_inline))
 #endif
 static inline uint64_t st__clock_ticks(void)
 {
-#if ST_CLOCK_HAVE_TSC
+#if defined(__x86_64__)
     return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+    return v;
 #else
     return st__clock_mono_ns();
 #endif
 }
 
 /*
- * True when timestamps may be TSC ticks: the kernel reports constant_tsc
- * and nonstop_tsc (else CPUID's invariant-TSC bit, when /proc/cpuinfo
- * cannot be read) and still lists the TSC among the usable clocksources.
- * Reads /proc and /sys: call it once, at start-up.
+ * The counter's frequency as the hardware states it (aarch64: CNTFRQ_EL0,
+ * set by the firmware); 0 where it states none (the TSC's is measured).
  */
-bool st__clock_tsc_usable(void);
+uint64_t st__clock_counter_hz(void);
+
+/*
+ * True when timestamps may be counter ticks. x86-64: the kernel reports
+ * constant_tsc and nonstop_tsc (else CPUID's invariant-TSC bit, when
+ * /proc/cpuinfo cannot be read) and still lists the TSC among the usable
+ * clocksources. aarch64: the kernel's current clocksource is the generic
+ * timer (arch_sys_counter; trusted when that cannot be read) and
+ * CNTFRQ_EL0 is set. Reads /proc and /sys: call it once, at start-up.
+ */
+bool st__clock_counter_usable(void);
+
+/*
+ * True when an explicit request (clock=cntvct) may use the counter although
+ * st__clock_counter_usable() said no: on aarch64 the generic timer is
+ * architecturally one counter for every core at a fixed rate, so a kernel
+ * that chose another clocksource (or the x86-64 kernel under qemu-user)
+ * does not make it wrong. Never for the TSC, whose rate and step the
+ * kernel's doubts are about.
+ */
+bool st__clock_counter_forcible(void);
 
 /* One (raw, ns) pair: a raw timestamp and the CLOCK_MONOTONIC ns it stands for. */
 struct st__clock_anchor {
@@ -91,9 +131,9 @@ struct st__clock_anchor {
 };
 
 /*
- * A pair sampled now: with tsc, the tightest of a few (rdtsc, clock_gettime,
- * rdtsc) brackets, *gap (may be NULL) getting its width in ticks; without,
- * (ns, ns) and a gap of 0.
+ * A pair sampled now: with tsc, the tightest of a few (counter,
+ * clock_gettime, counter) brackets, *gap (may be NULL) getting its width in
+ * ticks; without, (ns, ns) and a gap of 0.
  */
 struct st__clock_anchor st__clock_sample(bool tsc, uint64_t *gap);
 

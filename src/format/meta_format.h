@@ -34,11 +34,16 @@
  *   exe=TEXT                 path of the executable
  *   cmdline=ARG ARG ...      the command line, arguments escaped (spaces too)
  *   host=TEXT                host name
- *   clock=tsc|monotonic      how timestamps were taken; both are
- *         |realtime          CLOCK_MONOTONIC nanoseconds in the records;
+ *   clock=tsc|cntvct         how timestamps were taken: the CPU's counter,
+ *         |monotonic         x86-64's TSC or aarch64's CNTVCT_EL0, converted
+ *         |realtime          by the writer, or clock_gettime; all three are
+ *                            CLOCK_MONOTONIC nanoseconds in the records;
  *                            realtime (the SystemTap simpletrace script):
- *                            CLOCK_REALTIME ns, anchor_mono_ns = anchor_real_ns
- *   tsc_hz=N                 TSC frequency used to convert (clock=tsc only)
+ *                            CLOCK_REALTIME ns, anchor_mono_ns = anchor_real_ns.
+ *                            A reader shows a value it does not know as it is
+ *   tsc_hz=N                 the counter's frequency (clock=tsc: measured;
+ *                            cntvct: CNTFRQ_EL0); informative, as the records
+ *                            are converted already
  *   anchor_mono_ns=N         CLOCK_MONOTONIC and CLOCK_REALTIME, taken
  *   anchor_real_ns=N         together when the file started: wall time of a
  *                            record = anchor_real_ns + (ts - anchor_mono_ns)

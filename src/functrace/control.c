@@ -84,11 +84,11 @@ ST__NI static uint64_t env_number(const char *name, uint64_t def, uint64_t lo, u
 
 ST__NI bool st__ft_clock_choose(const char *force)
 {
-    if (force && strcmp(force, "tsc") == 0)
-        return ST_CLOCK_HAVE_TSC;
+    if (force && (strcmp(force, "counter") == 0 || strcmp(force, ST_CLOCK_COUNTER) == 0))
+        return ST_CLOCK_HAVE_COUNTER;
     if (force && strcmp(force, "monotonic") == 0)
         return false;
-    return st__clock_tsc_usable();
+    return st__clock_counter_usable();
 }
 
 ST__NI static bool env_disabled(void)

@@ -254,20 +254,38 @@ ST__NI static const Elf64_Shdr *find_section(const struct image *im, const Elf64
 }
 
 /*
- * x86-64 PLT entries, named after the function they jump to. Code built
- * with -finstrument-functions also reports inlined library wrappers (glibc's
+ * PLT entries, named after the function they jump to. Code built with
+ * -finstrument-functions also reports inlined library wrappers (glibc's
  * atoi, for one), and in a non-PIE program the address of an imported
- * function is its PLT entry. Entry i of .rela.plt is the i-th 16-byte slot
- * of .plt.sec (IBT) or of .plt after its 16-byte header.
+ * function is its PLT entry. Entry i of .rela.plt is the i-th slot after
+ * the PLT's header, of the machine's size (below); on x86-64 with IBT the
+ * i-th 16-byte slot of .plt.sec instead.
  */
+struct plt_layout {
+    uint16_t machine;
+    uint32_t jump_slot; /* the relocation type of .rela.plt's entries */
+    uint64_t header;    /* bytes of .plt before entry 0 */
+    uint64_t entry;     /* bytes of one entry */
+};
+
+static const struct plt_layout plt_layouts[] = {
+    {EM_X86_64, R_X86_64_JUMP_SLOT, 16, 16},
+    {EM_AARCH64, R_AARCH64_JUMP_SLOT, 32, 16},
+    {EM_S390, R_390_JMP_SLOT, 32, 32},
+};
+
 ST__NI static int read_plt(const struct image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, size_t nsh,
                            struct st__elf_syms *out, struct growth *g)
 {
-    if (eh->e_machine != EM_X86_64)
+    const struct plt_layout *lay = NULL;
+    for (size_t i = 0; i < sizeof plt_layouts / sizeof plt_layouts[0]; i++)
+        if (plt_layouts[i].machine == eh->e_machine)
+            lay = &plt_layouts[i];
+    if (!lay)
         return 0;
     const Elf64_Shdr *rela = find_section(im, eh, sh, nsh, ".rela.plt");
     const Elf64_Shdr *plt = find_section(im, eh, sh, nsh, ".plt");
-    const Elf64_Shdr *sec = find_section(im, eh, sh, nsh, ".plt.sec");
+    const Elf64_Shdr *sec = eh->e_machine == EM_X86_64 ? find_section(im, eh, sh, nsh, ".plt.sec") : NULL;
     if (!rela || !plt || rela->sh_entsize != sizeof(Elf64_Rela) || rela->sh_link >= nsh)
         return 0;
     const Elf64_Rela *r = image_at(im, rela->sh_offset, rela->sh_size);
@@ -276,16 +294,17 @@ ST__NI static int read_plt(const struct image *im, const Elf64_Ehdr *eh, const E
     size_t nsyms, strsize;
     if (!r || open_symtab(im, sh, nsh, rela->sh_link, &syms, &nsyms, &strtab, &strsize) != 0)
         return 0;
-    uint64_t first = sec ? sec->sh_addr : plt->sh_addr + 16;
+    uint64_t first = sec ? sec->sh_addr : plt->sh_addr + lay->header;
     uint64_t end = sec ? sec->sh_addr + sec->sh_size : plt->sh_addr + plt->sh_size;
+    uint64_t size = sec ? 16 : lay->entry;
     size_t n = rela->sh_size / sizeof(Elf64_Rela);
     int err = 0;
-    for (size_t i = 0; i < n && !err && first + 16 * (i + 1) <= end; i++) {
+    for (size_t i = 0; i < n && !err && first + size * (i + 1) <= end; i++) {
         size_t sym = ELF64_R_SYM(r[i].r_info);
-        if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_JUMP_SLOT || sym == 0 || sym >= nsyms ||
+        if (ELF64_R_TYPE(r[i].r_info) != lay->jump_slot || sym == 0 || sym >= nsyms ||
             syms[sym].st_name >= strsize || !printable_name(strtab + syms[sym].st_name))
             continue;
-        err = add_func(out, g, strtab + syms[sym].st_name, first + 16 * i, 16, ST__ELF_RANK_PLT);
+        err = add_func(out, g, strtab + syms[sym].st_name, first + size * i, size, ST__ELF_RANK_PLT);
     }
     return err;
 }

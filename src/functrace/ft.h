@@ -43,7 +43,7 @@
 
 /*
  * Timestamps (the one clock module, clock.h): the hooks store raw values,
- * TSC ticks when st__ft_g.use_tsc, else CLOCK_MONOTONIC ns; the writer
+ * the CPU counter's ticks (TSC, CNTVCT_EL0) when st__ft_g.use_tsc, else CLOCK_MONOTONIC ns; the writer
  * converts them with st__ft_g.clock as it writes them out.
  */
 
@@ -53,7 +53,7 @@ uint64_t st__ft_mono_ns(void);
 /* A raw timestamp of the kind the hooks store. */
 static inline __attribute__((no_instrument_function, always_inline)) uint64_t st__ft_raw(bool use_tsc)
 {
-#if ST_CLOCK_HAVE_TSC
+#if ST_CLOCK_HAVE_COUNTER
     if (ST__LIKELY(use_tsc))
         return st__clock_ticks();
 #else
@@ -63,9 +63,10 @@ static inline __attribute__((no_instrument_function, always_inline)) uint64_t st
 }
 
 /*
- * True when the hooks are to read the TSC. force is SIMPLETRACE_FUNC_CLOCK:
- * "monotonic" says no, "tsc" yes where rdtsc exists; anything else (NULL,
- * "") leaves it to st__clock_tsc_usable().
+ * True when the hooks are to read the CPU's counter. force is
+ * SIMPLETRACE_FUNC_CLOCK: "monotonic" says no, "counter" or the counter's
+ * name (ST_CLOCK_COUNTER: "tsc", "cntvct") yes where there is one;
+ * anything else (NULL, "") leaves it to st__clock_counter_usable().
  */
 bool st__ft_clock_choose(const char *force);
 

@@ -101,15 +101,15 @@ ST__NI __attribute__((noinline)) static void emit_slow_leave(struct st__ft_threa
 }
 
 /*
- * Appends one record and leaves the hook: the fast path is a TSC read and
+ * Appends one record and leaves the hook: the fast path is a counter read and
  * two stores into the current chunk; a full chunk, or the clock_gettime
  * source, goes through emit_slow_leave().
  */
 static inline __attribute__((no_instrument_function, always_inline)) void
 emit_leave(struct st__ft_thread *t, unsigned type, uint32_t depth, uint64_t addr)
 {
+#if ST_CLOCK_HAVE_COUNTER
     uint64_t *p = atomic_load_explicit(&t->cur, memory_order_relaxed);
-#if ST_CLOCK_HAVE_TSC
     if (ST__LIKELY(p != t->end && st__ft_g.use_tsc)) {
         put_record(t, p, st__clock_ticks(), type, depth, addr);
         leave_guard(t);

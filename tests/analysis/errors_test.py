@@ -35,12 +35,13 @@ KEYED = 'req_submit:req_complete=request@req'
 def record_offsets(data):
     """Byte offsets of the records of a v4 file after its 24-byte header: a mapping record (type 0) is
     20 bytes and its name; any other record 8 bytes and the length stored at its byte 24."""
+    o = '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'  # the writer's byte order
     off = 24
     while off < len(data):
-        rtype, = struct.unpack_from('=Q', data, off)
+        rtype, = struct.unpack_from(o + 'Q', data, off)
         yield off, rtype
-        off += 20 + struct.unpack_from('=I', data, off + 16)[0] if rtype == 0 else \
-            8 + struct.unpack_from('=I', data, off + 24)[0]
+        off += 20 + struct.unpack_from(o + 'I', data, off + 16)[0] if rtype == 0 else \
+            8 + struct.unpack_from(o + 'I', data, off + 24)[0]
 
 
 def figures(doc):

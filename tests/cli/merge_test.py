@@ -50,17 +50,23 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines()]
 
 
+def _order(data):
+    """'<' or '>': the byte order of the machine that wrote the trace (from its header's magic)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'
+
+
 def mappings(data):
     """[(id, name bytes)] of every mapping record of a v4 file, in file order."""
+    o = _order(data)
     out, off = [], 24
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
+        rtype, eid = struct.unpack_from(o + 'QQ', data, off)
         if rtype == 0:
-            length, = struct.unpack_from('<I', data, off + 16)
+            length, = struct.unpack_from(o + 'I', data, off + 16)
             out.append((eid, data[off + 20:off + 20 + length]))
             off += 20 + length
         else:
-            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(o + 'I', data, off + 24)[0]
     return out
 
 
@@ -258,24 +264,25 @@ def two_hosts(cli, tmp):
 def moved_host(path, dest, back_ns):
     """A copy of a runtime trace as another host's: host b, timestamps and the anchor's monotonic back_ns earlier."""
     data = bytearray(open(path, 'rb').read())
+    o = _order(data)
     out, off = bytearray(data[:24]), 24
     back_ns = min(back_ns, first_timestamp(data))  # a machine up for less than back_ns: as far back as it goes
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
+        rtype, eid = struct.unpack_from(o + 'QQ', data, off)
         if rtype == 0:
-            length, = struct.unpack_from('<I', data, off + 16)
+            length, = struct.unpack_from(o + 'I', data, off + 16)
             name = bytes(data[off + 20:off + 20 + length])
             if eid == INFO_ID:
                 d = description(name)
                 d['host'] = 'b'
                 d['anchor_mono_ns'] = str(int(d['anchor_mono_ns']) - back_ns)
                 name = ('simpletrace=1\n' + ''.join('%s=%s\n' % kv for kv in d.items())).encode()
-            out += struct.pack('<QQI', 0, eid, len(name)) + name
+            out += struct.pack(o + 'QQI', 0, eid, len(name)) + name
             off += 20 + length
         else:
-            length, = struct.unpack_from('<I', data, off + 24)
+            length, = struct.unpack_from(o + 'I', data, off + 24)
             rec = bytearray(data[off:off + 8 + length])
-            struct.pack_into('<Q', rec, 16, struct.unpack_from('<Q', rec, 16)[0] - back_ns)
+            struct.pack_into(o + 'Q', rec, 16, struct.unpack_from(o + 'Q', rec, 16)[0] - back_ns)
             out += rec
             off += 8 + length
     open(dest, 'wb').write(out)
@@ -283,15 +290,16 @@ def moved_host(path, dest, back_ns):
 
 def first_timestamp(data):
     """The earliest timestamp of a v4 file's event records."""
+    o = _order(data)
     off, first = 24, None
     while off < len(data):
-        rtype, = struct.unpack_from('<Q', data, off)
+        rtype, = struct.unpack_from(o + 'Q', data, off)
         if rtype == 0:
-            off += 20 + struct.unpack_from('<I', data, off + 16)[0]
+            off += 20 + struct.unpack_from(o + 'I', data, off + 16)[0]
         else:
-            ts, = struct.unpack_from('<Q', data, off + 16)
+            ts, = struct.unpack_from(o + 'Q', data, off + 16)
             first = ts if first is None else min(first, ts)
-            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(o + 'I', data, off + 24)[0]
     return first
 
 

@@ -215,16 +215,35 @@ static void test_real_clock(void)
     struct st__clock_anchor a;
     struct st__clock_conv cv;
     uint64_t gap = 99, t0, t1, raw;
-    bool tsc = ST_CLOCK_HAVE_TSC;
+    bool tsc = ST_CLOCK_HAVE_COUNTER;
 
-    diag("TSC usable here: %s", st__clock_tsc_usable() ? "yes" : "no");
-    ok(ST_CLOCK_HAVE_TSC || !st__clock_tsc_usable(), "tsc_usable: never without rdtsc");
+    diag("counter (%s) usable here: %s; forcible: %s; stated frequency %llu Hz", ST_CLOCK_COUNTER,
+         st__clock_counter_usable() ? "yes" : "no", st__clock_counter_forcible() ? "yes" : "no",
+         (unsigned long long)st__clock_counter_hz());
+    ok(ST_CLOCK_HAVE_COUNTER || (!st__clock_counter_usable() && !st__clock_counter_forcible()),
+       "counter_usable, counter_forcible: never without a counter");
+#if defined(__aarch64__)
+    ok(st__clock_counter_hz() >= 1000000 && st__clock_counter_hz() <= UINT64_C(10000000000),
+       "CNTFRQ_EL0: a frequency between 1 MHz and 10 GHz (%llu)", (unsigned long long)st__clock_counter_hz());
+    {
+        /* The stated frequency is the rate the counter ticks at against CLOCK_MONOTONIC (within 1%). */
+        struct st__clock_anchor b0 = st__clock_sample(true, NULL), b1;
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        b1 = st__clock_sample(true, NULL);
+        double hz = (double)(b1.raw - b0.raw) * 1e9 / (double)(b1.ns - b0.ns);
+        ok(hz > 0.99 * (double)st__clock_counter_hz() && hz < 1.01 * (double)st__clock_counter_hz(),
+           "CNTVCT_EL0 ticks at CNTFRQ_EL0 (measured %.0f Hz)", hz);
+    }
+#else
+    ok(st__clock_counter_hz() == 0, "no stated counter frequency off aarch64");
+#endif
     t0 = st__clock_mono_ns();
     a = st__clock_sample(false, &gap);
     t1 = st__clock_mono_ns();
     ok(a.raw == a.ns && gap == 0 && a.ns >= t0 && a.ns <= t1, "sample without tsc: (ns, ns), gap 0");
     if (!tsc) {
-        printf("ok %d - # SKIP no TSC on this architecture\n", ++tap__count);
+        printf("ok %d - # SKIP no counter on this architecture\n", ++tap__count);
         return;
     }
     t0 = st__clock_mono_ns();

@@ -29,30 +29,35 @@ from tap import done, ok, run
 from v4_decode import parse_events, qemu_like_text
 
 
+def _order(data):
+    """'<' or '>': the byte order of the machine that wrote the trace (from its header's magic)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'
+
+
 def event_offsets(data):
     """Byte offsets of the event records of a v4 file."""
     off = 24
     while off < len(data):
-        rtype, = struct.unpack_from('=Q', data, off)
+        rtype, = struct.unpack_from(_order(data) + 'Q', data, off)
         if rtype == 0:
-            off += 20 + struct.unpack_from('=I', data, off + 16)[0]
+            off += 20 + struct.unpack_from(_order(data) + 'I', data, off + 16)[0]
         else:
             yield off
-            off += 8 + struct.unpack_from('=I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(_order(data) + 'I', data, off + 24)[0]
 
 
 def meta_counts(data):
     desc = decls = 0
     off = 24
     while off < len(data):
-        rtype, eid = struct.unpack_from('=QQ', data, off)
+        rtype, eid = struct.unpack_from(_order(data) + 'QQ', data, off)
         if rtype == 0:
-            length, = struct.unpack_from('=I', data, off + 16)
+            length, = struct.unpack_from(_order(data) + 'I', data, off + 16)
             desc += eid == 0xFFFFFFFFFFFFFF00
             decls += eid >> 32 == 0xFFFFFFFE
             off += 20 + length
         else:
-            off += 8 + struct.unpack_from('=I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(_order(data) + 'I', data, off + 24)[0]
     return desc, decls
 
 
@@ -111,16 +116,17 @@ def main():
     def redeclared(decl, args):
         name = b'demo_stop'
         path = os.path.join(tmp, 'again-%d.trace' % len(args))
-        ts = max(struct.unpack_from('=Q', data, off + 16)[0] for off in event_offsets(data)) + 1
-        extra = (struct.pack('=QQI', 0, 100, len(name)) + name
-                 + struct.pack('=QQI', 0, 0xFFFFFFFE00000000 + 100, len(decl)) + decl
-                 + struct.pack('=QQQII', 1, 100, ts, 24 + len(args), 7) + args)
+        ts = max(struct.unpack_from(_order(data) + 'Q', data, off + 16)[0] for off in event_offsets(data)) + 1
+        o = _order(data)  # records added in the trace's own byte order
+        extra = (struct.pack(o + 'QQI', 0, 100, len(name)) + name
+                 + struct.pack(o + 'QQI', 0, 0xFFFFFFFE00000000 + 100, len(decl)) + decl
+                 + struct.pack(o + 'QQQII', 1, 100, ts, 24 + len(args), 7) + args)
         open(path, 'wb').write(data + extra)
         return path, run(cli, 'print', path)
     path, a = redeclared(b'demo_stop(void) "all jobs done"', b'')
     ok(a.returncode == 0 and a.stdout.count('demo_stop ') == 2 and a.stdout.endswith(' pid=7 \n'),
        'a name declared again, the same way, under a later ID: both IDs decode as that event', a.stderr)
-    path, a = redeclared(b'demo_stop(int code) "code %d"', struct.pack('=Q', 42))
+    path, a = redeclared(b'demo_stop(int code) "code %d"', struct.pack(_order(data) + 'Q', 42))
     ok(a.returncode == 1 and "event 'demo_stop' is declared twice, differently" in a.stderr and path in a.stderr
        and a.stdout.count('demo_stop ') == 1,
        '... declared differently: the records before it, then an error naming the event and the file', a.stderr)

@@ -43,29 +43,32 @@ def parse_events(path):
 
 def records(events, data):
     """(name, timestamp, pid, [(arg name, int or bytes)]) of each event record; ValueError etc. when bad."""
-    if struct.unpack_from('=QQQ', data, 0) != (HEADER_ID, MAGIC, 4):
+    # QEMU's reader takes the host's byte order: here, that of the machine that wrote the file (a
+    # trace of a big-endian machine, read under qemu-user or copied here, is its native order there).
+    o = next((o for o in '<>' if struct.unpack_from(o + 'QQQ', data, 0) == (HEADER_ID, MAGIC, 4)), None)
+    if o is None:
         raise ValueError('not a v4 header')
     names = {}
     off = 24
     while off < len(data):
-        rtype, = struct.unpack_from('=Q', data, off)
+        rtype, = struct.unpack_from(o + 'Q', data, off)
         if rtype == 0:
-            eid, length = struct.unpack_from('=QI', data, off + 8)
+            eid, length = struct.unpack_from(o + 'QI', data, off + 8)
             names[eid] = data[off + 20:off + 20 + length].decode('utf-8')  # strict, as it does
             off += 20 + length
             continue
         if rtype != 1:
             raise ValueError('record type %d at %d' % (rtype, off))
-        eid, ts, length, pid = struct.unpack_from('=QQII', data, off + 8)
+        eid, ts, length, pid = struct.unpack_from(o + 'QQII', data, off + 8)
         name = 'Dropped_Event' if eid == DROPPED_ID else names[eid]
         at, args = off + 32, []
         for atype, aname in events[name]:
             if is_string(atype):
-                slen, = struct.unpack_from('=I', data, at)
+                slen, = struct.unpack_from(o + 'I', data, at)
                 args.append((aname, data[at + 4:at + 4 + slen]))
                 at += 4 + slen
             else:
-                args.append((aname, struct.unpack_from('=Q', data, at)[0]))
+                args.append((aname, struct.unpack_from(o + 'Q', data, at)[0]))
                 at += 8
         if at != off + 8 + length:
             raise ValueError('record at %d: %d payload bytes, the declaration of %s takes %d'

@@ -35,30 +35,37 @@ BEGINS = ('_enter', '_begin', '_start')
 ENDS = ('_exit', '_end', '_done')
 
 
+def _order(data):
+    """'<' or '>': the byte order of the machine that wrote the trace (from its header's magic)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'
+
+
 def event_offsets(data):
-    """Byte offsets of the event records of a v4 file (little-endian, as written here)."""
+    """Byte offsets of the event records of a v4 file (in the writer's byte order)."""
+    o = _order(data)
     off = 24
     while off < len(data):
-        rtype, = struct.unpack_from('<Q', data, off)
+        rtype, = struct.unpack_from(o + 'Q', data, off)
         if rtype == 0:
-            off += 20 + struct.unpack_from('<I', data, off + 16)[0]
+            off += 20 + struct.unpack_from(o + 'I', data, off + 16)[0]
         else:
             yield off
-            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(o + 'I', data, off + 24)[0]
 
 
 def declared(data):
-    """The event names a v4 file maps (little-endian, as written here)."""
+    """The event names a v4 file maps (in the writer's byte order)."""
+    o = _order(data)
     names, off = set(), 24
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
+        rtype, eid = struct.unpack_from(o + 'QQ', data, off)
         if rtype == 0:
-            n = struct.unpack_from('<I', data, off + 16)[0]
+            n = struct.unpack_from(o + 'I', data, off + 16)[0]
             if eid >> 32 == 0:
                 names.add(data[off + 20:off + 20 + n].decode())
             off += 20 + n
         else:
-            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(o + 'I', data, off + 24)[0]
     return names
 
 

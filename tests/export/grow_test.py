@@ -186,18 +186,24 @@ def late(a, tmp):
        'late: uftrace: events.txt lists the events used, by catalog index, Dropped_Event never', events)
 
 
+def _order(data):
+    """'<' or '>': the byte order of the machine that wrote the trace (from its header's magic)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'
+
+
 def declarations_after_first_event(path):
     """Declaration records that come after the first event record of a v4 file."""
     data = open(path, 'rb').read()
+    o = _order(data)
     off, seen_event, late_decls = 24, False, 0
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
+        rtype, eid = struct.unpack_from(o + 'QQ', data, off)
         if rtype == 0:
             late_decls += seen_event and eid >> 32 == DECL_BASE >> 32
-            off += 20 + struct.unpack_from('<I', data, off + 16)[0]
+            off += 20 + struct.unpack_from(o + 'I', data, off + 16)[0]
         else:
             seen_event = True
-            off += 8 + struct.unpack_from('<I', data, off + 24)[0]
+            off += 8 + struct.unpack_from(o + 'I', data, off + 24)[0]
     return late_decls
 
 
@@ -205,11 +211,12 @@ def declare_late(src, dst):
     """A copy of the v4 file src whose events are each mapped and declared right before their first record (as
     a writer does for a group loaded late), not at the head: their declarations then arrive between records."""
     data = open(src, 'rb').read()
+    o = _order(data)
     head, body, held, off = bytearray(data[:24]), bytearray(), {}, 24
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
-        size = 20 + struct.unpack_from('<I', data, off + 16)[0] if rtype == 0 else \
-            8 + struct.unpack_from('<I', data, off + 24)[0]
+        rtype, eid = struct.unpack_from(o + 'QQ', data, off)
+        size = 20 + struct.unpack_from(o + 'I', data, off + 16)[0] if rtype == 0 else \
+            8 + struct.unpack_from(o + 'I', data, off + 24)[0]
         rec = data[off:off + size]
         if rtype == 0 and eid >> 32 < 0xFFFFFFFD:
             held[eid] = rec  # an event's mapping: it goes before its first record

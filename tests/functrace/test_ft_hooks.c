@@ -358,7 +358,15 @@ static void test_exit(void)
     if (n == 1)
         expect_seq("exit", &files[0], "EA0 EB1 EC2 XC2 XB1 XA0", t0, t1);
     char *info = read_text(dir, "info");
-    ok(memcmp(info, "Ftrace!\0\4\0\0\0\x28\0", 14) == 0, "exit: info header magic, version 4, size 40");
+    {
+        /* version 4 (u32) and size 40 (u16), in this machine's byte order as uftrace's format has them. */
+        uint32_t version;
+        uint16_t size;
+        memcpy(&version, info + 8, 4);
+        memcpy(&size, info + 12, 2);
+        ok(memcmp(info, "Ftrace!\0", 8) == 0 && version == 4 && size == 40,
+           "exit: info header magic, version 4, size 40");
+    }
     char want[64];
     snprintf(want, sizeof want, "taskinfo:nr_tid=1\ntaskinfo:tids=%d\n", n ? files[0].tid : -1);
     ok(strstr(info + 40, want) != NULL, "exit: info lists the one tid");

@@ -26,15 +26,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from tap import done, ok, run  # noqa: E402
 
 
+def _order(data):
+    """'<' or '>': the byte order of the machine that wrote the trace (from its header's magic)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xF2B177CB0AA429B4 else '>'
+
+
 def record_spans(data):
     """(start, end, is_event) of every record after the 24-byte header of a v4 file."""
     spans, off = [], 24
     while off < len(data):
-        rtype, = struct.unpack_from('=Q', data, off)
+        rtype, = struct.unpack_from(_order(data) + 'Q', data, off)
         if rtype == 0:
-            end = off + 20 + struct.unpack_from('=I', data, off + 16)[0]
+            end = off + 20 + struct.unpack_from(_order(data) + 'I', data, off + 16)[0]
         else:
-            end = off + 8 + struct.unpack_from('=I', data, off + 24)[0]
+            end = off + 8 + struct.unpack_from(_order(data) + 'I', data, off + 24)[0]
         spans.append((off, end, rtype != 0))
         off = end
     return spans

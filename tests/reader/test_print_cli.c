@@ -110,6 +110,13 @@ static const char *refused_error(const char *name)
 static void test_edge_case(const char *name)
 {
     size_t len;
+    if (!strcmp(name, "no_header") && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
+        /* A file without a header carries no byte order: it is read in this machine's, as simpletrace.py
+         * reads it; the fixture was written on a little-endian one. */
+        printf("ok %d - edge/no_header # SKIP a little-endian file without a header, on a big-endian machine\n",
+               ++tap__count);
+        return;
+    }
     char *want = tu_slurp(path("edge", name, ".expected.txt"), &len);
     char *code = tu_slurp(path("edge", name, ".expected.exitcode"), NULL);
     int py_status = code ? atoi(code) : -1;

@@ -46,26 +46,37 @@ struct walk {
     size_t n, end; /* end: offset after the last complete record */
 };
 
+/* True on a big-endian machine: the fixtures, written on a little-endian one, then read byte-swapped. */
+static bool host_big(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 0;
+}
+
+/* The fixtures' integers: little-endian, whatever this machine's order. */
+static uint64_t le_load(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
 static void walk_v4(const uint8_t *d, size_t size, struct walk *w)
 {
     size_t p = 24;
     w->n = 0;
     while (p + 8 <= size && w->n < 64) {
-        uint64_t type;
-        memcpy(&type, d + p, 8);
+        uint64_t type = le_load(d + p, 8);
         size_t len;
         if (type == 0) {
             if (p + 20 > size)
                 break;
-            uint32_t nl;
-            memcpy(&nl, d + p + 16, 4);
-            len = 20 + nl;
+            len = 20 + (size_t)le_load(d + p + 16, 4);
         } else {
             if (p + 32 > size)
                 break;
-            uint32_t l;
-            memcpy(&l, d + p + 24, 4);
-            len = 8 + l;
+            len = 8 + (size_t)le_load(d + p + 24, 4);
         }
         w->off[w->n] = p;
         w->event[w->n++] = type != 0;
@@ -94,7 +105,7 @@ static void test_versions(struct st_catalog *cat)
         is_int(st_reader_version(r), -EAGAIN, "%s: version unknown before reading", v[i].file);
         is_int(st_reader_next(r, &rec), 1, "%s: one record", v[i].file);
         is_int(st_reader_version(r), v[i].version, "%s: version", v[i].file);
-        ok(st_reader_byte_swapped(r) == v[i].swapped, "%s: byte order", v[i].file);
+        ok(st_reader_byte_swapped(r) == (v[i].swapped != host_big()), "%s: byte order", v[i].file);
         is_str(rec->name, "ev_int", "%s: ID 1 is the second trace-events entry", v[i].file);
         is_u64(rec->timestamp_ns, 10, "%s: timestamp", v[i].file);
         ok(rec->has_pid == v[i].has_pid && rec->pid == v[i].pid, "%s: pid %u", v[i].file, rec->pid);
@@ -106,7 +117,7 @@ static void test_versions(struct st_catalog *cat)
     struct st_reader *r = open_edge(cat, "big_endian_v4.bin", 0);
     const struct st_record *rec = NULL;
     is_int(st_reader_next(r, &rec), 1, "big endian: a record");
-    ok(st_reader_byte_swapped(r) && st_reader_version(r) == 4, "big endian v4 detected");
+    ok(st_reader_byte_swapped(r) == !host_big() && st_reader_version(r) == 4, "big endian v4 detected");
     ok(rec && !strcmp(rec->name, "ev_noargs") && rec->pid == 4242 && rec->timestamp_ns == 10 && rec->id == 0,
        "big endian: ev_noargs ID 0 at 10 ns, pid 4242");
     is_int(st_reader_next(r, &rec), 0, "big endian: end");

@@ -162,11 +162,12 @@ static void test_mismatch(const struct tbuf *p)
              p->rec_off[0]);
     check_mismatch("print", "ev_a(int seq) \"seq=%d\"\nev_s(int seq, uint64_t s) \"seq=%d s=%lu\"\n", "ev_s", want,
                    "ev_s's string declared as an integer");
-    /* seq 1 read as a string: length 1 (the low half of the integer), then 3 bytes too many. */
+    /* seq 1 read as a string: its first 4 bytes are the length, 1 (the low half of the integer) on a
+     * little-endian machine, then 3 bytes too many; 0 (the high half) on a big-endian one, then 4. */
     snprintf(want, sizeof want,
-             "t.trace: byte offset %zu, record 4: event ev_a: 3 bytes are left after the last declared argument "
+             "t.trace: byte offset %zu, record 4: event ev_a: %d bytes are left after the last declared argument "
              "(8 payload bytes for 1 declared argument): the trace-events files do not match the trace\n",
-             p->rec_off[1]);
+             p->rec_off[1], __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 3 : 4);
     check_mismatch("print", "ev_a(const char *seq) \"seq=%s\"\nev_s(int seq, const char *s) \"seq=%d s=%s\"\n", "ev_a", want,
                    "ev_a's integer declared as a string");
 

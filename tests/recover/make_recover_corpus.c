@@ -392,6 +392,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [--check] CORPUS-DIR\n", argv[0]);
         return 2;
     }
+    if (check && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
+        /* Ring files are in the writing machine's byte order (crash_format.h): the corpus holds a
+         * little-endian machine's; what this program writes here is a big-endian one's. */
+        puts("1..0 # SKIP the committed corpus is a little-endian machine's ring files");
+        return 0;
+    }
     make_seeds();
     ret = run(argv[argc - 1], check);
     for (size_t i = 0; i < nseeds; i++) {

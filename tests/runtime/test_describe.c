@@ -13,6 +13,15 @@
 
 #include "rt_test.h"
 
+/* The CPU counter the runtime reads on this architecture, as the README names it; NULL for none. */
+#if defined(__x86_64__)
+#define COUNTER "tsc"
+#elif defined(__aarch64__)
+#define COUNTER "cntvct"
+#else
+#define COUNTER NULL
+#endif
+
 TEST_EVENT(ev_num, "desc_num", "uint64_t y", "y 0x%lx", "i", 1, 0);
 TEST_EVENT(ev_str, "desc_str", "const char *s", "s \\\"%s\\\" tab\\t", "s", 1, 0);
 TEST_EVENT(ev_off, "desc_off", "void", "", "", 0, ST_EVENT_COMPILED_OUT);
@@ -78,10 +87,15 @@ static void test_trace_file(void)
     is_str(value_of(info, "version", v, sizeof v), st_version_string(), "version= the library's");
     gethostname(host, sizeof host);
     is_str(value_of(info, "host", v, sizeof v), host, "host= this host");
-    ok(value_of(info, "clock", v, sizeof v) && (!strcmp(v, "tsc") || !strcmp(v, "monotonic")), "clock= %s", v);
+    /* The CPU's counter where the runtime reads one (x86-64's TSC, aarch64's CNTVCT_EL0), else clock_gettime. */
+    ok(value_of(info, "clock", v, sizeof v) && (!strcmp(v, "monotonic") || (COUNTER && !strcmp(v, COUNTER))), "clock= %s",
+       v);
     if (!strcmp(v, "tsc")) {
         long long hz = value_of(info, "tsc_hz", v, sizeof v) ? atoll(v) : 0;
         ok(hz > 100000000LL && hz < 100000000000LL, "clock=tsc comes with tsc_hz= (%lld)", hz);
+    } else if (!strcmp(v, "cntvct")) { /* the generic timer: 1 MHz to 1 GHz in practice (ARMv8.6+: 1 GHz) */
+        long long hz = value_of(info, "tsc_hz", v, sizeof v) ? atoll(v) : 0;
+        ok(hz >= 1000000LL && hz <= 10000000000LL, "clock=cntvct comes with tsc_hz= (%lld)", hz);
     } else {
         ok(!value_of(info, "tsc_hz", v, sizeof v), "clock=monotonic: no tsc_hz=");
     }

@@ -45,7 +45,8 @@ static void test_info(void)
     memcpy(&feat, buf + 16, 8);
     memcpy(&mask, buf + 24, 8);
     memcpy(&max_stack, buf + 32, 2);
-    ok(version == 4 && hsize == 40 && buf[14] == 1 && buf[15] == 2, "info: version 4, 40-byte header, LE, 64-bit");
+    ok(version == 4 && hsize == 40 && buf[14] == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2) && buf[15] == 2,
+       "info: version 4, 40-byte header, this machine's byte order (1 LE, 2 BE), 64-bit");
     is_u64(feat, ST_UFT_FEAT_TASK_SESSION, "info: TASK_SESSION always (without it uftrace crashes)");
     is_u64(mask, ST_UFT_INFO_EXE_NAME | ST_UFT_INFO_EXE_BUILD_ID | ST_UFT_INFO_CMDLINE | ST_UFT_INFO_TASKINFO |
                      ST_UFT_INFO_VERSION_TEXT,

@@ -4,7 +4,9 @@
  *   [enable=]PATTERN    enable the events matching the glob; a leading '-' disables
  *   events=FILE         one PATTERN per line; blank lines and '#' comments skipped
  *   bufsize=N[K|M|G]    ring size of threads that start tracing later (power of two, 4K..1G)
- *   clock=tsc|monotonic what the hot path reads (timestamp.h)
+ *   clock=tsc|cntvct|counter|monotonic  what the hot path reads (timestamp.h): the
+ *                       CPU's counter (TSC on x86-64, CNTVCT_EL0 on aarch64; "counter" is
+ *                       either) or clock_gettime
  *   crash=DIR           rings of threads that start tracing later in files in DIR; "" off
  *   flight=N[K|M|G]     overwrite rings of that size (the flight recorder)
  *
@@ -227,12 +229,19 @@ static int parse_clock(void *state, const char *v, char *err, size_t errlen)
 {
     struct st__ring_cfg *c = state;
 
-    if (strcmp(v, "tsc") == 0)
-        c->clock_tsc = 1;
-    else if (strcmp(v, "monotonic") == 0)
+    if (strcmp(v, "monotonic") == 0) {
         c->clock_tsc = 0;
-    else {
-        st__errmsg(err, errlen, "invalid clock '%s': want tsc or monotonic", v);
+    } else if (strcmp(v, "counter") == 0 || (ST_CLOCK_HAVE_COUNTER && strcmp(v, ST_CLOCK_COUNTER) == 0)) {
+        c->clock_tsc = 1;
+    } else if (strcmp(v, "tsc") == 0 || strcmp(v, "cntvct") == 0) {
+        if (ST_CLOCK_HAVE_COUNTER)
+            st__errmsg(err, errlen, "clock=%s: this machine's counter is %s", v, ST_CLOCK_COUNTER);
+        else
+            st__errmsg(err, errlen, "clock=%s: this machine has no counter the runtime reads (want monotonic)", v);
+        return -ENOTSUP;
+    } else {
+        st__errmsg(err, errlen, "invalid clock '%s': want %s or monotonic", v,
+                   ST_CLOCK_HAVE_COUNTER ? ST_CLOCK_COUNTER : "counter");
         return -EINVAL;
     }
     return 0;
@@ -287,8 +296,11 @@ static int ring_prepare(void *state, const struct st__cfg_view *view, char *err,
         return ret;
     if (c->crash && (ret = st__dir_ready("crash", c->crash, &c->crash_created, err, errlen)) < 0)
         return ret;
-    if (c->clock_tsc == 1 && !st__ts_tsc_available()) {
-        st__errmsg(err, errlen, "clock=tsc: this machine has no invariant TSC");
+    if (c->clock_tsc == 1 && !st__ts_tsc_forcible()) {
+        st__errmsg(err, errlen, "clock=%s: %s", ST_CLOCK_COUNTER,
+                   !ST_CLOCK_HAVE_COUNTER ? "this machine has no counter the runtime reads"
+                   : !strcmp(ST_CLOCK_COUNTER, "tsc") ? "this machine has no invariant TSC"
+                                                      : "the firmware set no frequency for it (CNTFRQ_EL0)");
         return -ENOTSUP;
     }
     if (!clock_change && !(c->flight && !st__ring_overwriting()))
@@ -298,7 +310,7 @@ static int ring_prepare(void *state, const struct st__cfg_view *view, char *err,
     if (st__ring_mode_lock() < 0) {
         if (clock_change)
             st__errmsg(err, errlen, "clock=%s: cannot change the clock after tracing started",
-                       c->clock_tsc ? "tsc" : "monotonic");
+                       c->clock_tsc ? ST_CLOCK_COUNTER : "monotonic");
         else
             st__errmsg(err, errlen, "flight=: cannot change to flight mode after tracing started");
         return -EBUSY;

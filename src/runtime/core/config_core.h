@@ -18,7 +18,7 @@ extern const struct st__cfg_part st__ring_cfg_part;
 /* What a configuration asks of the rings (values point into the transaction's items). */
 struct st__ring_cfg {
     size_t bufsize;      /* bufsize=, 0: unchanged */
-    int clock_tsc;       /* clock=: -1 unchanged, 0 monotonic, 1 tsc */
+    int clock_tsc;       /* clock=: -1 unchanged, 0 monotonic, 1 the CPU's counter (ST_CLOCK_COUNTER) */
     const char *crash;   /* crash=DIR, "" off, NULL unchanged */
     size_t flight;       /* flight=SIZE, 0: none */
     bool mode_locked;    /* prepare took the ring mode lock */

@@ -70,14 +70,18 @@ static void put_cmdline(struct st__growbuf *out)
 #define TSC_SPAN_NS 2000000u
 
 /*
- * TSC ticks per second, from the start-up anchor to now. A file opened
- * right at start-up waits out the rest of the span once when it may (the
- * writer thread, the configuring call); a traced thread (the crash names
- * file) never waits: 0 then, as when implausible.
+ * Counter ticks per second: the frequency the hardware states (aarch64's
+ * CNTFRQ_EL0), else the TSC's measured from the start-up anchor to now. A
+ * file opened right at start-up waits out the rest of the span once when
+ * it may (the writer thread, the configuring call); a traced thread (the
+ * crash names file) never waits: 0 then, as when implausible.
  */
 static uint64_t tsc_hz(bool may_wait)
 {
     struct st__clock_anchor a = st__ts_start(), b = st__ts_sample();
+
+    if (st__ts_counter_hz())
+        return st__ts_counter_hz();
 
     if (b.ns < a.ns + TSC_SPAN_NS) {
         if (!may_wait)
@@ -123,7 +127,7 @@ static void description_text(struct st__growbuf *out, bool may_wait)
         put_value(out, "exe", exe, (size_t)n);
     put_cmdline(out);
     put_value(out, "host", v.host, strlen(v.host));
-    st__growbuf_printf(out, "clock=%s\n", st__ts_is_tsc() ? "tsc" : "monotonic");
+    st__growbuf_printf(out, "clock=%s\n", st__ts_is_tsc() ? ST_CLOCK_COUNTER : "monotonic");
     if (st__ts_is_tsc() && (hz = tsc_hz(may_wait)))
         st__growbuf_printf(out, "tsc_hz=%llu\n", (unsigned long long)hz);
     wall_anchor(&mono, &real);

@@ -3,19 +3,34 @@
 
 int st__ts_tsc;
 
-static bool tsc_available;
-static struct st__clock_anchor start_anchor; /* ticks with ns, taken at st__ts_init */
+static bool tsc_available, tsc_forcible;
+static uint64_t counter_hz;
+static struct st__clock_anchor start_anchor; /* taken at st__ts_init (or when first forced to the counter) */
+static bool start_tsc;                       /* its raw is counter ticks */
 
 void st__ts_init(void)
 {
-    tsc_available = st__clock_tsc_usable();
+    tsc_available = st__clock_counter_usable();
+    tsc_forcible = tsc_available || st__clock_counter_forcible();
+    counter_hz = st__clock_counter_hz();
     __atomic_store_n(&st__ts_tsc, tsc_available, __ATOMIC_RELAXED);
     start_anchor = st__clock_sample(tsc_available, NULL);
+    start_tsc = tsc_available;
 }
 
 bool st__ts_tsc_available(void)
 {
     return tsc_available;
+}
+
+bool st__ts_tsc_forcible(void)
+{
+    return tsc_forcible;
+}
+
+uint64_t st__ts_counter_hz(void)
+{
+    return counter_hz;
 }
 
 bool st__ts_is_tsc(void)
@@ -25,7 +40,13 @@ bool st__ts_is_tsc(void)
 
 void st__ts_set_tsc(bool tsc)
 {
-    __atomic_store_n(&st__ts_tsc, tsc && tsc_available, __ATOMIC_RELAXED);
+    tsc = tsc && tsc_forcible;
+    /* Counter ticks need an anchor in ticks: a counter forced on (not available at start-up) takes its own. */
+    if (tsc && !start_tsc) {
+        start_anchor = st__clock_sample(true, NULL);
+        start_tsc = true;
+    }
+    __atomic_store_n(&st__ts_tsc, tsc, __ATOMIC_RELAXED);
 }
 
 struct st__clock_anchor st__ts_start(void)

@@ -1,8 +1,9 @@
 /*
  * The runtime's timestamps: which clock the tracing hot path reads (the
- * TSC where clock.h finds it usable, else CLOCK_MONOTONIC; `clock=`
- * chooses) and the conversion of what it stored. The mode changes only
- * while no thread ring exists (ring.c), so no ring mixes the two kinds.
+ * CPU's counter, the TSC or CNTVCT_EL0, where clock.h finds it usable, else
+ * CLOCK_MONOTONIC; `clock=` chooses) and the conversion of what it stored.
+ * "tsc" below is that counter. The mode changes only while no thread ring
+ * exists (ring.c), so no ring mixes the two kinds.
  */
 #ifndef ST_RUNTIME_TIMESTAMP_H
 #define ST_RUNTIME_TIMESTAMP_H
@@ -12,13 +13,13 @@
 
 #include "clock.h"
 
-/* Non-zero when the hot path stores TSC ticks (relaxed atomics keep readers race-free). */
+/* Non-zero when the hot path stores counter ticks (relaxed atomics keep readers race-free). */
 extern int st__ts_tsc;
 
 /* The raw timestamp a record gets, in the current mode. */
 static inline uint64_t st__ts_raw(void)
 {
-#if ST_CLOCK_HAVE_TSC
+#if ST_CLOCK_HAVE_COUNTER
     if (__builtin_expect(__atomic_load_n(&st__ts_tsc, __ATOMIC_RELAXED), 1))
         return st__clock_ticks();
 #endif
@@ -27,26 +28,35 @@ static inline uint64_t st__ts_raw(void)
 
 /*
  * The clock the fast path of st__simple_begin() reads without testing the
- * mode: the TSC where there is one. A ring created in the other mode sends
+ * mode: the counter where there is one. A ring created in the other mode sends
  * every event to the slow path, which uses st__ts_raw().
  */
-#define ST_TS_FAST_IS_TSC (ST_CLOCK_HAVE_TSC != 0)
+#define ST_TS_FAST_IS_TSC (ST_CLOCK_HAVE_COUNTER != 0)
 static inline uint64_t st__ts_raw_fast(void)
 {
     return st__clock_ticks();
 }
 
-/* Detects a usable TSC and takes the start-up anchor. */
+/* Detects a usable counter and takes the start-up anchor. */
 void st__ts_init(void);
 
-/* True when this machine has a TSC the runtime can use. */
+/* True when this machine has a counter the runtime uses unless told otherwise. */
 bool st__ts_tsc_available(void);
 
-/* Current mode: true = TSC ticks. */
+/* True when it may use one when told to (st__clock_counter_forcible()). */
+bool st__ts_tsc_forcible(void);
+
+/* Current mode: true = counter ticks. */
 bool st__ts_is_tsc(void);
 
-/* Switches mode; only while no thread ring exists (ring.c checks). */
+/*
+ * Switches mode (to the counter only where available or forcible); only
+ * while no thread ring exists (ring.c checks).
+ */
 void st__ts_set_tsc(bool tsc);
+
+/* The counter's frequency for a description: CNTFRQ_EL0, else 0 (measure it). */
+uint64_t st__ts_counter_hz(void);
 
 /* The anchor taken at start-up, and one taken now, in the current mode. */
 struct st__clock_anchor st__ts_start(void);

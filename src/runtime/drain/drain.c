@@ -95,5 +95,6 @@ void st__drain_fork_child(void)
     st__writer_fork_child();
     shared_fork_child();
     st__snapshot_fork_child();
+    st__flight_fork_child();
     st__file_fork_child();
 }

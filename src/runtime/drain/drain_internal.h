@@ -186,6 +186,9 @@ void st__snapshot_lock(void);
 void st__snapshot_unlock(void);
 void st__snapshot_fork_child(void);
 
+/* Fork child: the flight thread's snapshot lock starts afresh (flight.c). */
+void st__flight_fork_child(void);
+
 /* The rings' trigger_evicted hook (flight.c): wakes the flight thread. */
 void st__flight_trigger_evicted(bool sure, uint32_t lo, uint32_t hi);
 

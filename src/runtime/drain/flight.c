@@ -47,6 +47,13 @@ static bool thread_up;       /* the flight thread runs */
 static int thread_stop;      /* atomic: an aborted configuration ends the thread it started */
 static pthread_t thread;
 static char trig_name[256];  /* flight-trigger=, or "" (set before the thread starts, never again) */
+/*
+ * Held from claiming a snapshot (a signal, a trigger) to its file being in
+ * place, by the flight thread and by the exit path: an exit while the
+ * thread writes the snapshot it claimed waits for it, rather than ending
+ * the process under it (the snapshot was then lost: seen under qemu-user).
+ */
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static int trig_hit;         /* a producer evicted an unexamined trigger record (atomic) */
 /* Unresolved-trigger suspects a producer evicted: lo << 32 | hi, TRIG_NONE when empty (atomic). */
 #define TRIG_NONE ((uint64_t)UINT32_MAX << 32)
@@ -166,6 +173,7 @@ static void *flight_main(void *arg)
         flight_wait();
         if (__atomic_load_n(&thread_stop, __ATOMIC_ACQUIRE))
             return NULL;
+        pthread_mutex_lock(&snap_lock);
         snap = __atomic_exchange_n(&sig_pending, 0, __ATOMIC_RELAXED) != 0;
         if (trig_name[0] && trig_reported())
             snap = true;
@@ -176,8 +184,14 @@ static void *flight_main(void *arg)
             if (st__snapshot_write(NULL, err, sizeof err) < 0)
                 st__diag("simpletrace", "snapshot: %s", err);
         }
+        pthread_mutex_unlock(&snap_lock);
     }
     return NULL;
+}
+
+void st__flight_fork_child(void)
+{
+    pthread_mutex_init(&snap_lock, NULL); /* the parent's flight thread may have held it */
 }
 
 void st__flight_exit(void)
@@ -188,6 +202,7 @@ void st__flight_exit(void)
     if (!thread_up)
         return;
     /* The flight thread may scan too: each trigger is claimed by one of us (trig_scan). */
+    pthread_mutex_lock(&snap_lock);
     snap = __atomic_exchange_n(&sig_pending, 0, __ATOMIC_RELAXED) != 0;
     if (trig_name[0] && trig_reported())
         snap = true;
@@ -195,6 +210,7 @@ void st__flight_exit(void)
         snap = true;
     if (snap && st__snapshot_write(NULL, err, sizeof err) < 0)
         st__diag("simpletrace", "snapshot at exit: %s", err);
+    pthread_mutex_unlock(&snap_lock);
 }
 
 /* Starts the flight thread; 0 or -errno. */
