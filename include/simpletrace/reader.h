@@ -249,6 +249,23 @@ ST_API int st_event_arg_index(const struct st_event_info *ev, const char *name);
  */
 ST_API int st_catalog_arg_encoding(const struct st_catalog *cat, const struct st_event_info *ev, unsigned i);
 
+/*
+ * An integer argument's value as its declaration holds it (added in 0.2):
+ * the stored u64 cut to a->size bytes, then sign- or zero-extended as
+ * a->is_signed says (a writer may store a 32-bit int sign-extended or
+ * not); pointers, strings and 8-byte integers come back unchanged.
+ */
+static inline uint64_t st_arg_value(const struct st_arg_info *a, uint64_t stored)
+{
+    if (a->kind != ST_VALUE_INTEGER || a->size == 0 || a->size >= 8)
+        return stored;
+    unsigned bits = 8 * a->size;
+    uint64_t v = stored & ((UINT64_C(1) << bits) - 1);
+    if (a->is_signed && (v >> (bits - 1)))
+        v |= ~UINT64_C(0) << bits;
+    return v;
+}
+
 /* --- reading a trace ----------------------------------------------------- */
 
 struct st_reader;

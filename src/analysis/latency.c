@@ -88,14 +88,16 @@ static void value_text(const struct st_value *v, int enc, bool is_signed, char *
 static void arg_text(const struct st_catalog *cat, const struct st_record *rec, unsigned i, char *buf, size_t len,
                      bool *number)
 {
-    value_text(&rec->args[i], st_catalog_arg_encoding(cat, rec->event, i), rec->event->args[i].is_signed, buf, len,
-               number);
+    struct st_value v = rec->args[i];
+    v.u64 = st_arg_value(&rec->event->args[i], v.u64);
+    value_text(&v, st_catalog_arg_encoding(cat, rec->event, i), rec->event->args[i].is_signed, buf, len, number);
 }
 
 /* A keyed span's key as print shows it. */
 static void key_text(const struct st__ex_open *o, char *buf, size_t len, bool *number)
 {
-    struct st_value v = {.kind = o->is_str ? ST_VALUE_STRING : o->arg->kind, .u64 = o->value, .str = o->str,
+    struct st_value v = {.kind = o->is_str ? ST_VALUE_STRING : o->arg->kind,
+                         .u64 = o->is_str ? o->value : st_arg_value(o->arg, o->value), .str = o->str,
                          .len = (uint32_t)o->value};
     value_text(&v, ST_ARG_ENCODING_INTEGER, o->arg->is_signed, buf, len, number);
 }

@@ -424,18 +424,6 @@ static int row_end(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o)
 
 /* --- values ---------------------------------------------------------------------------- */
 
-/* An integer as print's JSON reads it: the stored u64 cut to the declared size, sign-extended if signed. */
-static uint64_t declared_value(const struct st_arg_info *a, uint64_t stored)
-{
-    if (a->kind != ST_VALUE_INTEGER || a->size == 0 || a->size >= 8)
-        return stored;
-    unsigned bits = 8 * a->size;
-    uint64_t v = stored & ((UINT64_C(1) << bits) - 1);
-    if (a->is_signed && (v >> (bits - 1)))
-        v |= ~UINT64_C(0) << bits;
-    return v;
-}
-
 static void put_opt_int(struct st__pq_file *f, int col, bool have, uint64_t v)
 {
     if (col < 0)
@@ -529,7 +517,7 @@ static void put_arg(struct st__pq_file *f, size_t col, enum st__pq_kind kind, co
             st__pq_int(f, col, 0); /* a string where the declaration says a number: cannot be decoded so */
         return;
     }
-    uint64_t x = declared_value(a, v->u64);
+    uint64_t x = st_arg_value(a, v->u64);
     if (kind == ST__PQ_STRING) { /* v0 traces store strings as pointers */
         char hex[24];
         int n = snprintf(hex, sizeof hex, "0x%" PRIx64, x);
@@ -585,7 +573,7 @@ static int record(struct st__ex_ctx *ctx, const struct st__ex_thread *t, const s
 static void key_text(const struct st__ex_open *o, char *buf, size_t len)
 {
     const struct st_arg_info *a = o->arg;
-    uint64_t v = declared_value(a, o->value);
+    uint64_t v = st_arg_value(a, o->value);
     if (a->kind == ST_VALUE_POINTER)
         snprintf(buf, len, "0x%" PRIx64, v);
     else if (a->is_signed)

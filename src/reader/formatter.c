@@ -468,7 +468,7 @@ static char *put_json_value(char *p, const struct tmpl *t, const struct st_arg_i
         *p++ = '"';
         return p;
     }
-    uint64_t x = st__arg_value(a, v->u64);
+    uint64_t x = st_arg_value(a, v->u64);
     switch (t->json[i]) {
     case JSON_SIGNED: return put_i64(p, x);
     case JSON_BOOL: return x ? put_lit(p, "true", 4) : put_lit(p, "false", 5);

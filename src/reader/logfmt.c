@@ -88,7 +88,7 @@ static const struct st_value *take(struct args *in, const struct st_arg_info **a
 /* An integer argument as the int it is passed as (a '*' or a narrow conversion reads int). */
 static uint32_t as_int_bits(const struct st_arg_info *a, const struct st_value *v)
 {
-    return (uint32_t)st__arg_value(a, v->u64);
+    return (uint32_t)st_arg_value(a, v->u64);
 }
 
 /* Reads a width or precision: its digits, or the int argument of a '*'. 0 or -EINVAL. */
@@ -164,7 +164,7 @@ static int put_integer(struct line *l, const struct st__printf_spec *s, const st
         memcpy(&iv, &bits, sizeof iv);
         n = sig ? snprintf(piece, cap, spec, width, prec, iv) : snprintf(piece, cap, spec, width, prec, (unsigned)bits);
     } else {
-        uint64_t bits = st__arg_value(a, v->u64);
+        uint64_t bits = st_arg_value(a, v->u64);
         rebuild(spec, s, "ll", s->conv);
         long long sv;
         memcpy(&sv, &bits, sizeof sv);

@@ -100,23 +100,6 @@ static inline int st__struct_out(void *dst, const void *src, size_t src_size, si
 }
 
 /*
- * The value of an integer argument as its declared type holds it: the
- * stored u64 cut to the declared size, then sign- or zero-extended (a
- * writer may store a 32-bit int sign-extended or not; the declaration
- * decides). Pointers and 8-byte types come back unchanged.
- */
-static inline uint64_t st__arg_value(const struct st_arg_info *a, uint64_t stored)
-{
-    if (a->kind != ST_VALUE_INTEGER || a->size == 0 || a->size >= 8)
-        return stored;
-    unsigned bits = 8 * a->size;
-    uint64_t v = stored & ((UINT64_C(1) << bits) - 1);
-    if (a->is_signed && (v >> (bits - 1)))
-        v |= ~UINT64_C(0) << bits;
-    return v;
-}
-
-/*
  * The catalog: the parsed list plus the public views of its events. A
  * catalog loaded from trace-events files is fixed: its views lie back to
  * back, Dropped_Event last (index count). One a reader makes from a

@@ -121,7 +121,7 @@ static void put_key(struct batch *b, struct span_row *row, const struct st__ex_o
         row->key = put_text(b, o->str, row->key_len);
         return;
     }
-    uint64_t v = o->arg->kind == ST_VALUE_POINTER ? o->value : st__sql_arg_value(o->arg, o->value);
+    uint64_t v = o->arg->kind == ST_VALUE_POINTER ? o->value : st_arg_value(o->arg, o->value);
     row->key_type = SQLITE_INTEGER;
     row->key_int = (sqlite3_int64)v;
     if (o->arg->kind == ST_VALUE_INTEGER && !o->arg->is_signed && v > INT64_MAX) {

@@ -211,29 +211,13 @@ void st__sql_spans_stop(struct st__sql_spans *sp);
 
 /* --- values ---------------------------------------------------------------------------------- */
 
-/*
- * The value of an integer argument as its declaration holds it (reader.h,
- * "JSON values"): the stored u64 cut to the declared size, then sign- or
- * zero-extended.
- */
-static inline uint64_t st__sql_arg_value(const struct st_arg_info *a, uint64_t stored)
-{
-    if (a->kind != ST_VALUE_INTEGER || a->size == 0 || a->size >= 8)
-        return stored;
-    unsigned bits = 8 * a->size;
-    uint64_t v = stored & ((UINT64_C(1) << bits) - 1);
-    if (a->is_signed && (v >> (bits - 1)))
-        v |= ~UINT64_C(0) << bits;
-    return v;
-}
-
 /* An integer argument's value as its column holds it (see sql.h). */
 static inline struct st__sql_cell st__sql_int_cell(const struct st_arg_info *a, int enc, uint64_t stored)
 {
     struct st__sql_cell c = {.type = SQLITE_INTEGER, .i = (sqlite3_int64)stored};
     if (a->kind == ST_VALUE_POINTER || enc == ST_ARG_ENCODING_POINTER)
         return c;
-    uint64_t x = st__sql_arg_value(a, stored);
+    uint64_t x = st_arg_value(a, stored);
     if (enc == ST_ARG_ENCODING_BOOL) {
         c.i = x != 0;
     } else if (a->is_signed || x <= INT64_MAX) {
