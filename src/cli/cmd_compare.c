@@ -24,10 +24,10 @@
 #include "help_texts.h"
 #include "nearest.h"
 #include "reader_opts.h"
+#include "span_opts.h"
 #include "report_file.h"
 
 #define PROG "simpletrace compare"
-#define MAX_PAIRS 64
 #define MAX_CONDS 64
 #define DEFAULT_ALPHA 0.01
 #define EXIT_FAIL_IF 3
@@ -42,7 +42,7 @@ struct compare_cli {
     enum compare_format format;
     const char *html;
     double alpha;
-    const char *pairs[MAX_PAIRS];
+    const char *pairs[CLI_MAX_PAIRS];
     struct st__an_cond conds[MAX_CONDS];
     size_t nconds;
 };
@@ -55,31 +55,6 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* --- options -------------------------------------------------------------------- */
-
-static int add_pair(const char *arg, struct compare_cli *o)
-{
-    char err[512];
-    if (st__export_check_pair(arg, err, sizeof err) < 0)
-        return usage_error("%s", err);
-    if (o->an.npairs == MAX_PAIRS)
-        return usage_error("more than %s --pair rules", "64");
-    o->pairs[o->an.npairs++] = arg;
-    return 0;
-}
-
-static int parse_by(const char *arg, struct compare_cli *o)
-{
-    if (!strcmp(arg, "thread"))
-        o->an.by = ST__AN_BY_THREAD;
-    else if (!strcmp(arg, "process"))
-        o->an.by = ST__AN_BY_PROCESS;
-    else if (arg[0] && !strpbrk(arg, " \t,:=@*")) {
-        o->an.by = ST__AN_BY_ARG;
-        o->an.by_arg = arg;
-    } else
-        return usage_error("bad --by '%s' (thread, process or an argument's name)", arg);
-    return 0;
-}
 
 static int parse_format(const char *arg, struct compare_cli *o)
 {
@@ -133,9 +108,9 @@ enum { OPT_PAIR = CLI_OPT_OWN, OPT_NO_DEFAULT_PAIRS, OPT_BY, OPT_FUNCTIONS, OPT_
 static int parse_one(int c, struct compare_cli *o, char **argv)
 {
     switch (c) {
-    case OPT_PAIR: return add_pair(optarg, o);
+    case OPT_PAIR: return cli_add_pair("compare", optarg, o->pairs, &o->an.npairs);
     case OPT_NO_DEFAULT_PAIRS: o->an.no_default_pairs = true; return 0;
-    case OPT_BY: return parse_by(optarg, o);
+    case OPT_BY: return cli_parse_by("compare", optarg, &o->an);
     case OPT_FUNCTIONS: return add_functions(optarg, o);
     case OPT_FORMAT: return parse_format(optarg, o);
     case OPT_HTML: o->html = optarg; return 0;

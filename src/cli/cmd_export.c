@@ -26,12 +26,12 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "reader_opts.h"
+#include "span_opts.h"
 #include "export.h"
 #include "out_file.h"
 #include "uftrace_format.h"
 
 #define PROG "simpletrace export"
-#define MAX_PAIRS 64
 
 /* --help: doc/simpletrace-export.1.txt, also the man page. */
 
@@ -39,7 +39,7 @@ struct export_cli {
     struct cli_input in;
     struct st__export_options ex;
     bool format_set, root_set, quiet;
-    const char *pairs[MAX_PAIRS];
+    const char *pairs[CLI_MAX_PAIRS];
 };
 
 static volatile sig_atomic_t interrupted;
@@ -102,17 +102,6 @@ static int parse_root(const char *arg, struct export_cli *o)
     return usage_error("unknown --folded-root '%s' (none, program, process or thread)", arg);
 }
 
-static int add_pair(const char *arg, struct export_cli *o)
-{
-    char err[512];
-    if (st__export_check_pair(arg, err, sizeof err) < 0)
-        return usage_error("%s", err);
-    if (o->ex.npairs == MAX_PAIRS)
-        return usage_error("more than %s --pair rules", "64");
-    o->pairs[o->ex.npairs++] = arg;
-    return 0;
-}
-
 /* --partition=host,pid (either, or both in any order): parquet's Hive-style directories. */
 static int parse_partition(const char *arg, struct export_cli *o)
 {
@@ -144,7 +133,7 @@ static int parse_one(int c, struct export_cli *o, char **argv)
     switch (c) {
     case OPT_FORMAT: return parse_format(optarg, o);
     case 'o': o->ex.output = optarg; return 0;
-    case OPT_PAIR: return add_pair(optarg, o);
+    case OPT_PAIR: return cli_add_pair("export", optarg, o->pairs, &o->ex.npairs);
     case OPT_NO_DEFAULT_PAIRS: o->ex.no_default_pairs = true; return 0;
     case OPT_FUNCTIONS: o->ex.functions = optarg; return 0;
     case OPT_FOLDED_ROOT: return parse_root(optarg, o);

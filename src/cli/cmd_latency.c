@@ -19,10 +19,10 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "reader_opts.h"
+#include "span_opts.h"
 #include "report_file.h"
 
 #define PROG "simpletrace latency"
-#define MAX_PAIRS 64
 #define DEFAULT_SLOWEST 5u
 
 enum latency_format { FORMAT_TEXT, FORMAT_JSON };
@@ -32,7 +32,7 @@ struct latency_cli {
     struct st__an_options an;
     enum latency_format format;
     const char *html;
-    const char *pairs[MAX_PAIRS];
+    const char *pairs[CLI_MAX_PAIRS];
     char *print_prefix; /* "simpletrace print OPERANDS" for the slowest spans (owned) */
 };
 
@@ -42,31 +42,6 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* --- options -------------------------------------------------------------------- */
-
-static int add_pair(const char *arg, struct latency_cli *o)
-{
-    char err[512];
-    if (st__export_check_pair(arg, err, sizeof err) < 0)
-        return usage_error("%s", err);
-    if (o->an.npairs == MAX_PAIRS)
-        return usage_error("more than %s --pair rules", "64");
-    o->pairs[o->an.npairs++] = arg;
-    return 0;
-}
-
-static int parse_by(const char *arg, struct latency_cli *o)
-{
-    if (!strcmp(arg, "thread"))
-        o->an.by = ST__AN_BY_THREAD;
-    else if (!strcmp(arg, "process"))
-        o->an.by = ST__AN_BY_PROCESS;
-    else if (arg[0] && !strpbrk(arg, " \t,:=@*")) {
-        o->an.by = ST__AN_BY_ARG;
-        o->an.by_arg = arg;
-    } else
-        return usage_error("bad --by '%s' (thread, process or an argument's name)", arg);
-    return 0;
-}
 
 static int parse_slowest(const char *arg, struct latency_cli *o)
 {
@@ -95,9 +70,9 @@ enum { OPT_PAIR = CLI_OPT_OWN, OPT_NO_DEFAULT_PAIRS, OPT_BY, OPT_SLOWEST, OPT_FU
 static int parse_one(int c, struct latency_cli *o, char **argv)
 {
     switch (c) {
-    case OPT_PAIR: return add_pair(optarg, o);
+    case OPT_PAIR: return cli_add_pair("latency", optarg, o->pairs, &o->an.npairs);
     case OPT_NO_DEFAULT_PAIRS: o->an.no_default_pairs = true; return 0;
-    case OPT_BY: return parse_by(optarg, o);
+    case OPT_BY: return cli_parse_by("latency", optarg, &o->an);
     case OPT_SLOWEST: return parse_slowest(optarg, o);
     case OPT_FUNCTIONS: o->an.functions = optarg; return 0;
     case OPT_FORMAT: return parse_format(optarg, o);

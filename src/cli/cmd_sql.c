@@ -25,15 +25,14 @@
 #include <simpletrace/reader.h>
 
 #include "commands.h"
-#include "export.h"
 #include "growbuf.h"
 #include "help_texts.h"
 #include "json_escape.h"
 #include "reader_opts.h"
+#include "span_opts.h"
 #include "sql.h"
 
 #define PROG "simpletrace sql"
-#define MAX_PAIRS 64
 #define TABLE_SAMPLE 1000 /* rows a table's widths are taken from */
 
 enum sql_format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
@@ -42,7 +41,7 @@ struct sql_cli {
     struct cli_input in;
     const char **queries; /* -e, in order (pointers into argv) */
     size_t nqueries;
-    const char *pairs[MAX_PAIRS];
+    const char *pairs[CLI_MAX_PAIRS];
     size_t npairs;
     bool no_default_pairs;
     enum sql_format format;
@@ -71,16 +70,9 @@ static int add_query(const char *q, struct sql_cli *o)
 
 static int parse_one(int c, struct sql_cli *o, char **argv)
 {
-    char err[512];
     switch (c) {
     case 'e': return add_query(optarg, o);
-    case OPT_PAIR:
-        if (st__export_check_pair(optarg, err, sizeof err) < 0)
-            return usage_error("%s", err);
-        if (o->npairs == MAX_PAIRS)
-            return usage_error("more than %s --pair rules", "64");
-        o->pairs[o->npairs++] = optarg;
-        return 0;
+    case OPT_PAIR: return cli_add_pair("sql", optarg, o->pairs, &o->npairs);
     case OPT_NO_DEFAULT_PAIRS: o->no_default_pairs = true; return 0;
     case OPT_FORMAT:
         if (!strcmp(optarg, "table"))
