@@ -46,16 +46,21 @@ def path(name):
     return os.path.join(tmp, name)
 
 
+def byte_order(data):
+    """The trace's byte order, '<' or '>' (the writer's own: the header's magic says which)."""
+    return '<' if struct.unpack_from('<Q', data, 8)[0] == 0xf2b177cb0aa429b4 else '>'
+
+
 def record_spans(data):
     """[(offset, size, type, id, ts)] of every record after the header."""
-    out, off = [], 24
+    out, off, bo = [], 24, byte_order(data)
     while off < len(data):
-        rtype, eid = struct.unpack_from('<QQ', data, off)
+        rtype, eid = struct.unpack_from(bo + 'QQ', data, off)
         if rtype == 0:
-            size = 20 + struct.unpack_from('<I', data, off + 16)[0]
+            size = 20 + struct.unpack_from(bo + 'I', data, off + 16)[0]
             out.append((off, size, 0, eid, None))
         else:
-            ts, length = struct.unpack_from('<QI', data, off + 16)
+            ts, length = struct.unpack_from(bo + 'QI', data, off + 16)
             size = 8 + length
             out.append((off, size, 1, eid, ts))
         off += size
@@ -88,7 +93,7 @@ def seekable(data, chunk_bytes):
         drop = [s for s in ch if s[2] == 1 and s[3] == 0xFFFFFFFFFFFFFFFE]
         meta = k == 0 or any(s[2] == 0 for s in ch)
         flags = (1 if meta else 0) | (0 if ts else 2)
-        dropped_events = sum(struct.unpack_from('<Q', data, s[0] + 32)[0] for s in drop)
+        dropped_events = sum(struct.unpack_from(byte_order(data) + 'Q', data, s[0] + 32)[0] for s in drop)
         times.append(struct.pack('<QQIIIIQ', min(ts) if ts else 0, max(ts) if ts else 0, len(ch),
                                  len(ts) - len(drop), len(drop), flags, dropped_events))
         entries.append(struct.pack('<III', len(frame), hi - lo, struct.unpack('<I', frame[-4:])[0]))
