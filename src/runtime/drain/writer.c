@@ -78,7 +78,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +99,7 @@
 #include "registry.h"
 #include "ring.h"
 #include "ring_consumer.h"
+#include "thread_start.h"
 #include "timestamp.h"
 #include "write_all.h"
 #include "trace_format.h"
@@ -966,21 +966,15 @@ static void *writer_main(void *arg)
 
 int st__writer_start(void)
 {
-    sigset_t all, old;
     int r;
 
     if (st__ws.running)
         return st__ws.exited ? -ECANCELED : 0;
     if (!wt.stage && !(wt.stage = malloc(STAGE_SIZE)))
         return -ENOMEM;
-    /* Signals are the program's business: the thread takes none. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    r = pthread_create(&st__ws.thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    r = st__thread_start(&st__ws.thread, NULL, writer_main, NULL, "st-writer");
     if (r)
-        return -r;
-    pthread_setname_np(st__ws.thread, "st-writer");
+        return r;
     st__ws.running = true;
     __atomic_store_n(&writer_up, 1, __ATOMIC_RELAXED);
     return 1;
