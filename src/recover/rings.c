@@ -363,6 +363,9 @@ void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace
 
 /* --- the trace file's stream ------------------------------------------------ */
 
+/* Most v4 bytes decompressed for the notes of a compressed trace (a write is one stage of 1 MiB). */
+#define MAX_INFLIGHT ((uint64_t)64 << 20)
+
 /* Whether ring r has a write in flight to the file trace. */
 static bool writes_to(const struct st__rv_ring *r, const struct st__recover_trace *trace)
 {
@@ -383,14 +386,21 @@ int st__rv_stream_open(struct st__rv_stream *s, const struct st__recover *r, con
         s->len = trace->img.len;
         return 0;
     }
-    /* Compressed: only the stretch the notes name (one write: the writer has one in flight at a time). */
+    /*
+     * Compressed: only the stretch the notes name (one write: the writer has
+     * one in flight at a time, of one stage, 1 MiB). A note naming more is
+     * damage; what is decompressed for it is bounded all the same.
+     */
     for (size_t i = 0; i < r->n; i++) {
         const struct st__crash_hdr *h = &r->rings[i].h;
+        uint64_t len = h->inflight_len < MAX_INFLIGHT ? h->inflight_len : MAX_INFLIGHT;
         if (!writes_to(&r->rings[i], trace))
             continue;
         lo = h->inflight_off < lo ? h->inflight_off : lo;
-        hi = h->inflight_off + h->inflight_len > hi ? h->inflight_off + h->inflight_len : hi;
+        hi = h->inflight_off + len > hi ? h->inflight_off + len : hi;
     }
+    if (hi - lo > MAX_INFLIGHT)
+        hi = lo + MAX_INFLIGHT;
     if (lo >= hi)
         return 0;
     if (st__zrange_read(trace->img.data, trace->img.len, lo, hi - lo, &s->dec, &e) < 0)

@@ -2,8 +2,9 @@
  * A compressed trace's v4 bytes by offset (zrange.h). Frames are walked
  * from the file's start: a whole frame whose header gives its content
  * size and that ends before the range is passed over; the others are
- * decompressed with libzstd's streaming decoder, fed everything the file
- * holds of them, so a cut frame gives exactly what `zstd -d` gives of it.
+ * decompressed whole with libzstd's streaming decoder (its checksum
+ * checked), fed everything the file holds of them, so a cut frame gives
+ * exactly what `zstd -d` gives of it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,8 +53,9 @@ static void stop(const struct walk *w, struct st__zrange_end *e, enum st__zrange
 
 /*
  * Decompresses the frame at p (n bytes of the file from it: the frame when
- * whole, else all there is) up to the range's end. 1 when the walk goes on
- * after it (w moved past it), 0 when it stopped (*e set), -ENOMEM.
+ * whole, else all there is), to its end even past the range's: damage is
+ * often seen only there, by its checksum. 1 when the walk goes on after it
+ * (w moved past it), 0 when it stopped (*e set), -ENOMEM.
  */
 static int decode(struct walk *w, const uint8_t *p, size_t n, bool whole, struct st__growbuf *out,
                   struct st__zrange_end *e)
@@ -76,10 +78,6 @@ static int decode(struct walk *w, const uint8_t *p, size_t n, bool whole, struct
             w->at += in.pos;
             w->frame++;
             return 1;
-        }
-        if (w->dpos >= w->hi) {
-            stop(w, e, ST_ZRANGE_DONE, w->at + in.pos, "");
-            return 0;
         }
         if (in.pos == in.size && ob.pos < ob.size) { /* the decoder wants bytes the file does not have */
             if (whole)

@@ -262,12 +262,11 @@ static size_t frame_end(const uint8_t *p, size_t len, bool with_header)
     return len < ST__ZW_FRAME_BYTES ? len : ST__ZW_FRAME_BYTES;
 }
 
-int st__zout_put(struct st__zout *o, const void *p, size_t n)
+/* Takes p[0..n) into the stage and writes the frames it completes. 0 or the error. */
+static int zout_take(struct st__zout *o, const uint8_t *p, size_t n)
 {
     size_t at = 0, end;
 
-    if (o->err)
-        return o->err;
     st__growbuf_put(&o->stage, p, n);
     if (o->stage.failed)
         return o->err = -ENOMEM;
@@ -283,6 +282,18 @@ int st__zout_put(struct st__zout *o, const void *p, size_t n)
         o->stage.len -= at;
     }
     return 0;
+}
+
+int st__zout_put(struct st__zout *o, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    /* A frame's worth at a time: the stage stays about two frames, however much comes at once. */
+    for (size_t at = 0, k; !o->err && at < n; at += k) {
+        k = n - at < ST__ZW_FRAME_BYTES ? n - at : ST__ZW_FRAME_BYTES;
+        zout_take(o, b + at, k);
+    }
+    return o->err;
 }
 
 int st__zout_finish(struct st__zout *o)
