@@ -417,7 +417,7 @@ int st__rv_stream_open(struct st__rv_stream *s, const struct st__recover *r, con
                    (unsigned long long)e.dend);
     else if (e.stop == ST_ZRANGE_DAMAGED)
         st__rv_say(&r->hooks, ST_RECOVER_TRACE_DAMAGED, trace->img.name, NULL, e.frame_off, e.stop_off,
-                   "zstd frame %llu at compressed byte %llu is damaged (%s): read up to compressed byte %llu (v4 "
+                   "zstd frame %llu at compressed byte %llu is damaged (%s): decoded up to compressed byte %llu (v4 "
                    "byte %llu); records after that point count as not written",
                    (unsigned long long)e.frame, (unsigned long long)e.frame_off, e.why, (unsigned long long)e.stop_off,
                    (unsigned long long)e.dend);
