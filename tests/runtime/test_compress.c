@@ -4,7 +4,8 @@
  * records of the same run written plain (names, argument values, order);
  * many passes make many frames, which `zstd -l` counts with the two
  * skippable frames (time index, seek table); stats count every record
- * once; rotate= gives pieces that are each a complete compressed file;
+ * once; rotate= gives pieces that are each a complete compressed file
+ * (its own time index and seek table, read alone and seekable);
  * off/on appends frames to the same file, still one trace; a fork child
  * writes its own compressed file; a process killed with SIGKILL leaves
  * frames the reader reads up to the last one written, with no error;
@@ -172,7 +173,7 @@ static void rotation(void)
     char path[400], dec[420];
     uint64_t next = 0;
     unsigned k;
-    bool ok_all = true;
+    bool ok_all = true, tables = true;
 
     is_int(st_configure("file=r.trace,compress=zstd,rotate=64K", NULL, 0), 0, "compress=zstd,rotate=64K");
     trace_range(0, 20000);
@@ -187,6 +188,23 @@ static void rotation(void)
             ok_all = false;
             break;
         }
+        /* Ended as a whole file is: its time index and seek table (zstd -l), so the reader seeks in it alone. */
+        char *argv[] = {"zstd", "-l", "-v", path, NULL}, *out = NULL;
+        const char *sk = run_tool(argv, &out) == 0 && out ? strstr(out, "Skippable Frames: ") : NULL;
+        struct st_reader *r = NULL;
+        struct st_reader_compression c = {.struct_size = sizeof c};
+        const struct st_record *rec;
+        tables &= sk && atoi(sk + 18) == 2;
+        free(out);
+        if (st_reader_open(&r, path, NULL, NULL, NULL) == 0) { /* this piece alone */
+            while (st_reader_next(r, &rec) == 1)
+                ;
+            st_reader_get_compression(r, &c);
+            tables &= c.compressed && c.seekable && st_reader_error(r)->code == 0;
+            st_reader_close(r);
+        } else {
+            tables = false;
+        }
         for (size_t i = 0; i < t.n; i++)
             if (!t.r[i].mapping && !t.r[i].dropped)
                 ok_all &= (t.r[i].nargs == 1 ? t.r[i].u[0] : t.r[i].u[1]) == next++;
@@ -194,6 +212,7 @@ static void rotation(void)
     }
     ok(k >= 5, "about 1 MB of records in 64K pieces (%u pieces)", k);
     ok(ok_all && next == 20000, "each piece decompresses alone and starts with its mappings; 0..19999 in order");
+    ok(tables, "each piece ends in its own time index and seek table, and reads alone, seekable");
     is_int(st_configure("rotate=off", NULL, 0), 0, "rotate=off");
 }
 

@@ -1,12 +1,13 @@
 /*
- * compress=zstd, the writer's side (zwrite.h; the layout: zstd_seek_format.h).
+ * Compressed traces written (zwrite.h; the layout: zstd_seek_format.h).
  *
- * One frame per stage the writer flushes: the stage holds whole records,
- * so every frame does, and a file cut anywhere loses only the frame being
- * written. Each frame carries its content size and checksum (so `zstd -d`
- * checks it); the checksum is copied into the seek table, as the seekable
- * format asks. The index grows in memory and is written when the file is
- * closed (rotation, switch, off, exit).
+ * Every frame holds whole records (the runtime's stage, or a run st__zout
+ * cut at a record boundary), so a file cut anywhere loses only the frame
+ * being written. Each frame carries its content size and checksum (so
+ * `zstd -d` checks it); the checksum is copied into the seek table, as the
+ * seekable format asks. The index grows in memory and is written when the
+ * file is complete (the runtime: rotation, switch, off, exit; st__zout:
+ * finish).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,22 @@
 
 #include "trace_format.h"
 #include "zwrite.h"
+
+/* The size the record at p claims (len bytes there), or 0: too few bytes to tell, or no record. */
+static size_t record_claim(const uint8_t *p, size_t len)
+{
+    size_t n;
+
+    if (len < ST_MAPPING_FIXED_SIZE)
+        return 0;
+    if (st__fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
+        n = st__fmt_mapping_size(st__fmt_get_u32(p + 16));
+    else if (len >= ST_EVENT_FIXED_SIZE)
+        n = 8 + (size_t)st__fmt_get_u32(p + ST_EV_OFF_LENGTH);
+    else
+        return 0;
+    return n >= ST_MAPPING_FIXED_SIZE ? n : 0;
+}
 
 /* What a stage of records holds, for its time-index entry. */
 static void scan(const uint8_t *p, size_t len, int with_header, struct st__ztime_entry *e)
@@ -187,4 +204,118 @@ int st__zw_parse(const char *v, int *level)
         return -EINVAL;
     *level = n ? (int)n : ST__ZW_DEFAULT_LEVEL; /* zstd's own meaning of 0 */
     return 1;
+}
+
+/* --- a whole stream ------------------------------------------------------------- */
+
+void st__zout_init(struct st__zout *o, int level, st__zout_write_fn write, void *ctx)
+{
+    memset(o, 0, sizeof *o);
+    o->zw.level = level ? level : ST__ZW_DEFAULT_LEVEL;
+    o->write = write;
+    o->ctx = ctx;
+}
+
+/* Compresses p[0..len) into one frame and writes it. 0 or -errno (kept in o->err). */
+static int zout_frame(struct st__zout *o, const uint8_t *p, size_t len)
+{
+    ssize_t n;
+    int r;
+
+    if (o->err)
+        return o->err;
+    if (st__zw_full(&o->zw))
+        return o->err = -EFBIG;
+    if ((n = st__zw_compress(&o->zw, p, len, !o->started)) < 0)
+        return o->err = (int)n;
+    if ((r = o->write(o->ctx, o->zw.out, (size_t)n)) < 0)
+        return o->err = r;
+    st__zw_note(&o->zw, (size_t)n);
+    o->started = true;
+    o->out_bytes += (uint64_t)n;
+    return 0;
+}
+
+/* Records larger than this are taken for damage, not waited for (ours are at most 64 KiB). */
+#define LARGEST_RECORD ((size_t)256 << 20)
+
+/*
+ * Where the next frame of p[0..len) ends: after the last whole record that
+ * ends within ST__ZW_FRAME_BYTES, or after the first when it alone is
+ * larger; 0 while the first record is still coming. Bytes that are no
+ * record go in as they are, a frame's worth (the stream stays exact; only
+ * the time index's counts of that frame are off).
+ */
+static size_t frame_end(const uint8_t *p, size_t len, bool with_header)
+{
+    size_t start = with_header ? ST_HEADER_SIZE : 0, at = start, n;
+
+    if (len <= start)
+        return 0;
+    while ((n = record_claim(p + at, len - at)) != 0 && n <= len - at && (at == start || at + n <= ST__ZW_FRAME_BYTES))
+        at += n;
+    if (at > start)
+        return at;
+    n = record_claim(p + start, len - start);
+    if (n > len - start && n <= LARGEST_RECORD)
+        return 0;
+    return len < ST__ZW_FRAME_BYTES ? len : ST__ZW_FRAME_BYTES;
+}
+
+/* Takes p[0..n) into the stage and writes the frames it completes. 0 or the error. */
+static int zout_take(struct st__zout *o, const uint8_t *p, size_t n)
+{
+    size_t at = 0, end;
+
+    st__growbuf_put(&o->stage, p, n);
+    if (o->stage.failed)
+        return o->err = -ENOMEM;
+    o->in_bytes += n;
+    while (o->stage.len - at >= ST__ZW_FRAME_BYTES &&
+           (end = frame_end(o->stage.data + at, o->stage.len - at, !o->started)) != 0) {
+        if (zout_frame(o, o->stage.data + at, end) < 0)
+            return o->err;
+        at += end;
+    }
+    if (at) {
+        memmove(o->stage.data, o->stage.data + at, o->stage.len - at);
+        o->stage.len -= at;
+    }
+    return 0;
+}
+
+int st__zout_put(struct st__zout *o, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    /* A frame's worth at a time: the stage stays about two frames, however much comes at once. */
+    for (size_t at = 0, k; !o->err && at < n; at += k) {
+        k = n - at < ST__ZW_FRAME_BYTES ? n - at : ST__ZW_FRAME_BYTES;
+        zout_take(o, b + at, k);
+    }
+    return o->err;
+}
+
+int st__zout_finish(struct st__zout *o)
+{
+    struct st__growbuf trailer = {0};
+    size_t tsize;
+    int r;
+
+    if (o->err)
+        return o->err;
+    /* What is left (an empty stream: one empty frame, which zstd -d makes an empty file). */
+    if ((o->stage.len || !o->started) && zout_frame(o, o->stage.data, o->stage.len) < 0)
+        return o->err;
+    o->stage.len = 0;
+    if ((r = st__zw_trailer(&o->zw, &trailer, &tsize)) == 0 && (r = o->write(o->ctx, trailer.data, trailer.len)) == 0)
+        o->out_bytes += trailer.len;
+    st__growbuf_free(&trailer);
+    return o->err = r;
+}
+
+void st__zout_free(struct st__zout *o)
+{
+    st__zw_free(&o->zw);
+    st__growbuf_free(&o->stage);
 }
