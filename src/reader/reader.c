@@ -693,13 +693,9 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
  * and the shift must be known, so the times compare exactly as
  * selected() compares them.
  */
-static int frame_skippable(void *ctx, const struct st__ztime_entry *e, bool extreme)
+/* frame_skippable() with filters: 1 when they drop every record of e, 0 no, -1 not known yet. */
+static int filters_skip(const struct st__trace *r, const struct st__ztime_entry *e)
 {
-    struct st__trace *r = ctx;
-    if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || r->scan_only)
-        return 0;
-    if (!r->filtering) /* ST_READER_SUMMARY: the summary counts it; its process is the one described */
-        return (r->flags & ST_READER_SUMMARY) && !extreme && r->meta.cur && st__zin_summary(r->zin);
     if (r->filter_pid && r->pid_match == 0)
         return 1;
     if (!(r->filter_from || r->filter_to))
@@ -709,6 +705,28 @@ static int frame_skippable(void *ctx, const struct st__ztime_entry *e, bool extr
     uint64_t shift = r->shifting ? (uint64_t)r->shift : 0;
     int64_t first = (int64_t)(e->first_ns + shift - r->origin), last = (int64_t)(e->last_ns + shift - r->origin);
     return (r->filter_from && last < r->from_ns) || (r->filter_to && first > r->to_ns);
+}
+
+/*
+ * frame_skippable() without filters, ST_READER_SUMMARY: whether the piece's
+ * summary answers for the frame; -1 before a description is in force (its
+ * records' process is known only by reading them, when none comes first).
+ */
+static int summary_skip(const struct st__trace *r, bool extreme)
+{
+    if (!(r->flags & ST_READER_SUMMARY) || extreme || !st__zin_summary(r->zin))
+        return 0;
+    return r->meta.cur ? 1 : -1;
+}
+
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e, bool extreme)
+{
+    struct st__trace *r = ctx;
+    if (e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME))
+        return 0;
+    int w = r->filtering ? filters_skip(r, e) : summary_skip(r, extreme);
+    /* Reading the head (prime(), scan_only): a frame the records delivered later may skip ends the reading. */
+    return w > 0 && r->scan_only ? -1 : w;
 }
 
 /* A frame was skipped: its records count as a full read would have counted them, all filtered. */
@@ -828,9 +846,12 @@ static int next_v4(struct st__trace *r)
 {
     for (;;) {
         uint64_t num = r->number + 1;
-        int ret = more(r, num);
-        if (ret <= 0)
-            return ret;
+        int ret;
+        if (UNLIKELY(r->pos == r->end)) {
+            if ((ret = more_slow(r, num)) <= 0)
+                return ret;
+            num = r->number + 1; /* compressed frames skipped meanwhile counted their records (frame_skipped) */
+        }
         if ((ret = need(r, 8, num, "a record type word")) < 0)
             return ret;
         if (ld64(r, r->pos) == ST_RECORD_TYPE_MAPPING) {
