@@ -14,8 +14,9 @@
  * The workload runs in a child process (re-executed), so its exit report
  * (stderr) and its last pass at exit are the real ones. The file is read
  * by zstd -d and the strict v4 decoder (the real consumer of the format),
- * per-thread sequences checked; the reader library's counters and the
- * seek table's time index (what info answers from) must agree with it.
+ * per-thread sequences checked; the reader library's counters, and the
+ * seek table's time index and summary (what info answers from), must
+ * agree with it.
  */
 #include <pthread.h>
 #include <time.h>
@@ -69,6 +70,12 @@ static int unzstd(const char *src, const char *dst)
     st = r.status;
     tu_run_free(&r);
     return st;
+}
+
+static void add_count(void *opaque, const struct st_event_info *ev, const char *name, uint64_t id, uint64_t count)
+{
+    (void)ev, (void)name, (void)id;
+    *(uint64_t *)opaque += count;
 }
 
 /* One starved run with bufsize=bufsize, checked. */
@@ -146,6 +153,21 @@ static void starve(const char *self, const char *bufsize, unsigned n)
         is_u64(c.dropped_events, s.drops, "%s: reader: the decoder's dropped counts", what);
         is_u64(c.dropped_records, s.drop_records, "%s: reader: the decoder's dropped records", what);
         is_u64(seen, s.events + s.drop_records, "%s: reader: every event and dropped record delivered", what);
+        st_reader_close(r);
+    }
+    /* Answered from the seek table (what info does): the same counts, its summary's event count the file's. */
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_SUMMARY};
+    uint64_t summed = 0;
+    if (ok(st_reader_open(&r, path, NULL, &o, NULL) == 0, "%s: opened again, answered from the seek table", what)) {
+        while (st_reader_next(r, &rec) == 1)
+            ;
+        st_reader_get_counters(r, &c);
+        st_reader_get_compression(r, &z);
+        st_reader_summary_counts(r, add_count, &summed);
+        ok(z.summarized && c.events == s.events && c.dropped_events == s.drops && c.dropped_records == s.drop_records,
+           "%s: seek table: the decoder's events, drops and dropped records (%llu of %llu frames skipped)", what,
+           (unsigned long long)z.frames_skipped, (unsigned long long)z.frames);
+        is_u64(summed, s.events, "%s: summary: the decoder's event records", what);
         st_reader_close(r);
     }
 }
