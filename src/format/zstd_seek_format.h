@@ -1,7 +1,8 @@
 /*
  * A compressed trace (compress=zstd): the v4 stream of trace_format.h cut
- * into independent zstd frames, plus two skippable frames at the end that
- * let a reader jump. One definition for the writer (runtime/drain) and the
+ * into independent zstd frames, plus skippable frames at the end that let
+ * a reader jump (the time index, zstd's seek table) and answer without
+ * decompressing (the summary). One definition for the writer (runtime/drain) and the
  * readers. Depends on nothing but the C library.
  *
  *   file        := data_frame+ [[summary] time_index seek_table]
