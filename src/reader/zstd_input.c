@@ -62,8 +62,8 @@ struct ahead {
     uint8_t *cbuf[2];            /* compressed bytes read (file sources): [0] the reading thread's, [1] the helper's */
     size_t cbuf_cap;
     ZSTD_DCtx *hd;               /* the helper's decompressor */
-    /* The helper's job, under mu. */
-    enum { JOB_NONE, JOB_WORK, JOB_DONE, JOB_QUIT } job;
+    /* The helper's job, under mu: posted (WORK), taken up (BUSY), done, or the end (QUIT). */
+    enum { JOB_NONE, JOB_WORK, JOB_BUSY, JOB_DONE, JOB_QUIT } job;
     uint32_t job_k;              /* the seek-table entry it decompresses */
     int job_slot;
     bool job_ok;                 /* JOB_DONE: the frame decompressed to its listed size */
@@ -332,6 +332,7 @@ static void *helper_main(void *arg)
             break;
         const struct st__zframe *f = &z->ix.frames[a->job_k];
         uint8_t *dst = a->slot[a->job_slot];
+        a->job = JOB_BUSY;
         pthread_mutex_unlock(&a->mu);
         bool ok = frame_whole(z, a->hd, f, dst, a->cbuf[1]);
         pthread_mutex_lock(&a->mu);
@@ -375,20 +376,27 @@ static void ahead_setup(struct st__zin *z)
     a->locks = a->on = true;
 }
 
-/* Waits until the helper holds no job in progress; its result (if any) stays. Called with mu held. */
+/* Waits until the helper is not inside a frame; its result (if any) stays. Called with mu held. */
 static void ahead_wait_locked(struct ahead *a)
 {
-    while (a->job == JOB_WORK)
+    while (a->job == JOB_BUSY)
         pthread_cond_wait(&a->cv, &a->mu);
 }
 
-/* Hands the helper entry k (a data frame) to decompress into the slot not being delivered. */
+/*
+ * Hands the helper entry k (a data frame) to decompress into the slot not
+ * being delivered; not when it is still inside another frame (the reading
+ * thread does not wait for one it does not need).
+ */
 static void ahead_post(struct st__zin *z, uint32_t k)
 {
     struct ahead *a = &z->a;
 
     pthread_mutex_lock(&a->mu);
-    ahead_wait_locked(a);
+    if (a->job == JOB_BUSY) {
+        pthread_mutex_unlock(&a->mu);
+        return;
+    }
     if (!a->started) {
         if (!a->hd)
             a->hd = ZSTD_createDCtx();
@@ -420,8 +428,10 @@ static uint32_t next_kept(struct st__zin *z, uint32_t k)
 
 /*
  * At the boundary of frame f (entry z->k, kept): takes it whole into a
- * slot, from the helper when it decompressed it ahead, else here; starts
- * the helper on the next one. false when it failed: the caller streams it.
+ * slot, from the helper when it decompressed it ahead (waiting when it is
+ * at it), else here: also when the helper has not taken it up yet (no core
+ * was free for it: waiting would be slower than one thread). Starts the
+ * helper on the next one. false when it failed: the caller streams it.
  */
 static bool ahead_take(struct st__zin *z, const struct st__zframe *f)
 {
@@ -430,13 +440,15 @@ static bool ahead_take(struct st__zin *z, const struct st__zframe *f)
 
     if (a->started) {
         pthread_mutex_lock(&a->mu);
-        ahead_wait_locked(a); /* this frame's, or another's (skipped since: its result is dropped) */
+        if (a->job == JOB_BUSY && a->job_k == z->k)
+            ahead_wait_locked(a);
         if (a->job == JOB_DONE && a->job_k == z->k && a->job_ok) {
             a->cur_slot = a->job_slot;
             have = true;
             z->frames_ahead++;
         }
-        a->job = JOB_NONE;
+        if (a->job != JOB_BUSY) /* busy with a frame skipped since: it finishes into the other slot, unused */
+            a->job = JOB_NONE;
         pthread_mutex_unlock(&a->mu);
     }
     if (!have && !frame_whole(z, z->d, f, a->slot[a->cur_slot], a->cbuf[0])) {

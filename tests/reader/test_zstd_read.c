@@ -1,12 +1,14 @@
 /*
  * The reader on a compressed trace of many frames (compress=zstd, written
- * here: 200 flushes, a group registered half-way so a frame in the middle
+ * here: 40 flushes, a group registered half-way so a frame in the middle
  * holds mappings), record by record against the same trace decompressed
  * by `zstd -d` (the real consumer of the format), read plain:
  *
  *   - a full read gives every record with the same number, offset,
  *     timestamp, event and values, from a file and from memory, with the
- *     decompress-ahead thread (frames_ahead > 0) and without it
+ *     decompress-ahead thread (frames_ahead > 0 in one of up to ten reads:
+ *     the reading thread takes a frame the thread has not begun, so on a
+ *     busy machine a read may go without it) and without it
  *     (SIMPLETRACE_DECOMPRESS_AHEAD=0: frames_ahead 0);
  *   - a --from/--to window skips frames, and the records it gives keep a
  *     full read's numbers and offsets; the counters are a full read's;
@@ -31,7 +33,7 @@ static struct st_event ev_late = {sizeof(struct st_event), 0, 0, "zr_late", "int
 static struct st_event *const late_events[] = {&ev_late};
 static struct st_group grp_late = {sizeof(struct st_group), "zread_late", late_events, 1, 0};
 
-/* Writes the compressed trace: 200 frames of 500 records (one flush each). */
+/* Writes the compressed trace: 40 frames of 2500 records (one flush each). */
 static int write_trace(const char *path)
 {
     static const char text[] = "abcdefghijklmnopqrstuvwxyz";
@@ -41,13 +43,13 @@ static int write_trace(const char *path)
     snprintf(cfg, sizeof cfg, "zr_*,bufsize=4M,compress=zstd,file=%s", path);
     if (st_configure(cfg, NULL, 0) != 0)
         return -1;
-    for (int k = 0; k < 200; k++) {
-        if (k == 100)
+    for (int k = 0; k < 40; k++) {
+        if (k == 20)
             st_group_register(&grp_late);
-        for (int i = 0; i < 500; i++, seq++) {
+        for (int i = 0; i < 2500; i++, seq++) {
             if (seq % 3 == 0)
                 test_trace_iis(&ev_s, seq * 7, seq, text + seq % 20);
-            else if (k >= 100 && seq % 3 == 1)
+            else if (k >= 20 && seq % 3 == 1)
                 test_trace_ii(&ev_late, seq, k);
             else
                 test_trace_i(&ev_a, seq);
@@ -218,7 +220,7 @@ int main(void)
     snprintf(plain, sizeof plain, "%s", test_path("z.trace"));
     snprintf(bad, sizeof bad, "%s", test_path("bad.trace.zst"));
 
-    is_int(write_trace(zpath), 0, "compress=zstd: 200 flushes of 500 records, a group registered half-way");
+    is_int(write_trace(zpath), 0, "compress=zstd: 40 flushes of 2500 records, a group registered half-way");
     char *unzstd[] = {"zstd", "-q", "-d", "-f", zpath, "-o", plain, NULL};
     ok(tu_run(unzstd, NULL, NULL, true, &t) == 0 && t.status == 0, "zstd -d decompresses it");
     tu_run_free(&t);
@@ -227,14 +229,22 @@ int main(void)
     ok(p.ret == 0 && p.n == 100000, "the plain file reads (%zu records)", p.n);
 
     /* Full reads. */
-    read_all(&z, zpath, NULL, 0, &o);
-    ok(z.ret == 0 && same_records(&z, &p), "the compressed file: the same records, numbers and offsets");
-    ok(same_counters(&z.c, &p.c), "the same counters");
-    ok(z.z.compressed && z.z.seekable && z.z.frames >= 200, "seekable, %llu frames", (unsigned long long)z.z.frames);
-    ok(z.z.frames_ahead > 0 && z.z.frames_ahead < z.z.frames,
-       "decompressed ahead by the second thread: %llu of %llu frames", (unsigned long long)z.z.frames_ahead,
-       (unsigned long long)z.z.frames);
-    run_free(&z);
+    uint64_t ahead = 0;
+    bool same = true, counters = true, seekable = true;
+    for (int i = 0; i < 10 && !ahead; i++) {
+        read_all(&z, zpath, NULL, 0, &o);
+        same &= z.ret == 0 && same_records(&z, &p);
+        counters &= same_counters(&z.c, &p.c);
+        seekable &= z.z.compressed && z.z.seekable && z.z.frames >= 40;
+        ahead = z.z.frames_ahead;
+        diag("read %d: %llu of %llu frames decompressed ahead", i + 1, (unsigned long long)ahead,
+             (unsigned long long)z.z.frames);
+        run_free(&z);
+    }
+    ok(same, "the compressed file: the same records, numbers and offsets");
+    ok(counters, "the same counters");
+    ok(seekable, "seekable, 40 frames at least");
+    ok(ahead > 0, "the second thread decompressed frames ahead (%llu)", (unsigned long long)ahead);
     set_ahead(false);
     read_all(&z, zpath, NULL, 0, &o);
     ok(z.ret == 0 && same_records(&z, &p) && z.z.frames_ahead == 0,
@@ -243,10 +253,16 @@ int main(void)
     set_ahead(true);
     size_t zsize = 0;
     char *zdata = tu_slurp(zpath, &zsize);
-    read_all(&z, "mem.zst", zdata, zsize, &o);
-    ok(z.ret == 0 && same_records(&z, &p) && z.z.frames_ahead > 0, "from memory: the same records, %llu ahead",
-       (unsigned long long)z.z.frames_ahead);
-    run_free(&z);
+    ahead = 0;
+    same = true;
+    for (int i = 0; i < 10 && !ahead; i++) {
+        read_all(&z, "mem.zst", zdata, zsize, &o);
+        same &= z.ret == 0 && same_records(&z, &p);
+        ahead = z.z.frames_ahead;
+        run_free(&z);
+    }
+    ok(same, "from memory: the same records");
+    ok(ahead > 0, "from memory: frames decompressed ahead (%llu)", (unsigned long long)ahead);
 
     /* A window: frames skipped, numbers kept. */
     uint64_t lo, hi;
@@ -269,7 +285,7 @@ int main(void)
     read_all(&z, zpath, NULL, 0, &o);
     ok(z.ret == 0 && z.err.code == 0, "summary: the reader ends cleanly");
     ok(z.z.summarized, "summary: the file's seek table has a summary");
-    ok(z.z.frames_skipped > 0 && (z.z.frames - z.z.frames_skipped) * 20 < z.z.frames,
+    ok(z.z.frames_skipped > 0 && (z.z.frames - z.z.frames_skipped) * 5 < z.z.frames,
        "summary: %llu of %llu frames decompressed", (unsigned long long)(z.z.frames - z.z.frames_skipped),
        (unsigned long long)z.z.frames);
     ok(z.n < p.n && subset(&z, &p), "summary: the %zu records given are the full read's (numbers, offsets)", z.n);
@@ -285,7 +301,7 @@ int main(void)
         ;
     is_int(st_reader_summary_counts(r, count_cb, &k), 0, "summary: st_reader_summary_counts()");
     st_reader_close(r);
-    bool same = k.unknown == 0;
+    same = k.unknown == 0;
     for (size_t i = 0; i < 64; i++)
         same &= k.by_name[i] == p.per_event[i];
     ok(same, "summary: every event's count is the full read's");
