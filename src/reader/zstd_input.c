@@ -34,13 +34,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
 
+#include "thread_start.h"
 #include "zstd_input.h"
 
 #define IN_CHUNK ((size_t)128 << 10)
@@ -400,11 +400,8 @@ static void ahead_post(struct st__zin *z, uint32_t k)
     if (!a->started) {
         if (!a->hd)
             a->hd = ZSTD_createDCtx();
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old); /* the helper takes no signal meant for the program */
-        a->started = a->hd && pthread_create(&a->th, NULL, helper_main, z) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        /* (it waits for mu, held here, once running: no deadlock, the start returns before) */
+        a->started = a->hd && st__thread_start(&a->th, NULL, helper_main, z, "st-unzstd") == 0;
     }
     if (a->started) {
         a->job_k = k;
