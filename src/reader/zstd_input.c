@@ -24,10 +24,17 @@
  * above). The thread reads the frame with pread() (or from memory) and
  * never touches the read position; whether to skip a frame is still asked
  * at its boundary, on the reading thread (a frame decompressed ahead and
- * then skipped is dropped). A frame that fails there (damage, a short
- * read) is decoded again by the streaming path, which says what failed
- * and where, after the records before it, exactly as without the thread.
- * SIMPLETRACE_DECOMPRESS_AHEAD=0 leaves the thread out (for measuring).
+ * then skipped is dropped). A frame the thread has not begun when the
+ * reader needs it is decompressed by the reader itself (no core was free
+ * for the thread: waiting would be slower than one thread). A frame that
+ * fails (damage, a short read) is decoded again by the streaming path,
+ * which says what failed and where, after the records before it, exactly
+ * as without the thread. SIMPLETRACE_DECOMPRESS_AHEAD=0 leaves the thread
+ * out (for measuring).
+ *
+ * The summary (ST_READER_SUMMARY): read with the tables when the frame
+ * listed before the time index is one; st__zin_summary() hands it to the
+ * reader, which skips the frames it answers for (frame_skippable()).
  */
 #include <errno.h>
 #include <pthread.h>
