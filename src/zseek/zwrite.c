@@ -35,11 +35,70 @@ static size_t record_claim(const uint8_t *p, size_t len)
     return n >= ST_MAPPING_FIXED_SIZE ? n : 0;
 }
 
-/* What a stage of records holds, for its time-index entry. */
-static void scan(const uint8_t *p, size_t len, int with_header, struct st__ztime_entry *e)
+/* The slot of id in the summary's table (its capacity a power of two, never full). */
+static struct st__zw_count *count_slot(struct st__zw_count *t, unsigned bits, uint64_t id)
+{
+    size_t mask = ((size_t)1 << bits) - 1;
+    for (size_t i = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits)) & mask;; i = (i + 1) & mask)
+        if (!t[i].used || t[i].id == id)
+            return &t[i];
+}
+
+/* Doubles the summary's table. 0 or -ENOMEM. */
+static int counts_grow(struct st__zw *z)
+{
+    unsigned bits = z->count_bits ? z->count_bits + 1 : 6;
+    struct st__zw_count *t = calloc((size_t)1 << bits, sizeof *t);
+
+    if (!t)
+        return -ENOMEM;
+    for (size_t i = 0; z->count_bits && i < ((size_t)1 << z->count_bits); i++)
+        if (z->counts[i].used)
+            *count_slot(t, bits, z->counts[i].id) = z->counts[i];
+    free(z->counts);
+    z->counts = t;
+    z->count_bits = bits;
+    return 0;
+}
+
+/* One event record of id in the frame being made. */
+static void count_event(struct st__zw *z, uint64_t id)
+{
+    struct st__zw_count *c;
+
+    if (z->counts_failed)
+        return;
+    if ((z->ncounts + 1) * 2 > ((size_t)1 << z->count_bits) && counts_grow(z) < 0) {
+        z->counts_failed = 1; /* the trailer goes without a summary; the index is whole */
+        return;
+    }
+    c = count_slot(z->counts, z->count_bits, id);
+    if (!c->used) {
+        *c = (struct st__zw_count){.id = id, .used = 1};
+        z->ncounts++;
+    }
+    c->pending++;
+}
+
+/* Forgets the pending counts (of a frame made but never written), or (commit) adds them to the file's. */
+static void counts_settle(struct st__zw *z, int commit)
+{
+    for (size_t i = 0; z->count_bits && i < ((size_t)1 << z->count_bits); i++) {
+        if (commit)
+            z->counts[i].records += z->counts[i].pending;
+        z->counts[i].pending = 0;
+    }
+    if (commit)
+        z->write_lost += z->pending_write_lost;
+    z->pending_write_lost = 0;
+}
+
+/* What a stage of records holds, for its time-index entry and the summary. */
+static void scan(struct st__zw *z, const uint8_t *p, size_t len, int with_header, struct st__ztime_entry *e)
 {
     size_t at = with_header ? ST_HEADER_SIZE : 0;
 
+    counts_settle(z, 0);
     *e = (struct st__ztime_entry){.flags = ST_ZTIME_NOTIME | (with_header ? ST_ZTIME_META : 0)};
     while (at + ST_MAPPING_FIXED_SIZE <= len) {
         const uint8_t *r = p + at;
@@ -49,12 +108,16 @@ static void scan(const uint8_t *p, size_t len, int with_header, struct st__ztime
             e->flags |= ST_ZTIME_META;
             n = st__fmt_mapping_size(st__fmt_get_u32(r + 16));
         } else {
-            uint64_t ts = st__fmt_get_u64(r + ST_EV_OFF_TIMESTAMP);
-            if (st__fmt_get_u64(r + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID) {
+            uint64_t ts = st__fmt_get_u64(r + ST_EV_OFF_TIMESTAMP), id = st__fmt_get_u64(r + ST_EV_OFF_ID);
+            if (id == ST_DROPPED_EVENT_ID) {
+                uint64_t count = st__fmt_get_u64(r + ST_EV_OFF_PAYLOAD);
                 e->dropped_records++;
-                e->dropped_events += st__fmt_get_u64(r + ST_EV_OFF_PAYLOAD);
+                e->dropped_events += count;
+                if (st__fmt_get_u32(r + ST_EV_OFF_PID) == ST_PID_WRITE_LOST)
+                    z->pending_write_lost += count;
             } else {
                 e->events++;
+                count_event(z, id);
             }
             if ((e->flags & ST_ZTIME_NOTIME) || ts < e->first_ns)
                 e->first_ns = ts;
@@ -88,7 +151,7 @@ ssize_t st__zw_compress(struct st__zw *z, const uint8_t *data, size_t len, int w
     n = ZSTD_compress2(z->cctx, z->out, z->cap, data, len);
     if (ZSTD_isError(n))
         return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
-    scan(data, len, with_header, &z->pending);
+    scan(z, data, len, with_header, &z->pending);
     z->pending_dsize = (uint32_t)len;
     z->pending_sum = n >= 4 ? st__zle_get32(z->out + n - 4) : 0; /* the frame's content checksum */
     return (ssize_t)n;
@@ -114,57 +177,94 @@ static void add_entry(struct st__zw *z, uint32_t csize, uint32_t dsize, uint32_t
 void st__zw_note(struct st__zw *z, size_t csize)
 {
     add_entry(z, (uint32_t)csize, z->pending_dsize, z->pending_sum, &z->pending);
+    counts_settle(z, 1);
 }
 
 int st__zw_full(const struct st__zw *z)
 {
-    return z->n + 2 >= ST_ZSEEK_MAX_FRAMES;
+    return z->n + 3 >= ST_ZSEEK_MAX_FRAMES; /* room for the trailer's three */
 }
 
-int st__zw_trailer(struct st__zw *z, struct st__growbuf *out, size_t *time_size)
+/* Writes the summary frame (ssize bytes) at p. */
+static void put_summary(const struct st__zw *z, uint8_t *p, uint64_t ssize)
 {
-    uint64_t tsize = st__ztime_frame_size(z->n);
+    st__zle_put32(p, ST_ZSUM_SKIP_MAGIC);
+    st__zle_put32(p + 4, (uint32_t)(ssize - ST_ZSKIP_HEADER_SIZE));
+    st__zle_put32(p + 8, ST_ZSUM_MAGIC);
+    st__zle_put32(p + 12, ST_ZSUM_VERSION);
+    st__zle_put32(p + 16, z->ncounts);
+    st__zle_put32(p + 20, ST_ZSUM_ENTRY_SIZE);
+    st__zle_put64(p + 24, z->write_lost);
+    p += ST_ZSKIP_HEADER_SIZE + ST_ZSUM_HEAD_SIZE;
+    for (size_t i = 0; z->count_bits && i < ((size_t)1 << z->count_bits); i++) {
+        if (!z->counts[i].used)
+            continue;
+        st__zle_put64(p, z->counts[i].id);
+        st__zle_put64(p + 8, z->counts[i].records);
+        p += ST_ZSUM_ENTRY_SIZE;
+    }
+}
+
+int st__zw_trailer(struct st__zw *z, struct st__growbuf *out, struct st__zw_trailer_sizes *sizes)
+{
+    uint64_t ssize = z->counts_failed ? 0 : st__zsum_frame_size(z->ncounts);
+    uint32_t nt = z->n + (ssize != 0); /* time-index entries: the frames before it */
+    uint64_t tsize = st__ztime_frame_size(nt), total = ssize + tsize + st__zseek_frame_size(nt + 1);
+    struct st__ztime_entry none = {.flags = ST_ZTIME_NOTIME | ST_ZTIME_NODATA};
     uint8_t *p;
 
     out->len = 0;
-    if (z->seek.failed || z->time.failed || tsize > UINT32_MAX ||
-        !(p = st__growbuf_room(out, tsize + st__zseek_frame_size(z->n + 1))))
+    if (z->seek.failed || z->time.failed || ssize > UINT32_MAX || tsize > UINT32_MAX || !(p = st__growbuf_room(out, total)))
         return -ENOMEM;
-    /* The time index: one entry per frame before it. */
+    /* The summary: the whole file's event records per ID. */
+    if (ssize)
+        put_summary(z, p, ssize);
+    p += ssize;
+    /* The time index: one entry per frame before it (the summary's last). */
     st__zle_put32(p, ST_ZTIME_SKIP_MAGIC);
     st__zle_put32(p + 4, (uint32_t)(tsize - ST_ZSKIP_HEADER_SIZE));
     st__zle_put32(p + 8, ST_ZTIME_MAGIC);
     st__zle_put32(p + 12, ST_ZTIME_VERSION);
-    st__zle_put32(p + 16, z->n);
+    st__zle_put32(p + 16, nt);
     st__zle_put32(p + 20, ST_ZTIME_ENTRY_SIZE);
     if (z->n)
         memcpy(p + ST_ZSKIP_HEADER_SIZE + ST_ZTIME_HEAD_SIZE, z->time.data, z->time.len);
+    if (ssize)
+        st__ztime_put(p + ST_ZSKIP_HEADER_SIZE + ST_ZTIME_HEAD_SIZE + z->time.len, &none);
     p += tsize;
     /* The seek table: those frames, then the time index itself. */
     st__zle_put32(p, ST_ZSEEK_SKIP_MAGIC);
-    st__zle_put32(p + 4, (uint32_t)(st__zseek_frame_size(z->n + 1) - ST_ZSKIP_HEADER_SIZE));
+    st__zle_put32(p + 4, (uint32_t)(st__zseek_frame_size(nt + 1) - ST_ZSKIP_HEADER_SIZE));
     p += ST_ZSKIP_HEADER_SIZE;
     if (z->n)
         memcpy(p, z->seek.data, z->seek.len);
     p += z->seek.len;
+    if (ssize) {
+        st__zle_put32(p, (uint32_t)ssize);
+        st__zle_put32(p + 4, 0);
+        st__zle_put32(p + 8, 0);
+        p += ST_ZSEEK_ENTRY_SIZE;
+    }
     st__zle_put32(p, (uint32_t)tsize);
     st__zle_put32(p + 4, 0);
     st__zle_put32(p + 8, 0);
     p += ST_ZSEEK_ENTRY_SIZE;
-    st__zle_put32(p, z->n + 1);
+    st__zle_put32(p, nt + 1);
     p[4] = ST_ZSEEK_CHECKSUMS;
     st__zle_put32(p + 5, ST_ZSEEK_FOOTER_MAGIC);
-    st__growbuf_commit(out, tsize + st__zseek_frame_size(z->n + 1));
-    *time_size = (size_t)tsize;
+    st__growbuf_commit(out, total);
+    *sizes = (struct st__zw_trailer_sizes){(size_t)ssize, (size_t)tsize, (size_t)total};
     return 0;
 }
 
-void st__zw_keep_trailer(struct st__zw *z, size_t time_size, size_t total)
+void st__zw_keep_trailer(struct st__zw *z, const struct st__zw_trailer_sizes *sizes)
 {
     struct st__ztime_entry none = {.flags = ST_ZTIME_NOTIME | ST_ZTIME_NODATA};
 
-    add_entry(z, (uint32_t)time_size, 0, 0, &none);
-    add_entry(z, (uint32_t)(total - time_size), 0, 0, &none);
+    if (sizes->summary)
+        add_entry(z, (uint32_t)sizes->summary, 0, 0, &none);
+    add_entry(z, (uint32_t)sizes->time, 0, 0, &none);
+    add_entry(z, (uint32_t)(sizes->total - sizes->summary - sizes->time), 0, 0, &none);
 }
 
 void st__zw_reset(struct st__zw *z, int level)
@@ -173,6 +273,11 @@ void st__zw_reset(struct st__zw *z, int level)
     z->seek.failed = z->time.failed = false;
     z->n = 0;
     z->level = level;
+    if (z->count_bits)
+        memset(z->counts, 0, ((size_t)1 << z->count_bits) * sizeof *z->counts);
+    z->ncounts = 0;
+    z->write_lost = z->pending_write_lost = 0;
+    z->counts_failed = 0;
 }
 
 void st__zw_free(struct st__zw *z)
@@ -181,6 +286,7 @@ void st__zw_free(struct st__zw *z)
     free(z->out);
     st__growbuf_free(&z->seek);
     st__growbuf_free(&z->time);
+    free(z->counts);
     memset(z, 0, sizeof *z);
 }
 
@@ -299,7 +405,7 @@ int st__zout_put(struct st__zout *o, const void *p, size_t n)
 int st__zout_finish(struct st__zout *o)
 {
     struct st__growbuf trailer = {0};
-    size_t tsize;
+    struct st__zw_trailer_sizes sizes;
     int r;
 
     if (o->err)
@@ -308,7 +414,7 @@ int st__zout_finish(struct st__zout *o)
     if ((o->stage.len || !o->started) && zout_frame(o, o->stage.data, o->stage.len) < 0)
         return o->err;
     o->stage.len = 0;
-    if ((r = st__zw_trailer(&o->zw, &trailer, &tsize)) == 0 && (r = o->write(o->ctx, trailer.data, trailer.len)) == 0)
+    if ((r = st__zw_trailer(&o->zw, &trailer, &sizes)) == 0 && (r = o->write(o->ctx, trailer.data, trailer.len)) == 0)
         o->out_bytes += trailer.len;
     st__growbuf_free(&trailer);
     return o->err = r;

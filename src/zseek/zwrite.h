@@ -1,6 +1,6 @@
 /*
  * Compressed traces written (the layout: zstd_seek_format.h): zstd frames
- * of whole records, then a time index and zstd's seek table. One writer
+ * of whole records, then a summary, a time index and zstd's seek table. One writer
  * for every file we compress: the runtime's compress=zstd, the outputs of
  * merge and recover, flight snapshots.
  *
@@ -27,6 +27,13 @@
 /* The v4 bytes st__zout puts in a frame (the runtime's stage size): small enough to seek well, big enough to compress well. */
 #define ST__ZW_FRAME_BYTES ((size_t)1 << 20)
 
+/* One event ID's records in the file: noted (frames written) and in the frame made last. */
+struct st__zw_count {
+    uint64_t id;
+    uint64_t records, pending;
+    int used;
+};
+
 struct st__zw {
     void *cctx;               /* ZSTD_CCtx, made at the first frame */
     int level;                /* of the frames this file gets */
@@ -37,6 +44,11 @@ struct st__zw {
     uint32_t n;               /* entries of both */
     struct st__ztime_entry pending; /* what the frame in out holds, noted once it is written */
     uint32_t pending_dsize, pending_sum;
+    struct st__zw_count *counts; /* the summary: event records per ID (open addressing) */
+    uint32_t ncounts;         /* IDs in counts */
+    unsigned count_bits;      /* capacity = 1 << count_bits (0: none yet) */
+    uint64_t write_lost, pending_write_lost; /* the summary's write_lost_events: noted, and of the frame in out */
+    int counts_failed;        /* out of memory for counts: no summary is written */
 };
 
 /*
@@ -52,14 +64,20 @@ void st__zw_note(struct st__zw *z, size_t csize);
 /* Whether the index has room for more frames (zstd's limit on a seek table). */
 int st__zw_full(const struct st__zw *z);
 
-/*
- * Builds the time index and the seek table that end the file into *out
- * (emptied first); *time_size is the time index's share. 0, or -ENOMEM.
- */
-int st__zw_trailer(struct st__zw *z, struct st__growbuf *out, size_t *time_size);
+/* The sizes of a trailer's frames: the summary (0: none), the time index, and all three with the seek table. */
+struct st__zw_trailer_sizes {
+    size_t summary, time, total;
+};
 
-/* The trailer built for this file stays in it, mid-file (the file is appended to): two more entries. */
-void st__zw_keep_trailer(struct st__zw *z, size_t time_size, size_t total);
+/*
+ * Builds the summary, the time index and the seek table that end the file
+ * into *out (emptied first), their sizes in *sizes. 0, or -ENOMEM. Without
+ * memory for the summary's counts the trailer goes without a summary.
+ */
+int st__zw_trailer(struct st__zw *z, struct st__growbuf *out, struct st__zw_trailer_sizes *sizes);
+
+/* The trailer built for this file stays in it, mid-file (the file is appended to): its frames join the index. */
+void st__zw_keep_trailer(struct st__zw *z, const struct st__zw_trailer_sizes *sizes);
 
 /* Forgets the index (a new file); the context and buffers stay for reuse. */
 void st__zw_reset(struct st__zw *z, int level);

@@ -24,8 +24,8 @@ Checked here:
     simpletrace.py printed for the original (the fixture's oracle);
   - compressed output (issue 25): `merge -o OUT.zst` and --compress=zstd:LEVEL
     write zstd frames that `zstd -d` turns into exactly the plain OUT's
-    bytes (the strict reader reads them), with the two skippable frames
-    (time index, seek table) `zstd -l` counts; --compress=off writes plain
+    bytes (the strict reader reads them), with the three skippable frames
+    (summary, time index, seek table) `zstd -l` counts; --compress=off writes plain
     whatever the name; a bad --compress is refused naming it, nothing left;
     print --from/--to of a compressed merge of many frames prints what it
     prints of the plain one while stats says frames were skipped, not
@@ -410,7 +410,7 @@ def compressed(cli, demo, events_file, d, plain, tmp):
        'merge -o OUT.zst: zstd -d gives exactly the bytes of the plain merge (%d bytes from %d)' %
        (len(dec), os.path.getsize(out) if r.returncode == 0 else 0), r.stderr)
     ok(len(list(records(parse_events(events_file), dec))) > 100, '... which the strict reader reads whole')
-    ok(zstd_frames(out)[0] >= 1 and zstd_frames(out)[1] == 2, '... zstd -l: data frames and the 2 skippable ones',
+    ok(zstd_frames(out)[0] >= 1 and zstd_frames(out)[1] == 3, '... zstd -l: data frames and the 3 skippable ones',
        zstd_frames(out))
     ok(leftovers(zd, ['merged.trace.zst']) == [], '... nothing else left next to it')
     other = os.path.join(zd, 'merged-19')
@@ -444,6 +444,10 @@ def compressed(cli, demo, events_file, d, plain, tmp):
     m = re.search(r'compressed +zstd, (\d+) frames: (\d+) decompressed, (\d+) skipped', st)
     ok(m and int(m.group(3)) > 0 and int(m.group(2)) < int(m.group(1)),
        '... reading only some of its frames: the seek table let it skip the others', m.group(0) if m else st)
+    full = re.search(r'compressed +zstd, (\d+) frames: (\d+) decompressed, (\d+) skipped', run(cli, 'stats', bz).stdout)
+    ok(full and full.group(1) == full.group(2) == str(frames) and full.group(3) == '0',
+       '... a full read decompresses every data frame, the trailer\'s skippable frames not counted (%d frames)' % frames,
+       full.group(0) if full else '')
 
     # A damaged input: the records before the damage, compressed, exit 1 naming the byte offset.
     cut = os.path.join(zd, 'cut.trace')

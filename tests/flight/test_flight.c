@@ -25,7 +25,7 @@
  *            rings kept stay bounded, and held records, per-thread dropped
  *            counts and lost drops (freed rings) account for every event
  *   compress compress=zstd: a snapshot is a compressed trace (zstd -d gives a
- *            v4 file the checks of `api` pass, the two skippable frames are
+ *            v4 file the checks of `api` pass, the three skippable frames are
  *            there, the reader reads it seekable); compress=off then
  *            writes the same records plain; the signal's default-named
  *            snapshot is compressed too
@@ -834,7 +834,7 @@ static void part_compress(void)
     is_int(dir_entries(test_dir), 0, "nothing is written before a snapshot");
     is_int(st_trace_snapshot(test_path("z1")), 0, "st_trace_snapshot(PATH) with compress=zstd");
     ok(zstd_magic(test_path("z1")), "the snapshot is zstd frames");
-    is_int(unzstd(test_path("z1"), dec, sizeof dec), 2, "zstd -d reads it; zstd -l: its time index and seek table");
+    is_int(unzstd(test_path("z1"), dec, sizeof dec), 3, "zstd -d reads it; zstd -l: its summary, time index and seek table");
     check_snap(dec, NT, want, prev, "compressed snapshot");
     snap_read(&z, dec);
     ok(st_reader_open(&r, test_path("z1"), NULL, NULL, NULL) == 0, "the reader opens it");
@@ -865,7 +865,7 @@ static void part_compress(void)
     raise(SIGUSR2);
     for (int k = 0; k < 1000 && !found; k++) { /* written by the flight thread: wait (bounded) until it is whole */
         sleep_ms(10);
-        found = test_exists(name) && unzstd(name, dec, sizeof dec) == 2;
+        found = test_exists(name) && unzstd(name, dec, sizeof dec) == 3;
     }
     ok(found && zstd_magic(name), "the signal wrote %s compressed, its tables at the end", name);
     ok(found && snap_read(&z, dec) == 0 && z.contiguous && z.n[NT] && z.last[NT] == 2999,

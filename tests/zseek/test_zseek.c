@@ -6,7 +6,7 @@
  *   - a v4 stream of ~6 MiB (events of several sizes, a 60 KiB mapping in
  *     the middle), given in pieces of random sizes that cut records: `zstd
  *     -d` gives it back byte for byte; `zstd -l` counts its frames and the
- *     two skippable ones; the seek table, parsed here from zstd's
+ *     three skippable ones (summary, time index, seek table); the seek table, parsed here from zstd's
  *     seekable-format description, lists every frame (sizes, checksums
  *     equal to the frames' own), each frame decompressed alone by libzstd
  *     is a run of whole records (it starts where one starts) of at most
@@ -231,13 +231,16 @@ static void check_frames(const struct stream *s, const uint8_t *f, size_t len)
 
     if (!ok(n > 2, "the seek table (zstd's seekable format) lists %ld frames", n))
         return;
-    n_data = (size_t)n - 1; /* the time index is the last entry */
+    /* The time index is the last entry, the summary (magic 0x184D2A5C, "STSM") the one before it. */
+    ok(n > 3 && e[n - 2].dsize == 0 && le32(f + e[n - 2].coff) == 0x184D2A5Cu && le32(f + e[n - 2].coff + 8) == 0x4D535453u,
+       "the entry before it is the summary, a skippable frame");
+    n_data = (size_t)n - 2;
     ok(e[n - 1].dsize == 0 && e[n - 1].sum == 0 && le32(f + e[n - 1].coff) == 0x184D2A5Bu,
        "its last entry is the time index, a skippable frame");
     ok(e[n - 1].doff == s->b.len, "the data frames hold the stream's %zu bytes", s->b.len);
     const uint8_t *ti = f + e[n - 1].coff;
-    ok(le32(ti + 8) == 0x5A545453u && le32(ti + 12) == 1 && le32(ti + 16) == n_data && le32(ti + 20) == 40,
-       "the time index: STTZ, version 1, an entry per data frame, 40 bytes each");
+    ok(le32(ti + 8) == 0x5A545453u && le32(ti + 12) == 1 && le32(ti + 16) == n - 1 && le32(ti + 20) == 40,
+       "the time index: STTZ, version 1, an entry per frame before it (the summary's included), 40 bytes each");
     for (size_t i = 0; i < n_data; i++) {
         uint8_t *out = malloc(e[i].dsize + 1);
         size_t got = ZSTD_decompress(out, e[i].dsize + 1, f + e[i].coff, e[i].csize);
@@ -298,7 +301,7 @@ static void writer(const struct stream *s, struct mem *m)
     tu_run_free(&r);
     run(argv_l, &r);
     const char *fr = strstr(r.out, "Zstandard Frames: "), *sk = strstr(r.out, "Skippable Frames: ");
-    ok(fr && atoi(fr + 18) >= 6 && sk && atoi(sk + 18) == 2, "zstd -l: %d data frames, %d skippable ones",
+    ok(fr && atoi(fr + 18) >= 6 && sk && atoi(sk + 18) == 3, "zstd -l: %d data frames, %d skippable ones",
        fr ? atoi(fr + 18) : -1, sk ? atoi(sk + 18) : -1);
     tu_run_free(&r);
     check_frames(s, m->b.data, m->b.len);
