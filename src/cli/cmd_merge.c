@@ -452,7 +452,7 @@ int st__cmd_merge(int argc, char **argv)
     struct cli_input in;
     struct cli_trace t = {0};
     struct merge m = {.t = &t, .out = {.fd = -1}, .cur = SIZE_MAX};
-    int status, ret;
+    int status, ret, level;
 
     cli_input_init(&in);
     if ((status = parse_args(argc, argv, &in, &m.out_name, &m.compress)) >= 0)
@@ -465,8 +465,8 @@ int st__cmd_merge(int argc, char **argv)
         status = 1;
         goto out;
     }
-    cli_compress_level(m.compress, m.out_name, &ret); /* checked when parsing */
-    cli_sink_init(&m.sink, m.out.fd, ret);
+    cli_compress_level(m.compress, m.out_name, &level); /* checked when parsing */
+    cli_sink_init(&m.sink, m.out.fd, level);
     status = merge_all(&m, &in);
     if ((status == 0 || m.partial) && (ret = st__out_file_commit(&m.out)) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m.out_name, strerror(-ret));

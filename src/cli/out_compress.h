@@ -30,7 +30,7 @@ struct cli_sink {
     struct st__zout zo; /* z: the compressor */
 };
 
-/* Starts a sink on fd: plain when level is 0. */
+/* Starts a sink on fd: plain when level is 0. The compressor keeps a pointer into s: s stays where it is until freed. */
 void cli_sink_init(struct cli_sink *s, int fd, int level);
 
 /* Writes the next n bytes of the v4 stream. 0 or -errno. */

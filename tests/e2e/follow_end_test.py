@@ -286,10 +286,16 @@ def compressed_rotated(cli, demo, tmp):
     got = ended(live, 60)
     want = run(cli, 'print', base)
     pieces = [f for f in os.listdir(tmp) if f.startswith('zrot.trace')]
+    same = got is not None and got[1] == want.stdout
+    first = next((k for k, (a, b) in enumerate(zip(got[1].splitlines(), want.stdout.splitlines())) if a != b), None) \
+        if got and not same else None
     ok(rc == 0 and got is not None and got == (0, want.stdout, '') and len(pieces) >= 3 and
        all(zstd_magic(os.path.join(tmp, f)) for f in pieces),
        'followed while written: every one of its %d compressed pieces, as print of the finished pieces' % len(pieces),
-       '%s %s' % (rc, got and got[0]))
+       'demo %s; follow %s; stderr %r; %d lines followed, %d printed; first difference at line %s: %r vs %r' %
+       (rc, got and got[0], got and got[2][:500], got[1].count('\n') if got else -1, want.stdout.count('\n'), first,
+        got[1].splitlines()[first] if first is not None else '', want.stdout.splitlines()[first] if first is not None
+        else ''))
 
 
 def gone_before_start(cli, tmp):
