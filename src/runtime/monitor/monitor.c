@@ -499,12 +499,19 @@ static void drain_wake(struct server *s)
             ;
 }
 
-/* True when the file at s's path is the socket s bound. */
+/*
+ * False when the file at s's path is gone or is another one now; true when
+ * it is the socket s bound, and when it cannot be looked at (a worker that
+ * dropped its privileges may not search the directory it was forked in:
+ * its socket there still serves).
+ */
 static bool socket_ours(const struct server *s)
 {
     struct stat st;
 
-    return lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev && st.st_ino == s->ino;
+    if (lstat(s->path, &st) != 0)
+        return errno != ENOENT && errno != ENOTDIR;
+    return S_ISSOCK(st.st_mode) && st.st_dev == s->dev && st.st_ino == s->ino;
 }
 
 /* True when s's descriptors and socket file are all still there, its own. */
@@ -536,13 +543,16 @@ static int renew_socket(struct server *s, char *err, size_t errlen)
     struct stat st;
     int fd, r;
 
-    fd_close(s->lslot, s->lfd); /* closed if ours; a number the program took stays its own */
-    s->lfd = s->lslot = -1;
+    if (!fd_ours(s->lslot, s->lfd)) {
+        fd_close(s->lslot, s->lfd); /* forgotten: the number is the program's now */
+        s->lfd = s->lslot = -1;
+    }
     if (s->dir[0] && (r = dir_check(s->dir, err, errlen)) < 0)
         return r;
     unlink_ours(s->path, s->dev, s->ino); /* our old socket file, if the descriptor alone went */
     if ((r = bind_path(s->path, &fd, err, errlen)) < 0)
         return r;
+    fd_close(s->lslot, s->lfd); /* the old socket, whose file went */
     s->lfd = fd;
     s->lslot = fd_track(fd);
     if (lstat(s->path, &st) == 0) {
