@@ -37,7 +37,14 @@ void st__drain_exit(void)
         return;
     }
     st__ws.final = true;
-    st__writer_request(true);
+    /*
+     * Asked, not waited for on wr_cond: the join below waits for the last
+     * pass. exit() may run in a signal handler (SIGTERM's, in servers)
+     * that interrupted this very thread inside a wait on wr_cond (a flush):
+     * a second wait on it there never returns, and the writer's broadcast
+     * after its pass would wait for the interrupted one.
+     */
+    st__writer_request(false);
     t = st__ws.thread;
     pthread_mutex_unlock(&st__wr_lock);
     pthread_join(t, NULL);
