@@ -99,6 +99,30 @@ static inline long srv_read_pid(const char *path, long ms)
     return pid;
 }
 
+/*
+ * What the processes wrote to the stderr file at path, without the lines
+ * LeakSanitizer writes in fork children of threaded processes ("==PID==
+ * Running thread N was not suspended. False leaks are possible.": their
+ * parent's threads are still in its list): malloc'ed, NULL when unreadable.
+ */
+static inline char *srv_stderr(const char *path)
+{
+    char *text = tu_slurp(path, NULL), *out = text;
+
+    for (const char *l = text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
+        if (!(l[0] == '=' && l[1] == '=' && memmem(l, len, "was not suspended", 17))) {
+            memmove(out, l, len);
+            out += len;
+        }
+        l += len;
+    }
+    if (out)
+        *out = '\0';
+    return text;
+}
+
 /* Creates path, empty: the word a server child waits for. */
 static inline void srv_touch(const char *path)
 {

@@ -133,7 +133,7 @@ static char *run_server(const char *mode, const char *config, const char *dir, c
     srv_touch(stopfile);
     status = srv_wait(child, 30000);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: it exited normally (status %d)", mode, status);
-    return tu_slurp(errpath, NULL);
+    return srv_stderr(errpath);
 }
 
 /* Records named cf_work in the trace (and its pieces), counted by `simpletrace print`. */

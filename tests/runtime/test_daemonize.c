@@ -131,7 +131,7 @@ static void run_daemon(const char *how, const char *config, const char *trace_fm
     ok(!test_exists(mon_sock(dpid)), "%s: its socket went at its exit", how);
     snprintf(want, sizeof want, "st-%ld-", dpid);
     is_int(srv_count_files(ring_dir, want, ".ring"), 0, "%s: and its rings (all written)", how);
-    text = tu_slurp(errpath, NULL);
+    text = srv_stderr(errpath);
     is_str(text, "", "%s: nothing said by the program before it became a daemon", how);
     free(text);
 }

@@ -78,7 +78,7 @@ static char *run(const char *name, const char *config, long *worker, int *status
     tu_run_free(&r);
     srv_touch(stopfile);
     *status = srv_wait(server_pid, 30000);
-    return tu_slurp(errpath, NULL);
+    return srv_stderr(errpath);
 }
 
 int main(int argc, char **argv)

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         ok(test_count(&t, "sg_work") >= 20 * 200 - t.sum.dropped_total, "the connection threads' too");
     }
     test_trace_free(&t);
-    err = tu_slurp(test_path("stderr"), NULL);
+    err = srv_stderr(test_path("stderr"));
     lines = err ? srv_count_lines(err, "") : -1;
     ok(lines == 0 || (lines == 1 && !strncmp(err, "simpletrace: ", 13) && strstr(err, " events were dropped")),
        "nothing said but a drop count (no buffer left unprotected by EINTR): %s", err ? err : "");

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     snprintf(env, sizeof env, "SIMPLETRACE=enable=title_*,dir=%s", dir);
     snprintf(stderr_path, sizeof stderr_path, "%s", test_path("stderr"));
     status = test_run_self_pid(args, envs, stderr_path, test_dir, &pid);
-    err = tu_slurp(stderr_path, NULL);
+    err = srv_stderr(stderr_path);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the retitled server and its fork child ran");
     is_str(err, "", "nothing said");
     free(err);

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     srv_touch(test_path("traces/stop"));
     status = srv_wait(server_pid, 30000);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server, workers and snapshot children ended normally");
-    text = tu_slurp(test_path("stderr"), NULL);
+    text = srv_stderr(test_path("stderr"));
     is_str(text, "", "nothing said");
     free(text);
 
