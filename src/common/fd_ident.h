@@ -9,12 +9,15 @@
  * bytes, closing it would close its file. So a descriptor kept for later
  * is remembered with the identity of its file (device and inode; every
  * pipe and socket has its own too) and checked before it is used or
- * closed. Header-only, C library only; fstat() is async-signal-safe, so a
- * fork child's handler may check too.
+ * closed. And none is ever 0, 1 or 2 (st__fd_keep). Header-only, C
+ * library only; fstat() and fcntl() are async-signal-safe, so a fork
+ * child's handler may use them too.
  */
 #ifndef ST_COMMON_FD_IDENT_H
 #define ST_COMMON_FD_IDENT_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -52,6 +55,28 @@ static inline void st__fd_close_if(int fd, const struct st__fd_ident *id)
 {
     if (st__fd_is(fd, id))
         close(fd);
+}
+
+/*
+ * fd moved above the standard descriptors. One the runtime keeps must
+ * never be 0, 1 or 2: a program started with them closed, or that closed
+ * every descriptor (a daemon), opens /dev/null expecting 0 and writes its
+ * messages to 2, which would then be our trace file or the monitor's pipe.
+ * Returns fd itself when it is 3 or more (or negative: an open() that
+ * failed, errno kept), else a copy numbered 3 or more, close-on-exec, with
+ * fd closed (-1 and errno when no copy can be made).
+ */
+static inline int st__fd_keep(int fd)
+{
+    int copy, e;
+
+    if (fd < 0 || fd > 2)
+        return fd;
+    copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    e = errno;
+    close(fd);
+    errno = e;
+    return copy;
 }
 
 #endif /* ST_COMMON_FD_IDENT_H */

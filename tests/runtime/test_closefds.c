@@ -11,7 +11,11 @@
  * in the program's log, our thread reading from its pipe and closing its
  * files). When the trace file cannot be had again (removed meanwhile),
  * one message names the process, the descriptor and the file, and the
- * exit report agrees with it.
+ * exit report agrees with it. A program started with 0, 1 and 2 closed
+ * (by a supervisor) gets them when it opens its stdin, stdout and stderr:
+ * none of ours is ever 0, 1 or 2, also when made again after the close
+ * (before the fix the monitor's new pipe could be 0 and 1, and a daemon's
+ * open("/dev/null") then got 3).
  */
 #include <sys/socket.h>
 
@@ -64,8 +68,21 @@ static int server(const char *mode, const char *dir, const char *trace)
     snprintf(stopfile, sizeof stopfile, "%s/stop", dir);
     test_trace_i(&ev_work, 0);
     CHECK(st_trace_file_flush() == 0); /* the file written to, the crash names file open */
-    for (int fd = 3; fd < 1024; fd++)
-        close(fd);
+    if (!strcmp(mode, "stdclosed")) {
+        /* Started with 0, 1, 2 closed: the program's own come first, whatever we opened. */
+        snprintf(buf, sizeof buf, "%s/own-stderr", dir);
+        CHECK(open("/dev/null", O_RDONLY) == 0);
+        CHECK(open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600) == 1 && dup(1) == 2);
+        CHECK(write(2, "the program's stderr\n", 21) == 21);
+    } else {
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        /* A daemon reopens 0, 1, 2 and expects to get those numbers: our threads made nothing there meanwhile. */
+        close(0);
+        close(1);
+        mon_sleep_ms(50);
+        CHECK(open("/dev/null", O_RDONLY) == 0 && open("/dev/null", O_WRONLY) == 1);
+    }
     if (!strcmp(mode, "removed"))
         CHECK(unlink(trace) == 0); /* nothing to open again */
     if (open_mine(&m, dir))
@@ -106,6 +123,27 @@ static void check_logs(const char *dir, int uses, const char *what)
     is_int(good, NLOGS, "%s: the program's files, opened on our numbers, hold its lines only", what);
 }
 
+/* srv_start() with 0, 1 and 2 closed in the server when close_std. */
+static pid_t start_server(char *const argv[], const char *const env[], const char *errpath, const char *dir,
+                          bool close_std)
+{
+    pid_t pid;
+
+    if (!close_std)
+        return srv_start(argv, env, errpath, dir);
+    fflush(stdout);
+    if ((pid = fork()) != 0)
+        return pid;
+    setenv("SIMPLETRACE", strchr(env[0], '=') + 1, 1);
+    if (chdir(dir) != 0)
+        _exit(126);
+    close(0);
+    close(1);
+    close(2);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+}
+
 /* Runs the server with config in dir; stops it once it is up; returns its stderr, *pid its pid. */
 static char *run_server(const char *mode, const char *config, const char *dir, const char *trace, long *pid)
 {
@@ -122,7 +160,7 @@ static char *run_server(const char *mode, const char *config, const char *dir, c
     snprintf(errpath, sizeof errpath, "%s/stderr", dir);
     snprintf(stopfile, sizeof stopfile, "%s/stop", dir);
     snprintf(pidfile, sizeof pidfile, "%s/server.pid", dir);
-    child = srv_start(args, envs, errpath, dir);
+    child = start_server(args, envs, errpath, dir, !strcmp(mode, "stdclosed"));
     *pid = srv_read_pid(pidfile, 60000);
     ok(*pid == child, "%s: the server closed every descriptor and went on", mode);
     snprintf(pidstr, sizeof pidstr, "%ld", (long)child);
@@ -202,5 +240,18 @@ int main(int argc, char **argv)
        "removed: the exit report counts the records lost to it, and says nothing else");
     free(err);
     ok(!test_exists(trace), "removed: nothing made at the removed name");
+
+    /* Started with 0, 1, 2 closed: the program opens its own there. */
+    snprintf(dir, sizeof dir, "%s", test_path("stdclosed"));
+    snprintf(trace, sizeof trace, "%s/s.trace", dir);
+    snprintf(cfg, sizeof cfg, "enable=cf_*,file=%s,crash=%s/crash,monitor=on", trace, dir);
+    free(run_server("stdclosed", cfg, dir, trace, &pid));
+    snprintf(want, sizeof want, "%s/own-stderr", dir);
+    err = srv_stderr(want);
+    is_str(err, "the program's stderr\n", "stdclosed: its stderr (2) is its own file, nothing of ours in it");
+    free(err);
+    if (ok(test_collect(trace, groups, &t) == 0, "stdclosed: the trace decodes"))
+        is_int(test_count(&t, "cf_work"), EVENTS + 1, "stdclosed: every record is in it");
+    test_trace_free(&t);
     return done_testing();
 }

@@ -98,7 +98,7 @@ static void ftrace_open(void)
         goto off;
     }
     /* Never through a symbolic link: the lines would be appended to whatever it names. */
-    marker_fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    marker_fd = st__fd_keep(open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)); /* not 0-2 (fd_ident.h) */
     if (marker_fd < 0) {
         if (st__link_refused(path, -errno))
             st__diag("simpletrace", "ftrace backend off: %s " ST__NO_FOLLOW_WHY, path);
@@ -134,7 +134,7 @@ static int marker(void)
 
     if (fd < 0 || st__fd_is(fd, &marker_id))
         return fd;
-    again = open(marker_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    again = st__fd_keep(open(marker_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
     if (again >= 0 && st__fd_is(again, &marker_id)) {
         if (__atomic_compare_exchange_n(&marker_fd, &fd, again, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return again;

@@ -152,7 +152,8 @@ static void names_open(const struct st__growbuf *desc)
     if (names_refused)
         return;
     snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
-    names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
+    names_fd = st__fd_keep(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                                ST__OWNER_FILE_MODE)); /* never 0, 1 or 2 (fd_ident.h) */
     if (names_fd < 0 && st__link_refused(path, -errno)) {
         names_refused = true; /* every writer pass would try again: once is enough */
         st__diag("simpletrace", "crash names file '%s' " ST__NO_FOLLOW_WHY "; recover will name the events "
@@ -186,7 +187,7 @@ static bool names_fd_ours(void)
     if (st__fd_is(names_fd, &names_id))
         return true;
     snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
-    fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    fd = st__fd_keep(open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
     e = fd < 0 ? -errno : -ESTALE;
     if (fd >= 0 && st__fd_is(fd, &names_id)) {
         names_fd = fd;

@@ -223,12 +223,14 @@ static void say_cannot_open(const char *path, int e, char *err, size_t errlen)
  */
 static int try_lock(const char *path, bool create, struct st__file_prep *p, struct stat *st)
 {
-    int fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE) : -1;
+    /* st__fd_keep: never 0, 1 or 2, which a program that closed them reopens as its own (fd_ident.h). */
+    int fd = create ? st__fd_keep(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE))
+                    : -1;
     bool created = fd >= 0;
 
     /* Never through a symbolic link: it would truncate its target (no_follow.h). */
     if (fd < 0 && (!create || errno == EEXIST))
-        fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = st__fd_keep(open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
     if (fd < 0)
         return -errno;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
@@ -304,11 +306,11 @@ static int open_prepared(struct st__file_prep *p, const struct st__closed_file *
 {
     struct stat st;
 
-    p->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
+    p->fd = st__fd_keep(open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE));
     if (p->fd >= 0)
         p->created = true;
     else if (errno == EEXIST)
-        p->fd = open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        p->fd = st__fd_keep(open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
     if (p->fd < 0) {
         int e = -errno;
         say_cannot_open(p->path, e, err, errlen);

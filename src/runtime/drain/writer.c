@@ -254,7 +254,7 @@ static void zclose(void)
 /* path opened again for writing at offset at, if it is still the file id: the descriptor, or -1. */
 static int fd_reopen(const char *path, const struct st__fd_ident *id, off_t at)
 {
-    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = st__fd_keep(open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
 
     if (fd >= 0 && st__fd_is(fd, id) && lseek(fd, at, SEEK_SET) == at)
         return fd;
@@ -636,7 +636,8 @@ static int rotate(void)
     /* The piece's mode is the file's: owner only as made (dir_ready.h), or what its owner gave it. */
     mode = fstat(wt.fd, &st) == 0 ? st.st_mode & 0666 : ST__OWNER_FILE_MODE;
     /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
-    fd = n < (int)sizeof wt.path ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode) : -1;
+    fd = n < (int)sizeof wt.path ? st__fd_keep(open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode))
+                                 : -1;
     if (fd < 0) {
         int err = n < (int)sizeof wt.path ? -errno : -ENAMETOOLONG;
         if (st__link_refused(next, err))

@@ -409,7 +409,7 @@ static void accept_clients(struct server *s)
         socklen_t len = sizeof cred;
         struct client *c = NULL;
         char line[128];
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), slot;
+        int fd = st__fd_keep(accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)), slot;
 
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -483,6 +483,22 @@ static int expire(struct server *s)
 static int dir_check(const char *dir, char *err, size_t errlen);
 static int bind_path(const char *path, int *fdp, char *err, size_t errlen);
 
+/* A wake pipe, non-blocking, its ends numbered 3 or more (st__fd_keep). 0, or -1 with errno. */
+static int pipe_kept(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    p[0] = st__fd_keep(p[0]);
+    p[1] = st__fd_keep(p[1]);
+    if (p[0] >= 0 && p[1] >= 0)
+        return 0;
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
+    return -1;
+}
+
 /* The word said to s's thread (server_say), 0 before any. */
 static int heard(struct server *s)
 {
@@ -529,7 +545,7 @@ static void renew_wake(struct server *s)
     fd_close(s->wslot[0], s->wake[0]);
     fd_close(s->wslot[1], s->wake[1]);
     s->wake[0] = s->wake[1] = s->wslot[0] = s->wslot[1] = -1;
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+    if (pipe_kept(p) < 0)
         return; /* words are still heard at each check */
     s->wake[0] = p[0];
     s->wake[1] = p[1];
@@ -825,42 +841,50 @@ static int dir_check(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* Binds and listens at path, replacing a stale socket: the descriptor into *fdp; 0 or -errno with a message. */
+/*
+ * Binds and listens at path: 0 with the descriptor in *fdp, or -errno with
+ * a message. The socket is bound and listening under a name of its own
+ * (path.new) before it is renamed to path, so that nobody finds path
+ * refusing connections: a monitor starting meanwhile (a parent's, when its
+ * fork child's starts at once) or `ctl list` would take it for a dead
+ * process's socket and remove it. A stale socket at path (a dead process's,
+ * or an earlier owner's of our pid) is replaced; anything else is refused.
+ */
 static int bind_path(const char *path, int *fdp, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char tmp[SUN_PATH_MAX];
     struct stat st;
-    int fd, r, e;
+    int fd, e;
 
-    /* bind() would refuse it too, but as "in use": a planted link gets a message of its own. */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        st__errmsg(err, errlen, "monitor: socket path '%s' " ST__NO_FOLLOW_WHY, path);
-        return -ELOOP;
+    if (lstat(path, &st) == 0) {
+        /* A planted link gets a message of its own. */
+        if (S_ISLNK(st.st_mode)) {
+            st__errmsg(err, errlen, "monitor: socket path '%s' " ST__NO_FOLLOW_WHY, path);
+            return -ELOOP;
+        }
+        if (!S_ISSOCK(st.st_mode)) {
+            st__errmsg(err, errlen, "monitor: %s exists and is not a socket", path);
+            return -EEXIST;
+        }
+        if (!socket_stale(path)) {
+            st__errmsg(err, errlen, "monitor: %s is in use by another process", path);
+            return -EADDRINUSE;
+        }
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    /* Without room for the suffix, path itself (found listening only after listen()). */
+    if (snprintf(tmp, sizeof tmp, "%s.new", path) >= (int)sizeof tmp)
+        snprintf(tmp, sizeof tmp, "%s", path);
+    if (lstat(tmp, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(tmp); /* the stale one, or one left by an earlier owner of our pid killed before renaming */
+    fd = st__fd_keep(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)); /* not 0-2 (fd_ident.h) */
     if (fd < 0) {
         e = -errno;
         st__errmsg(err, errlen, "monitor: socket: %s", st_strerror(e));
         return e;
     }
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-    r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    if (r < 0 && errno == EADDRINUSE) {
-        /* Left by a dead process (a killed run, or our pid reused)? */
-        if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-            st__errmsg(err, errlen, "monitor: %s exists and is not a socket", path);
-            close(fd);
-            return -EEXIST;
-        }
-        if (!socket_stale(path)) {
-            st__errmsg(err, errlen, "monitor: %s is in use by another process", path);
-            close(fd);
-            return -EADDRINUSE;
-        }
-        unlink(path);
-        r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    }
-    if (r < 0) {
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", tmp);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         e = -errno;
         st__errmsg(err, errlen, "monitor: cannot bind %s: %s", path, st_strerror(e));
         close(fd);
@@ -868,10 +892,11 @@ static int bind_path(const char *path, int *fdp, char *err, size_t errlen)
     }
     /* The directory keeps others out already; 0600 also covers monitor=PATH. */
     errno = 0;
-    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+    if (lstat(tmp, &st) < 0 || !S_ISSOCK(st.st_mode) || chmod(tmp, 0600) < 0 || listen(fd, 64) < 0 ||
+        (strcmp(tmp, path) && rename(tmp, path) < 0)) {
         e = errno ? -errno : -EIO;
         st__errmsg(err, errlen, "monitor: cannot listen on %s: %s", path, st_strerror(e));
-        unlink(path);
+        unlink(tmp);
         close(fd);
         return e;
     }
@@ -931,7 +956,7 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
         s->clients[i].fd = -1;
         s->clients[i].slot = -1;
     }
-    if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+    if (pipe_kept(s->wake) < 0) {
         r = -errno;
         st__errmsg(err, errlen, "monitor: cannot make its wake-up pipe: %s", st_strerror(r));
         free(s);
