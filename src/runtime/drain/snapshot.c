@@ -55,6 +55,7 @@
 
 #include "describe.h"
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
 #include "merge.h"
@@ -347,7 +348,7 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
     c.len = st__ring_peek(c.bytes, cap, NULL, &c.pi, &c.npi);
     if (c.pi && (ret = snapshot_build(&c, &out, &lost_ev)) == 0) {
         /* O_NOFOLLOW: a link planted at the name would have its target overwritten. */
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
         if (fd < 0) {
             ret = -errno;
         } else {
