@@ -649,6 +649,8 @@ static int rotate(void)
         return -EIO;
     }
     close_file(true);
+    /* Made before the old piece's trailer was written: now it is the newer one, as readers expect of pieces in order. */
+    futimens(fd, NULL);
     adopt_file(fd, next, base_len);
     wt.piece++;
     remove_stale_next();

@@ -127,12 +127,20 @@ struct server {
     int word;                  /* atomic: the last word said to the thread ('g', 'q', 's'), 0 before any */
     bool said_lost;            /* the socket could not be made again: said once (the thread's) */
     bool gave_up;              /* another process serves the path now: not tried again (the thread's) */
+    struct server *next_alive; /* the list of servers not freed yet (alive_lock) */
     struct client clients[ST_MON_MAX_CLIENTS];
 };
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct server *cur;           /* the server running now (mon_lock) */
-static struct server *forked_away;   /* fork child: the parent's, kept reachable for leak checkers */
+static struct server *forked_away;   /* fork child: the parent's current server (its directory is the child's too) */
+/*
+ * Every server not freed yet, the stopped ones whose threads are ending
+ * included: a fork child has none of those threads, so their servers are
+ * reachable from here alone (leak checkers would call them lost).
+ */
+static pthread_mutex_t alive_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *alive;
 static bool hooks_done;              /* atexit and atfork registered (mon_lock) */
 static long timeout_ms = ST_MON_TIMEOUT_MS_DEFAULT; /* atomic */
 
@@ -195,6 +203,7 @@ static void mon_fork_child(void)
     forked_away = cur;
     cur = NULL;
     pthread_mutex_init(&mon_lock, NULL);
+    pthread_mutex_init(&alive_lock, NULL);
     if (forked_away && forked_away->dir[0])
         child_monitor(forked_away); /* monitor=on: the child serves <childpid>.sock */
 }
@@ -671,8 +680,31 @@ static void serve(struct server *s)
     }
 }
 
+/* s joins the list of servers alive. */
+static void alive_add(struct server *s)
+{
+    pthread_mutex_lock(&alive_lock);
+    s->next_alive = alive;
+    alive = s;
+    pthread_mutex_unlock(&alive_lock);
+}
+
+/* s leaves it, before it is freed. */
+static void alive_remove(struct server *s)
+{
+    pthread_mutex_lock(&alive_lock);
+    for (struct server **p = &alive; *p; p = &(*p)->next_alive) {
+        if (*p == s) {
+            *p = s->next_alive;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&alive_lock);
+}
+
 static void server_free(struct server *s)
 {
+    alive_remove(s);
     for (int i = 0; i < ST_MON_MAX_CLIENTS; i++)
         if (s->clients[i].fd >= 0)
             client_close(&s->clients[i]);
@@ -968,6 +1000,7 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
     /* Every descriptor recorded, so that none is taken for the program's (fd_ours). */
     r = s->lslot < 0 || s->wslot[0] < 0 || s->wslot[1] < 0 ? -EMFILE : 0;
     if (r == 0) {
+        alive_add(s);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         r = st__thread_start(&thread, &attr, monitor_main, s, "st-monitor");
@@ -979,6 +1012,7 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
         fd_close(s->wslot[1], s->wake[1]);
         if (s->lslot >= 0)
             __atomic_store_n(&fd_slots[s->lslot].fd1, 0, __ATOMIC_RELEASE); /* c->fd stays the caller's */
+        alive_remove(s);
         free(s);
         return r;
     }
