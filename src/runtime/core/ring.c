@@ -126,7 +126,9 @@
  * the record; at commit one compare against kick_at and three stores
  * (committed, head, busy) to the thread's own line. The consumer is woken
  * (the wake hook) only when head crosses a multiple of an eighth of the
- * ring (ring_life.c), in commit's slow path.
+ * ring (ring_life.c), or of the shorter distance a consumer that drains on
+ * the tracing threads asked for (st__ring_set_wake_every), in commit's
+ * slow path.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -419,7 +421,8 @@ static ST__COLD void commit_slow(struct st__ring *b)
         b->straddle_at = UINT64_MAX;
     }
     if (end >= b->kick_next) {
-        b->kick_next = (end & ~(((uint64_t)1 << b->kick_shift) - 1)) + ((uint64_t)1 << b->kick_shift);
+        uint32_t shift = st__ring_kick_shift(b);
+        b->kick_next = (end & ~(((uint64_t)1 << shift) - 1)) + ((uint64_t)1 << shift);
         kick = true;
     }
     b->kick_at = b->kick_next;

@@ -69,6 +69,24 @@ struct st__ring_hooks {
 /* Registers the consumers' hooks (at start-up, before any thread traces); NULL members do nothing. */
 void st__ring_set_hooks(const struct st__ring_hooks *hooks);
 
+/*
+ * Producers wake their consumer each time head crosses a multiple of
+ * `bytes` (a power of two) or of an eighth of their ring, whichever is
+ * smaller, from each ring's next wake-up point on; 0: an eighth (the
+ * default). For a consumer that drains on the tracing threads themselves
+ * (the drain's inline writer), which wants short passes.
+ */
+void st__ring_set_wake_every(size_t bytes);
+
+/*
+ * True when the locks the consumer's steps take in core (the ring lock,
+ * crash=DIR's lock) are free right now. A consumer that runs on a tracing
+ * thread, maybe in a signal handler that interrupted this very thread
+ * inside one of them, asks first: when they are free, the interrupted code
+ * holds none of them, so taking them cannot wait on itself.
+ */
+bool st__ring_cons_locks_free(void);
+
 /* Marks the calling thread as one that never traces (consumer threads). */
 void st__ring_thread_notrace(void);
 

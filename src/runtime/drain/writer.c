@@ -108,6 +108,16 @@
 #define STAGE_SIZE ((size_t)1 << 20)
 #define WAKE_NS 100000000L
 
+/*
+ * Without the thread, a tracing thread runs a pass each time its ring
+ * crosses a multiple of INLINE_WAKE bytes (or an eighth of a smaller
+ * ring), and that pass takes at most KICK_BUDGET bytes of records, so it
+ * stays a few tens of microseconds (bench/server measures it) however far
+ * behind the rings are; the rest waits for the next drain point.
+ */
+#define INLINE_WAKE ((size_t)32 << 10)
+#define KICK_BUDGET ((uint64_t)64 << 10)
+
 struct st__wshared st__ws;
 pthread_mutex_t st__wr_lock = PTHREAD_MUTEX_INITIALIZER;
 /*
@@ -121,7 +131,14 @@ static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t st__wr_cond = PTHREAD_COND_INITIALIZER;
 int st__lazy_flag;
 static sem_t kick;
-static int writer_up; /* atomic: the thread runs, kicks are worth posting */
+
+/* What a kick does (drain_up, relaxed atomic; changed under wr_lock). */
+enum { UP_OFF = 0, UP_INLINE = 1, UP_THREAD = 2 };
+static int drain_up;     /* nothing (no file yet, or after exit), a pass on the kicking thread, or wake the thread */
+static int writer_mode;  /* writer=, enum st__writer_mode; written under wr_lock, read relaxed */
+static int first_tid;    /* the first thread that traced (atomic; 0: none yet) */
+static int multi;        /* a second thread traced (atomic) */
+static int no_thread;    /* writer=auto: the thread could not start, the threads drain their own rings (atomic) */
 
 /* Owned by the writer thread. */
 static struct {
@@ -157,6 +174,9 @@ static struct {
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
     size_t cap_src;
     struct st__merge merge;
+    uint64_t budget;      /* a kick's pass: bytes of records it may take (0: no bound) ... */
+    uint64_t taken;       /* ... taken so far */
+    bool budget_hit;      /* ... all of them: the merge stopped there, the rest waits */
 } wt = {.fd = -1};
 
 /* Writer counters (relaxed atomics: st_stats_get reads them). */
@@ -194,12 +214,17 @@ void st__drain_write_failure(char *path, size_t len, int *error)
     pthread_mutex_unlock(&st__wr_lock);
 }
 
+static void kick_pass(void);
+
 void st__writer_kick(void)
 {
     int saved = errno;
+    int up = __atomic_load_n(&drain_up, __ATOMIC_RELAXED);
 
-    if (__atomic_load_n(&writer_up, __ATOMIC_RELAXED))
+    if (up == UP_THREAD)
         sem_post(&kick);
+    else if (up == UP_INLINE)
+        kick_pass();
     errno = saved;
 }
 
@@ -680,6 +705,10 @@ static void stage_write_lost(void)
 static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t *room)
 {
     (void)ctx;
+    if (wt.budget && wt.taken >= wt.budget) {
+        wt.budget_hit = true; /* a kick's pass took its share: stop the merge here */
+        return NULL;
+    }
     /* rotate=: a piece ends before the record that would overflow it. */
     if (piece_full(need) && rotate() < 0)
         return NULL;
@@ -689,6 +718,11 @@ static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t 
         if (stage_flush() < 0)
             return NULL;
         *room = STAGE_SIZE - wt.len;
+    }
+    if (wt.budget) {
+        uint64_t left = wt.budget - wt.taken;
+        if (*room > left)
+            *room = left > need ? left : need;
     }
     if (wt.rotate) {
         /* A piece's first record goes in whatever its size: every piece makes progress. */
@@ -706,6 +740,7 @@ static void stage_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t 
 
     (void)ctx;
     wt.len += n;
+    wt.taken += n;
     wt.piece_records |= n != 0;
     wt.stage_events += events;
     wt.stage_drops += drops;
@@ -744,19 +779,31 @@ static int snapshot(void)
     return 0;
 }
 
-/* One pass; all_drops reports every thread's pending drops (flush, exit). */
-static void pass(bool all_drops)
+/*
+ * One pass; all_drops reports every thread's pending drops (flush, exit);
+ * budget bounds the bytes of records it takes (0: none). When the budget
+ * stops it, what it took is written and the rest, drops of exited threads
+ * included (they come after their records), waits for the next pass.
+ */
+static void pass(bool all_drops, uint64_t budget)
 {
     if (snapshot() < 0)
         return;
     /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
     st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
     if (wt.fd >= 0) {
+        int r;
         st__ts_conv_update(&wt.conv);
-        if (stage_mappings(st__reg_count()) < 0 ||
-            st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink) == -EIO)
+        if (stage_mappings(st__reg_count()) < 0)
             goto out;
-        for (size_t i = 0; i < wt.rings.n; i++) {
+        wt.budget = budget;
+        wt.taken = 0;
+        wt.budget_hit = false;
+        r = st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink);
+        wt.budget = 0;
+        if (r == -EIO && !wt.budget_hit)
+            goto out;
+        for (size_t i = 0; i < wt.rings.n && !wt.budget_hit; i++) {
             struct st__ring_cons *c = &wt.rings.v[i];
             uint64_t n;
             /* The lost ring: drops of threads that ended or had no ring (ring_consumer.h), reported like theirs */
@@ -799,7 +846,7 @@ static void zappend(uint64_t end)
 static void apply_op(const struct st__op *op)
 {
     if (op->close && wt.fd >= 0) {
-        pass(true);
+        pass(true, 0);
         close_file(true);
     }
     if (op->unlock_fd >= 0)
@@ -898,6 +945,121 @@ static void writer_sched_setup(void)
 #endif
 }
 
+/* The settings a pass writes with, as control last set them; wr_lock held. */
+static void take_settings(void)
+{
+    wt.rotate = st__ws.rotate;
+    wt.keep = st__ws.keep;
+    wt.want_z = st__ws.compress;
+    wt.want_level = st__ws.compress_level;
+}
+
+/* True while the writeout thread runs; wr_lock held. */
+static bool thread_alive(void)
+{
+    return st__ws.threaded && !st__ws.exited;
+}
+
+/* True when writer= wants the thread now: thread, or auto once a second thread traced. */
+static bool want_thread(void)
+{
+    int mode = __atomic_load_n(&writer_mode, __ATOMIC_RELAXED);
+
+    return mode == ST_WRITER_THREAD || (mode == ST_WRITER_AUTO && __atomic_load_n(&multi, __ATOMIC_RELAXED) &&
+                                        !__atomic_load_n(&no_thread, __ATOMIC_RELAXED));
+}
+
+/* writer=auto wants the thread and it could not start: stay inline (nothing is lost) and stop trying. */
+static void auto_no_thread(void)
+{
+    __atomic_store_n(&no_thread, 1, __ATOMIC_RELAXED);
+}
+
+static int start_thread(void);
+
+/*
+ * One step of the drain, pass_lock held, by the writeout thread or, without
+ * it, by the thread that asked (st__writer_request): the op and the
+ * requests posted so far taken, the settings, then a pass. True once the
+ * final one ran (or had run).
+ */
+static bool writer_step(void)
+{
+    struct st__op op;
+    bool have, asked, final;
+    uint64_t seq;
+
+    pthread_mutex_lock(&st__wr_lock);
+    if (st__ws.exited) {
+        pthread_mutex_unlock(&st__wr_lock);
+        return true;
+    }
+    /* writer=auto: a second thread traced while the first-event hook could not start the thread. */
+    if (!st__ws.threaded && !st__ws.final && want_thread() && start_thread() < 0)
+        auto_no_thread(); /* writer=thread had its thread from the start */
+    seq = st__ws.req_seq;
+    asked = seq > st__ws.done_seq;
+    have = st__ws.have_op;
+    if (have)
+        op = st__ws.op;
+    st__ws.have_op = false;
+    final = st__ws.final;
+    take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+
+    if (have)
+        apply_op(&op);
+    pass(asked || final, 0);
+    if (final)
+        close_file(true);
+
+    pthread_mutex_lock(&st__wr_lock);
+    if (seq > st__ws.done_seq)
+        st__ws.done_seq = seq;
+    if (final) {
+        st__ws.exited = true;
+        __atomic_store_n(&drain_up, UP_OFF, __ATOMIC_RELAXED);
+    }
+    pthread_cond_broadcast(&st__wr_cond);
+    pthread_mutex_unlock(&st__wr_lock);
+    return final;
+}
+
+/*
+ * A drain point on a tracing thread, without the writeout thread: its ring
+ * crossed the wake threshold, or it exited (the rings' wake hook). A pass
+ * of at most KICK_BUDGET bytes, requests and ops left to their callers. It
+ * never waits: when another pass runs (that one drains) or a lock the pass
+ * takes is held, perhaps by the code a signal handler tracing here
+ * interrupted, it does nothing and the next drain point drains.
+ */
+static void kick_pass(void)
+{
+    bool run;
+
+    if (pthread_mutex_trylock(&pass_lock) != 0)
+        return;
+    if (pthread_mutex_trylock(&st__wr_lock) != 0) {
+        pthread_mutex_unlock(&pass_lock);
+        return;
+    }
+    run = st__writer_alive() && !st__ws.threaded;
+    if (run && want_thread()) {
+        /* writer=auto, a second thread traced: the thread drains from now on. */
+        if (start_thread() == 0)
+            run = false;
+        else
+            auto_no_thread();
+    }
+    if (run)
+        take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+    /* Free now, and this thread is here: the code it interrupted (if any) holds none of them. */
+    if (run && st__ring_cons_locks_free() && (st__reg_count() <= wt.mapped || st__reg_lock_free()))
+        pass(false, KICK_BUDGET);
+    pthread_mutex_unlock(&pass_lock);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -905,9 +1067,7 @@ static void *writer_main(void *arg)
     writer_sched_setup();
     for (;;) {
         struct timespec until;
-        struct st__op op;
-        bool have, asked, final, stop;
-        uint64_t seq;
+        bool asked, stop, final;
 
         pthread_mutex_lock(&st__wr_lock);
         asked = st__ws.req_seq > st__ws.done_seq || st__ws.stop;
@@ -925,54 +1085,26 @@ static void *writer_main(void *arg)
             ;
 
         pthread_mutex_lock(&st__wr_lock);
-        seq = st__ws.req_seq;
-        asked = seq > st__ws.done_seq;
-        have = st__ws.have_op;
-        if (have)
-            op = st__ws.op;
-        st__ws.have_op = false;
-        final = st__ws.final;
         stop = st__ws.stop;
-        wt.rotate = st__ws.rotate;
-        wt.keep = st__ws.keep;
-        wt.want_z = st__ws.compress;
-        wt.want_level = st__ws.compress_level;
         pthread_mutex_unlock(&st__wr_lock);
-
         if (stop)
-            return NULL; /* st__writer_stop() joins us; there was never a file */
+            return NULL; /* st__writer_stop() joins us */
         pthread_mutex_lock(&pass_lock);
-        if (have)
-            apply_op(&op);
-        pass(asked || final);
-        if (final)
-            close_file(true);
+        final = writer_step();
         pthread_mutex_unlock(&pass_lock);
-
-        pthread_mutex_lock(&st__wr_lock);
-        st__ws.done_seq = seq;
-        if (final) {
-            st__ws.exited = true;
-            __atomic_store_n(&writer_up, 0, __ATOMIC_RELAXED);
-        }
-        pthread_cond_broadcast(&st__wr_cond);
-        pthread_mutex_unlock(&st__wr_lock);
         if (final)
             return NULL;
     }
 }
 
-/* --- the thread's life (program threads, wr_lock held) ----------------------- */
+/* --- the drain's life (program threads, wr_lock held) ------------------------ */
 
-int st__writer_start(void)
+/* Starts the writeout thread; from now on kicks wake it. 0 or -errno. */
+static int start_thread(void)
 {
     sigset_t all, old;
     int r;
 
-    if (st__ws.running)
-        return st__ws.exited ? -ECANCELED : 0;
-    if (!wt.stage && !(wt.stage = malloc(STAGE_SIZE)))
-        return -ENOMEM;
     /* Signals are the program's business: the thread takes none. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -981,24 +1113,61 @@ int st__writer_start(void)
     if (r)
         return -r;
     pthread_setname_np(st__ws.thread, "st-writer");
+    st__ws.threaded = true;
+    st__ring_set_wake_every(0); /* the thread's own pace: an eighth of each ring */
+    __atomic_store_n(&drain_up, UP_THREAD, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* No thread: the tracing threads drain at their drain points. */
+static void go_inline(void)
+{
+    st__ring_set_wake_every(INLINE_WAKE);
+    __atomic_store_n(&drain_up, UP_INLINE, __ATOMIC_RELAXED);
+}
+
+int st__writer_start(void)
+{
+    int r;
+
+    if (st__ws.running)
+        return st__ws.exited ? -ECANCELED : 0;
+    if (!wt.stage && !(wt.stage = malloc(STAGE_SIZE)))
+        return -ENOMEM;
+    if (!want_thread()) {
+        go_inline();
+    } else if ((r = start_thread()) < 0) {
+        if (__atomic_load_n(&writer_mode, __ATOMIC_RELAXED) == ST_WRITER_THREAD)
+            return r;
+        auto_no_thread();
+        go_inline();
+    }
     st__ws.running = true;
-    __atomic_store_n(&writer_up, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
-void st__writer_stop(void)
+/* Ends the writeout thread (it writes nothing more); wr_lock held, released while joining. */
+static void end_thread(void)
 {
     pthread_t t = st__ws.thread;
 
-    if (!st__writer_alive())
-        return;
     st__ws.stop = true;
     sem_post(&kick);
     pthread_mutex_unlock(&st__wr_lock);
     pthread_join(t, NULL);
     pthread_mutex_lock(&st__wr_lock);
-    __atomic_store_n(&writer_up, 0, __ATOMIC_RELAXED);
-    st__ws.stop = st__ws.running = false;
+    st__ws.stop = st__ws.threaded = false;
+}
+
+void st__writer_stop(void)
+{
+    if (!st__writer_alive())
+        return;
+    if (st__ws.threaded)
+        end_thread();
+    __atomic_store_n(&drain_up, UP_OFF, __ATOMIC_RELAXED);
+    st__ring_set_wake_every(0);
+    st__ws.running = false;
 }
 
 bool st__writer_alive(void)
@@ -1009,10 +1178,106 @@ bool st__writer_alive(void)
 void st__writer_request(bool wait)
 {
     uint64_t seq = ++st__ws.req_seq;
+    bool posted = false;
 
-    sem_post(&kick);
-    while (wait && st__writer_alive() && st__ws.done_seq < seq)
-        pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+    while (st__writer_alive() && st__ws.done_seq < seq) {
+        if (thread_alive()) {
+            if (!posted)
+                sem_post(&kick);
+            posted = true;
+            if (!wait)
+                return;
+            pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+            continue;
+        }
+        /* No thread: the caller runs the step itself (pass_lock comes before wr_lock). */
+        pthread_mutex_unlock(&st__wr_lock);
+        pthread_mutex_lock(&pass_lock);
+        writer_step();
+        pthread_mutex_unlock(&pass_lock);
+        pthread_mutex_lock(&st__wr_lock);
+    }
+}
+
+/* --- writer= (config_drain.c) ----------------------------------------------- */
+
+int st__writer_parse_mode(const char *v, int *mode)
+{
+    static const char *const names[] = {[ST_WRITER_AUTO] = "auto", [ST_WRITER_THREAD] = "thread",
+                                        [ST_WRITER_INLINE] = "inline"};
+
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+        if (strcmp(v, names[i]) == 0) {
+            *mode = i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int st__writer_mode_prepare(int mode, struct st__writer_prep *p, char *err, size_t errlen)
+{
+    int r = 0;
+
+    pthread_mutex_lock(&st__wr_lock);
+    p->old_mode = __atomic_load_n(&writer_mode, __ATOMIC_RELAXED);
+    p->started = false;
+    if (mode == ST_WRITER_INLINE && thread_alive()) {
+        st__errmsg(err, errlen, "writer=inline: the writeout thread runs already (%s); it runs until exit",
+                   p->old_mode == ST_WRITER_THREAD ? "writer=thread" : "a second thread traced");
+        r = -EBUSY;
+        goto out;
+    }
+    __atomic_store_n(&writer_mode, mode, __ATOMIC_RELAXED);
+    if (st__writer_alive() && !st__ws.threaded && want_thread()) {
+        /* The file is on, written inline: the thread takes over now. */
+        r = start_thread();
+        p->started = r == 0;
+        if (r < 0 && mode == ST_WRITER_THREAD) {
+            st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(r));
+            __atomic_store_n(&writer_mode, p->old_mode, __ATOMIC_RELAXED);
+            goto out;
+        }
+        if (r < 0)
+            auto_no_thread();
+        r = 0;
+    }
+out:
+    pthread_mutex_unlock(&st__wr_lock);
+    return r;
+}
+
+void st__writer_mode_abort(const struct st__writer_prep *p)
+{
+    pthread_mutex_lock(&st__wr_lock);
+    __atomic_store_n(&writer_mode, p->old_mode, __ATOMIC_RELAXED);
+    if (p->started && thread_alive()) {
+        end_thread();
+        go_inline(); /* as before the configuration */
+    }
+    pthread_mutex_unlock(&st__wr_lock);
+}
+
+/* --- the rings' first events (drain.c's hook) -------------------------------- */
+
+void st__writer_first_event(void)
+{
+    int tid = (int)gettid(), none = 0;
+
+    if (__atomic_compare_exchange_n(&first_tid, &none, tid, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+        none == tid || __atomic_exchange_n(&multi, 1, __ATOMIC_RELAXED))
+        return;
+    /*
+     * A second thread traces. writer=auto starts the thread now (a lock
+     * held, perhaps by the code a signal handler interrupted: the next
+     * drain point starts it); until it runs, each thread drains its own
+     * ring at its drain points, as with writer=inline.
+     */
+    if (__atomic_load_n(&drain_up, __ATOMIC_RELAXED) != UP_INLINE || !want_thread() ||
+        pthread_mutex_trylock(&st__wr_lock) != 0)
+        return;
+    if (st__writer_alive() && !st__ws.threaded && start_thread() < 0)
+        __atomic_store_n(&writer_mode, ST_WRITER_INLINE, __ATOMIC_RELAXED); /* stays inline */
+    pthread_mutex_unlock(&st__wr_lock);
 }
 
 /* --- start-up and fork: the writer's part (drain.c drives them) -------------- */
@@ -1032,6 +1297,19 @@ void st__writer_pass_unlock(void)
     pthread_mutex_unlock(&pass_lock);
 }
 
+void st__writer_fork_pass(void)
+{
+    bool run;
+
+    pthread_mutex_lock(&st__wr_lock);
+    run = st__writer_alive() && !st__ws.threaded;
+    if (run)
+        take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+    if (run)
+        pass(false, 0);
+}
+
 void st__writer_fork_child(void)
 {
     if (wt.fd >= 0)
@@ -1041,7 +1319,9 @@ void st__writer_fork_child(void)
     wt.stage_events = wt.stage_drops = 0;
     wt.rings.n = 0;
     wt.z = wt.zlast.z = false; /* the child's own file starts afresh */
-    writer_up = 0;
+    drain_up = UP_OFF;
+    first_tid = multi = no_thread = 0; /* the child's one thread has not traced yet */
+    st__ring_set_wake_every(0);
     c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
     stopped = 0;
     wt.unmarked = 0;
