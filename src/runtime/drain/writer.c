@@ -1,12 +1,43 @@
 /*
- * The writeout thread: it does all the trace file's I/O.
+ * The writer: the passes that do all the trace file's I/O, and who runs
+ * them (writer=, st__ws.threaded).
  *
- * One thread (started when a trace file is first enabled, with every
- * signal blocked, and marked so it never traces) wakes on a kick (a
- * producer crossed an eighth of its ring, a thread exited, a control
- * request) or every 100 ms, and runs a pass. It asks the scheduler for a
- * short time slice (writer_sched_setup), so that on a busy machine a kick
- * gets it running before the rings fill up. A pass:
+ * The writeout thread (started with every signal blocked, and marked so it
+ * never traces) wakes on a kick (a producer crossed an eighth of its ring,
+ * a thread exited, a control request) or every 100 ms, and runs a pass. It
+ * asks the scheduler for a short time slice (writer_sched_setup), so that
+ * on a busy machine a kick gets it running before the rings fill up.
+ *
+ * A process with a second thread leaves glibc's single-thread fast paths
+ * (cancellation points around system calls, atomics in malloc and stdio),
+ * which costs a single-threaded server more than its events do. So by
+ * default (writer=auto) no thread is started while the records all come
+ * from one thread: the same passes run on that thread itself, at its
+ * drain points, one at a time under pass_lock, so the file still has one
+ * writer and records stay in order:
+ *
+ *   kick     its ring crossed a multiple of INLINE_WAKE (32 KiB; the rings
+ *            wake their consumer that often while no thread runs), or it
+ *            exited: a pass of at most KICK_BUDGET bytes (kick_pass), which
+ *            never waits for a lock (a signal handler's record may have
+ *            interrupted this thread inside one: the rest waits for the
+ *            next drain point); for every record that does not cross a
+ *            threshold the hot path is the same;
+ *   request  flush, a file change, exit: st__writer_request() runs the
+ *            step (the op, a whole pass) on the calling thread;
+ *   fork     the prepare handler runs a pass, so the parent's records are
+ *            in its file before the child runs.
+ *
+ * The first record of a second thread (the rings' first-event hook)
+ * starts the thread, which drains from then on, as with writer=thread,
+ * where it starts with the file. writer=inline never starts it: each
+ * tracing thread drains at its own drain points (a kick that finds a pass
+ * running leaves the draining to it). Without the thread nothing drains a
+ * quiet process between drain points: its records reach the file at the
+ * next one, at flush or at exit (crash=DIR keeps them in ring files that
+ * `simpletrace recover` reads after a kill -9).
+ *
+ * A pass:
  *
  *   1. take the list of rings (st__ring_cons_snapshot, ring_consumer.h):
  *      each ring's `exited`, then `head` (acquire): everything before head
@@ -70,8 +101,16 @@
  *
  * Exit: control's atexit handler (registered at start-up, normally before
  * main, so it runs after the handlers the program registers) calls
- * st__drain_exit (drain.c), which asks for a final pass and joins the
- * thread.
+ * st__drain_exit (drain.c), which asks for a final pass (the thread's,
+ * then joined, or its own).
+ *
+ * Locks: pass_lock (a pass, whoever runs it; wt is its data), then wr_lock
+ * (st__ws), then the core's. A pass on a tracing thread is not
+ * async-signal-safe in everything: it takes no lock it would wait for, but
+ * allocates memory for a new event ID's mapping, a new piece's
+ * description (rotate=) and a ring list that grew; a program that traces
+ * from signal handlers which interrupt malloc, and needs that strictly
+ * safe, uses writer=thread.
  */
 #include <errno.h>
 #include <fcntl.h>
