@@ -213,6 +213,7 @@ static struct {
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
     size_t cap_src;
     struct st__merge merge;
+    bool restricted;      /* a kick's pass that may run in a signal handler: it allocates nothing (maybe_in_handler) */
     uint64_t budget;      /* a kick's pass: bytes of records it may take (0: no bound) ... */
     uint64_t taken;       /* ... taken so far */
     bool budget_hit;      /* ... all of them: the merge stopped there, the rest waits */
@@ -744,8 +745,9 @@ static void stage_write_lost(void)
 static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t *room)
 {
     (void)ctx;
-    if (wt.budget && wt.taken >= wt.budget) {
-        wt.budget_hit = true; /* a kick's pass took its share: stop the merge here */
+    /* A kick's pass took its share, or would start a piece (which allocates) where it must not: stop here. */
+    if ((wt.budget && wt.taken >= wt.budget) || (wt.restricted && piece_full(need))) {
+        wt.budget_hit = true;
         return NULL;
     }
     /* rotate=: a piece ends before the record that would overflow it. */
@@ -796,13 +798,18 @@ static void stage_bad(void *ctx, struct st__merge_src *s)
 
 static const struct st__merge_sink stage_sink = {stage_reserve, stage_commit, stage_bad, NULL};
 
-/* Takes the ring list for a pass, and the rings as merge sources. 0 or -ENOMEM (try again next pass). */
+/*
+ * Takes the ring list for a pass, and the rings as merge sources. 0,
+ * -ENOMEM, or -EAGAIN in a restricted pass that would need more room
+ * (try again next pass).
+ */
 static int snapshot(void)
 {
+    wt.rings.no_grow = wt.restricted;
     if (st__ring_cons_snapshot(&wt.rings) < 0)
         return -ENOMEM;
-    if (wt.rings.n > wt.cap_src) {
-        struct st__merge_src *s = realloc(wt.src, wt.rings.cap * sizeof *s);
+    if (wt.rings.n > wt.cap_src || (wt.restricted && wt.merge.cap < wt.rings.n)) {
+        struct st__merge_src *s = wt.restricted ? NULL : realloc(wt.src, wt.rings.cap * sizeof *s);
         if (!s) {
             wt.rings.n = 0;
             return -ENOMEM;
@@ -831,9 +838,12 @@ static void pass(bool all_drops, uint64_t budget)
     /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
     st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
     if (wt.fd >= 0) {
+        uint32_t ids = st__reg_count(); /* after the heads: every record taken has its ID below it */
         int r;
+        if (wt.restricted && ids > wt.mapped)
+            goto out; /* describing new events allocates: the next drain point does it */
         st__ts_conv_update(&wt.conv);
-        if (stage_mappings(st__reg_count()) < 0)
+        if (stage_mappings(ids) < 0)
             goto out;
         wt.budget = budget;
         wt.taken = 0;
@@ -842,7 +852,8 @@ static void pass(bool all_drops, uint64_t budget)
         wt.budget = 0;
         if (r == -EIO && !wt.budget_hit)
             goto out;
-        for (size_t i = 0; i < wt.rings.n && !wt.budget_hit; i++) {
+        /* Drops come after their thread's records; a restricted pass leaves them (a new piece may be needed). */
+        for (size_t i = 0; i < wt.rings.n && !wt.budget_hit && !wt.restricted; i++) {
             struct st__ring_cons *c = &wt.rings.v[i];
             uint64_t n;
             /* The lost ring: drops of threads that ended or had no ring (ring_consumer.h), reported like theirs */
@@ -1015,6 +1026,7 @@ static void auto_no_thread(void)
 }
 
 static int start_thread(void);
+static bool auto_start(void);
 
 /*
  * One step of the drain, pass_lock held, by the writeout thread or, without
@@ -1034,8 +1046,7 @@ static bool writer_step(void)
         return true;
     }
     /* writer=auto: a second thread traced while the first-event hook could not start the thread. */
-    if (!st__ws.threaded && !st__ws.final && want_thread() && start_thread() < 0)
-        auto_no_thread(); /* writer=thread had its thread from the start */
+    auto_start();
     seq = st__ws.req_seq;
     asked = seq > st__ws.done_seq;
     have = st__ws.have_op;
@@ -1065,16 +1076,57 @@ static bool writer_step(void)
 }
 
 /*
+ * True when this thread may be running a signal handler: a signal it
+ * blocks has a handler installed (the kernel blocks the signal being
+ * handled; ThreadSanitizer blocks them all while it runs a deferred one).
+ * A thread that keeps signals blocked for sigwait() or a signalfd, with
+ * no handler, is not taken for one; a handler installed with SA_NODEFER
+ * is not seen (the locks are still only tried). A system call, and one
+ * more per blocked signal: for the rare drain points that would allocate.
+ */
+static bool maybe_in_handler(void)
+{
+    sigset_t cur;
+
+    if (pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0)
+        return true;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigismember(&cur, sig) != 1 || sigaction(sig, NULL, &sa) != 0)
+            continue;
+        if ((sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != NULL
+                                       : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+            return true;
+    }
+    return false;
+}
+
+/* writer=auto, a second thread traced: starts the thread unless it runs; wr_lock held. True when it runs now. */
+static bool auto_start(void)
+{
+    if (!st__writer_alive() || st__ws.threaded || st__ws.final || !want_thread())
+        return st__ws.threaded && !st__ws.exited;
+    if (start_thread() == 0)
+        return true;
+    auto_no_thread();
+    return false;
+}
+
+/*
  * A drain point on a tracing thread, without the writeout thread: its ring
  * crossed the wake threshold, or it exited (the rings' wake hook). A pass
- * of at most KICK_BUDGET bytes, requests and ops left to their callers. It
- * never waits: when another pass runs (that one drains) or a lock the pass
- * takes is held, perhaps by the code a signal handler tracing here
- * interrupted, it does nothing and the next drain point drains.
+ * of at most KICK_BUDGET bytes; requests and ops are left to their
+ * callers. It never waits: when another pass runs (that one drains) or a
+ * lock the pass takes is held, perhaps by the code a signal handler
+ * tracing here interrupted, it does nothing and the next drain point
+ * drains. Where it may be a signal handler's (maybe_in_handler), it
+ * allocates nothing, so it starts no thread and leaves what would
+ * allocate (a new event's mapping, a new piece, a longer ring list,
+ * compress=zstd, crash=DIR's names) to the next drain point.
  */
 static void kick_pass(void)
 {
-    bool run;
+    bool run, handler;
 
     if (pthread_mutex_trylock(&pass_lock) != 0)
         return;
@@ -1083,19 +1135,26 @@ static void kick_pass(void)
         return;
     }
     run = st__writer_alive() && !st__ws.threaded;
-    if (run && want_thread()) {
-        /* writer=auto, a second thread traced: the thread drains from now on. */
-        if (start_thread() == 0)
-            run = false;
-        else
-            auto_no_thread();
-    }
     if (run)
         take_settings();
     pthread_mutex_unlock(&st__wr_lock);
     /* Free now, and this thread is here: the code it interrupted (if any) holds none of them. */
-    if (run && st__ring_cons_locks_free() && (st__reg_count() <= wt.mapped || st__reg_lock_free()))
-        pass(false, KICK_BUDGET);
+    if (!run || !st__ring_cons_locks_free() || !st__reg_lock_free())
+        goto out;
+    handler = maybe_in_handler();
+    if (!handler && want_thread()) {
+        pthread_mutex_lock(&st__wr_lock);
+        run = !auto_start();
+        pthread_mutex_unlock(&st__wr_lock);
+        if (!run)
+            goto out; /* the thread drains from now on */
+    }
+    if (handler && (wt.z || st__ring_cons_crash_on()))
+        goto out;
+    wt.restricted = handler;
+    pass(false, KICK_BUDGET);
+    wt.restricted = false;
+out:
     pthread_mutex_unlock(&pass_lock);
 }
 
@@ -1306,16 +1365,17 @@ void st__writer_first_event(void)
         none == tid || __atomic_exchange_n(&multi, 1, __ATOMIC_RELAXED))
         return;
     /*
-     * A second thread traces. writer=auto starts the thread now (a lock
-     * held, perhaps by the code a signal handler interrupted: the next
-     * drain point starts it); until it runs, each thread drains its own
-     * ring at its drain points, as with writer=inline.
+     * A second thread traces. writer=auto starts the thread now, unless
+     * this first record may be a signal handler's (maybe_in_handler:
+     * creating a thread allocates) or a lock is held, perhaps by the code
+     * a handler interrupted: then the next drain point starts it. Until it
+     * runs, each thread drains its own ring at its drain points, as with
+     * writer=inline.
      */
-    if (__atomic_load_n(&drain_up, __ATOMIC_RELAXED) != UP_INLINE || !want_thread() ||
+    if (__atomic_load_n(&drain_up, __ATOMIC_RELAXED) != UP_INLINE || !want_thread() || maybe_in_handler() ||
         pthread_mutex_trylock(&st__wr_lock) != 0)
         return;
-    if (st__writer_alive() && !st__ws.threaded && start_thread() < 0)
-        __atomic_store_n(&writer_mode, ST_WRITER_INLINE, __ATOMIC_RELAXED); /* stays inline */
+    auto_start();
     pthread_mutex_unlock(&st__wr_lock);
 }
 
