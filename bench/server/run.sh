@@ -16,7 +16,10 @@
 #
 # For each: requests/s and wrk's p99.9 latency (medians over the rounds),
 # their ratios to plain, and the server's own service time of a request
-# (read to write, on its thread: where an inline pass lands) at p99.9.
+# (read to write, on its thread: where an inline pass lands) at p99.9, and
+# its CPU time per request (its thread's, which bounds its throughput, and
+# the process's): on a machine shared with other work, requests/s and
+# latency follow the machine's load, CPU time per request far less.
 # Then pass_latency: what one drain pass on the tracing thread costs the
 # call that runs it, and the bytes it writes, without the thread and with.
 # Figures only: never fails a build.
@@ -46,7 +49,8 @@ EOF
 variants=(plain idle-thread thread auto monitor)
 # run VARIANT: one server under wrk; appends "rps p999_us service_p999_us" to $tmp/VARIANT
 run() {
-  local v=$1 exe=$dir/server_traced args=(--work "$work") cfg="" port pid line svc
+  local v=$1 exe=$dir/server_traced cfg="" port pid line svc cpu
+  local args=(--work "$work")
   case $v in
     plain) exe=$dir/server_plain ;;
     idle-thread) exe=$dir/server_plain; args+=(--idle-thread) ;;
@@ -61,8 +65,14 @@ run() {
   line=$(wrk -t1 -c"$conns" -d"${seconds}s" -s "$tmp/p999.lua" "http://127.0.0.1:$port/" 2>/dev/null | grep '^RESULT')
   kill -TERM "$pid"
   wait "$pid"
+  if [ -z "$line" ]; then
+    echo "bench/server: $v: wrk gave no result (port '$port'); this run is left out" >&2
+    rm -f "$tmp"/t.trace*
+    return
+  fi
   svc=$(sed -n 's/.* p99.9 \([0-9.]*\) .*/\1/p' "$tmp/err")
-  echo "${line#RESULT } ${svc:-0}" >>"$tmp/$v"
+  cpu=$(sed -n 's/.* cpu_ns_thread \([0-9.]*\) cpu_ns_process \([0-9.]*\).*/\1 \2/p' "$tmp/err")
+  echo "${line#RESULT } ${svc:-0} ${cpu:-0 0}" >>"$tmp/$v"
   rm -f "$tmp"/t.trace*
 }
 
@@ -77,14 +87,20 @@ done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 base_rps=$(cut -d' ' -f1 "$tmp/plain" | median)
 base_lat=$(cut -d' ' -f2 "$tmp/plain" | median)
-printf '%-12s %12s %8s %14s %8s %16s\n' variant requests/s ratio "p99.9 (us)" ratio "service p99.9"
+base_cpu=$(cut -d' ' -f4 "$tmp/plain" | median)
+printf '%-12s %11s %7s %11s %7s %10s %14s %7s %14s\n' variant requests/s ratio "p99.9 us" ratio "service" "CPU/req ns" ratio "process ns"
 for v in "${variants[@]}"; do
   rps=$(cut -d' ' -f1 "$tmp/$v" | median)
   lat=$(cut -d' ' -f2 "$tmp/$v" | median)
   svc=$(cut -d' ' -f3 "$tmp/$v" | median)
-  awk -v v="$v" -v r="$rps" -v l="$lat" -v s="$svc" -v br="$base_rps" -v bl="$base_lat" \
-    'BEGIN {printf "%-12s %12.0f %7.3fx %14.0f %7.3fx %13.1f us\n", v, r, r / br, l, l / bl, s}'
+  cpu=$(cut -d' ' -f4 "$tmp/$v" | median)
+  pcpu=$(cut -d' ' -f5 "$tmp/$v" | median)
+  awk -v v="$v" -v r="$rps" -v l="$lat" -v s="$svc" -v c="$cpu" -v pc="$pcpu" -v br="$base_rps" -v bl="$base_lat" \
+    -v bc="$base_cpu" 'BEGIN {printf "%-12s %11.0f %6.3fx %11.0f %6.3fx %7.1f us %14.0f %6.3fx %14.0f\n",
+                              v, r, r / br, l, l / bl, s, c, c / bc, pc}'
 done
+echo "(medians; service: the server's own p99.9 service time of a request; CPU/req: its thread's CPU time"
+echo " per request, what bounds its throughput, and ratio to plain; process: all its threads')"
 
 echo
 echo "one drain pass, the call that runs it (pass_latency, 2M records of 40 bytes flat out):"

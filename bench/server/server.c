@@ -11,7 +11,10 @@
  * Prints its port on stdout, serves until SIGTERM or SIGINT, then prints
  * on stderr the service time of its requests (from the request's read to
  * its write, on this thread: an inline drain pass shows there): p50, p99,
- * p99.9, p99.99, max, in us. --work: bytes hashed per request (default
+ * p99.9, p99.99, max, in us; and the CPU time per request of its own
+ * thread (what bounds its throughput) and of the whole process (a
+ * writeout thread's included), in ns: on a machine shared with other
+ * work these vary far less than requests/s do. --work: bytes hashed per request (default
  * 8 KiB, ~17 us on the 2-core VM). --idle-thread: one more thread that only sleeps,
  * as a tracer's thread costs a single-threaded program (glibc leaves its
  * single-thread fast paths). Built twice (meson.build): with its events
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +104,15 @@ static double percentile(double p)
             return (double)bucket_low(b) / 1000.0;
     }
     return 0;
+}
+
+/* ns of CPU (user + system) per request served. */
+static double cpu_per_request(const struct rusage *ru)
+{
+    double ns = ((double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec) * 1e9 +
+                ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) * 1e3;
+
+    return served ? ns / (double)served : 0;
 }
 
 /* The request's CPU work: a hash over work_bytes. */
@@ -242,8 +255,11 @@ int main(int argc, char **argv)
             }
         }
     }
-    fprintf(stderr, "served %llu service_us p50 %.2f p99 %.2f p99.9 %.2f p99.99 %.2f max %.2f\n",
+    struct rusage self, proc;
+    getrusage(RUSAGE_THREAD, &self);
+    getrusage(RUSAGE_SELF, &proc);
+    fprintf(stderr, "served %llu service_us p50 %.2f p99 %.2f p99.9 %.2f p99.99 %.2f max %.2f cpu_ns_thread %.0f cpu_ns_process %.0f\n",
             (unsigned long long)served, percentile(50), percentile(99), percentile(99.9), percentile(99.99),
-            (double)max_ns / 1000.0);
+            (double)max_ns / 1000.0, cpu_per_request(&self), cpu_per_request(&proc));
     return 0;
 }
