@@ -139,6 +139,7 @@
 #include "registry.h"
 #include "ring.h"
 #include "ring_consumer.h"
+#include "thread_start.h"
 #include "timestamp.h"
 #include "write_all.h"
 #include "trace_format.h"
@@ -1200,17 +1201,12 @@ static void *writer_main(void *arg)
 /* Starts the writeout thread; from now on kicks wake it. 0 or -errno. */
 static int start_thread(void)
 {
-    sigset_t all, old;
     int r;
 
-    /* Signals are the program's business: the thread takes none. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    r = pthread_create(&st__ws.thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Signals are the program's business: the thread takes none (st__thread_start blocks them). */
+    r = st__thread_start(&st__ws.thread, NULL, writer_main, NULL, "st-writer");
     if (r)
-        return -r;
-    pthread_setname_np(st__ws.thread, "st-writer");
+        return r;
     st__ws.threaded = true;
     st__ring_set_wake_every(0); /* the thread's own pace: an eighth of each ring */
     __atomic_store_n(&drain_up, UP_THREAD, __ATOMIC_RELAXED);

@@ -75,6 +75,7 @@
 #include "diag.h"
 #include "monitor.h"
 #include "no_follow.h"
+#include "thread_start.h"
 
 #define SUN_PATH_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
 
@@ -707,7 +708,6 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
 {
     struct server *s = calloc(1, sizeof *s);
     struct stat st;
-    sigset_t all, saved;
     pthread_attr_t attr;
     pthread_t thread;
     int r;
@@ -738,13 +738,9 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
     s->lslot = fd_track(s->lfd);
     s->wslot[0] = fd_track(s->wake[0]);
     s->wslot[1] = fd_track(s->wake[1]);
-    /* Signals are the program's business: the thread takes none. */
-    sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    r = -pthread_create(&thread, &attr, monitor_main, s);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    r = st__thread_start(&thread, &attr, monitor_main, s, "st-monitor");
     pthread_attr_destroy(&attr);
     if (r < 0) {
         st__errmsg(err, errlen, "cannot start the monitor thread: %s", st_strerror(r));
@@ -755,7 +751,6 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
         free(s);
         return r;
     }
-    pthread_setname_np(thread, "st-monitor");
     c->fresh = s;
     c->fd = -1; /* the server's now */
     return 0;
