@@ -20,8 +20,10 @@
 # its CPU time per request (its thread's, which bounds its throughput, and
 # the process's): on a machine shared with other work, requests/s and
 # latency follow the machine's load, CPU time per request far less.
-# Then pass_latency: what one drain pass on the tracing thread costs the
-# call that runs it, and the bytes it writes, without the thread and with.
+# Then request_loop: the same request without the network, one after the
+# other, its CPU time (the most exact figure on a shared machine); and
+# pass_latency: what one drain pass on the tracing thread costs the call
+# that runs it, and the bytes it writes, without the thread and with.
 # Figures only: never fails a build.
 #
 # usage: run.sh BUILD-DIR
@@ -101,6 +103,31 @@ for v in "${variants[@]}"; do
 done
 echo "(medians; service: the server's own p99.9 service time of a request; CPU/req: its thread's CPU time"
 echo " per request, what bounds its throughput, and ratio to plain; process: all its threads')"
+
+echo
+echo "the same request without the network (request_loop: $work bytes of work, five events, 200000 requests;"
+echo " CPU ns per request, medians of $rounds alternating rounds; base: events disabled):"
+loop() { # variant: "thread_ns process_ns"
+  local e="" a=()
+  case $1 in
+    idle-thread) a=(--idle-thread) ;;
+    thread) e="srv_*,writer=thread,file=$tmp/l.trace" ;;
+    auto) e="srv_*,file=$tmp/l.trace" ;;
+  esac
+  SIMPLETRACE=$e SIMPLETRACE_WRITER= "$dir/request_loop" 200000 "$work" "${a[@]}" | awk '{print $2, $4}'
+  rm -f "$tmp"/l.trace*
+}
+lv=(base idle-thread thread auto)
+for r in $(seq "$rounds"); do
+  for i in $(seq 0 3); do v=${lv[$(((i + r) % 4))]}; loop "$v" >>"$tmp/loop-$v"; done
+done
+lb=$(cut -d' ' -f1 "$tmp/loop-base" | median)
+for v in "${lv[@]}"; do
+  t=$(cut -d' ' -f1 "$tmp/loop-$v" | median)
+  p=$(cut -d' ' -f2 "$tmp/loop-$v" | median)
+  awk -v v="$v" -v t="$t" -v p="$p" -v b="$lb" \
+    'BEGIN {printf "  %-12s thread %8.0f ns %6.3fx  process %8.0f ns %6.3fx\n", v, t, t / b, p, p / b}'
+done
 
 echo
 echo "one drain pass, the call that runs it (pass_latency, 2M records of 40 bytes flat out):"
