@@ -14,7 +14,8 @@
  *   compress=zstd[:LEVEL]|off  files opened from now on are zstd frames with a
  *                        seek table (zwrite.h; LEVEL: libzstd's, default 3);
  *                        a file already open, or reopened to append, keeps
- *                        its way
+ *                        its way; flight snapshots taken while it is on are
+ *                        compressed too (snapshot.c)
  *   writer=auto|thread|inline  who writes the file (writer.c): auto (the
  *                        default) the tracing thread itself while one thread
  *                        traces, then the writeout thread; thread the

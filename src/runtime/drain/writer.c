@@ -94,9 +94,9 @@
  * records in the decompressed trace) and wt.zoff is the file's size. A
  * failed write cuts the file back to its last whole frame, and the
  * ST_PID_WRITE_LOST record goes in a frame of its own. Closing the file
- * writes the time index and the seek table; reopening the same file
- * appends frames after them (they stay, as frames of their own) and a new
- * pair ends it. The setting applies to files opened after it: a file
+ * writes the summary, the time index and the seek table; reopening the
+ * same file appends frames after them (they stay, as frames of their own)
+ * and new ones end it. The setting applies to files opened after it: a file
  * appended to keeps the way it was written.
  *
  * Exit: control's atexit handler (registered at start-up, normally before
@@ -105,12 +105,9 @@
  * then joined, or its own).
  *
  * Locks: pass_lock (a pass, whoever runs it; wt is its data), then wr_lock
- * (st__ws), then the core's. A pass on a tracing thread is not
- * async-signal-safe in everything: it takes no lock it would wait for, but
- * allocates memory for a new event ID's mapping, a new piece's
- * description (rotate=) and a ring list that grew; a program that traces
- * from signal handlers which interrupt malloc, and needs that strictly
- * safe, uses writer=thread.
+ * (st__ws), then the core's. A pass on a tracing thread only tries them,
+ * and where it may be a signal handler's (maybe_in_handler) it allocates
+ * nothing (kick_pass says what waits for the next drain point).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,11 +192,11 @@ static struct {
     int want_level;       /* ... at this level */
     uint64_t zoff;        /* z: the file's size, the end of a whole frame */
     struct st__zw zw;     /* z: the compressor and the index of the frames written */
-    struct st__growbuf trailer; /* z: the time index and seek table, built at close */
+    struct st__growbuf trailer; /* z: the summary, time index and seek table, built at close */
     struct {              /* the file closed last, if compressed, for appending to it */
         bool z;
         uint64_t off, zoff;
-        size_t time_size, trailer_size; /* its trailer (trailer_size 0: none written) */
+        struct st__zw_trailer_sizes trailer; /* its trailer's frames (total 0: none written) */
         struct st__zw zw;
     } zlast;
     uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
@@ -286,23 +283,22 @@ static size_t staged_record_size(const uint8_t *p, size_t len)
 }
 
 /*
- * compress=zstd: ends the file with its time index and seek table (cut
+ * compress=zstd: ends the file with its summary, time index and seek table (cut
  * back off when they cannot be written whole: the frames still read), and
  * keeps its index, so that reopening the file appends to it.
  */
 static void zclose(void)
 {
-    size_t tsize = 0;
+    struct st__zw_trailer_sizes sizes;
 
     wt.zlast.z = wt.z;
     if (!wt.z)
         return;
-    wt.zlast.trailer_size = 0;
-    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &tsize) == 0) {
+    wt.zlast.trailer.total = 0;
+    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &sizes) == 0) {
         if (st__write_all(wt.fd, wt.trailer.data, wt.trailer.len) == 0) {
             wt.zoff += wt.trailer.len;
-            wt.zlast.time_size = tsize;
-            wt.zlast.trailer_size = wt.trailer.len;
+            wt.zlast.trailer = sizes;
             counter_add(&c_bytes_written, wt.trailer.len);
         } else if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
             /* not a regular file: nothing to cut */
@@ -874,7 +870,7 @@ out:
 }
 /*
  * Appending to the file closed last: it goes on the way it was written.
- * Compressed, its index comes back, its trailer becoming two frames of it.
+ * Compressed, its index comes back, its trailer becoming three frames of it.
  */
 static void zappend(uint64_t end)
 {
@@ -886,8 +882,8 @@ static void zappend(uint64_t end)
     wt.zw = wt.zlast.zw;
     wt.zlast.zw = keep;
     wt.zw.level = level;
-    if (wt.zlast.trailer_size)
-        st__zw_keep_trailer(&wt.zw, wt.zlast.time_size, wt.zlast.trailer_size);
+    if (wt.zlast.trailer.total)
+        st__zw_keep_trailer(&wt.zw, &wt.zlast.trailer);
     wt.off = wt.zlast.off;
     wt.zoff = end;
     wt.zlast.z = false;
