@@ -55,10 +55,15 @@ def wait_for(cond, seconds=30):
 
 
 class Stage:
-    """pipe_stage N traced into path, fed lines by the test through a pipe."""
+    """pipe_stage N traced into path, fed lines by the test through a pipe.
+
+    writer=thread: the writeout thread writes what the program traces within 100 ms, as
+    print --follow of a live program expects; by default a program tracing on one thread
+    writes at its drain points (README "Who writes the trace file"), and this one, idle
+    between lines, would hold its few records until exit."""
 
     def __init__(self, stage, path, n, extra=''):
-        env = dict(os.environ, SIMPLETRACE='enable=*,file=%s%s' % (path, extra))
+        env = dict(os.environ, SIMPLETRACE='enable=*,writer=thread,file=%s%s' % (path, extra))
         self.p = subprocess.Popen([stage, str(n)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
         self.path = path
 

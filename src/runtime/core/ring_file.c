@@ -126,6 +126,14 @@ void st__ring_file_probe(size_t ring_size)
         say_fallback(dir, err, ring_size);
 }
 
+bool st__ring_file_lock_free(void)
+{
+    if (pthread_mutex_trylock(&crash_lock) != 0)
+        return false;
+    pthread_mutex_unlock(&crash_lock);
+    return true;
+}
+
 bool st__ring_file_on(void)
 {
     return __atomic_load_n(&crash_flag, __ATOMIC_RELAXED) != 0;

@@ -62,9 +62,10 @@ struct st__wshared {
     uint64_t done_seq; /* req_seq as of the last finished pass */
     bool have_op;
     struct st__op op;
-    bool running;      /* the thread was started ... */
+    bool running;      /* the drain was started (a file enabled: by the thread or inline, writer.c) ... */
     bool exited;       /* ... and has ended (after the exit flush) */
     bool final;        /* the exit flush is asked for */
+    bool threaded;     /* the writeout thread was started (it runs while !exited) */
     bool stop;         /* a configuration that started the thread failed: end it, writing nothing */
     pthread_t thread;
     struct st__closed_file last;
@@ -77,27 +78,70 @@ extern pthread_cond_t st__wr_cond;
 /* Mirror of st__ws.lazy_open, for the first-event check without the lock (relaxed). */
 extern int st__lazy_flag;
 
+/* writer=: who runs the drain's passes (writer.c). */
+enum st__writer_mode {
+    ST_WRITER_AUTO = 0,   /* the tracing threads while one thread traces, then the writeout thread */
+    ST_WRITER_THREAD = 1, /* the writeout thread, from the start */
+    ST_WRITER_INLINE = 2, /* the tracing threads, always */
+};
+
 /* Start-up: the writer's semaphore (before any kick can be posted). */
 void st__writer_init(void);
 
-/* The rings' wake hook: a producer crossed a wake-up point, or a thread exited (async-signal-safe, errno kept). */
+/*
+ * The rings' wake hook: a producer crossed a wake-up point, or a thread
+ * exited. Wakes the writeout thread or, without it, runs a short pass
+ * right here (one that never waits for a lock). errno kept.
+ */
 void st__writer_kick(void);
 
-/* The lock the writer holds for a whole pass; fork takes it first, so no child is made mid-pass. */
+/* The rings' first-event hook, the writer's part: a second thread's first record starts the thread (writer=auto). */
+void st__writer_first_event(void);
+
+/* The lock a pass is run under, whoever runs it; fork takes it (after file_lock and snap_lock), so no child is made mid-pass. */
 void st__writer_pass_lock(void);
 void st__writer_pass_unlock(void);
 
-/* Starts the writeout thread unless it runs; wr_lock held. 1 started, 0 already running, -EAGAIN, -ECANCELED after exit. */
+/* Fork's prepare handler, pass_lock held: without the thread, a pass, so the parent's records reach its file before the child runs. */
+void st__writer_fork_pass(void);
+
+/*
+ * Starts the drain unless it runs (a file is being enabled): the
+ * writeout thread when writer= wants it, else the tracing threads drain
+ * inline. wr_lock held. 1 started, 0 already running, -EAGAIN or -ENOMEM,
+ * -ECANCELED after exit.
+ */
 int st__writer_start(void);
 
-/* Ends a thread st__writer_start() started that was never given a file; wr_lock held (released while joining). */
+/* Ends a drain st__writer_start() started that was never given a file; wr_lock held (released while joining). */
 void st__writer_stop(void);
 
-/* True while the writer thread runs; wr_lock held. */
+/* True while the drain runs (by the thread or inline); wr_lock held. */
 bool st__writer_alive(void);
 
-/* Asks for a pass and (with wait) waits for it; wr_lock held. */
+/*
+ * Asks for a pass (taking the op posted, if any) and, with wait, waits for
+ * it; without the thread the caller runs it itself, wait or not. wr_lock
+ * held (released meanwhile, as a wait on st__wr_cond releases it).
+ */
 void st__writer_request(bool wait);
+
+/* writer=auto|thread|inline into *mode. 0 or -EINVAL. */
+int st__writer_parse_mode(const char *v, int *mode);
+
+/*
+ * writer= in a configuration's phases. Prepare sets the mode, and when the
+ * drain runs inline and the mode wants the thread, starts it; -EBUSY for
+ * inline once the thread runs (it runs until exit), -errno when the thread
+ * cannot start for writer=thread (writer=auto then stays inline). Abort
+ * puts the old mode back and ends a thread the prepare started.
+ */
+struct st__writer_prep {
+    int old_mode;
+    bool started;
+};
+int st__writer_mode_prepare(int mode, struct st__writer_prep *p, char *err, size_t errlen);
+void st__writer_mode_abort(const struct st__writer_prep *p);
 
 /* The current file name (the current piece's) into buf; wr_lock held. Returns the base's length. */
 size_t st__current_name(char *buf, size_t len);

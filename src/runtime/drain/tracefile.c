@@ -1,12 +1,16 @@
 /*
  * The trace file, seen from the program's threads: opening, switching,
- * flushing and status, and a fork child's own file. The writeout thread
- * does all the writing (writer.c); here a caller opens the file itself (so
- * an unwritable path is an error returned to it) and hands it over as an
+ * flushing and status, and a fork child's own file. The drain's passes do
+ * all the writing (writer.c); here a caller opens the file itself (so an
+ * unwritable path is an error returned to it) and hands it over as an
  * "op":
  *
  *   caller:  file_lock -> open -> wr_lock: post op, ++req_seq, kick -> wait done_seq
- *   writer:  wr_lock: take op and req_seq -> I/O without locks -> wr_lock: done_seq
+ *   writer:  pass_lock -> wr_lock: take op and req_seq -> I/O -> wr_lock: done_seq
+ *
+ * where the writer is the writeout thread or, without it (writer=auto
+ * while one thread traces, writer=inline), the caller itself, which runs
+ * that step in st__writer_request() before it returns.
  *
  * Never through a symbolic link: one found at the name (the file, the
  * piece reopened, dir='s file, the fallback name) is refused, saying so,
@@ -449,11 +453,11 @@ static void apply_name(const struct st__file_prep *p)
     st__ws.name_gen++;
 }
 
-/* Waits until the op slot is free; wr_lock held. */
+/* Waits until the op slot is free (an op posted without waiting is taken by a pass); wr_lock held. */
 static void wait_op_slot(void)
 {
     while (st__ws.have_op && st__writer_alive())
-        pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+        st__writer_request(true);
 }
 
 /* The prepared file's lock becomes the held one; the old lock's descriptor to close (or -1) into *old. */
