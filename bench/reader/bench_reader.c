@@ -4,7 +4,7 @@
  *
  *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
  *                [--records N] [--dir DIR] [--runs R] [--format text|json]
- *                [--compare EXE2] [--sql]
+ *                [--compare EXE2] [--sql] [--parquet] [--trace FILE]
  *
  * 1. Writes a trace of N records (default 10 million) with the simpletrace
  *    runtime (this program is traced with bench/reader/trace-events), into
@@ -27,8 +27,15 @@
  *    count(*) FROM records GROUP BY name) and a per-event table with a
  *    filter, each timed the same way: records/s of the whole trace, max
  *    RSS, and the speed relative to stats (issue 24's target: a third).
+ * 7. With --parquet (bench/parquet/run.sh), instead of 2-5: `simpletrace
+ *    export` to Perfetto's protobuf and to Parquet, runs alternating: each
+ *    one's records/s (wall and CPU), bytes per record, max RSS, and Parquet
+ *    against Perfetto (issue 24's target: smaller, and 10 M records/s).
+ * --trace FILE uses FILE as the trace: written first when missing, kept
+ * (to time several builds on one trace, or to profile one command on it).
  * Prints figures; never fails on speed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -55,6 +62,8 @@ struct opts {
     const char *format;  /* print --format: text or json */
     const char *compare; /* a second simpletrace to time side by side, or NULL */
     bool sql;            /* time stats and sql full scans instead of print */
+    bool parquet;        /* time export to Perfetto and to Parquet instead of print */
+    const char *trace;   /* the trace to use (kept), or NULL: a temporary one */
     uint64_t records;
     int runs;
 };
@@ -206,6 +215,75 @@ static void bench_sql(const struct opts *o, const char *events, const char *file
                    rates[i] / rates[0], c[0].best_cpu / c[i].best_cpu);
 }
 
+/* Bytes under path: a file, or a directory and what it holds. */
+static uint64_t size_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return (uint64_t)st.st_size;
+    uint64_t total = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            total += size_of(sub);
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+/* Removes path: a file, or a directory and what it holds. */
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            remove_tree(sub);
+    }
+    if (d) {
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/*
+ * export --format=perfetto and --format=parquet of file, runs alternating
+ * (one machine load for both), then Parquet against Perfetto: the speed
+ * (wall and CPU) and the bytes per record.
+ */
+static void bench_parquet(const struct opts *o, const char *events, const char *file, uint64_t records,
+                          off_t bytes)
+{
+    char pf[4300], pq[4300];
+    snprintf(pf, sizeof pf, "%s.pftrace", file);
+    snprintf(pq, sizeof pq, "%s.parquet", file);
+    char *pfa[] = {(char *)o->exe, "export", "-q", "--format=perfetto", "-o", pf, (char *)events, (char *)file, NULL};
+    char *pqa[] = {(char *)o->exe, "export", "-q", "--format=parquet", "-o", pq, (char *)events, (char *)file, NULL};
+    struct contender c[2] = {{.label = "export perfetto", .argv = pfa}, {.label = "export parquet", .argv = pqa}};
+    double rates[2];
+    remove_tree(pf);
+    remove_tree(pq);
+    measure(c, 2, records, bytes, o->runs, rates);
+    uint64_t size_pf = size_of(pf), size_pq = size_of(pq);
+    remove_tree(pf);
+    remove_tree(pq);
+    printf("  bytes/record: perfetto %.2f, parquet %.2f (records.parquet, events/, spans.parquet)\n",
+           (double)size_pf / (double)records, (double)size_pq / (double)records);
+    if (rates[0] > 0 && rates[1] > 0 && size_pq > 0)
+        printf("  ratio: parquet runs at %.2fx perfetto's speed (wall), %.2fx (CPU: %.2f M records/s vs %.2f M), "
+               "and is %.2fx smaller\n",
+               rates[1] / rates[0], c[0].best_cpu / c[1].best_cpu, (double)records / c[1].best_cpu / 1e6,
+               (double)records / c[0].best_cpu / 1e6, (double)size_pf / (double)size_pq);
+}
+
 /* Times the readers on file; event_query: the sql query of a per-event table for its events (NULL: none). */
 static void bench_file(const struct opts *o, const char *events, const char *file, const char *event_query)
 {
@@ -218,6 +296,11 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
     if (o->sql) {
         printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
         bench_sql(o, events, file, records, st.st_size, event_query);
+        return;
+    }
+    if (o->parquet) {
+        printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
+        bench_parquet(o, events, file, records, st.st_size);
         return;
     }
     printf("%s: %" PRIu64 " records, %.1f MB, print --format=%s\n", file, records, (double)st.st_size / 1e6,
@@ -251,7 +334,8 @@ static int parse(int argc, char **argv, struct opts *o)
         {"shared", required_argument, NULL, 's'},      {"records", required_argument, NULL, 'n'},
         {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},      {"compare", required_argument, NULL, 'c'},
-        {"sql", no_argument, NULL, 'q'},               {NULL, 0, NULL, 0},
+        {"sql", no_argument, NULL, 'q'},               {"parquet", no_argument, NULL, 'p'},
+        {"trace", required_argument, NULL, 't'},       {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -265,11 +349,13 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'f': o->format = optarg; break;
         case 'c': o->compare = optarg; break;
         case 'q': o->sql = true; break;
+        case 'p': o->parquet = true; break;
+        case 't': o->trace = optarg; break;
         default: return -1;
         }
     }
     bool format_ok = !strcmp(o->format, "text") || !strcmp(o->format, "json");
-    return o->exe && o->events && o->records && o->runs > 0 && format_ok ? 0 : -1;
+    return o->exe && o->events && o->records && o->runs > 0 && format_ok && !(o->sql && o->parquet) ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -278,36 +364,42 @@ int main(int argc, char **argv)
     struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp", .format = "text"};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
-                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql]\n");
+                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql | --parquet] [--trace FILE]\n");
         return 2;
     }
     char trace[4200];
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-reader-%ld.bin", o.dir, (long)getpid());
+    if (o.trace)
+        snprintf(trace, sizeof trace, "%s", o.trace);
+    bool only = o.sql || o.parquet; /* the plain trace alone */
+    struct stat st0;
+    bool generate_it = !o.trace || stat(trace, &st0) != 0;
     /*
      * Trace in a child: a spawned reader's max RSS counts its parent's pages
      * (vfork-style spawn keeps the high-water mark across exec), so this
      * process must never allocate the runtime's trace buffers.
      */
     fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = generate_it ? fork() : 1;
     if (pid == 0)
         exit(generate(trace, o.records, false) == 0 ? 0 : 1);
     int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if (generate_it && (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
         return 1;
     /* --sql: an I/O record in four, flags 1 in half of them (emit()) */
     bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
     double plain_rate = last_rate;
     struct stat plain_st, z_st;
     bool have_plain = stat(trace, &plain_st) == 0;
-    unlink(trace);
+    if (!o.trace)
+        unlink(trace);
     /* The same records compressed as they are written (compress=zstd, its default level); not with --sql. */
     char ztrace[4300];
     snprintf(ztrace, sizeof ztrace, "%s.zst", trace);
     fflush(stdout);
-    if (!o.sql && (pid = fork()) == 0)
+    if (!only && (pid = fork()) == 0)
         exit(generate(ztrace, o.records, true) == 0 ? 0 : 1);
-    if (!o.sql && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+    if (!only && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
         stat(ztrace, &z_st) == 0) {
         uint64_t records = count_records(o.exe, o.events, ztrace);
         if (have_plain && records)
@@ -319,13 +411,13 @@ int main(int argc, char **argv)
             printf("print on the compressed trace: %.2f of the plain trace's records/s\n", last_rate / plain_rate);
     }
     unlink(ztrace);
-    if (o.shared) {
+    if (o.shared && !o.parquet) {
         char events[4200], fixture[4200];
         snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);
         snprintf(fixture, sizeof fixture, "%s/fixtures/qemu/bench_small_drops.bin", o.shared);
         bench_file(&o, events, fixture, NULL);
     }
-    if (!getenv("SIMPLETRACE_PY"))
+    if (!getenv("SIMPLETRACE_PY") && !o.parquet)
         printf("(set SIMPLETRACE_PY=/path/to/qemu/scripts/simpletrace.py to compare with QEMU's reader)\n");
     return 0;
 }

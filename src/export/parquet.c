@@ -55,6 +55,7 @@
  * times of its open calls.
  */
 #include "export_internal.h"
+#include "json_escape.h"
 #include "parquet_enc.h"
 
 #include <errno.h>
@@ -83,6 +84,7 @@ struct pq_out {
     char *path;                 /* under the output directory */
     struct st__pq_file *f;
     int col[MAX_FIXED];         /* column index of each fixed column (R_*, S_*, E_*), -1 when left out */
+    uint8_t kind[ST_READER_MAX_ARGS]; /* an event's file: each argument's column kind (enum st__pq_kind) */
 };
 
 /* The files of one partition (the whole export without --partition). */
@@ -99,11 +101,23 @@ struct pq_thread {
     uint32_t cap;
 };
 
+/* One event's args object as print --format=json writes it: each argument's key and how its value is typed. */
+struct args_fmt {
+    bool ready;
+    char *keys;                          /* "\"a\":" ",\"b\":" ... back to back */
+    uint16_t key_off[ST_READER_MAX_ARGS], key_len[ST_READER_MAX_ARGS];
+    uint8_t json[ST_READER_MAX_ARGS];    /* enum json_kind */
+    size_t bound;                        /* the object's most bytes, strings' bodies left out */
+};
+
+/* How print's JSON types a number (src/reader/formatter.c, put_json_value()). */
+enum json_kind { JSON_UNSIGNED, JSON_SIGNED, JSON_BOOL, JSON_CHAR };
+
 struct parquet {
     struct st__ex_dir out;
-    struct st__pq_shared sh;
-    bool sh_ready;
-    struct st_formatter *fmt;   /* print's JSON, whose "args" fill the args column */
+    struct st__pq_shared *sh;
+    struct args_fmt *afmt;      /* by catalog index: how print's JSON writes the event's args */
+    size_t nafmt;
     enum st__pq_kind ts_kind;
     unsigned partition;         /* ST_EXPORT_PARTITION_* */
     struct pq_set **sets;
@@ -182,7 +196,7 @@ static int out_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o,
     if (!path)
         return -ENOMEM;
     struct st__pq_kv kv[] = {{"simpletrace.ts", ts_meaning(pq)}};
-    int ret = st__pq_new(&o->f, &pq->sh, pq->out.dirfd, path, cols, ncols, kv, sizeof kv / sizeof *kv);
+    int ret = st__pq_new(&o->f, pq->sh, pq->out.dirfd, path, cols, ncols, kv, sizeof kv / sizeof *kv);
     (void)ctx;
     return ret;
 }
@@ -272,7 +286,8 @@ static int event_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *
     add_col(cols, &n, o, E_TID, "tid", ST__PQ_I64, true, false);
     for (unsigned a = 0; a < ev->nargs; a++) {
         arg_column_name(ev->args[a].name, names[a], sizeof names[a]);
-        cols[n++] = (struct st__pq_column){names[a], arg_kind(ctx->cat, ev, a), false};
+        o->kind[a] = (uint8_t)arg_kind(ctx->cat, ev, a);
+        cols[n++] = (struct st__pq_column){names[a], (enum st__pq_kind)o->kind[a], false};
     }
     if (!s->events_dir) {
         char *dir = join(s->dir, "events", "");
@@ -393,9 +408,22 @@ static void measure(struct pq_out *o, void *arg)
     }
 }
 
-/* Writes out the largest row groups until all of them hold less than half the budget. */
+/* A file that could not be written: the message names it (out of memory has the export's own). */
+static int write_failed(struct st__ex_ctx *ctx, struct parquet *pq, const char *path, int err)
+{
+    return err == -ENOMEM ? err : st__ex_fail(ctx, err, "cannot write %s/%s", pq->out.tmp, path);
+}
+
+/*
+ * Says whether the worker failed to write a file; writes out the largest
+ * row groups until all of them hold less than half the budget.
+ */
 static int budget_check(struct st__ex_ctx *ctx, struct parquet *pq)
 {
+    int err;
+    struct st__pq_file *bad = st__pq_failed(pq->sh, &err);
+    if (bad)
+        return write_failed(ctx, pq, st__pq_path(bad), err);
     for (;;) {
         struct budget b = {0};
         each_out(pq, measure, &b);
@@ -403,7 +431,7 @@ static int budget_check(struct st__ex_ctx *ctx, struct parquet *pq)
             return 0;
         int ret = st__pq_flush(b.largest->f);
         if (ret < 0)
-            return st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, b.largest->path);
+            return write_failed(ctx, pq, b.largest->path, ret);
     }
 }
 
@@ -414,7 +442,7 @@ static int row_end(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o)
     if (ret == 0 && st__pq_buffered(o->f) >= GROUP_BYTES)
         ret = st__pq_flush(o->f);
     if (ret < 0)
-        return ret == -ENOMEM ? ret : st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, o->path);
+        return write_failed(ctx, pq, o->path, ret);
     if (--pq->countdown == 0) {
         pq->countdown = CHECK_EVERY;
         return budget_check(ctx, pq);
@@ -439,7 +467,7 @@ static void put_opt_dict(struct st__pq_file *f, int col, uint32_t id, const char
     if (col < 0)
         return;
     if (s && s[0])
-        st__pq_dict(f, (size_t)col, id, s, strlen(s));
+        st__pq_dict(f, (size_t)col, id, s);
     else
         st__pq_null(f, (size_t)col);
 }
@@ -458,20 +486,207 @@ static struct who who_of(const struct st__ex_thread *t, const struct st_record *
     return (struct who){t->proc, has_tid, rec ? rec->pid : t->tid};
 }
 
-/* The args object of print's JSON line for rec (into *s, *n). 0 or a negative errno. */
-static int args_json(struct parquet *pq, const struct st_record *rec, const char **s, size_t *n)
+/* --- print's args object --------------------------------------------------------------- */
+
+/*
+ * The args object of print --format=json, written here from the decoded
+ * record rather than formatted and cut out of print's line: the rules are
+ * the formatter's (reader.h, "JSON values follow the declared type"):
+ * strings escaped by the one JSON escaper, pointers "0x..." (lowercase, no
+ * padding), bools true/false, chars {"value":N,"char":"C"} (null when C is
+ * not printable ASCII), other integers in decimal, signed or not as
+ * declared, cut to their declared size (st_arg_value). Argument names are
+ * C identifiers: written as they are, as print does. The export tests
+ * compare every row with print's.
+ */
+
+static char *put_lit(char *p, const char *s, size_t n)
 {
-    int ret = st_formatter_write(pq->fmt, rec);
-    if (ret < 0)
-        return ret;
-    size_t len;
-    const char *line = st_formatter_buffered(pq->fmt, &len);
-    /* The line is {...,"args":{...}}\n with "args" last; the key's quotes cannot occur inside a JSON string. */
-    const char *at = line ? memmem(line, len, ",\"args\":", 8) : NULL;
-    if (!at || len < 3)
-        return -EINVAL; /* cannot happen: print's JSON always ends with its args */
-    *s = at + 8;
-    *n = (size_t)(line + len - 2 - *s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Decimal digits of v. */
+static unsigned dec_len(uint64_t v)
+{
+    static const uint64_t pow10[] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                     1000000000u, 10000000000u, 100000000000u, 1000000000000u,
+                                     10000000000000u, 100000000000000u, 1000000000000000u,
+                                     10000000000000000u, 100000000000000000u, 1000000000000000000u,
+                                     10000000000000000000u};
+    unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12; /* bits * log10(2): the digits, or one more */
+    t += v >= pow10[t];
+    return t ? t : 1;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char *end = p + dec_len(v), *q = end;
+    for (; v >= 100; v /= 100) {
+        q -= 2;
+        memcpy(q, pairs + v % 100 * 2, 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, pairs + v * 2, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
+}
+
+static char *put_i64(char *p, uint64_t v)
+{
+    if (v >> 63) {
+        *p++ = '-';
+        return put_u64(p, ~v + 1); /* the magnitude, 2^63 for INT64_MIN */
+    }
+    return put_u64(p, v);
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[16];
+    int n = 0;
+    do
+        tmp[n++] = hex[v & 15];
+    while ((v >>= 4) != 0);
+    p = put_lit(p, "\"0x", 3);
+    while (n)
+        *p++ = tmp[--n];
+    *p++ = '"';
+    return p;
+}
+
+/*
+ * A JSON string: runs of 8 bytes with nothing to escape copied as blocks,
+ * the rest by the one escaper (st__json_escape): st__json_string()'s output.
+ */
+static char *put_json_string(char *p, const uint8_t *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    *p++ = '"';
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+        /* a byte below 0x20 or above 0x7f, or a zero byte of quote or slash: not plain */
+        uint64_t special = ((w - ones * 0x20) | w | ((quote - ones) & ~quote) | ((slash - ones) & ~slash)) & highs;
+        if (special)
+            break;
+        memcpy(p, &w, 8);
+        p += 8;
+    }
+    p = st__json_escape(p, s + i, n - i);
+    *p++ = '"';
+    return p;
+}
+
+/* Most bytes one non-string value takes: {"value":-9223372036854775808,"char":"\\"} */
+#define VALUE_MAX 48
+
+/* A key of at most KEY_COPY bytes is copied as a block of that size (one vector move, no call). */
+#define KEY_COPY 32
+
+/* The key k of a: the bytes after it are scratch, within the value's VALUE_MAX. */
+static char *put_key(char *p, const struct args_fmt *a, unsigned k)
+{
+    if (a->key_len[k] > KEY_COPY)
+        return put_lit(p, a->keys + a->key_off[k], a->key_len[k]);
+    memcpy(p, a->keys + a->key_off[k], KEY_COPY);
+    return p + a->key_len[k];
+}
+
+/* The args format of event ev (made at its first record). NULL when out of memory. */
+static const struct args_fmt *args_fmt_of(struct st__ex_ctx *ctx, struct parquet *pq, const struct st_event_info *ev)
+{
+    if (ev->index >= pq->nafmt) {
+        size_t cap = pq->nafmt;
+        if (st__ex_reserve(&pq->afmt, &cap, (size_t)ev->index + 1, sizeof *pq->afmt) < 0)
+            return NULL;
+        pq->nafmt = cap;
+    }
+    struct args_fmt *a = &pq->afmt[ev->index];
+    if (a->ready)
+        return a;
+    size_t total = 0;
+    for (unsigned i = 0; i < ev->nargs; i++)
+        total += strlen(ev->args[i].name) + 4;
+    if (!(a->keys = calloc(1, total + KEY_COPY))) /* KEY_COPY: put_key() reads that many bytes of the last key */
+        return NULL;
+    char *p = a->keys;
+    a->bound = 2;
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        char *start = p;
+        if (i)
+            *p++ = ',';
+        *p++ = '"';
+        p = put_lit(p, ev->args[i].name, strlen(ev->args[i].name));
+        p = put_lit(p, "\":", 2);
+        a->key_off[i] = (uint16_t)(start - a->keys);
+        a->key_len[i] = (uint16_t)(p - start);
+        a->bound += a->key_len[i] + VALUE_MAX;
+        switch (st_catalog_arg_encoding(ctx->cat, ev, i)) {
+        case ST_ARG_ENCODING_BOOL: a->json[i] = JSON_BOOL; break;
+        case ST_ARG_ENCODING_CHAR: a->json[i] = JSON_CHAR; break;
+        default: a->json[i] = ev->args[i].is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+        }
+    }
+    a->ready = true;
+    return a;
+}
+
+static char *put_json_char(char *p, const struct st_arg_info *arg, uint64_t v)
+{
+    p = put_lit(p, "{\"value\":", 9);
+    p = arg->is_signed ? put_i64(p, v) : put_u64(p, v);
+    p = put_lit(p, ",\"char\":", 8);
+    uint8_t c = (uint8_t)v;
+    p = c >= 0x20 && c < 0x7f ? st__json_string(p, &c, 1) : put_lit(p, "null", 4);
+    *p++ = '}';
+    return p;
+}
+
+/* rec's args object into column col of f, as print --format=json writes it. 0 or -ENOMEM. */
+static int put_args(struct st__ex_ctx *ctx, struct parquet *pq, struct st__pq_file *f, size_t col,
+                    const struct st_record *rec)
+{
+    const struct st_event_info *ev = rec->event;
+    const struct args_fmt *a = args_fmt_of(ctx, pq, ev);
+    if (!a)
+        return -ENOMEM;
+    size_t bound = a->bound;
+    for (unsigned i = 0; i < rec->nargs; i++)
+        if (rec->args[i].kind == ST_VALUE_STRING)
+            bound += ST__JSON_ESCAPED_MAX(rec->args[i].len);
+    char *start = st__pq_text_room(f, col, bound), *p = start;
+    if (!p)
+        return -ENOMEM;
+    *p++ = '{';
+    for (unsigned i = 0; i < rec->nargs; i++) {
+        const struct st_value *v = &rec->args[i];
+        p = put_key(p, a, i);
+        if (v->kind == ST_VALUE_STRING) {
+            p = put_json_string(p, (const uint8_t *)v->str, v->len);
+            continue;
+        }
+        if (v->kind == ST_VALUE_POINTER) {
+            p = put_hex(p, v->u64);
+            continue;
+        }
+        uint64_t x = st_arg_value(&ev->args[i], v->u64);
+        switch (a->json[i]) {
+        case JSON_SIGNED: p = put_i64(p, x); break;
+        case JSON_BOOL: p = x ? put_lit(p, "true", 4) : put_lit(p, "false", 5); break;
+        case JSON_CHAR: p = put_json_char(p, &ev->args[i], x); break;
+        default: p = put_u64(p, x);
+        }
+    }
+    *p++ = '}';
+    st__pq_text_done(f, col, (size_t)(p - start));
     return 0;
 }
 
@@ -484,18 +699,13 @@ static int record_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set 
     struct who w = who_of(t, rec);
     const struct st_event_info *ev = rec ? rec->event : st_catalog_dropped(ctx->cat);
     st__pq_int(f, (size_t)o->col[R_TS], rec ? rec->timestamp_ns : ts);
-    st__pq_dict(f, (size_t)o->col[R_NAME], ev->index, ev->name, ev->name_len);
+    st__pq_dict(f, (size_t)o->col[R_NAME], ev->index, ev->name);
     put_opt_int(f, o->col[R_PID], w.proc->have_desc, w.proc->desc_pid);
     put_opt_int(f, o->col[R_TID], w.has_tid, w.tid);
     put_opt_dict(f, o->col[R_PROGRAM], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->program : NULL);
     put_opt_dict(f, o->col[R_HOST], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->host : NULL);
     if (rec) {
-        const char *args;
-        size_t n;
-        int ret = args_json(pq, rec, &args, &n);
-        if (ret == 0)
-            st__pq_text(f, (size_t)o->col[R_ARGS], args, n);
-        st_formatter_flush(pq->fmt); /* no output: empties its buffer */
+        int ret = put_args(ctx, pq, f, (size_t)o->col[R_ARGS], rec);
         if (ret < 0)
             return ret;
     } else {
@@ -552,7 +762,7 @@ static int event_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *
     size_t col = (size_t)(o->col[E_TID] + 1);
     for (unsigned a = 0; a < ev->nargs; a++, col++) {
         struct st_value dropped = {.kind = ST_VALUE_INTEGER, .u64 = count};
-        put_arg(f, col, arg_kind(ctx->cat, ev, a), &ev->args[a], rec ? &rec->args[a] : &dropped);
+        put_arg(f, col, (enum st__pq_kind)o->kind[a], &ev->args[a], rec ? &rec->args[a] : &dropped);
     }
     return row_end(ctx, pq, o);
 }
@@ -593,8 +803,7 @@ static int span_row(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint3
         return ret;
     struct pq_out *o = &s->spans;
     struct st__pq_file *f = o->f;
-    const char *name = ctx->pairs.names[func];
-    st__pq_dict(f, (size_t)o->col[S_NAME], func, name, strlen(name));
+    st__pq_dict(f, (size_t)o->col[S_NAME], func, ctx->pairs.names[func]);
     st__pq_int(f, (size_t)o->col[S_BEGIN], begin);
     st__pq_int(f, (size_t)o->col[S_END], end);
     st__pq_int(f, (size_t)o->col[S_DUR], end - begin);
@@ -626,11 +835,7 @@ static int pq_open(struct st__ex_ctx *ctx)
     pq->ts_kind = ctx->opts->realtime ? ST__PQ_TIMESTAMP : ST__PQ_I64;
     pq->partition = ctx->opts->partition;
     pq->countdown = CHECK_EVERY;
-    int ret = st__pq_shared_init(&pq->sh, ZSTD_LEVEL);
-    pq->sh_ready = ret == 0;
-    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = ST_OUTPUT_JSON};
-    if (ret == 0)
-        ret = st_formatter_new(&pq->fmt, ctx->cat, &fo);
+    int ret = st__pq_shared_new(&pq->sh, ZSTD_LEVEL, true);
     return ret ? ret : st__ex_dir_open(ctx, &pq->out, ctx->opts->output, &pq_dir);
 }
 
@@ -727,7 +932,7 @@ static int pq_finish(struct st__ex_ctx *ctx)
             if (set->events[e].f && (err = st__pq_finish(set->events[e].f)) < 0)
                 bad = &set->events[e];
         if (bad)
-            ret = err == -ENOMEM ? err : st__ex_fail(ctx, err, "cannot write %s/%s", pq->out.tmp, bad->path);
+            ret = write_failed(ctx, pq, bad->path, err);
     }
     return ret ? ret : st__ex_dir_install(ctx, &pq->out);
 }
@@ -755,9 +960,10 @@ static void pq_discard(struct st__ex_ctx *ctx)
     for (size_t i = 0; i < pq->nth; i++)
         free(pq->th[i].begin);
     free(pq->th);
-    st_formatter_free(pq->fmt);
-    if (pq->sh_ready)
-        st__pq_shared_free(&pq->sh);
+    for (size_t i = 0; i < pq->nafmt; i++)
+        free(pq->afmt[i].keys);
+    free(pq->afmt);
+    st__pq_shared_free(pq->sh); /* after the files: it waits for the worker */
     st__ex_dir_discard(&pq->out);
     free(pq);
     ctx->out = NULL;

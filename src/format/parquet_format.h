@@ -124,6 +124,7 @@
 /* Encoding */
 #define ST_PQ_ENC_PLAIN 0
 #define ST_PQ_ENC_RLE 3
+#define ST_PQ_ENC_DELTA_BINARY_PACKED 5
 #define ST_PQ_ENC_RLE_DICTIONARY 8
 
 /* CompressionCodec */
