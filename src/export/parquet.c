@@ -101,14 +101,22 @@ struct pq_thread {
     uint32_t cap;
 };
 
-/* One event's args object as print --format=json writes it: each argument's key and how its value is typed. */
+/*
+ * One event's args object as print --format=json writes it: each argument's
+ * key and how its value is typed. Made at the event's first record and
+ * never changed: the worker thread reads it (render_args()).
+ */
 struct args_fmt {
-    bool ready;
+    unsigned nargs;
     char *keys;                          /* "\"a\":" ",\"b\":" ... back to back */
     uint16_t key_off[ST_READER_MAX_ARGS], key_len[ST_READER_MAX_ARGS];
     uint8_t json[ST_READER_MAX_ARGS];    /* enum json_kind */
+    struct st_arg_info arg[ST_READER_MAX_ARGS]; /* copies of the declaration's (st_arg_value()) */
     size_t bound;                        /* the object's most bytes, strings' bodies left out */
 };
+
+/* What an args value is in the args column's bytes (put_args()). */
+enum raw_kind { RAW_NUMBER, RAW_POINTER, RAW_STRING };
 
 /* How print's JSON types a number (src/reader/formatter.c, put_json_value()). */
 enum json_kind { JSON_UNSIGNED, JSON_SIGNED, JSON_BOOL, JSON_CHAR };
@@ -116,8 +124,9 @@ enum json_kind { JSON_UNSIGNED, JSON_SIGNED, JSON_BOOL, JSON_CHAR };
 struct parquet {
     struct st__ex_dir out;
     struct st__pq_shared *sh;
-    struct args_fmt *afmt;      /* by catalog index: how print's JSON writes the event's args */
+    struct args_fmt **afmt;     /* by catalog index: how print's JSON writes the event's args */
     size_t nafmt;
+    struct args_fmt *dropped;   /* ... a dropped record's */
     enum st__pq_kind ts_kind;
     unsigned partition;         /* ST_EXPORT_PARTITION_* */
     struct pq_set **sets;
@@ -207,7 +216,7 @@ static void add_col(struct st__pq_column *cols, size_t *n, struct pq_out *o, int
 {
     o->col[id] = left_out ? -1 : (int)*n;
     if (!left_out)
-        cols[(*n)++] = (struct st__pq_column){name, kind, optional};
+        cols[(*n)++] = (struct st__pq_column){.name = name, .kind = kind, .optional = optional};
 }
 
 static bool no_pid(const struct parquet *pq)
@@ -219,6 +228,8 @@ static bool no_host(const struct parquet *pq)
 {
     return pq->partition & ST_EXPORT_PARTITION_HOST;
 }
+
+static int render_args(void *arg, const uint8_t *raw, size_t n, struct st__growbuf *out);
 
 static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s)
 {
@@ -232,6 +243,7 @@ static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set
     add_col(cols, &n, o, R_PROGRAM, "program", ST__PQ_DICT, true, false);
     add_col(cols, &n, o, R_HOST, "host", ST__PQ_DICT, true, no_host(pq));
     add_col(cols, &n, o, R_ARGS, "args", ST__PQ_JSON, false, false);
+    cols[n - 1].render = render_args; /* written as the values were read, rendered by the worker */
     return out_new(ctx, pq, o, join(s->dir, "records.parquet", ""), cols, n);
 }
 
@@ -287,7 +299,7 @@ static int event_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *
     for (unsigned a = 0; a < ev->nargs; a++) {
         arg_column_name(ev->args[a].name, names[a], sizeof names[a]);
         o->kind[a] = (uint8_t)arg_kind(ctx->cat, ev, a);
-        cols[n++] = (struct st__pq_column){names[a], (enum st__pq_kind)o->kind[a], false};
+        cols[n++] = (struct st__pq_column){.name = names[a], .kind = (enum st__pq_kind)o->kind[a]};
     }
     if (!s->events_dir) {
         char *dir = join(s->dir, "events", "");
@@ -600,43 +612,72 @@ static char *put_key(char *p, const struct args_fmt *a, unsigned k)
     return p + a->key_len[k];
 }
 
-/* The args format of event ev (made at its first record). NULL when out of memory. */
-static const struct args_fmt *args_fmt_of(struct st__ex_ctx *ctx, struct parquet *pq, const struct st_event_info *ev)
+/* A new args format of n arguments: names, declarations, and encodings (enum st_arg_encoding). NULL when out of memory. */
+static struct args_fmt *fmt_new(unsigned n, const char *const *names, const struct st_arg_info *args,
+                                const unsigned *enc)
 {
-    if (ev->index >= pq->nafmt) {
-        size_t cap = pq->nafmt;
-        if (st__ex_reserve(&pq->afmt, &cap, (size_t)ev->index + 1, sizeof *pq->afmt) < 0)
-            return NULL;
-        pq->nafmt = cap;
-    }
-    struct args_fmt *a = &pq->afmt[ev->index];
-    if (a->ready)
-        return a;
+    struct args_fmt *a = calloc(1, sizeof *a);
     size_t total = 0;
-    for (unsigned i = 0; i < ev->nargs; i++)
-        total += strlen(ev->args[i].name) + 4;
-    if (!(a->keys = calloc(1, total + KEY_COPY))) /* KEY_COPY: put_key() reads that many bytes of the last key */
+    for (unsigned i = 0; i < n; i++)
+        total += strlen(names[i]) + 4;
+    if (!a || !(a->keys = calloc(1, total + KEY_COPY))) { /* KEY_COPY: put_key() reads that many bytes of the last key */
+        free(a);
         return NULL;
+    }
     char *p = a->keys;
+    a->nargs = n;
     a->bound = 2;
-    for (unsigned i = 0; i < ev->nargs; i++) {
+    for (unsigned i = 0; i < n; i++) {
         char *start = p;
         if (i)
             *p++ = ',';
         *p++ = '"';
-        p = put_lit(p, ev->args[i].name, strlen(ev->args[i].name));
+        p = put_lit(p, names[i], strlen(names[i]));
         p = put_lit(p, "\":", 2);
         a->key_off[i] = (uint16_t)(start - a->keys);
         a->key_len[i] = (uint16_t)(p - start);
         a->bound += a->key_len[i] + VALUE_MAX;
-        switch (st_catalog_arg_encoding(ctx->cat, ev, i)) {
+        a->arg[i] = args[i];
+        switch (enc[i]) {
         case ST_ARG_ENCODING_BOOL: a->json[i] = JSON_BOOL; break;
         case ST_ARG_ENCODING_CHAR: a->json[i] = JSON_CHAR; break;
-        default: a->json[i] = ev->args[i].is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+        default: a->json[i] = args[i].is_signed ? JSON_SIGNED : JSON_UNSIGNED;
         }
     }
-    a->ready = true;
     return a;
+}
+
+/* The args format of event ev (made at its first record). NULL when out of memory. */
+static const struct args_fmt *args_fmt_of(struct st__ex_ctx *ctx, struct parquet *pq, const struct st_event_info *ev)
+{
+    if (ev->index < pq->nafmt && pq->afmt[ev->index])
+        return pq->afmt[ev->index];
+    if (ev->index >= pq->nafmt) {
+        size_t cap = pq->nafmt;
+        if (st__ex_reserve(&pq->afmt, &cap, (size_t)ev->index + 1, sizeof *pq->afmt) < 0)
+            return NULL;
+        memset(pq->afmt + pq->nafmt, 0, (cap - pq->nafmt) * sizeof *pq->afmt);
+        pq->nafmt = cap;
+    }
+    const char *names[ST_READER_MAX_ARGS];
+    unsigned enc[ST_READER_MAX_ARGS];
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        names[i] = ev->args[i].name;
+        enc[i] = (unsigned)st_catalog_arg_encoding(ctx->cat, ev, i);
+    }
+    return pq->afmt[ev->index] = fmt_new(ev->nargs, names, ev->args, enc);
+}
+
+/* A dropped record's args format: its event's argument (the count), or "count" if it declares none. */
+static const struct args_fmt *dropped_fmt(struct st__ex_ctx *ctx, struct parquet *pq)
+{
+    const struct st_event_info *ev = st_catalog_dropped(ctx->cat);
+    static const struct st_arg_info count = {.name = "count", .kind = ST_VALUE_INTEGER, .size = 8};
+    static const char *const name = "count";
+    static const unsigned enc = ST_ARG_ENCODING_INTEGER;
+    if (!pq->dropped)
+        pq->dropped = ev->nargs ? fmt_new(1, &ev->args[0].name, ev->args, &enc) : fmt_new(1, &name, &count, &enc);
+    return pq->dropped;
 }
 
 static char *put_json_char(char *p, const struct st_arg_info *arg, uint64_t v)
@@ -650,43 +691,83 @@ static char *put_json_char(char *p, const struct st_arg_info *arg, uint64_t v)
     return p;
 }
 
-/* rec's args object into column col of f, as print --format=json writes it. 0 or -ENOMEM. */
-static int put_args(struct st__ex_ctx *ctx, struct parquet *pq, struct st__pq_file *f, size_t col,
-                    const struct st_record *rec)
+/*
+ * The args column holds each row's values as they were read, in a few
+ * bytes: its args format (a pointer), then per argument a raw_kind byte and
+ * the value (a uint64, or a string's uint32 length and bytes), host order.
+ * The worker turns them into print's JSON when it encodes the page
+ * (render_args()): the caller's thread only copies them.
+ */
+static int put_raw_args(struct st__pq_file *f, size_t col, const struct args_fmt *a, const struct st_value *v)
 {
-    const struct st_event_info *ev = rec->event;
-    const struct args_fmt *a = args_fmt_of(ctx, pq, ev);
-    if (!a)
-        return -ENOMEM;
-    size_t bound = a->bound;
-    for (unsigned i = 0; i < rec->nargs; i++)
-        if (rec->args[i].kind == ST_VALUE_STRING)
-            bound += ST__JSON_ESCAPED_MAX(rec->args[i].len);
+    size_t bound = sizeof a + a->nargs * 9u;
+    for (unsigned i = 0; i < a->nargs; i++)
+        if (v[i].kind == ST_VALUE_STRING)
+            bound += v[i].len;
     char *start = st__pq_text_room(f, col, bound), *p = start;
     if (!p)
         return -ENOMEM;
+    p = put_lit(p, (const char *)&a, sizeof a);
+    for (unsigned i = 0; i < a->nargs; i++) {
+        if (v[i].kind == ST_VALUE_STRING) {
+            uint32_t n = v[i].len;
+            *p++ = RAW_STRING;
+            p = put_lit(put_lit(p, (const char *)&n, 4), v[i].str, n);
+        } else {
+            *p++ = v[i].kind == ST_VALUE_POINTER ? RAW_POINTER : RAW_NUMBER;
+            p = put_lit(p, (const char *)&v[i].u64, 8);
+        }
+    }
+    st__pq_text_done(f, col, (size_t)(p - start));
+    return 0;
+}
+
+/* rec's args into column col of f (print's JSON, once the worker renders it). 0 or -ENOMEM. */
+static int put_args(struct st__ex_ctx *ctx, struct parquet *pq, struct st__pq_file *f, size_t col,
+                    const struct st_record *rec)
+{
+    const struct args_fmt *a = args_fmt_of(ctx, pq, rec->event);
+    return a ? put_raw_args(f, col, a, rec->args) : -ENOMEM;
+}
+
+/* The args column's renderer (the worker's): raw (n bytes, put_raw_args()) as print --format=json's args object. */
+static int render_args(void *arg, const uint8_t *raw, size_t n, struct st__growbuf *out)
+{
+    const struct args_fmt *a;
+    (void)arg;
+    memcpy(&a, raw, sizeof a);
+    char *start = (char *)st__growbuf_room(out, a->bound + ST__JSON_ESCAPED_MAX(n)), *p = start;
+    if (!p)
+        return -ENOMEM;
+    const uint8_t *q = raw + sizeof a;
     *p++ = '{';
-    for (unsigned i = 0; i < rec->nargs; i++) {
-        const struct st_value *v = &rec->args[i];
+    for (unsigned i = 0; i < a->nargs; i++) {
         p = put_key(p, a, i);
-        if (v->kind == ST_VALUE_STRING) {
-            p = put_json_string(p, (const uint8_t *)v->str, v->len);
+        uint8_t kind = *q++;
+        uint64_t x;
+        if (kind == RAW_STRING) {
+            uint32_t len;
+            memcpy(&len, q, 4);
+            p = put_json_string(p, q + 4, len);
+            q += 4 + len;
             continue;
         }
-        if (v->kind == ST_VALUE_POINTER) {
-            p = put_hex(p, v->u64);
+        memcpy(&x, q, 8);
+        q += 8;
+        if (kind == RAW_POINTER) {
+            p = put_hex(p, x);
             continue;
         }
-        uint64_t x = st_arg_value(&ev->args[i], v->u64);
+        x = st_arg_value(&a->arg[i], x);
         switch (a->json[i]) {
         case JSON_SIGNED: p = put_i64(p, x); break;
         case JSON_BOOL: p = x ? put_lit(p, "true", 4) : put_lit(p, "false", 5); break;
-        case JSON_CHAR: p = put_json_char(p, &ev->args[i], x); break;
+        case JSON_CHAR: p = put_json_char(p, &a->arg[i], x); break;
         default: p = put_u64(p, x);
         }
     }
     *p++ = '}';
-    st__pq_text_done(f, col, (size_t)(p - start));
+    st__growbuf_commit(out, (size_t)(p - start));
     return 0;
 }
 
@@ -704,15 +785,13 @@ static int record_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set 
     put_opt_int(f, o->col[R_TID], w.has_tid, w.tid);
     put_opt_dict(f, o->col[R_PROGRAM], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->program : NULL);
     put_opt_dict(f, o->col[R_HOST], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->host : NULL);
-    if (rec) {
-        int ret = put_args(ctx, pq, f, (size_t)o->col[R_ARGS], rec);
-        if (ret < 0)
-            return ret;
-    } else {
-        char json[64];
-        int n = snprintf(json, sizeof json, "{\"%s\":%" PRIu64 "}", ev->nargs ? ev->args[0].name : "count", count);
-        st__pq_text(f, (size_t)o->col[R_ARGS], json, (size_t)n);
-    }
+    const struct args_fmt *drop = rec ? NULL : dropped_fmt(ctx, pq);
+    struct st_value counted = {.kind = ST_VALUE_INTEGER, .u64 = count};
+    int ret = rec ? put_args(ctx, pq, f, (size_t)o->col[R_ARGS], rec)
+              : drop ? put_raw_args(f, (size_t)o->col[R_ARGS], drop, &counted)
+                     : -ENOMEM;
+    if (ret < 0)
+        return ret;
     return row_end(ctx, pq, o);
 }
 
@@ -961,8 +1040,14 @@ static void pq_discard(struct st__ex_ctx *ctx)
         free(pq->th[i].begin);
     free(pq->th);
     for (size_t i = 0; i < pq->nafmt; i++)
-        free(pq->afmt[i].keys);
+        if (pq->afmt[i]) {
+            free(pq->afmt[i]->keys);
+            free(pq->afmt[i]);
+        }
     free(pq->afmt);
+    if (pq->dropped)
+        free(pq->dropped->keys);
+    free(pq->dropped);
     st__pq_shared_free(pq->sh); /* after the files: it waits for the worker */
     st__ex_dir_discard(&pq->out);
     free(pq);

@@ -62,8 +62,8 @@ struct buf {
 
 /* One column's values of one row group: filled by the caller, then handed to the worker whole. */
 struct chunk_data {
-    struct buf vals;    /* integers: a uint64 each (host order); BOOL: a byte each; STRING, JSON: PLAIN */
-    struct buf idx;     /* DICT: a uint32 dictionary index per value */
+    struct buf vals;    /* integers: a uint64 each (host order); BOOL: a byte each; STRING, JSON: PLAIN;
+                           DICT: a uint32 dictionary index each */
     struct buf defs;    /* a uint32 definition level per row, once a NULL came (empty before) */
     struct buf dict;    /* DICT: the dictionary's values, PLAIN */
     uint32_t ndict;
@@ -88,14 +88,18 @@ struct group_meta {
     uint64_t rows, offset, compressed, uncompressed;
 };
 
+/* A column. What an append reads comes first, in one cache line (the struct is aligned to one). */
 struct column {
+    _Alignas(64) uint64_t last; /* integers: the last value stored in cur.vals (DICT: its index) ... */
+    uint32_t last_id;          /* DICT: ... and the caller's id of it */
+    uint32_t pending;          /* ... and how many more of it to store: a repeated value costs a count (materialize()) */
+    bool defs_on;              /* cur keeps definition levels (a NULL came) */
+    struct chunk_data cur;     /* the row group being filled (vals first) */
     char *name;
     enum st__pq_kind kind;
     bool optional;
-    struct chunk_data cur;     /* the row group being filled */
-    uint64_t last;             /* integers: the last value stored in cur.vals (DICT: index in cur.idx) ... */
-    uint32_t last_id;          /* DICT: ... and the caller's id of it */
-    uint32_t pending;          /* ... and how many more of it to store: a repeated value costs a count (materialize()) */
+    st__pq_render_fn render;   /* JSON: NULL, or what turns the caller's bytes into each value */
+    void *render_arg;
     struct dict_slot *ids;     /* DICT: by caller id */
     size_t nids;               /* allocated */
     struct chunk_meta *chunks; /* one per row group written */
@@ -328,7 +332,6 @@ static inline uint8_t *room(struct st__pq_file *f, struct buf *b, size_t n)
 static void chunk_recycle(struct st__pq_shared *sh, struct chunk_data *d)
 {
     pool_give(sh, &d->vals);
-    pool_give(sh, &d->idx);
     pool_give(sh, &d->defs);
     pool_give(sh, &d->dict);
 }
@@ -555,7 +558,7 @@ static void put_def(struct st__pq_file *f, struct column *c, uint32_t level)
 void st__pq_null(struct st__pq_file *f, size_t col)
 {
     struct column *c = &f->cols[col];
-    if (!c->cur.defs.len) { /* the first NULL: the levels before it were all 1 */
+    if (!c->defs_on) { /* the first NULL: the levels before it were all 1 */
         uint8_t *p = room(f, &c->cur.defs, (f->rows + 1) * 4);
         if (!p)
             return;
@@ -565,6 +568,7 @@ void st__pq_null(struct st__pq_file *f, size_t col)
         }
         c->cur.defs.len = f->rows * 4;
         f->bytes += f->rows * 4;
+        c->defs_on = true;
     }
     put_def(f, c, 0);
     c->cur.nulls++;
@@ -575,7 +579,7 @@ static void materialize(struct st__pq_file *f, struct column *c)
 {
     bool dict = c->kind == ST__PQ_DICT;
     size_t size = dict ? 4 : 8, n = c->pending;
-    struct buf *b = dict ? &c->cur.idx : &c->cur.vals;
+    struct buf *b = &c->cur.vals;
     uint8_t *p = room(f, b, n * size);
     if (!p)
         return;
@@ -594,7 +598,7 @@ static void materialize(struct st__pq_file *f, struct column *c)
 void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
 {
     struct column *c = &f->cols[col];
-    if (c->cur.defs.len)
+    if (c->defs_on)
         put_def(f, c, 1);
     f->bytes += 8;
     if (v == c->last && c->cur.vals.len) { /* pid, tid: the same row after row */
@@ -614,7 +618,7 @@ void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v)
 {
     struct column *c = &f->cols[col];
-    if (c->cur.defs.len)
+    if (c->defs_on)
         put_def(f, c, 1);
     uint8_t *p = room(f, &c->cur.vals, 1);
     if (!p)
@@ -626,11 +630,11 @@ void st__pq_bool(struct st__pq_file *f, size_t col, bool v)
 
 static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
 {
-    uint8_t *p = room(f, &c->cur.idx, 4);
+    uint8_t *p = room(f, &c->cur.vals, 4);
     if (!p)
         return;
     memcpy(p, &k, 4);
-    c->cur.idx.len += 4;
+    c->cur.vals.len += 4;
     f->bytes += 4;
 }
 
@@ -677,7 +681,7 @@ static const uint8_t *valid_utf8(struct st__pq_file *f, const uint8_t *s, size_t
 static void put_string(struct st__pq_file *f, size_t col, const uint8_t *s, size_t n)
 {
     struct column *c = &f->cols[col];
-    if (c->cur.defs.len)
+    if (c->defs_on)
         put_def(f, c, 1);
     put_plain(f, &c->cur.vals, s, n);
 }
@@ -697,7 +701,7 @@ void st__pq_text_utf8(struct st__pq_file *f, size_t col, const void *s, size_t n
 char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max)
 {
     struct column *c = &f->cols[col];
-    if (c->cur.defs.len)
+    if (c->defs_on)
         put_def(f, c, 1);
     uint8_t *p = room(f, &c->cur.vals, 4 + max);
     return p ? (char *)p + 4 : NULL;
@@ -714,9 +718,9 @@ void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
 void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
 {
     struct column *c = &f->cols[col];
-    if (c->cur.defs.len)
+    if (c->defs_on)
         put_def(f, c, 1);
-    if (id == c->last_id && c->cur.idx.len) { /* the same as the last row's: a program, a host */
+    if (id == c->last_id && c->cur.vals.len) { /* the same as the last row's: a program, a host */
         c->pending++;
         f->bytes += 4;
         return;
@@ -992,6 +996,23 @@ static int dict_data_page(struct st__pq_shared *sh, const struct column *c, cons
     return put_page(sh, m, ST_PQ_PAGE_DATA, rows, ST_PQ_ENC_RLE_DICTIONARY);
 }
 
+/* The values of d, each the caller's bytes, PLAIN as c's renderer makes them, into sh->raw. 0 or -ENOMEM. */
+static int render(struct st__pq_shared *sh, const struct column *c, const struct chunk_data *d)
+{
+    for (size_t at = 0; at < d->vals.len;) {
+        size_t n = get_le32(d->vals.p + at), start = sh->raw.len;
+        if (!st__growbuf_room(&sh->raw, 4))
+            return -ENOMEM;
+        st__growbuf_commit(&sh->raw, 4);
+        int ret = c->render(c->render_arg, d->vals.p + at + 4, n, &sh->raw);
+        if (ret < 0)
+            return ret;
+        put_le32(sh->raw.data + start, (uint32_t)(sh->raw.len - start - 4));
+        at += 4 + n;
+    }
+    return sh->raw.failed ? -ENOMEM : 0;
+}
+
 /* A dictionary page of n values, PLAIN (len bytes at v). */
 static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const void *v, size_t len, uint32_t n,
                      struct chunk_meta *m)
@@ -1022,7 +1043,7 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
         if ((ret = dict_page(sh, f, d->dict.p, d->dict.len, d->ndict, m)) < 0)
             return ret;
         m->data_offset = f->offset + sh->out.len;
-        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->idx.p, d->idx.len / 4, d->ndict, m);
+        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p, d->vals.len / 4, d->ndict, m);
     }
     m->data_offset = f->offset + sh->out.len;
     if (c->kind == ST__PQ_STRING && nvals) {
@@ -1059,6 +1080,9 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
         for (uint64_t k = 0; k < nvals; k++)
             p[k >> 3] |= (uint8_t)((d->vals.p[k] & 1) << (k & 7));
         st__growbuf_commit(&sh->raw, (nvals + 7) / 8);
+    } else if (c->render) {
+        if ((ret = render(sh, c, d)) < 0)
+            return ret;
     } else {
         st__growbuf_put(&sh->raw, d->vals.p + plain_at, d->vals.len - plain_at);
     }
@@ -1247,8 +1271,9 @@ int st__pq_flush(struct st__pq_file *f)
     for (size_t i = 0; i < f->ncols; i++) {
         struct column *c = &f->cols[i];
         job->cols[i] = c->cur;
-        c->cur = (struct chunk_data){.vals.hint = c->cur.vals.len, .idx.hint = c->cur.idx.len,
-                                     .defs.hint = c->cur.defs.len, .dict.hint = c->cur.dict.len};
+        c->cur = (struct chunk_data){.vals.hint = c->cur.vals.len, .defs.hint = c->cur.defs.len,
+                                     .dict.hint = c->cur.dict.len};
+        c->defs_on = false;
     }
     f->stamp++;
     f->handed_rows += f->rows;
@@ -1496,13 +1521,17 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
     f->dirfd = dirfd;
     f->path = path;
     f->stamp = 1;
-    f->cols = calloc(ncols ? ncols : 1, sizeof *f->cols);
+    f->cols = aligned_alloc(_Alignof(struct column), (ncols ? ncols : 1) * sizeof *f->cols);
+    if (f->cols)
+        memset(f->cols, 0, (ncols ? ncols : 1) * sizeof *f->cols);
     f->kv = calloc(nkv ? nkv : 1, sizeof *f->kv);
     f->ncols = ncols;
     bool bad = !f->cols || !f->kv;
     for (size_t i = 0; !bad && i < ncols; i++) {
         f->cols[i].kind = cols[i].kind;
         f->cols[i].optional = cols[i].optional;
+        f->cols[i].render = cols[i].kind == ST__PQ_JSON ? cols[i].render : NULL;
+        f->cols[i].render_arg = cols[i].render_arg;
         bad = !(f->cols[i].name = strdup(cols[i].name));
     }
     for (size_t i = 0; !bad && i < nkv; i++) {

@@ -58,11 +58,23 @@ enum st__pq_kind {
     ST__PQ_DICT,      /* BYTE_ARRAY (logical STRING), dictionary-encoded: each value comes with the caller's id */
 };
 
+struct st__growbuf;
+
+/*
+ * A JSON column's renderer: appends the value whose caller's bytes are raw
+ * (n bytes, as written with st__pq_text_room()) to out. It runs in the
+ * worker thread, later: raw may point only to what the caller never changes
+ * nor frees before st__pq_free(). 0 or -ENOMEM.
+ */
+typedef int (*st__pq_render_fn)(void *arg, const uint8_t *raw, size_t n, struct st__growbuf *out);
+
 /* One column. */
 struct st__pq_column {
     const char *name; /* copied */
     enum st__pq_kind kind;
     bool optional;    /* may hold NULLs */
+    st__pq_render_fn render; /* JSON: NULL, or the renderer of the caller's bytes (render_arg its argument) */
+    void *render_arg;
 };
 
 /* One key-value pair of the footer's metadata. */
@@ -104,9 +116,9 @@ void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
 /* The same for n bytes the caller knows are valid UTF-8 (print's JSON): taken as they are. */
 void st__pq_text_utf8(struct st__pq_file *f, size_t col, const void *s, size_t n);
 /*
- * JSON written in place (valid UTF-8, as the caller makes it): room for a
- * value of at most max bytes (NULL when out of memory), then
- * st__pq_text_done() with the bytes written there.
+ * JSON written in place: room for a value of at most max bytes (NULL when
+ * out of memory), then st__pq_text_done() with the bytes written there:
+ * valid UTF-8, or the caller's bytes its renderer turns into the value.
  */
 char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max);
 void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n);
