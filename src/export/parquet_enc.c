@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1446,6 +1447,15 @@ int st__pq_finish(struct st__pq_file *f)
 
 /* --- set-up ---------------------------------------------------------------------------------- */
 
+/* CPUs this thread may run on (taskset, cgroups' cpusets), else those online. */
+static long cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int st__pq_shared_new(struct st__pq_shared **out, int level, bool threaded)
 {
     struct st__pq_shared *sh = calloc(1, sizeof *sh);
@@ -1456,7 +1466,7 @@ int st__pq_shared_new(struct st__pq_shared **out, int level, bool threaded)
     sh->zctx = ZSTD_createCCtx();
     if (!sh->zctx)
         return -ENOMEM;
-    if (!threaded || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    if (!threaded || cpus() < 2)
         return 0; /* one CPU: a thread would only take turns with the caller */
     if (pthread_mutex_init(&sh->mu, NULL) != 0)
         return 0;
