@@ -35,6 +35,8 @@
  *                         v0 traces, which have none
  *   program, host         strings from the description, NULL when not recorded
  *   args                  JSON, exactly the "args" object of `print --format=json`
+ *                         (written from the decoded values: put_raw_args(),
+ *                         render_args())
  *   key                   a keyed span's key as text (integers in decimal,
  *                         pointers 0x..., strings as they are); NULL for nested calls
  *   unfinished            BOOLEAN: the export closed the span itself (never
@@ -51,8 +53,9 @@
  *
  * Memory: each file holds one row group (ST__PQ_GROUP_ROWS rows, or less
  * when it grows past GROUP_BYTES); when all of them together pass
- * BUDGET_BYTES the largest are written out early. Per thread, the begin
- * times of its open calls.
+ * BUDGET_BYTES the largest are handed to the encoder's worker early (it
+ * holds ST__PQ_IN_FLIGHT more at most). Per thread, the begin times of its
+ * open calls.
  */
 #include "export_internal.h"
 #include "json_escape.h"
