@@ -30,7 +30,8 @@
  * 7. With --parquet (bench/parquet/run.sh), instead of 2-5: `simpletrace
  *    export` to Perfetto's protobuf and to Parquet, runs alternating: each
  *    one's records/s (wall and CPU), bytes per record, max RSS, and Parquet
- *    against Perfetto (issue 24's target: smaller, and 10 M records/s).
+ *    against Perfetto (issue 24's target: smaller, and 10 M records/s);
+ *    with --compare, the other simpletrace's Parquet export too.
  * --trace FILE uses FILE as the trace: written first when missing, kept
  * (to time several builds on one trace, or to profile one command on it).
  * Prints figures; never fails on speed.
@@ -262,26 +263,42 @@ static void remove_tree(const char *path)
 static void bench_parquet(const struct opts *o, const char *events, const char *file, uint64_t records,
                           off_t bytes)
 {
-    char pf[4300], pq[4300];
+    char pf[4300], pq[4300], pq2[4300];
     snprintf(pf, sizeof pf, "%s.pftrace", file);
     snprintf(pq, sizeof pq, "%s.parquet", file);
+    snprintf(pq2, sizeof pq2, "%s.compared.parquet", file);
     char *pfa[] = {(char *)o->exe, "export", "-q", "--format=perfetto", "-o", pf, (char *)events, (char *)file, NULL};
     char *pqa[] = {(char *)o->exe, "export", "-q", "--format=parquet", "-o", pq, (char *)events, (char *)file, NULL};
-    struct contender c[2] = {{.label = "export perfetto", .argv = pfa}, {.label = "export parquet", .argv = pqa}};
-    double rates[2];
-    remove_tree(pf);
-    remove_tree(pq);
-    measure(c, 2, records, bytes, o->runs, rates);
-    uint64_t size_pf = size_of(pf), size_pq = size_of(pq);
-    remove_tree(pf);
-    remove_tree(pq);
-    printf("  bytes/record: perfetto %.2f, parquet %.2f (records.parquet, events/, spans.parquet)\n",
-           (double)size_pf / (double)records, (double)size_pq / (double)records);
-    if (rates[0] > 0 && rates[1] > 0 && size_pq > 0)
+    char *pqc[] = {(char *)o->compare, "export", "-q", "--format=parquet", "-o", pq2, (char *)events, (char *)file,
+                   NULL};
+    struct contender c[3] = {{.label = "export perfetto", .argv = pfa},
+                             {.label = "export parquet", .argv = pqa},
+                             {.label = "parquet compared", .argv = pqc}};
+    double rates[3];
+    const char *outs[] = {pf, pq, pq2};
+    size_t n = o->compare ? 3 : 2;
+    for (size_t i = 0; i < n; i++)
+        remove_tree(outs[i]);
+    /* each run replaces the output of the one before (an export replaces its own kind's) */
+    measure(c, n, records, bytes, o->runs, rates);
+    uint64_t size[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        size[i] = size_of(outs[i]);
+        remove_tree(outs[i]);
+    }
+    printf("  bytes/record: perfetto %.2f, parquet %.2f (records.parquet, events/, spans.parquet)", (double)size[0] /
+           (double)records, (double)size[1] / (double)records);
+    if (o->compare)
+        printf(", compared parquet %.2f", (double)size[2] / (double)records);
+    printf("\n");
+    if (rates[0] > 0 && rates[1] > 0 && size[1] > 0)
         printf("  ratio: parquet runs at %.2fx perfetto's speed (wall), %.2fx (CPU: %.2f M records/s vs %.2f M), "
                "and is %.2fx smaller\n",
                rates[1] / rates[0], c[0].best_cpu / c[1].best_cpu, (double)records / c[1].best_cpu / 1e6,
-               (double)records / c[0].best_cpu / 1e6, (double)size_pf / (double)size_pq);
+               (double)records / c[0].best_cpu / 1e6, (double)size[0] / (double)size[1]);
+    if (o->compare && rates[1] > 0 && rates[2] > 0)
+        printf("  ratio: parquet runs at %.2fx the compared one's speed (wall), %.2fx (CPU)\n", rates[1] / rates[2],
+               c[2].best_cpu / c[1].best_cpu);
 }
 
 /* Times the readers on file; event_query: the sql query of a per-event table for its events (NULL: none). */
