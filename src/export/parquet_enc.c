@@ -846,10 +846,17 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
     if (sd_rehash(sd, 1024) < 0)
         return -ENOMEM;
     int64_t coded = 0;
-    size_t at = 0;
+    size_t at = 0, last = SIZE_MAX; /* the value before (its offset in v) and its index */
+    uint32_t last_k = 0;
     for (; at < len; coded++) {
         size_t n = get_le32(v + at);
         const uint8_t *s = v + at + 4;
+        if (last != SIZE_MAX && get_le32(v + last) == n && memcmp(v + last + 4, s, n) == 0) {
+            st__growbuf_put(&sd->idx, &last_k, 4); /* the same as the row before: no hashing */
+            last = at;
+            at += 4 + n;
+            continue;
+        }
         uint32_t h = hash_bytes(s, n), mask = sd->nslots - 1, i = h & mask, e;
         for (; (e = sd->slots[i]) != 0; i = (i + 1) & mask) {
             const uint8_t *d = sd->dict.data + sd->offs[e - 1];
@@ -865,6 +872,8 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
         }
         uint32_t k = e - 1;
         st__growbuf_put(&sd->idx, &k, 4);
+        last = at;
+        last_k = k;
         at += 4 + n;
     }
     *coded_len = at;
