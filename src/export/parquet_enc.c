@@ -54,19 +54,13 @@
 /* Encodings a column chunk used, as bits (1u << encoding): its footer lists them. */
 #define ENC(e) (1u << (e))
 
-/* A buffer of a row group's values. */
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-    size_t hint; /* the bytes the same buffer of the previous row group held: the size to start from */
-};
 
-/* One column's values of one row group: filled by the caller, then handed to the worker whole. */
+/* One column's values of one row group: filled by the caller (vals in its lane), then handed to the worker whole. */
 struct chunk_data {
-    struct buf vals;    /* integers: a uint64 each (host order); BOOL: a byte each; STRING, JSON: PLAIN;
-                           DICT: a uint32 dictionary index each */
-    struct buf defs;    /* a uint32 definition level per row, once a NULL came (empty before) */
-    struct buf dict;    /* DICT: the dictionary's values, PLAIN */
+    struct st__pq_buf vals;    /* integers: a uint64 each (host order); BOOL: a byte each; STRING, JSON: PLAIN;
+                                  DICT: a uint32 dictionary index each */
+    struct st__pq_buf defs;    /* a uint32 definition level per row, once a NULL came (empty before) */
+    struct st__pq_buf dict;    /* DICT: the dictionary's values, PLAIN */
     uint32_t ndict;
     uint64_t nulls;
 };
@@ -89,13 +83,9 @@ struct group_meta {
     uint64_t rows, offset, compressed, uncompressed;
 };
 
-/* A column. What an append reads comes first, in one cache line (the struct is aligned to one). */
 struct column {
-    _Alignas(64) uint64_t last; /* integers: the last value stored in cur.vals (DICT: its index) ... */
-    uint32_t last_id;          /* DICT: ... and the caller's id of it */
-    uint32_t pending;          /* ... and how many more of it to store: a repeated value costs a count (materialize()) */
-    bool defs_on;              /* cur keeps definition levels (a NULL came) */
-    struct chunk_data cur;     /* the row group being filled (vals first) */
+    struct st__pq_lane *lane;  /* what an append touches: the values, the last one (f->h.lanes[its index]) */
+    struct chunk_data cur;     /* the row group being filled: its levels and dictionary (its values: lane) */
     char *name;
     enum st__pq_kind kind;
     bool optional;
@@ -136,8 +126,8 @@ struct st__pq_shared {
     struct st__growbuf out;    /* worker: a row group's pages with their headers */
     struct strdict sd;         /* worker: a STRING column's dictionary */
     struct st__growbuf footer; /* caller */
-    struct buf scratch;        /* caller: a string repaired to UTF-8 */
-    struct buf pool[POOL_MAX]; /* caller: value buffers of row groups written, for the next */
+    struct st__pq_buf scratch;        /* caller: a string repaired to UTF-8 */
+    struct st__pq_buf pool[POOL_MAX]; /* caller: value buffers of row groups written, for the next */
     size_t npool;
     struct st__pq_file *failed; /* caller: the first file whose row group the worker could not write */
     int failed_err;
@@ -152,6 +142,7 @@ struct st__pq_shared {
 };
 
 struct st__pq_file {
+    struct st__pq_file_head h; /* first: the inline appends (parquet_enc.h) read it */
     struct st__pq_shared *sh;
     int dirfd;
     const char *path;
@@ -162,8 +153,7 @@ struct st__pq_file {
     size_t ncols;
     struct st__pq_kv *kv;
     size_t nkv;
-    uint64_t rows;             /* of the row group being filled */
-    size_t bytes;              /* ... in its buffers */
+    uint64_t rows;             /* of the row group being filled (its bytes: h.bytes) */
     uint64_t handed_rows;      /* rows of the row groups handed over */
     struct group_meta *groups; /* collected */
     size_t ngroups, capgroups;
@@ -267,7 +257,7 @@ static uint8_t *pack(uint8_t *p, const uint64_t *v, size_t count, unsigned w)
 /* --- value buffers (the caller's) ----------------------------------------------------------- */
 
 /* A recycled buffer for b (empty), if the pool has one: the smallest that holds b->hint, else the largest. */
-static void pool_take(struct st__pq_shared *sh, struct buf *b)
+static void pool_take(struct st__pq_shared *sh, struct st__pq_buf *b)
 {
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < sh->npool; i++) {
@@ -289,13 +279,13 @@ static void pool_take(struct st__pq_shared *sh, struct buf *b)
 }
 
 /* Gives b's memory back to the pool (or frees it); b is emptied. */
-static void pool_give(struct st__pq_shared *sh, struct buf *b)
+static void pool_give(struct st__pq_shared *sh, struct st__pq_buf *b)
 {
     if (b->p && sh->npool < POOL_MAX)
-        sh->pool[sh->npool++] = (struct buf){.p = b->p, .cap = b->cap};
+        sh->pool[sh->npool++] = (struct st__pq_buf){.p = b->p, .cap = b->cap};
     else
         free(b->p);
-    *b = (struct buf){0};
+    *b = (struct st__pq_buf){0};
 }
 
 /*
@@ -303,7 +293,7 @@ static void pool_give(struct st__pq_shared *sh, struct buf *b)
  * growing to the previous row group's size at once, doubling past it.
  * NULL (f->failed) when out of memory.
  */
-static uint8_t *grow(struct st__pq_file *f, struct buf *b, size_t n)
+static uint8_t *grow(struct st__pq_file *f, struct st__pq_buf *b, size_t n)
 {
     if (!b->p)
         pool_take(f->sh, b);
@@ -325,7 +315,7 @@ static uint8_t *grow(struct st__pq_file *f, struct buf *b, size_t n)
 }
 
 /* Room for n more bytes in b; the caller adds n to b->len once written. */
-static inline uint8_t *room(struct st__pq_file *f, struct buf *b, size_t n)
+static inline uint8_t *room(struct st__pq_file *f, struct st__pq_buf *b, size_t n)
 {
     return b->cap - b->len >= n ? b->p + b->len : grow(f, b, n);
 }
@@ -553,13 +543,13 @@ static void put_def(struct st__pq_file *f, struct column *c, uint32_t level)
         return;
     memcpy(p, &level, 4);
     c->cur.defs.len += 4;
-    f->bytes += 4;
+    f->h.bytes += 4;
 }
 
 void st__pq_null(struct st__pq_file *f, size_t col)
 {
     struct column *c = &f->cols[col];
-    if (!c->defs_on) { /* the first NULL: the levels before it were all 1 */
+    if (!c->lane->defs_on) { /* the first NULL: the levels before it were all 1 */
         uint8_t *p = room(f, &c->cur.defs, (f->rows + 1) * 4);
         if (!p)
             return;
@@ -568,8 +558,8 @@ void st__pq_null(struct st__pq_file *f, size_t col)
             memcpy(p + r * 4, &one, 4);
         }
         c->cur.defs.len = f->rows * 4;
-        f->bytes += f->rows * 4;
-        c->defs_on = true;
+        f->h.bytes += f->rows * 4;
+        c->lane->defs_on = true;
     }
     put_def(f, c, 0);
     c->cur.nulls++;
@@ -579,68 +569,68 @@ void st__pq_null(struct st__pq_file *f, size_t col)
 static void materialize(struct st__pq_file *f, struct column *c)
 {
     bool dict = c->kind == ST__PQ_DICT;
-    size_t size = dict ? 4 : 8, n = c->pending;
-    struct buf *b = &c->cur.vals;
+    size_t size = dict ? 4 : 8, n = c->lane->pending;
+    struct st__pq_buf *b = &c->lane->vals;
     uint8_t *p = room(f, b, n * size);
     if (!p)
         return;
     if (dict) {
-        uint32_t k = (uint32_t)c->last;
+        uint32_t k = (uint32_t)c->lane->last;
         for (size_t i = 0; i < n; i++)
             memcpy(p + i * 4, &k, 4);
     } else {
         for (size_t i = 0; i < n; i++)
-            memcpy(p + i * 8, &c->last, 8);
+            memcpy(p + i * 8, &c->lane->last, 8);
     }
     b->len += n * size;
-    c->pending = 0;
+    c->lane->pending = 0;
 }
 
-void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
+void st__pq_int_slow(struct st__pq_file *f, size_t col, uint64_t v)
 {
     struct column *c = &f->cols[col];
-    if (c->defs_on)
+    if (c->lane->defs_on)
         put_def(f, c, 1);
-    f->bytes += 8;
-    if (v == c->last && c->cur.vals.len) { /* pid, tid: the same row after row */
-        c->pending++;
+    f->h.bytes += 8;
+    if (v == c->lane->last && c->lane->vals.len) { /* pid, tid: the same row after row */
+        c->lane->pending++;
         return;
     }
-    if (c->pending)
+    if (c->lane->pending)
         materialize(f, c);
-    uint8_t *p = room(f, &c->cur.vals, 8);
+    uint8_t *p = room(f, &c->lane->vals, 8);
     if (!p)
         return;
     memcpy(p, &v, 8);
-    c->cur.vals.len += 8;
-    c->last = v;
+    c->lane->vals.len += 8;
+    c->lane->last = v;
 }
 
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v)
 {
     struct column *c = &f->cols[col];
-    if (c->defs_on)
+    if (c->lane->defs_on)
         put_def(f, c, 1);
-    uint8_t *p = room(f, &c->cur.vals, 1);
+    uint8_t *p = room(f, &c->lane->vals, 1);
     if (!p)
         return;
     *p = v;
-    c->cur.vals.len++;
-    f->bytes++;
+    c->lane->vals.len++;
+    f->h.bytes++;
 }
 
 static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
 {
-    uint8_t *p = room(f, &c->cur.vals, 4);
+    uint8_t *p = room(f, &c->lane->vals, 4);
     if (!p)
         return;
     memcpy(p, &k, 4);
-    c->cur.vals.len += 4;
-    f->bytes += 4;
+    c->lane->vals.len += 4;
+    f->h.bytes += 4;
 }
 
 /* Appends s (n bytes, valid UTF-8) to b as a PLAIN BYTE_ARRAY: length, bytes. */
-static void put_plain(struct st__pq_file *f, struct buf *b, const uint8_t *s, size_t n)
+static void put_plain(struct st__pq_file *f, struct st__pq_buf *b, const uint8_t *s, size_t n)
 {
     uint8_t *p = room(f, b, 4 + n);
     if (!p)
@@ -648,7 +638,7 @@ static void put_plain(struct st__pq_file *f, struct buf *b, const uint8_t *s, si
     put_le32(p, (uint32_t)n);
     memcpy(p + 4, s, n);
     b->len += 4 + n;
-    f->bytes += 4 + n;
+    f->h.bytes += 4 + n;
 }
 
 static bool ascii(const uint8_t *s, size_t n)
@@ -670,7 +660,7 @@ static const uint8_t *valid_utf8(struct st__pq_file *f, const uint8_t *s, size_t
 {
     if (ascii(s, *n))
         return s;
-    struct buf *b = &f->sh->scratch;
+    struct st__pq_buf *b = &f->sh->scratch;
     b->len = 0;
     uint8_t *p = room(f, b, ST__UTF8_REPAIRED_MAX(*n));
     if (!p)
@@ -682,9 +672,9 @@ static const uint8_t *valid_utf8(struct st__pq_file *f, const uint8_t *s, size_t
 static void put_string(struct st__pq_file *f, size_t col, const uint8_t *s, size_t n)
 {
     struct column *c = &f->cols[col];
-    if (c->defs_on)
+    if (c->lane->defs_on)
         put_def(f, c, 1);
-    put_plain(f, &c->cur.vals, s, n);
+    put_plain(f, &c->lane->vals, s, n);
 }
 
 void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
@@ -702,31 +692,31 @@ void st__pq_text_utf8(struct st__pq_file *f, size_t col, const void *s, size_t n
 char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max)
 {
     struct column *c = &f->cols[col];
-    if (c->defs_on)
+    if (c->lane->defs_on)
         put_def(f, c, 1);
-    uint8_t *p = room(f, &c->cur.vals, 4 + max);
+    uint8_t *p = room(f, &c->lane->vals, 4 + max);
     return p ? (char *)p + 4 : NULL;
 }
 
 void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
 {
-    struct buf *b = &f->cols[col].cur.vals;
+    struct st__pq_buf *b = &f->cols[col].lane->vals;
     put_le32(b->p + b->len, (uint32_t)n);
     b->len += 4 + n;
-    f->bytes += 4 + n;
+    f->h.bytes += 4 + n;
 }
 
-void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
+void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
 {
     struct column *c = &f->cols[col];
-    if (c->defs_on)
+    if (c->lane->defs_on)
         put_def(f, c, 1);
-    if (id == c->last_id && c->cur.vals.len) { /* the same as the last row's: a program, a host */
-        c->pending++;
-        f->bytes += 4;
+    if (id == c->lane->last_id && c->lane->vals.len) { /* the same as the last row's: a program, a host */
+        c->lane->pending++;
+        f->h.bytes += 4;
         return;
     }
-    if (c->pending)
+    if (c->lane->pending)
         materialize(f, c);
     if (id >= c->nids) {
         size_t cap = c->nids;
@@ -748,8 +738,8 @@ void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
         put_plain(f, &c->cur.dict, v, n);
     }
     put_index(f, c, d->index);
-    c->last = d->index;
-    c->last_id = id;
+    c->lane->last = d->index;
+    c->lane->last_id = id;
 }
 
 uint64_t st__pq_rows(const struct st__pq_file *f)
@@ -759,7 +749,7 @@ uint64_t st__pq_rows(const struct st__pq_file *f)
 
 size_t st__pq_buffered(const struct st__pq_file *f)
 {
-    return f->bytes;
+    return f->h.bytes;
 }
 
 const char *st__pq_path(const struct st__pq_file *f)
@@ -1270,7 +1260,7 @@ int st__pq_flush(struct st__pq_file *f)
     job->f = f;
     job->rows = f->rows;
     for (size_t i = 0; i < f->ncols; i++)
-        if (f->cols[i].pending)
+        if (f->cols[i].lane->pending)
             materialize(f, &f->cols[i]);
     if (f->failed) {
         free(job->cols);
@@ -1281,14 +1271,15 @@ int st__pq_flush(struct st__pq_file *f)
     for (size_t i = 0; i < f->ncols; i++) {
         struct column *c = &f->cols[i];
         job->cols[i] = c->cur;
-        c->cur = (struct chunk_data){.vals.hint = c->cur.vals.len, .defs.hint = c->cur.defs.len,
-                                     .dict.hint = c->cur.dict.len};
-        c->defs_on = false;
+        job->cols[i].vals = c->lane->vals;
+        c->cur = (struct chunk_data){.defs.hint = c->cur.defs.len, .dict.hint = c->cur.dict.len};
+        c->lane->vals = (struct st__pq_buf){.hint = job->cols[i].vals.len};
+        c->lane->defs_on = false;
     }
     f->stamp++;
     f->handed_rows += f->rows;
     f->rows = 0;
-    f->bytes = 0;
+    f->h.bytes = 0;
     submit(sh, job);
     return f->err;
 }
@@ -1540,13 +1531,13 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
     f->dirfd = dirfd;
     f->path = path;
     f->stamp = 1;
-    f->cols = aligned_alloc(_Alignof(struct column), (ncols ? ncols : 1) * sizeof *f->cols);
-    if (f->cols)
-        memset(f->cols, 0, (ncols ? ncols : 1) * sizeof *f->cols);
+    f->cols = calloc(ncols ? ncols : 1, sizeof *f->cols);
+    f->h.lanes = calloc(ncols ? ncols : 1, sizeof *f->h.lanes);
     f->kv = calloc(nkv ? nkv : 1, sizeof *f->kv);
     f->ncols = ncols;
-    bool bad = !f->cols || !f->kv;
+    bool bad = !f->cols || !f->h.lanes || !f->kv;
     for (size_t i = 0; !bad && i < ncols; i++) {
+        f->cols[i].lane = &f->h.lanes[i];
         f->cols[i].kind = cols[i].kind;
         f->cols[i].optional = cols[i].optional;
         f->cols[i].render = cols[i].kind == ST__PQ_JSON ? cols[i].render : NULL;
@@ -1578,6 +1569,8 @@ void st__pq_free(struct st__pq_file *f)
         struct column *c = &f->cols[i];
         free(c->name);
         chunk_recycle(f->sh, &c->cur);
+        if (c->lane)
+            pool_give(f->sh, &c->lane->vals);
         free(c->ids);
         free(c->chunks);
     }
@@ -1587,6 +1580,7 @@ void st__pq_free(struct st__pq_file *f)
     }
     free(f->kv);
     free(f->cols);
+    free(f->h.lanes);
     free(f->groups);
     free(f);
 }

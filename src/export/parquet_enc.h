@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Rows of a row group: it is written out when it reaches this. */
 #define ST__PQ_GROUP_ROWS (128u * 1024u)
@@ -108,8 +109,57 @@ struct st__pq_file;
 int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, const char *path,
                const struct st__pq_column *cols, size_t ncols, const struct st__pq_kv *kv, size_t nkv);
 
-/* Values of the current row, one call per column in column order (the encoder does not check the order). */
-void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v);  /* I64 (two's complement), U64, TIMESTAMP */
+/* --- appending values: the common cases inline (a store, or a count) ------------------------- */
+
+/* A buffer of a row group's values (the encoder's). */
+struct st__pq_buf {
+    uint8_t *p;
+    size_t len, cap;
+    size_t hint; /* the bytes the same buffer of the previous row group held: the size to start from */
+};
+
+/* What appending a value to a column touches (the encoder's; here for the inline appends). */
+struct st__pq_lane {
+    struct st__pq_buf vals; /* the row group's values: integers a host uint64 each, DICT a uint32 index each, ... */
+    uint64_t last;          /* integers: the last value stored (DICT: its index) ... */
+    uint32_t last_id;       /* DICT: ... the caller's id of it ... */
+    uint32_t pending;       /* ... and how many more of it to store: a repeated value costs a count */
+    bool defs_on;           /* the column keeps definition levels (a NULL came in this row group) */
+};
+
+/* The start of every struct st__pq_file. */
+struct st__pq_file_head {
+    struct st__pq_lane *lanes; /* by column */
+    size_t bytes;              /* the row group's bytes in memory */
+};
+
+void st__pq_int_slow(struct st__pq_file *f, size_t col, uint64_t v);
+void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char *s);
+
+/* Values of the current row, one call per column (in any order). */
+
+/* I64 (two's complement), U64, TIMESTAMP. */
+static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    struct st__pq_lane *l = &h->lanes[col];
+    if (!l->defs_on) {
+        if (v == l->last && l->vals.len) { /* pid, tid: the same row after row */
+            l->pending++;
+            h->bytes += 8;
+            return;
+        }
+        if (!l->pending && l->vals.cap - l->vals.len >= 8) {
+            memcpy(l->vals.p + l->vals.len, &v, 8);
+            l->vals.len += 8;
+            l->last = v;
+            h->bytes += 8;
+            return;
+        }
+    }
+    st__pq_int_slow(f, col, v);
+}
+
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v);
 /* STRING or JSON: n bytes of s, invalid UTF-8 repaired (each byte of an invalid sequence its Latin-1 reading). */
 void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
@@ -127,7 +177,18 @@ void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n);
  * ids are small (an array is indexed by them), and one id always names the
  * same string. s is read only at the id's first row of a row group.
  */
-void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, const char *s);
+static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    struct st__pq_lane *l = &h->lanes[col];
+    if (!l->defs_on && id == l->last_id && l->vals.len) { /* the same as the row before: a program, a host */
+        l->pending++;
+        h->bytes += 4;
+        return;
+    }
+    st__pq_dict_slow(f, col, id, s);
+}
+
 void st__pq_null(struct st__pq_file *f, size_t col);
 
 /* Ends the row; hands the row group to the worker when it holds ST__PQ_GROUP_ROWS rows. 0 or -errno. */
