@@ -2,20 +2,23 @@
  * The Parquet encoder (parquet_enc.h; layout and the Thrift compact
  * protocol: src/format/parquet_format.h).
  *
- * The caller's thread fills a row group: a column keeps its values in
- * buffers (struct chunk_data): an integer as a host uint64, a boolean as a
- * byte, a dictionary column its uint32 indices with the dictionary's PLAIN
- * bytes beside them, a string past its dictionary's limit its PLAIN bytes.
- * An optional column keeps definition levels only once it has had a NULL
- * (until then every level is 1: one RLE run). Nothing is encoded per row
- * beyond that: a flush hands the row group's buffers whole to the worker
- * (struct job) and gives the columns fresh ones (recycled from written row
- * groups: no page faults, no regrowing).
+ * The caller's thread fills a row group: a column keeps its values in a
+ * buffer (its lane, parquet_enc.h, whose common appends are inline): an
+ * integer as a host uint64 (a run of one value as a count), a boolean as a
+ * byte, a DICT column its uint32 indices with the dictionary's PLAIN bytes
+ * beside them (struct chunk_data), a string its PLAIN bytes (JSON: the
+ * caller's bytes, rendered by the worker). An optional column keeps
+ * definition levels only once it has had a NULL (until then every level is
+ * 1: one RLE run). Nothing is encoded per row beyond that: a flush hands the
+ * row group's buffers whole to the worker (struct job) and gives the columns
+ * fresh ones (recycled from written row groups: no page faults, no
+ * regrowing).
  *
  * The worker encodes each column chunk as [dictionary page] data page
  * [data page]: integers DELTA_BINARY_PACKED, dictionary indices and levels
- * the RLE/bit-packed hybrid, a string column that left its dictionary a
- * second data page of PLAIN values for the rows after; compresses each page
+ * the RLE/bit-packed hybrid; a STRING chunk gets a dictionary of its bytes
+ * made there, and when that grows too large a second data page of PLAIN
+ * values for the rows after; compresses each page
  * with zstd as a whole, and appends the row group's pages to the file in
  * one write. The caller's thread collects what the worker did (the
  * footer's numbers, errors, the buffers) at its next flush, and writes the
@@ -53,7 +56,6 @@
 
 /* Encodings a column chunk used, as bits (1u << encoding): its footer lists them. */
 #define ENC(e) (1u << (e))
-
 
 /* One column's values of one row group: filled by the caller (vals in its lane), then handed to the worker whole. */
 struct chunk_data {
