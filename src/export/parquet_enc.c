@@ -686,11 +686,6 @@ void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
         put_string(f, col, v, n);
 }
 
-void st__pq_text_utf8(struct st__pq_file *f, size_t col, const void *s, size_t n)
-{
-    put_string(f, col, s, n);
-}
-
 char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max)
 {
     struct column *c = &f->cols[col];
@@ -1488,11 +1483,6 @@ int st__pq_shared_new(struct st__pq_shared **out, int level, bool threaded)
         pthread_mutex_destroy(&sh->mu);
     }
     return 0;
-}
-
-bool st__pq_shared_threaded(const struct st__pq_shared *sh)
-{
-    return sh->threaded;
 }
 
 void st__pq_shared_free(struct st__pq_shared *sh)

@@ -96,9 +96,6 @@ int st__pq_shared_new(struct st__pq_shared **out, int level, bool threaded);
 /* Waits for the worker, stops it, frees sh (NULL is fine). Free the files first. */
 void st__pq_shared_free(struct st__pq_shared *sh);
 
-/* Whether sh compresses in a thread of its own. */
-bool st__pq_shared_threaded(const struct st__pq_shared *sh);
-
 struct st__pq_file;
 
 /*
@@ -163,8 +160,6 @@ static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v);
 /* STRING or JSON: n bytes of s, invalid UTF-8 repaired (each byte of an invalid sequence its Latin-1 reading). */
 void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
-/* The same for n bytes the caller knows are valid UTF-8 (print's JSON): taken as they are. */
-void st__pq_text_utf8(struct st__pq_file *f, size_t col, const void *s, size_t n);
 /*
  * JSON written in place: room for a value of at most max bytes (NULL when
  * out of memory), then st__pq_text_done() with the bytes written there:
