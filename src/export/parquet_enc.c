@@ -49,7 +49,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define POOL_MAX 128u              /* value buffers kept for reuse */
+#define POOL_MAX 128u              /* value buffers kept for reuse ... */
+#define POOL_BYTES (64u << 20)     /* ... holding this much at most */
 #define DELTA_BLOCK 128u           /* DELTA_BINARY_PACKED: values per block */
 #define DELTA_MINIBLOCKS 4u        /* ... miniblocks per block (32 values each) */
 #define DELTA_MINI (DELTA_BLOCK / DELTA_MINIBLOCKS)
@@ -130,7 +131,7 @@ struct st__pq_shared {
     struct st__growbuf footer; /* caller */
     struct st__pq_buf scratch;        /* caller: a string repaired to UTF-8 */
     struct st__pq_buf pool[POOL_MAX]; /* caller: value buffers of row groups written, for the next */
-    size_t npool;
+    size_t npool, pool_bytes;
     struct st__pq_file *failed; /* caller: the first file whose row group the worker could not write */
     int failed_err;
     bool threaded;
@@ -277,16 +278,19 @@ static void pool_take(struct st__pq_shared *sh, struct st__pq_buf *b)
         return;
     b->p = sh->pool[best].p;
     b->cap = sh->pool[best].cap;
+    sh->pool_bytes -= b->cap;
     sh->pool[best] = sh->pool[--sh->npool];
 }
 
-/* Gives b's memory back to the pool (or frees it); b is emptied. */
+/* Gives b's memory back to the pool (or frees it, when the pool is full); b is emptied. */
 static void pool_give(struct st__pq_shared *sh, struct st__pq_buf *b)
 {
-    if (b->p && sh->npool < POOL_MAX)
+    if (b->p && sh->npool < POOL_MAX && sh->pool_bytes + b->cap <= POOL_BYTES) {
         sh->pool[sh->npool++] = (struct st__pq_buf){.p = b->p, .cap = b->cap};
-    else
+        sh->pool_bytes += b->cap;
+    } else {
         free(b->p);
+    }
     *b = (struct st__pq_buf){0};
 }
 
@@ -302,8 +306,8 @@ static uint8_t *grow(struct st__pq_file *f, struct st__pq_buf *b, size_t n)
     if (b->cap - b->len >= n)
         return b->p + b->len;
     size_t c = b->cap > 4096 ? b->cap : 4096;
-    while (c < b->hint + b->hint / 8)
-        c *= 2;
+    if (c < b->hint + b->hint / 8)
+        c = b->hint + b->hint / 8;
     while (c - b->len < n)
         c *= 2;
     uint8_t *p = realloc(b->p, c);
