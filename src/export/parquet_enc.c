@@ -149,14 +149,12 @@ struct st__pq_file {
     struct st__pq_shared *sh;
     int dirfd;
     const char *path;
-    bool failed;               /* an allocation failed */
     int err;                   /* a row group could not be written (collected from the worker) */
     uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     struct column *cols;
     size_t ncols;
     struct st__pq_kv *kv;
     size_t nkv;
-    uint64_t rows;             /* of the row group being filled (its bytes: h.bytes) */
     uint64_t handed_rows;      /* rows of the row groups handed over */
     struct group_meta *groups; /* collected */
     size_t ngroups, capgroups;
@@ -297,7 +295,7 @@ static void pool_give(struct st__pq_shared *sh, struct st__pq_buf *b)
 /*
  * Room for n more bytes in b, slow path: a pooled buffer first, then
  * growing to the previous row group's size at once, doubling past it.
- * NULL (f->failed) when out of memory.
+ * NULL (f->h.failed) when out of memory.
  */
 static uint8_t *grow(struct st__pq_file *f, struct st__pq_buf *b, size_t n)
 {
@@ -312,7 +310,7 @@ static uint8_t *grow(struct st__pq_file *f, struct st__pq_buf *b, size_t n)
         c *= 2;
     uint8_t *p = realloc(b->p, c);
     if (!p) {
-        f->failed = true;
+        f->h.failed = true;
         return NULL;
     }
     b->p = p;
@@ -556,15 +554,15 @@ void st__pq_null(struct st__pq_file *f, size_t col)
 {
     struct column *c = &f->cols[col];
     if (!c->lane->defs_on) { /* the first NULL: the levels before it were all 1 */
-        uint8_t *p = room(f, &c->cur.defs, (f->rows + 1) * 4);
+        uint8_t *p = room(f, &c->cur.defs, (f->h.rows + 1) * 4);
         if (!p)
             return;
-        for (uint64_t r = 0; r < f->rows; r++) {
+        for (uint64_t r = 0; r < f->h.rows; r++) {
             uint32_t one = 1;
             memcpy(p + r * 4, &one, 4);
         }
-        c->cur.defs.len = f->rows * 4;
-        f->h.bytes += f->rows * 4;
+        c->cur.defs.len = f->h.rows * 4;
+        f->h.bytes += f->h.rows * 4;
         c->lane->defs_on = true;
     }
     put_def(f, c, 0);
@@ -690,21 +688,13 @@ void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
         put_string(f, col, v, n);
 }
 
-char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max)
+char *st__pq_text_room_slow(struct st__pq_file *f, size_t col, size_t max)
 {
     struct column *c = &f->cols[col];
     if (c->lane->defs_on)
         put_def(f, c, 1);
     uint8_t *p = room(f, &c->lane->vals, 4 + max);
     return p ? (char *)p + 4 : NULL;
-}
-
-void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
-{
-    struct st__pq_buf *b = &f->cols[col].lane->vals;
-    put_le32(b->p + b->len, (uint32_t)n);
-    b->len += 4 + n;
-    f->h.bytes += 4 + n;
 }
 
 void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char *s)
@@ -722,7 +712,7 @@ void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char
     if (id >= c->nids) {
         size_t cap = c->nids;
         if (reserve(&c->ids, &cap, (size_t)id + 1, sizeof *c->ids) < 0) {
-            f->failed = true;
+            f->h.failed = true;
             return;
         }
         memset(c->ids + c->nids, 0, (cap - c->nids) * sizeof *c->ids);
@@ -745,12 +735,7 @@ void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char
 
 uint64_t st__pq_rows(const struct st__pq_file *f)
 {
-    return f->handed_rows + f->rows;
-}
-
-size_t st__pq_buffered(const struct st__pq_file *f)
-{
-    return f->h.bytes;
+    return f->handed_rows + f->h.rows;
 }
 
 const char *st__pq_path(const struct st__pq_file *f)
@@ -1241,9 +1226,9 @@ int st__pq_flush(struct st__pq_file *f)
     collect(sh, false);
     if (f->err)
         return f->err;
-    if (f->failed)
+    if (f->h.failed)
         return -ENOMEM;
-    if (f->rows == 0)
+    if (f->h.rows == 0)
         return 0;
     struct job *job = calloc(1, sizeof *job);
     if (job) {
@@ -1259,11 +1244,11 @@ int st__pq_flush(struct st__pq_file *f)
         return -ENOMEM;
     }
     job->f = f;
-    job->rows = f->rows;
+    job->rows = f->h.rows;
     for (size_t i = 0; i < f->ncols; i++)
         if (f->cols[i].lane->pending)
             materialize(f, &f->cols[i]);
-    if (f->failed) {
+    if (f->h.failed) {
         free(job->cols);
         free(job->meta);
         free(job);
@@ -1278,20 +1263,13 @@ int st__pq_flush(struct st__pq_file *f)
         c->lane->defs_on = false;
     }
     f->stamp++;
-    f->handed_rows += f->rows;
-    f->rows = 0;
+    f->handed_rows += f->h.rows;
+    f->h.rows = 0;
     f->h.bytes = 0;
     submit(sh, job);
     return f->err;
 }
 
-int st__pq_row_end(struct st__pq_file *f)
-{
-    f->rows++;
-    if (f->failed)
-        return -ENOMEM;
-    return f->rows >= ST__PQ_GROUP_ROWS ? st__pq_flush(f) : 0;
-}
 
 /* --- the footer ------------------------------------------------------------------------------ */
 

@@ -38,6 +38,7 @@
 #ifndef ST_EXPORT_PARQUET_ENC_H
 #define ST_EXPORT_PARQUET_ENC_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,6 +129,8 @@ struct st__pq_lane {
 struct st__pq_file_head {
     struct st__pq_lane *lanes; /* by column */
     size_t bytes;              /* the row group's bytes in memory */
+    uint64_t rows;             /* ... and its rows */
+    bool failed;               /* an allocation failed */
 };
 
 void st__pq_int_slow(struct st__pq_file *f, size_t col, uint64_t v);
@@ -165,8 +168,23 @@ void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
  * out of memory), then st__pq_text_done() with the bytes written there:
  * valid UTF-8, or the caller's bytes its renderer turns into the value.
  */
-char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max);
-void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n);
+char *st__pq_text_room_slow(struct st__pq_file *f, size_t col, size_t max);
+static inline char *st__pq_text_room(struct st__pq_file *f, size_t col, size_t max)
+{
+    struct st__pq_lane *l = &((struct st__pq_file_head *)(void *)f)->lanes[col];
+    if (!l->defs_on && l->vals.cap - l->vals.len >= 4 + max)
+        return (char *)l->vals.p + l->vals.len + 4; /* after the value's length */
+    return st__pq_text_room_slow(f, col, max);
+}
+static inline void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    struct st__pq_buf *b = &h->lanes[col].vals;
+    for (int i = 0; i < 4; i++) /* PLAIN: the length, little-endian */
+        b->p[b->len + (size_t)i] = (uint8_t)(n >> (8 * i));
+    b->len += 4 + n;
+    h->bytes += 4 + n;
+}
 /*
  * DICT: the NUL-terminated string s (repaired likewise) the caller calls id;
  * ids are small (an array is indexed by them), and one id always names the
@@ -186,14 +204,23 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
 
 void st__pq_null(struct st__pq_file *f, size_t col);
 
-/* Ends the row; hands the row group to the worker when it holds ST__PQ_GROUP_ROWS rows. 0 or -errno. */
-int st__pq_row_end(struct st__pq_file *f);
-
-/* Bytes the current row group holds in memory. */
-size_t st__pq_buffered(const struct st__pq_file *f);
-
 /* Hands the current row group to the worker now (nothing when it is empty). 0 or -errno. */
 int st__pq_flush(struct st__pq_file *f);
+
+/* Ends the row; hands the row group to the worker when it holds ST__PQ_GROUP_ROWS rows. 0 or -errno. */
+static inline int st__pq_row_end(struct st__pq_file *f)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    if (h->failed)
+        return -ENOMEM;
+    return ++h->rows >= ST__PQ_GROUP_ROWS ? st__pq_flush(f) : 0;
+}
+
+/* Bytes the current row group holds in memory. */
+static inline size_t st__pq_buffered(const struct st__pq_file *f)
+{
+    return ((const struct st__pq_file_head *)(const void *)f)->bytes;
+}
 
 /* Rows so far. */
 uint64_t st__pq_rows(const struct st__pq_file *f);
