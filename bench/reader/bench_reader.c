@@ -4,14 +4,15 @@
  *
  *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
  *                [--records N] [--dir DIR] [--runs R] [--format text|json]
- *                [--compare EXE2] [--sql] [--parquet] [--trace FILE]
+ *                [--compare EXE2] [--sql | --parquet] [--window-records N] [--keep]
+ *                [--trace FILE]
  *
  * 1. Writes a trace of N records (default 10 million) with the simpletrace
  *    runtime (this program is traced with bench/reader/trace-events), into
  *    DIR (default $TMPDIR or /tmp), flushing often enough that nothing is
  *    dropped.
- * 2. Times `simpletrace print --format=F TRACE-EVENTS FILE > /dev/null` R
- *    times (best run reported) on it and on
+ * 2. Times `simpletrace print --format=F TRACE-EVENTS FILE > /dev/null` and
+ *    `simpletrace stats` R times (best run reported) on it, and print on
  *    DIR/fixtures/qemu/bench_small_drops.bin: records/s, MB/s of input, max
  *    RSS of the child.
  * 3. With --compare, times a second `simpletrace` (another build, e.g. the
@@ -20,8 +21,15 @@
  * 4. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
  *    same files and prints the speed ratio (text only).
  * 5. Writes the same N records with compress=zstd (default level), prints the
- *    bytes per record of both files, and times print on the compressed one
- *    (the ratio to the plain file's speed).
+ *    bytes per record of both files, and times print and stats on both, the
+ *    compressed one with the reader's decompress-ahead thread (default) and
+ *    without it (SIMPLETRACE_DECOMPRESS_AHEAD=0: the reading thread alone),
+ *    with the ratios to the plain file's speed (issue 25's target: half).
+ * 5b. --from/--to for a window of 1% of the trace's duration, in its
+ *    middle, against a full read (print of every record) of a compressed
+ *    trace of --window-records records (default N; 16 million make a
+ *    trace of 1 GB before compression): both times and their ratio (issue
+ *    25's target: under 5%); and info on it (answered from the seek tables).
  * 6. With --sql (bench/sql/run.sh), instead of 2-5: `simpletrace stats`,
  *    then `simpletrace sql` full scans, a count per event (SELECT name,
  *    count(*) FROM records GROUP BY name) and a per-event table with a
@@ -35,9 +43,10 @@
  *    one's records/s (wall and CPU), bytes per record, max RSS, and Parquet
  *    against Perfetto (issue 24's target: smaller, and 10 M records/s);
  *    with --compare, the other simpletrace's Parquet export too.
- * --trace FILE uses FILE as the trace: written first when missing, kept
- * (to time several builds on one trace, or to profile one command on it).
- * Prints figures; never fails on speed.
+ * --keep leaves the traces written in DIR; --trace FILE uses FILE as the
+ * plain trace: written first when missing, always kept (to time several
+ * builds on one trace, or to profile one command on it). Prints figures;
+ * never fails on speed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -69,6 +78,8 @@ struct opts {
     bool parquet;        /* time export to Perfetto and to Parquet instead of print */
     const char *trace;   /* the trace to use (kept), or NULL: a temporary one */
     uint64_t records;
+    uint64_t window_records; /* records of the compressed trace the --from/--to window is timed on (0: records) */
+    bool keep;               /* the traces written are left in dir */
     int runs;
 };
 
@@ -138,6 +149,7 @@ static uint64_t count_records(const char *exe, const char *events, const char *f
 struct contender {
     const char *label;
     char *const *argv;
+    bool one_thread;       /* SIMPLETRACE_DECOMPRESS_AHEAD=0: decompressed on the reading thread alone */
     double best, best_cpu; /* seconds; 0 before the first run */
     long rss;              /* KiB, the largest seen */
     bool failed;
@@ -148,7 +160,10 @@ static void run_once(struct contender *c)
 {
     double s, cpu;
     long kb;
+    if (c->one_thread)
+        setenv("SIMPLETRACE_DECOMPRESS_AHEAD", "0", 1);
     int status = timed_run(c->argv, &s, &cpu, &kb);
+    unsetenv("SIMPLETRACE_DECOMPRESS_AHEAD");
     if (status != 0) {
         printf("  %-16s failed (exit status %d)\n", c->label, status);
         c->failed = true;
@@ -184,9 +199,6 @@ static void measure(struct contender *c, size_t n, uint64_t records, off_t bytes
                c[i].best_cpu, c[i].best_cpu > 0 ? (double)records / c[i].best_cpu / 1e6 : 0.0);
     }
 }
-
-/* bench_file()'s records/s of its first contender, for the compressed/plain ratio. */
-static double last_rate;
 
 /*
  * stats, and sql's full scans of the whole trace; event_query (NULL: none)
@@ -380,7 +392,6 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
     struct contender c[2] = {{.label = "simpletrace", .argv = argv}, {.label = "compared", .argv = cargv}};
     double rates[2];
     measure(c, o->compare ? 2 : 1, records, st.st_size, o->runs, rates);
-    last_rate = rates[0];
     if (o->compare && rates[0] > 0 && rates[1] > 0)
         printf("  ratio: simpletrace runs at %.3fx the compared one's speed (wall), %.3fx (CPU)\n", rates[0] / rates[1],
                c[1].best_cpu / c[0].best_cpu);
@@ -395,6 +406,77 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
         printf("  ratio: simpletrace print is %.0fx simpletrace.py\n", rates[0] / theirs);
 }
 
+/* print and stats on file, the compressed ones also with the reading thread alone; rates[] as labelled. */
+static void bench_pair(const struct opts *o, const char *file, bool compressed, double rates[4])
+{
+    struct stat st;
+    char format[32];
+    if (stat(file, &st) != 0)
+        return;
+    uint64_t records = count_records(o->exe, o->events, file);
+    snprintf(format, sizeof format, "--format=%s", o->format);
+    char *print[] = {(char *)o->exe, "print", format, (char *)o->events, (char *)file, NULL};
+    char *stats[] = {(char *)o->exe, "stats", (char *)o->events, (char *)file, NULL};
+    struct contender c[4] = {{.label = "print", .argv = print}, {.label = "stats", .argv = stats},
+                             {.label = "print, 1 thread", .argv = print, .one_thread = true},
+                             {.label = "stats, 1 thread", .argv = stats, .one_thread = true}};
+    printf("%s: %" PRIu64 " records, %.1f MB%s\n", file, records, (double)st.st_size / 1e6,
+           compressed ? " (1 thread: SIMPLETRACE_DECOMPRESS_AHEAD=0)" : "");
+    measure(c, compressed ? 4 : 2, records, st.st_size, o->runs, rates);
+}
+
+/* Removes a trace written, unless --keep. */
+static void drop(const struct opts *o, const char *path)
+{
+    if (o->keep)
+        printf("kept %s\n", path);
+    else
+        unlink(path);
+}
+
+/* The trace's duration in ns, as info --format=json says it (0: unknown). */
+static uint64_t duration_ns(const char *exe, const char *file)
+{
+    char cmd[9000], buf[8192] = "";
+    snprintf(cmd, sizeof cmd, "'%s' info --format=json '%s'", exe, file);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p)
+        pclose(p);
+    const char *d = strstr(buf, "\"duration_ns\":");
+    return d ? strtoull(d + 14, NULL, 10) : 0;
+}
+
+/* print --from/--to of 1% of the duration, in the middle, against print of everything; the ratio of their times. */
+static void bench_window(const struct opts *o, const char *file)
+{
+    struct stat st;
+    uint64_t dur = duration_ns(o->exe, file);
+    if (stat(file, &st) != 0 || dur == 0) {
+        printf("window: %s has no duration, skipped\n", file);
+        return;
+    }
+    char from[64], to[64];
+    snprintf(from, sizeof from, "--from=%" PRIu64 "ns", dur / 200 * 99);
+    snprintf(to, sizeof to, "--to=%" PRIu64 "ns", dur / 200 * 101);
+    char *full[] = {(char *)o->exe, "print", (char *)o->events, (char *)file, NULL};
+    char *win[] = {(char *)o->exe, "print", from, to, (char *)o->events, (char *)file, NULL};
+    char *info[] = {(char *)o->exe, "info", (char *)o->events, (char *)file, NULL};
+    uint64_t records = count_records(o->exe, o->events, file);
+    struct contender c[3] = {{.label = "print all", .argv = full}, {.label = "print 1% window", .argv = win},
+                             {.label = "info", .argv = info}};
+    double rates[3];
+    printf("%s: %" PRIu64 " records, %.1f MB compressed, a window of 1%% of %.3f s (%s %s); info (the seek "
+           "tables' answers)\n", file, records, (double)st.st_size / 1e6, (double)dur / 1e9, from, to);
+    measure(c, 3, records, st.st_size, o->runs, rates);
+    for (int i = 1; i < 3; i++)
+        if (!c[0].failed && !c[i].failed && c[0].best > 0)
+            printf("  ratio: %s takes %.2f%% of a full read's time (wall), %.2f%% (CPU)\n",
+                   i == 1 ? "--from/--to of a 1% window" : "info", 100.0 * c[i].best / c[0].best,
+                   c[0].best_cpu > 0 ? 100.0 * c[i].best_cpu / c[0].best_cpu : 0.0);
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
@@ -403,7 +485,8 @@ static int parse(int argc, char **argv, struct opts *o)
         {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},      {"compare", required_argument, NULL, 'c'},
         {"sql", no_argument, NULL, 'q'},               {"parquet", no_argument, NULL, 'p'},
-        {"trace", required_argument, NULL, 't'},       {NULL, 0, NULL, 0},
+        {"trace", required_argument, NULL, 't'},       {"window-records", required_argument, NULL, 'w'},
+        {"keep", no_argument, NULL, 'k'},              {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -419,6 +502,8 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'q': o->sql = true; break;
         case 'p': o->parquet = true; break;
         case 't': o->trace = optarg; break;
+        case 'w': o->window_records = strtoull(optarg, NULL, 10); break;
+        case 'k': o->keep = true; break;
         default: return -1;
         }
     }
@@ -432,14 +517,14 @@ int main(int argc, char **argv)
     struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp", .format = "text"};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
-                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql | --parquet] [--trace FILE]\n");
+                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql | --parquet] "
+                        "[--window-records N] [--keep] [--trace FILE]\n");
         return 2;
     }
     char trace[4200];
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-reader-%ld.bin", o.dir, (long)getpid());
     if (o.trace)
         snprintf(trace, sizeof trace, "%s", o.trace);
-    bool only = o.parquet; /* the plain trace alone */
     struct stat st0;
     bool generate_it = !o.trace || stat(trace, &st0) != 0;
     /*
@@ -454,20 +539,25 @@ int main(int argc, char **argv)
     int st;
     if (generate_it && (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
         return 1;
-    /* --sql: an I/O record in four, flags 1 in half of them (emit()) */
-    bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
-    double plain_rate = last_rate;
+    /* --sql: an I/O record in four, flags 1 in half of them (emit()); else bench_pair() times print and stats */
+    const char *py = getenv("SIMPLETRACE_PY");
+    if (o.sql || o.parquet || o.compare || (py && *py))
+        bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
     struct stat plain_st, z_st;
     bool have_plain = stat(trace, &plain_st) == 0;
-    if (!o.trace)
-        unlink(trace);
-    /* The same records compressed as they are written (compress=zstd, its default level); --sql: its ts range. */
+    double plain[4] = {0}, z[4] = {0};
+    if (!o.sql && !o.parquet && have_plain)
+        bench_pair(&o, trace, false, plain);
+    if (!o.trace) /* --trace: the caller's, kept */
+        drop(&o, trace);
+    /* The same records compressed as they are written (compress=zstd, its default level): --sql times its ts
+     * range; not with --parquet. */
     char ztrace[4300];
     snprintf(ztrace, sizeof ztrace, "%s.zst", trace);
     fflush(stdout);
-    if (!only && (pid = fork()) == 0)
+    if (!o.parquet && (pid = fork()) == 0)
         exit(generate(ztrace, o.records, true) == 0 ? 0 : 1);
-    if (!only && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+    if (!o.parquet && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
         stat(ztrace, &z_st) == 0) {
         uint64_t records = count_records(o.exe, o.events, ztrace);
         if (have_plain && records)
@@ -478,12 +568,29 @@ int main(int argc, char **argv)
             printf("%s: %" PRIu64 " records, %.1f MB (compress=zstd)\n", ztrace, records, (double)z_st.st_size / 1e6);
             bench_sql_range(&o, o.events, ztrace, records, z_st.st_size);
         } else {
-            bench_file(&o, o.events, ztrace, NULL);
+            bench_pair(&o, ztrace, true, z);
+            static const char *const what[4] = {"print", "stats", "print, reading thread alone",
+                                                "stats, reading thread alone"};
+            for (int i = 0; i < 4; i++)
+                if (plain[i % 2] > 0 && z[i] > 0)
+                    printf("%s on the compressed trace: %.2f of the plain trace's records/s\n", what[i],
+                           z[i] / plain[i % 2]);
+            if (!o.window_records || o.window_records == o.records)
+                bench_window(&o, ztrace);
         }
-        if (!o.sql && plain_rate > 0 && last_rate > 0)
-            printf("print on the compressed trace: %.2f of the plain trace's records/s\n", last_rate / plain_rate);
     }
-    unlink(ztrace);
+    if (!o.parquet)
+        drop(&o, ztrace);
+    if (!o.sql && !o.parquet && o.window_records && o.window_records != o.records) {
+        char wtrace[4300];
+        snprintf(wtrace, sizeof wtrace, "%s.window.zst", trace);
+        fflush(stdout);
+        if ((pid = fork()) == 0)
+            exit(generate(wtrace, o.window_records, true) == 0 ? 0 : 1);
+        if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            bench_window(&o, wtrace);
+        drop(&o, wtrace);
+    }
     if (o.shared && !o.parquet) {
         char events[4200], fixture[4200];
         snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);

@@ -1,6 +1,6 @@
 /*
  * Starting one of our own threads (writeout, monitor, flight recorder,
- * function tracer's writer), one definition. The thread takes no signal
+ * function tracer's writer, the reader's decompress-ahead), one definition. The thread takes no signal
  * (they are the program's business), and the call returns only once the
  * thread runs its function: a thread still starting up (its C library or
  * sanitizer runtime allocating) when the program forks could leave the

@@ -20,6 +20,7 @@
 #include "control.h"
 #include "diag.h"
 #include "drain.h"
+#include "name_template.h"
 #include "registry.h"
 #include "ring.h"
 #include "timestamp.h"
@@ -82,6 +83,8 @@ static void apply_environment(void)
 
 static void do_init(void)
 {
+    /* Now, normally before main: servers retitle argv[0] for ps later (%e, the files' program=). */
+    st__name_prog_init();
     st__ts_init();
     st__ring_init();
     st__drain_init();

@@ -14,7 +14,8 @@
  *   compress=zstd[:LEVEL]|off  files opened from now on are zstd frames with a
  *                        seek table (zwrite.h; LEVEL: libzstd's, default 3);
  *                        a file already open, or reopened to append, keeps
- *                        its way
+ *                        its way; flight snapshots taken while it is on are
+ *                        compressed too (snapshot.c)
  *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
  *   flight-trigger=EVENT flight mode: tracing this event takes one
  *

@@ -37,7 +37,14 @@ void st__drain_exit(void)
         return;
     }
     st__ws.final = true;
-    st__writer_request(true);
+    /*
+     * Asked, not waited for on wr_cond: the join below waits for the last
+     * pass. exit() may run in a signal handler (SIGTERM's, in servers)
+     * that interrupted this very thread inside a wait on wr_cond (a flush):
+     * a second wait on it there never returns, and the writer's broadcast
+     * after its pass would wait for the interrupted one.
+     */
+    st__writer_request(false);
     t = st__ws.thread;
     pthread_mutex_unlock(&st__wr_lock);
     pthread_join(t, NULL);
@@ -64,13 +71,13 @@ void st__drain_fork_parent(void)
 /* Fork child: the shared state starts afresh, with the child's own file name to come. */
 static void shared_fork_child(void)
 {
-    bool was_on = st__ws.enabled || st__ws.lazy_open;
+    bool was_on = st__ws.enabled || st__ws.lazy_open || st__ws.open_failed; /* a child that failed: try again */
     size_t n;
 
     if (st__ws.have_op && st__ws.op.fd >= 0)
         close(st__ws.op.fd);
     if (st__ws.have_op && st__ws.op.unlock_fd >= 0)
-        close(st__ws.op.unlock_fd);
+        st__fd_close_if(st__ws.op.unlock_fd, &st__ws.op.unlock_id);
     st__ws.have_op = st__ws.running = st__ws.exited = st__ws.final = st__ws.stop = false;
     st__ws.req_seq = st__ws.done_seq = 0;
     st__ws.enabled = false;
@@ -85,6 +92,7 @@ static void shared_fork_child(void)
     st__ws.name[0] = '\0';
     st__ws.piece = 0; /* the child's own file starts at its first piece */
     st__ws.lazy_open = was_on;
+    st__ws.open_failed = false;
     st__lazy_flag = was_on;
     pthread_cond_init(&st__wr_cond, NULL);
     pthread_mutex_init(&st__wr_lock, NULL);

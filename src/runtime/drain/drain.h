@@ -43,6 +43,14 @@ void st__file_status(char *path, size_t len, bool *enabled, int *error);
 bool st__file_in_use(void);
 
 /*
+ * True when this process is a fork child that could not open its own
+ * file at its first event (a worker that dropped its privileges): one
+ * line said so then, naming the process, its user and the file; the exit
+ * report adds nothing that could contradict it.
+ */
+bool st__file_open_failed(void);
+
+/*
  * After the exit flush: removes the trace file when this process wrote no
  * record to it (only its header, mappings and description). For a program
  * whose events all go to other backends (log, syslog): it leaves no file.

@@ -14,16 +14,20 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fd_ident.h"
+
 /* A file change the writer applies in its next pass. */
 struct st__op {
     bool close;         /* drain, then close the current file */
-    int fd;             /* -1, or adopt this file */
+    int fd;             /* -1, or adopt this file ... */
+    struct st__fd_ident id; /* ... which is this one (the program may close fd before the writer adopts it) */
     bool append;        /* fd continues the file closed last */
     uint32_t mapped;    /* when appending: mappings it already has */
     size_t base_len;    /* path is the first base_len bytes + ".piece" (rotate=) */
     uint64_t piece;
     uint64_t name_gen;  /* st__ws.name_gen when the op was posted */
-    int unlock_fd;      /* -1, or the lock on the old file's name: closed once that file is closed */
+    int unlock_fd;      /* -1, or the lock on the old file's name: closed once that file is closed ... */
+    struct st__fd_ident unlock_id; /* ... if it is still that lock's (fd_ident.h) */
     char path[4096];    /* fd's name, for messages */
 };
 
@@ -39,7 +43,7 @@ struct st__closed_file {
 
 /* Shared by the program's threads and the writer; under st__wr_lock. */
 struct st__wshared {
-    char tmpl[4096];   /* the name as configured, placeholders and all ("" for the default, trace-%p) */
+    char tmpl[4096];   /* the name as configured, placeholders and all, absolute once opened ("" for the default, trace-%p) */
     char name[4096];   /* tmpl expanded (or its fallback) when opened; "" until then */
     time_t start;      /* when tracing started: %t */
     uint64_t piece;    /* rotate=: the file is name.piece (name itself for 0) */
@@ -49,7 +53,8 @@ struct st__wshared {
     bool compress;     /* compress=zstd: files opened from now on are zstd frames (zwrite.h) ... */
     int compress_level; /* ... at this level */
     bool enabled;      /* the file is on */
-    bool lazy_open;    /* fork child: open its own file at its first event */
+    bool lazy_open;    /* fork child: open its own file at its first event ... */
+    bool open_failed;  /* ... which it could not: said then (st__file_open_failed) */
     int error;         /* what stopped writing, or 0 */
     int fail_error;    /* the last write error, kept when writing resumes (exit report) ... */
     char fail_path[4096]; /* ... and the file it was writing */
@@ -117,11 +122,11 @@ struct st__file_prep {
     bool append;       /* same file this process closed last: append */
     bool started;      /* this prepare started the writeout thread: abort ends it */
     uint32_t mapped;   /* when appending: IDs whose mappings the file has */
-    int set_name;      /* on commit: 0 keep the name, 1 path becomes it, 2 the default */
+    int set_name;      /* on commit: 0 keep the name, 1 tmpl becomes it, 2 the default's (tmpl too) */
     size_t base_len;   /* path is a piece of the file named by its first base_len bytes */
     uint64_t piece;    /* rotate=: which piece (0: the name itself) */
     char path[4096];
-    char tmpl[4096];   /* set_name 1: the name as configured */
+    char tmpl[4096];   /* set_name: the name as configured, made absolute (a chdir() later changes nothing) */
     char wanted[4096]; /* fell_back: the name another process holds */
 };
 

@@ -63,9 +63,9 @@
  * records in the decompressed trace) and wt.zoff is the file's size. A
  * failed write cuts the file back to its last whole frame, and the
  * ST_PID_WRITE_LOST record goes in a frame of its own. Closing the file
- * writes the time index and the seek table; reopening the same file
- * appends frames after them (they stay, as frames of their own) and a new
- * pair ends it. The setting applies to files opened after it: a file
+ * writes the summary, the time index and the seek table; reopening the
+ * same file appends frames after them (they stay, as frames of their own)
+ * and new ones end it. The setting applies to files opened after it: a file
  * appended to keeps the way it was written.
  *
  * Exit: control's atexit handler (registered at start-up, normally before
@@ -90,8 +90,10 @@
 
 #include "describe.h"
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
+#include "fd_ident.h"
 #include "merge.h"
 #include "name_template.h"
 #include "no_follow.h"
@@ -101,6 +103,7 @@
 #include "ring_consumer.h"
 #include "thread_start.h"
 #include "timestamp.h"
+#include "who.h"
 #include "write_all.h"
 #include "trace_format.h"
 #include "zwrite.h"
@@ -138,11 +141,11 @@ static struct {
     int want_level;       /* ... at this level */
     uint64_t zoff;        /* z: the file's size, the end of a whole frame */
     struct st__zw zw;     /* z: the compressor and the index of the frames written */
-    struct st__growbuf trailer; /* z: the time index and seek table, built at close */
+    struct st__growbuf trailer; /* z: the summary, time index and seek table, built at close */
     struct {              /* the file closed last, if compressed, for appending to it */
         bool z;
         uint64_t off, zoff;
-        size_t time_size, trailer_size; /* its trailer (trailer_size 0: none written) */
+        struct st__zw_trailer_sizes trailer; /* its trailer's frames (total 0: none written) */
         struct st__zw zw;
     } zlast;
     uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
@@ -220,23 +223,22 @@ static size_t staged_record_size(const uint8_t *p, size_t len)
 }
 
 /*
- * compress=zstd: ends the file with its time index and seek table (cut
+ * compress=zstd: ends the file with its summary, time index and seek table (cut
  * back off when they cannot be written whole: the frames still read), and
  * keeps its index, so that reopening the file appends to it.
  */
 static void zclose(void)
 {
-    size_t tsize = 0;
+    struct st__zw_trailer_sizes sizes;
 
     wt.zlast.z = wt.z;
     if (!wt.z)
         return;
-    wt.zlast.trailer_size = 0;
-    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &tsize) == 0) {
+    wt.zlast.trailer.total = 0;
+    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &sizes) == 0) {
         if (st__write_all(wt.fd, wt.trailer.data, wt.trailer.len) == 0) {
             wt.zoff += wt.trailer.len;
-            wt.zlast.time_size = tsize;
-            wt.zlast.trailer_size = wt.trailer.len;
+            wt.zlast.trailer = sizes;
             counter_add(&c_bytes_written, wt.trailer.len);
         } else if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
             /* not a regular file: nothing to cut */
@@ -249,6 +251,52 @@ static void zclose(void)
     wt.zlast.zoff = wt.zoff;
 }
 
+/* path opened again for writing at offset at, if it is still the file id: the descriptor, or -1. */
+static int fd_reopen(const char *path, const struct st__fd_ident *id, off_t at)
+{
+    int fd = st__fd_keep(open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+
+    if (fd >= 0 && st__fd_is(fd, id) && lseek(fd, at, SEEK_SET) == at)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* The one line saying the program took descriptor fd, path's, and the file cannot be had again. */
+static void say_fd_lost(int fd, const char *path)
+{
+    char who[320];
+    bool there = access(path, F_OK) == 0;
+    int e = errno;
+
+    st__who(who, sizeof who, false);
+    st__diag("simpletrace", "%s closed descriptor %d, its trace file '%s', which cannot be opened again (%s); "
+             "tracing to it stopped", who, fd, path, there ? "another file has its name now" : st_strerror(-e));
+}
+
+/*
+ * True when wt.fd is still the file being written, opened again by its
+ * name if need be. A program may close our descriptor (a daemon closing
+ * every descriptor at start-up, after our constructor opened the file)
+ * and its next open() reuse the number: a number that names another file
+ * now is never written to or closed (fd_ident.h), and the old number is
+ * left to the program. False when the file cannot be had again (its name
+ * is gone or is another file now): wt.fd is then not ours.
+ */
+static bool fd_ours(void)
+{
+    struct st__fd_ident id = {wt.dev, wt.ino};
+    int fd;
+
+    if (st__fd_is(wt.fd, &id))
+        return true;
+    if ((fd = fd_reopen(wt.path, &id, (off_t)(wt.z ? wt.zoff : wt.off))) < 0)
+        return false;
+    wt.fd = fd;
+    return true;
+}
+
 /* Closes the current file, remembering it so that reopening appends. */
 static void close_file(bool mappings_known)
 {
@@ -257,6 +305,10 @@ static void close_file(bool mappings_known)
 
     if (wt.fd < 0)
         return;
+    if (!fd_ours()) {
+        wt.fd = -1; /* the program closed it and the file is gone: its number is not ours to close */
+        return;
+    }
     zclose();
     if (fstat(wt.fd, &st) == 0 && S_ISREG(st.st_mode)) {
         last.valid = true;
@@ -387,6 +439,26 @@ static void write_failed(int err, size_t done)
 
 static int zstage_flush(void);
 
+/*
+ * The program took the file's descriptor and the file cannot be opened
+ * again (fd_ours): the staged records are lost, said once, naming the
+ * process and the file, and writing stops as after a write error (the
+ * next file opened starts with a record counting them). -EIO.
+ */
+static int fd_lost(void)
+{
+    int fd = wt.fd;
+
+    wt.fd = -1; /* the number is the program's now */
+    counter_add(&c_write_dropped, wt.stage_events);
+    wt.unmarked += wt.stage_events + wt.stage_drops;
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    say_fd_lost(fd, wt.path);
+    stop_writing(-EBADF, wt.path);
+    return -EIO;
+}
+
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
@@ -395,6 +467,8 @@ static int stage_flush(void)
 
     if (wt.fd < 0)
         return -EBADF;
+    if (!fd_ours())
+        return fd_lost();
     if (wt.z)
         return zstage_flush();
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
@@ -552,13 +626,18 @@ static int rotate(void)
     char next[sizeof wt.path + ST_PIECE_SUFFIX_MAX], old[sizeof wt.path + ST_PIECE_SUFFIX_MAX];
     uint32_t mapped = wt.mapped;
     size_t base_len = wt.base_len;
+    struct stat st;
+    mode_t mode;
     int fd, n;
 
     if (stage_flush() < 0)
         return -EIO;
     n = st__piece_format(next, sizeof next, wt.path, base_len, wt.piece + 1);
+    /* The piece's mode is the file's: owner only as made (dir_ready.h), or what its owner gave it. */
+    mode = fstat(wt.fd, &st) == 0 ? st.st_mode & 0666 : ST__OWNER_FILE_MODE;
     /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
-    fd = n < (int)sizeof wt.path ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
+    fd = n < (int)sizeof wt.path ? st__fd_keep(open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode))
+                                 : -1;
     if (fd < 0) {
         int err = n < (int)sizeof wt.path ? -errno : -ENAMETOOLONG;
         if (st__link_refused(next, err))
@@ -776,7 +855,7 @@ out:
 }
 /*
  * Appending to the file closed last: it goes on the way it was written.
- * Compressed, its index comes back, its trailer becoming two frames of it.
+ * Compressed, its index comes back, its trailer becoming three frames of it.
  */
 static void zappend(uint64_t end)
 {
@@ -788,8 +867,8 @@ static void zappend(uint64_t end)
     wt.zw = wt.zlast.zw;
     wt.zlast.zw = keep;
     wt.zw.level = level;
-    if (wt.zlast.trailer_size)
-        st__zw_keep_trailer(&wt.zw, wt.zlast.time_size, wt.zlast.trailer_size);
+    if (wt.zlast.trailer.total)
+        st__zw_keep_trailer(&wt.zw, &wt.zlast.trailer);
     wt.off = wt.zlast.off;
     wt.zoff = end;
     wt.zlast.z = false;
@@ -798,15 +877,24 @@ static void zappend(uint64_t end)
 /* Applies a control op: drain and close the old file, adopt the new one. */
 static void apply_op(const struct st__op *op)
 {
+    int fd;
+
     if (op->close && wt.fd >= 0) {
         pass(true);
         close_file(true);
     }
-    if (op->unlock_fd >= 0)
-        close(op->unlock_fd); /* the old name's lock, now that its file is complete */
+    if (op->unlock_fd >= 0) /* the old name's lock, now that its file is complete (unless the program took it) */
+        st__fd_close_if(op->unlock_fd, &op->unlock_id);
     if (op->fd < 0)
         return;
-    adopt_file(op->fd, op->path, op->base_len);
+    fd = op->fd;
+    /* Posted at start-up, it may reach us after main closed every descriptor (fd_ours). */
+    if (!st__fd_is(fd, &op->id) && (fd = fd_reopen(op->path, &op->id, 0)) < 0) {
+        say_fd_lost(op->fd, op->path);
+        stop_writing(-EBADF, op->path);
+        return;
+    }
+    adopt_file(fd, op->path, op->base_len);
     wt.piece = op->piece;
     wt.name_gen = op->name_gen;
     if (!op->append)
@@ -1028,8 +1116,7 @@ void st__writer_pass_unlock(void)
 
 void st__writer_fork_child(void)
 {
-    if (wt.fd >= 0)
-        close(wt.fd); /* our copy only: the parent keeps writing it */
+    st__fd_close_if(wt.fd, &(struct st__fd_ident){wt.dev, wt.ino}); /* our copy only: the parent keeps writing it */
     wt.fd = -1;
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
