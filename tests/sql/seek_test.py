@@ -3,8 +3,8 @@
 becomes the reader's --from/--to, so that in a compressed trace with a seek table the frames outside the range
 are jumped over, and in a plain trace the records outside are skipped by their length without decoding.
 
-The traces: sql_frames_app writes 40 flushes of 500 records (with compress=zstd, 40 zstd frames and a time
-index). What each statement's scans read comes from simpletrace_reads() (the connection's totals: frames
+The traces: sql_frames_app writes 40 flushes of 500 records (with compress=zstd, a zstd frame each, at least,
+and a time index). What each statement's scans read comes from simpletrace_reads() (the connection's totals: frames
 decompressed and jumped over, records skipped undecoded); every answer is compared with what
 `simpletrace print --format=json` shows, and with the same query whose bound SQLite keeps to itself (`+ts`:
 an expression, never handed to the table), which reads everything.
@@ -15,6 +15,7 @@ argv: SIMPLETRACE SQL-FRAMES-APP FRAMES-EVENTS
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,7 @@ def printed(cli, trace):
     return [json.loads(x) for x in r.stdout.splitlines()]
 
 
-def check_range(cli, trace, recs, what, compressed):
+def check_range(cli, trace, recs, what, compressed, frames):
     ticks = [x for x in recs if x['name'] == 'frame_tick']
     marks = [x['timestamp_ns'] for x in recs if x['name'] == 'frame_mark']
     lo, hi = marks[18] + 1, marks[21]  # the records of frames 19, 20, 21 (and 21's mark)
@@ -58,9 +59,9 @@ def check_range(cli, trace, recs, what, compressed):
        '%s: ts BETWEEN on an event\'s table: the rows print shows, as the query SQLite filters alone' % what,
        '%s %s %d %d %d' % (r.stderr, r2.stderr, len(rows), len(full), len(want)))
     if compressed:
-        ok(reads.get('frames') == FRAMES and 0 < reads.get('frames_read', 0) <= 8 and
-           reads.get('frames_skipped', 0) >= FRAMES - 6 and full_reads.get('frames_skipped') == 0 and
-           full_reads.get('frames_read', 0) >= FRAMES,
+        ok(reads.get('frames') == frames and 0 < reads.get('frames_read', 0) <= 10 and
+           reads.get('frames_skipped', 0) >= frames - 10 and full_reads.get('frames_skipped') == 0 and
+           full_reads.get('frames_read', 0) >= frames,
            '%s: the frames outside the range are jumped over (a full scan decompresses every one)' % what,
            '%s %s' % (reads, full_reads))
     else:
@@ -112,10 +113,12 @@ def main():
             trace = os.path.join(tmp, what + '.trace')
             r = write_trace(app, trace, compressed)
             info = run(cli, 'info', trace).stdout
-            ok(r.returncode == 0 and (not compressed or '%d frames' % FRAMES in info and 'seekable' in info),
+            m = re.search(r'zstd, (\d+) frames', info)
+            frames = int(m.group(1)) if m else 0  # one a flush, and any the writer made on its own between
+            ok(r.returncode == 0 and (not compressed or frames >= FRAMES and 'seekable' in info),
                '%s: a trace of %d flushes written' % (what, FRAMES), r.stderr + info)
             recs = printed(cli, trace)
-            check_range(cli, trace, recs, what, compressed)
+            check_range(cli, trace, recs, what, compressed, frames)
         check_stdin(cli, os.path.join(tmp, 'plain.trace'), events)
     return done()
 
