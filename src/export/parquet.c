@@ -118,7 +118,7 @@ struct args_fmt {
     size_t bound;                        /* the object's most bytes, strings' bodies left out */
 };
 
-/* What an args value is in the args column's bytes (put_args()). */
+/* What an args value is in the args column's bytes (put_raw_args()). */
 enum raw_kind { RAW_NUMBER, RAW_POINTER, RAW_STRING };
 
 /* How print's JSON types a number (src/reader/formatter.c, put_json_value()). */
