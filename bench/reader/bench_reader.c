@@ -48,7 +48,6 @@
  * builds on one trace, or to profile one command on it). Prints figures;
  * never fails on speed.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -275,45 +274,6 @@ static void bench_sql_range(const struct opts *o, const char *events, const char
     if (rates[0] > 0 && rates[1] > 0)
         printf("  ratio: the range read through --from/--to runs at %.2fx the full scan's speed (wall), %.2fx (CPU)\n",
                rates[0] / rates[1], c[1].best_cpu / c[0].best_cpu);
-}
-
-/* Bytes under path: a file, or a directory and what it holds. */
-static uint64_t size_of(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return (uint64_t)st.st_size;
-    uint64_t total = 0;
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        char sub[4400];
-        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
-            total += size_of(sub);
-    }
-    if (d)
-        closedir(d);
-    return total;
-}
-
-/* Removes path: a file, or a directory and what it holds. */
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        char sub[4400];
-        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
-            remove_tree(sub);
-    }
-    if (d) {
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
 }
 
 /*
