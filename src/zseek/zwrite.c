@@ -22,16 +22,8 @@
 /* The size the record at p claims (len bytes there), or 0: too few bytes to tell, or no record. */
 static size_t record_claim(const uint8_t *p, size_t len)
 {
-    size_t n;
+    size_t n = st__fmt_record_claim(p, len);
 
-    if (len < ST_MAPPING_FIXED_SIZE)
-        return 0;
-    if (st__fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
-        n = st__fmt_mapping_size(st__fmt_get_u32(p + 16));
-    else if (len >= ST_EVENT_FIXED_SIZE)
-        n = 8 + (size_t)st__fmt_get_u32(p + ST_EV_OFF_LENGTH);
-    else
-        return 0;
     return n >= ST_MAPPING_FIXED_SIZE ? n : 0;
 }
 
