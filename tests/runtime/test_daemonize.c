@@ -23,8 +23,8 @@ TEST_GROUP(grp_dmn, "dmn", &ev_up, &ev_work, &ev_later)
 
 static struct st_group *const groups[] = {&grp_dmn, NULL};
 
-/* Becomes a daemon the way `how` says; returns in the daemon only. */
-static void daemonize(const char *how)
+/* Becomes a daemon the way `how` says, its stderr appended to errlog; returns in the daemon only. */
+static void daemonize(const char *how, const char *errlog)
 {
     pid_t p;
 
@@ -45,19 +45,21 @@ static void daemonize(const char *how)
         if (chdir("/") != 0)
             _exit(13);
     }
-    /* Every descriptor closed, 0, 1, 2 on /dev/null: ours too, numbers free for the daemon's own files. */
+    /* Every descriptor closed, 0 and 1 on /dev/null, 2 its log: ours too, numbers free for the daemon's own. */
     for (int fd = 0; fd < 1024; fd++)
         close(fd);
-    if (open("/dev/null", O_RDWR) != 0 || dup(0) != 1 || dup(0) != 2)
+    if (open("/dev/null", O_RDWR) != 0 || dup(0) != 1 || open(errlog, O_WRONLY | O_CREAT | O_APPEND, 0600) != 2)
         _exit(14);
 }
 
 /* Child: daemonizes, then traces until told to stop. Its files are absolute paths (it is in "/"). */
 static int daemon_main(const char *how, const char *pidfile, const char *stopfile, const char *logpath)
 {
+    char errlog[600];
     int log;
 
-    daemonize(how);
+    snprintf(errlog, sizeof errlog, "%s.err", logpath);
+    daemonize(how, errlog);
     /* The daemon's own log takes the lowest free number: the trace file's, before the close. */
     log = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
     CHECK(log >= 0);
@@ -76,7 +78,7 @@ static int daemon_main(const char *how, const char *pidfile, const char *stopfil
 /* Runs one daemon: how ("double" or "daemon3"), its configuration, and where its trace must be (%ld: its pid). */
 static void run_daemon(const char *how, const char *config, const char *trace_fmt, const char *ring_dir)
 {
-    char run[400], pidfile[500], stopfile[500], logpath[500], env[1200], errpath[500], trace[480], want[200];
+    char run[400], pidfile[500], stopfile[500], logpath[500], env[1200], errpath[500], trace[480], want[600];
     char *args[] = {"test_rt_daemonize", "daemon", (char *)how, pidfile, stopfile, logpath, NULL};
     const char *envs[] = {env, NULL};
     struct test_trace t;
@@ -97,13 +99,22 @@ static void run_daemon(const char *how, const char *config, const char *trace_fm
     status = srv_wait(first, 10000);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the program returned to the shell", how);
     dpid = srv_read_pid(pidfile, 10000);
-    if (!ok(dpid > 0, "%s: the daemon started", how))
+    if (!ok(dpid > 0, "%s: the daemon started", how)) {
+        text = tu_slurp(pidfile, NULL);
+        diag("pid file %s: %s", pidfile, text ? text : "(none)");
+        free(text);
         return;
+    }
     snprintf(pidstr, sizeof pidstr, "%ld", dpid);
     ok(dpid != first, "%s: the daemon is a fork child", how);
 
     /* Its monitor followed it: listed, and it obeys. */
-    ok(srv_listed_alive(dpid, 5000), "%s: ctl list shows the daemon alive", how);
+    if (!ok(srv_listed_alive(dpid, 5000), "%s: ctl list shows the daemon alive", how)) {
+        snprintf(want, sizeof want, "%s.err", logpath);
+        text = srv_stderr(want);
+        diag("the daemon said: %s", text ? text : "");
+        free(text);
+    }
     r = MON_CTL("ctl", pidstr, "trace-event", "dmn_later", "on");
     is_int(r.status, 0, "%s: ctl reaches the daemon: trace-event dmn_later on", how);
     tu_run_free(&r);
@@ -133,6 +144,10 @@ static void run_daemon(const char *how, const char *config, const char *trace_fm
     is_int(srv_count_files(ring_dir, want, ".ring"), 0, "%s: and its rings (all written)", how);
     text = srv_stderr(errpath);
     is_str(text, "", "%s: nothing said by the program before it became a daemon", how);
+    free(text);
+    snprintf(want, sizeof want, "%s.err", logpath);
+    text = srv_stderr(want);
+    is_str(text, "", "%s: nor by the daemon", how);
     free(text);
 }
 

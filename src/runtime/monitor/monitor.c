@@ -65,7 +65,8 @@
  * file now. The thread wakes at least every MON_CHECK_MS and checks its
  * descriptors and its socket file (a tmp cleaner may remove it in a
  * long run, or the directory with the user's session): what is missing
- * is made again, the socket at the same path; what cannot be is said
+ * is made again, the socket at the same path (once the program has
+ * reopened 0, 1 and 2: MON_RENEW_DELAY_MS); what cannot be is said
  * once, naming the process, its user and the socket, and tried again at
  * each check (not when another process serves the path now). A word for
  * the thread is kept in the server (word) besides the byte on its wake
@@ -103,6 +104,24 @@
 /* Longest the thread sleeps without checking its descriptors and socket file. */
 #define MON_CHECK_MS 1000
 
+/*
+ * A descriptor found gone is made again MON_RENEW_DELAY_MS later, once 0,
+ * 1 and 2 are open (a program that closed everything reopens them right
+ * after; a pipe or socket made meanwhile would take those numbers for a
+ * moment), or at the latest after MON_RENEW_TRIES delays (it runs without).
+ */
+#define MON_RENEW_DELAY_MS 100
+#define MON_RENEW_TRIES 10
+
+/* True when descriptors 0, 1 and 2 are all open. */
+static bool std_fds_open(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0)
+            return false;
+    return true;
+}
+
 /* One connection. */
 struct client {
     int fd;                    /* -1 when the slot is free */
@@ -132,6 +151,14 @@ struct server {
 };
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Held by a monitor thread whenever it works (between two polls: commands,
+ * directory scans, messages all allocate), and by fork() from prepare to
+ * parent/child, so that no child is made while the thread is inside the
+ * allocator: sanitizers' allocators are not fork-safe, and a fork child's
+ * own monitor allocates at once (the writer's pass_lock does the same).
+ */
+static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct server *cur;           /* the server running now (mon_lock) */
 static struct server *forked_away;   /* fork child: the parent's current server (its directory is the child's too) */
 /*
@@ -192,14 +219,25 @@ static void fd_close(int slot, int fd)
 
 static void child_monitor(const struct server *parent);
 
+static void mon_fork_prepare(void)
+{
+    pthread_mutex_lock(&work_lock);
+}
+
+static void mon_fork_parent(void)
+{
+    pthread_mutex_unlock(&work_lock);
+}
+
 static void mon_fork_child(void)
 {
+    pthread_mutex_init(&work_lock, NULL);
     for (int i = 0; i < FD_SLOTS; i++) {
         int v = __atomic_exchange_n(&fd_slots[i].fd1, 0, __ATOMIC_ACQUIRE);
         if (v > 0 && st__fd_is(v - 1, &fd_slots[i].id))
             close(v - 1);
     }
-    /* The parent's thread is not here: its server is nothing to stop at exit. */
+    /* The parent's thread is not here: its server is nothing to stop at exit (alive keeps it reachable). */
     forked_away = cur;
     cur = NULL;
     pthread_mutex_init(&mon_lock, NULL);
@@ -621,12 +659,13 @@ static void server_renew(struct server *s)
     pthread_mutex_unlock(&mon_lock);
 }
 
-/* Serves until the word 's' (stop). */
+/* Serves until the word 's' (stop); work_lock held but while polling. */
 static void serve(struct server *s)
 {
     struct pollfd pfd[2 + ST_MON_MAX_CLIENTS];
     int who[2 + ST_MON_MAX_CLIENTS];
 
+    pthread_mutex_lock(&work_lock);
     for (;;) {
         int n = 0, tmo = expire(s), r;
         bool listening = s->accept_pause <= now_ms();
@@ -644,7 +683,9 @@ static void serve(struct server *s)
             pfd[n] = (struct pollfd){.fd = c->fd, .events = c->out.len ? POLLOUT : POLLIN};
             who[n++] = i;
         }
+        pthread_mutex_unlock(&work_lock);
         r = poll(pfd, (nfds_t)n, tmo);
+        pthread_mutex_lock(&work_lock);
         if (r < 0) {
             if (errno != EINTR) {
                 struct timespec ts = {0, 10000000}; /* ENOMEM: breathe, retry */
@@ -654,11 +695,19 @@ static void serve(struct server *s)
         }
         if (pfd[0].revents)
             drain_wake(s);
-        if (heard(s) == 's')
+        if (heard(s) == 's') {
+            pthread_mutex_unlock(&work_lock);
             return;
+        }
         if (!server_whole(s)) {
             /* The program closed some of our descriptors, or the socket file went: nothing polled is trusted. */
-            server_renew(s);
+            struct timespec later = {0, MON_RENEW_DELAY_MS * 1000000L};
+            pthread_mutex_unlock(&work_lock);
+            for (int i = 0; i < MON_RENEW_TRIES && (i == 0 || !std_fds_open()) && heard(s) != 's'; i++)
+                nanosleep(&later, NULL);
+            pthread_mutex_lock(&work_lock);
+            if (heard(s) != 's')
+                server_renew(s);
             continue;
         }
         /* Clients first: those that hung up free their slots for the new ones. */
@@ -730,11 +779,15 @@ static void *monitor_main(void *arg)
     struct server *s = arg;
 
     if (wait_go(s)) {
+        pthread_mutex_lock(&work_lock);
         if (s->dir[0])
             remove_stale(s->dir);
+        pthread_mutex_unlock(&work_lock);
         serve(s);
     }
+    pthread_mutex_lock(&work_lock);
     server_free(s);
+    pthread_mutex_unlock(&work_lock);
     return NULL;
 }
 
@@ -1068,7 +1121,7 @@ static int mon_prepare(void *state, const struct st__cfg_view *view, char *err, 
     c->keep = cur && strcmp(cur->path, c->path) == 0;
     if (!hooks_done) {
         atexit(mon_atexit);
-        pthread_atfork(NULL, NULL, mon_fork_child);
+        pthread_atfork(mon_fork_prepare, mon_fork_parent, mon_fork_child);
         hooks_done = true;
     }
     pthread_mutex_unlock(&mon_lock);
