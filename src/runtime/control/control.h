@@ -37,6 +37,12 @@ int st__cfg_register(const struct st__cfg_part *part);
 /* Applies a configuration as one transaction (config_part.h); in_init: SIMPLETRACE at start-up. */
 int st__cfg_apply(const char *config, bool in_init, char *err, size_t errlen);
 
+/*
+ * What exit does, once per process (the atexit handler, st_trace_finish()):
+ * the last pass written, crash=DIR's ring files removed, the exit report.
+ */
+void st__finish(void);
+
 /* At exit, after the last records are written: what the run lost or never did (exit_report.c). */
 void st__exit_report(void);
 

@@ -9,11 +9,13 @@
  *
  * Exit: the atexit handler, registered here (normally before main, so it
  * runs after the handlers the program registers), has the drain write
- * everything still buffered. fork(): the prepare handler takes every
+ * everything still buffered (st__finish: also st_trace_finish(), for a
+ * process that ends with _exit()). fork(): the prepare handler takes every
  * runtime lock in order (control.h), so the child never inherits one
  * mid-update; each layer's child handler then starts it afresh.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -26,6 +28,7 @@
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static atomic_bool finished; /* st__finish ran in this process */
 
 void st__ctl_lock(void)
 {
@@ -59,15 +62,23 @@ static void fork_child(void)
     st__reg_fork_child();
     st__drain_fork_child();
     pthread_mutex_init(&ctl_lock, NULL);
+    atomic_store(&finished, false); /* the child's own end is still to come */
 }
 
-static void at_exit(void)
+void st__finish(void)
 {
+    if (atomic_exchange(&finished, true))
+        return;
     st__flight_exit();
     st__drain_exit();
     if (st__reg_none_recorded())
         st__file_remove_unwritten();
     st__exit_report();
+}
+
+static void at_exit(void)
+{
+    st__finish();
 }
 
 /* Applies SIMPLETRACE; an error is one line on stderr and the program goes on. */
