@@ -20,10 +20,11 @@
 #
 # The source comes from `apt-get source redis`; when the machine's apt has
 # no deb-src entry, one is added for the Debian suite it runs (the deb
-# entries of /etc/apt/sources.list.d/*.sources and sources.list naming that
-# suite, as deb-src, in /etc/apt/sources.list.d/simpletrace-deb-src.sources;
-# root or sudo). Without network the newest source already in the cache is
-# used.
+# entries naming that suite, of /etc/apt/sources.list.d/*.sources and of
+# sources.list and *.list, as deb-src in
+# /etc/apt/sources.list.d/simpletrace-deb-src.sources and .list; root or
+# sudo), and apt-get update run. Without network the newest source already
+# in the cache is used.
 #
 # usage: build.sh VARIANT...      knobs: REDIS_CACHE, REDIS_BUILDS, JOBS (default: nproc)
 #        build.sh --fetch         only the source: prints its version and directory
@@ -48,7 +49,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
 
 # The deb entries naming the running suite, as deb-src: deb822 stanzas
-# (*.sources) on stdout, one-line entries (sources.list, *.list) in $1.list.
+# (*.sources) on stdout, one-line entries (sources.list, *.list) in the file $2.
 deb_src_entries() { # codename list-output
   local f
   for f in /etc/apt/sources.list.d/*.sources; do

@@ -57,7 +57,9 @@ redis_calls() {
   redis-cli -p "$1" info commandstats | tr -d '\r' | sed -n 's/^cmdstat_\([^:]*\):calls=\([0-9]*\),.*/\1 \2/p'
 }
 
-# cpu_ticks PID: user + system clock ticks of the whole process so far
-cpu_ticks() {
-  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null
+# cpu_ns PID [TID]: nanoseconds on a CPU so far of the process's threads (or of thread TID),
+# from the scheduler's own count (/proc/.../schedstat), not clock ticks
+cpu_ns() {
+  if [ -n "${2:-}" ]; then awk '{ print $1 }' "/proc/$1/task/$2/schedstat" 2>/dev/null
+  else cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; fi
 }

@@ -17,24 +17,28 @@
 # `redis-benchmark -P 16` (pipelining: the server's own cost dominates)
 # with GET, SET, INCR and LPUSH. Printed: each configuration's median
 # requests/s per command and over all four (total requests / total time of
-# the round), its ratio to plain, and the server's CPU time per command
-# (every thread of the process: the writeout thread's too; LTTng's consumer
-# daemon is another process and is not counted). Then the trace's bytes per
-# command and the records dropped at that rate, for simple and LTTng.
+# the round), and the server's CPU time per command from the scheduler's
+# count (every thread of the process: the writeout thread's too; its main
+# thread alone; LTTng's consumer daemon is another process and is not
+# counted), each with its ratio to plain: the median over the rounds of the
+# round's ratio, so that a machine busier in one round than in the next
+# weighs on both sides. Then the trace's bytes per command and the records
+# dropped at that rate, for simple and LTTng.
 #
 # simpletrace is installed from this source tree into the cache
-# (scripts/install.sh, as `make install PREFIX=` does), Redis built against
-# it by build.sh (cached: a repeated run builds nothing).
+# (scripts/install.sh, as `make install PREFIX=` does; a prefix per source
+# tree), Redis built against it by build.sh (cached: a repeated run builds
+# nothing).
 #
 # usage: run.sh [BUILD-DIR]   (make bench passes its build directory; not used)
-# knobs: REDIS_REQUESTS (per command per round, default 1000000), REDIS_ROUNDS (5),
+# knobs: REDIS_REQUESTS (per command per round, default 500000), REDIS_ROUNDS (7),
 #        REDIS_PIPELINE (16), REDIS_CLIENTS (50), REDIS_CACHE (build.sh), REDIS_CONFIGS
 #        (default "plain idle off on ust usdt")
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
-requests=${REDIS_REQUESTS:-1000000}
-rounds=${REDIS_ROUNDS:-5}
+requests=${REDIS_REQUESTS:-500000}
+rounds=${REDIS_ROUNDS:-7}
 pipeline=${REDIS_PIPELINE:-16}
 clients=${REDIS_CLIENTS:-50}
 configs=(${REDIS_CONFIGS:-plain idle off on ust usdt})
@@ -67,9 +71,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- simpletrace installed from this tree, Redis built against it
-prefix=$cache/prefix
-if ! bash "$src/scripts/install.sh" "$cache/st-build" "$prefix" >"$tmp/install.log" 2>&1; then
+# --- simpletrace installed from this tree, Redis built against it; a build directory and
+# prefix per source tree (a Meson build directory belongs to the tree it was set up from)
+tree=$(printf '%s' "$src" | sha256sum | cut -c1-12)
+prefix=$cache/prefix-$tree
+if ! bash "$src/scripts/install.sh" "$cache/st-build-$tree" "$prefix" >"$tmp/install.log" 2>&1; then
   tail -20 "$tmp/install.log"; skip "installing simpletrace into $prefix failed"
 fi
 export PATH=$prefix/bin:$PATH PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -139,14 +145,14 @@ run_one() {
     echo "redis: $c did not start: $(head -3 "$dir/start.err")"; return 1
   fi
   redis_pid=$(cat "$dir/pid")
-  t0=$(cpu_ticks "$redis_pid")
+  t0=$(cpu_ns "$redis_pid") m0=$(cpu_ns "$redis_pid" "$redis_pid")
   out=$(redis-benchmark -p "$port" -P "$pipeline" -c "$clients" -n "$requests" -t "$(IFS=,; echo "${tests[*]}")" --csv 2>/dev/null)
-  t1=$(cpu_ticks "$redis_pid")
+  t1=$(cpu_ns "$redis_pid") m1=$(cpu_ns "$redis_pid" "$redis_pid")
   calls=$(redis_calls "$port" | awk '{ s += $2 } END { print s + 0 }')
   redis_stop "$port" "$redis_pid"; redis_pid=
   printf '%s\n' "$out" | awk -F'"' -v c="$c" -v r="$r" 'NR > 1 && $4 > 0 { print c, r, $2, $4 }' >>"$tmp/results"
-  awk -v c="$c" -v r="$r" -v t=$((t1 - t0)) -v n="$calls" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN { if (n > 0) printf "%s %s cpu %.1f\n", c, r, t * 1e9 / hz / n }' >>"$tmp/results"
+  awk -v c="$c" -v r="$r" -v t=$((t1 - t0)) -v m=$((m1 - m0)) -v n="$calls" \
+    'BEGIN { if (n > 0) printf "%s %s cpu %.1f\n%s %s main %.1f\n", c, r, t / n, c, r, m / n }' >>"$tmp/results"
   case $c in
     on)
       local bytes lost
@@ -156,8 +162,8 @@ run_one() {
       echo "$c $r lost ${lost:-?} $(simpletrace stats "$dir/traces" 2>/dev/null | sed -n 's/^records *[0-9]* = \([0-9]*\) events.*/\1/p')" >>"$tmp/results" ;;
     ust)
       local stop discarded
-      stop=$(lttng stop "redis-$r" 2>&1); lttng destroy "redis-$r" >/dev/null 2>&1
-      discarded=$(printf '%s\n' "$stop" | sed -n 's/.* \([0-9][0-9]*\) events* \(were\|was\) discarded.*/\1/p' | head -1)
+      stop=$( { lttng stop "redis-$r" && lttng list "redis-$r"; lttng destroy "redis-$r"; } 2>&1)
+      discarded=$(printf '%s\n' "$stop" | sed -n 's/^ *Discarded events: *\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
       bytes=$(find "$dir/ust" -type f -name 'channel*' -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
       echo "$c $r bytes $(awk -v b="$bytes" -v n="$calls" 'BEGIN { printf "%.1f", n ? b / n : 0 }')" >>"$tmp/results"
       echo "$c $r lost ${discarded:-0} ?" >>"$tmp/results" ;;
@@ -182,50 +188,53 @@ python3 - "$tmp/results" "${configs[@]}" <<'PY'
 import statistics, sys
 path, configs = sys.argv[1], sys.argv[2:]
 tests = ["SET", "GET", "INCR", "LPUSH"]
-rps, cpu, bpc, lost = {}, {}, {}, {}
+rps, cpu, main, bpc, lost = {}, {}, {}, {}, {}   # CONFIG -> ROUND -> value (rps: -> TEST -> value)
 for line in open(path):
     f = line.split()
     c, r, what = f[0], int(f[1]), f[2]
-    if what == "cpu": cpu.setdefault(c, []).append(float(f[3]))
+    if what == "cpu": cpu.setdefault(c, {})[r] = float(f[3])
+    elif what == "main": main.setdefault(c, {})[r] = float(f[3])
     elif what == "bytes": bpc.setdefault(c, []).append(float(f[3]))
     elif what == "lost": lost.setdefault(c, []).append((f[3], f[4]))
     else: rps.setdefault(c, {}).setdefault(r, {})[what] = float(f[3])
-def med(xs): return statistics.median(xs) if xs else float("nan")
-def total(rounds):   # requests over time, every command of a round: n / sum(n / rps)
-    return [len(t) / sum(1 / t[k] for k in t) for t in rounds.values() if all(k in t for k in tests)]
+def med(xs):
+    xs = list(xs)
+    return statistics.median(xs) if xs else float("nan")
+def total(t):   # requests over time, every command of a round: n / sum(n / rps)
+    return len(t) / sum(1 / t[k] for k in t) if all(k in t for k in tests) else None
+def paired(a, b):   # per-round ratios a[r] / b[r] of the rounds both have
+    return [a[r] / b[r] for r in a if r in b and a[r] and b[r]]
 if "plain" not in rps:
     print("redis: no figures for plain"); sys.exit(0)
-base = {k: med([t[k] for t in rps["plain"].values() if k in t]) for k in tests}
-base["all"] = med(total(rps["plain"]))
-base_cpu = med(cpu.get("plain", []))
+tot = {c: {r: total(t) for r, t in rounds.items() if total(t)} for c, rounds in rps.items()}
 print()
-print("%-7s" % "config" + "".join("%13s" % k for k in tests) + "%13s %7s %12s %7s" % ("all", "ratio", "cpu ns/cmd", "ratio"))
-ratios = {}
+print("%-6s" % "config" + "".join("%9s" % k for k in tests) + "%9s %7s %11s %7s %12s %7s" % (
+    "all", "ratio", "cpu ns/cmd", "ratio", "main ns/cmd", "ratio"))
+ratio = {}
 for c in configs:
     if c not in rps: continue
-    row = [med([t[k] for t in rps[c].values() if k in t]) for k in tests]
-    allv = med(total(rps[c]))
-    ratios[c] = allv / base["all"]
-    cc = med(cpu.get(c, []))
-    print("%-7s" % c + "".join("%13.0f" % v for v in row) + "%13.0f %6.3fx %12.0f %6.3fx" % (allv, ratios[c], cc, cc / base_cpu))
-    print("%-7s" % "" + "".join("%12.3fx" % (v / base[k]) for v, k in zip(row, tests)))
-print("(medians over rounds; ratio = requests/s over plain's, and CPU per command over plain's)")
+    row = [med(t[k] for t in rps[c].values() if k in t) for k in tests]
+    ratio[c] = med(paired(tot[c], tot["plain"]))
+    cr = med(paired(cpu.get(c, {}), cpu.get("plain", {})))
+    mr = med(paired(main.get(c, {}), main.get("plain", {})))
+    print("%-6s" % c + "".join("%9.0f" % v for v in row) + "%9.0f %6.3fx %11.0f %6.3fx %12.0f %6.3fx" % (
+        med(tot[c].values()), ratio[c], med(cpu.get(c, {}).values()), cr, med(main.get(c, {}).values()), mr))
+print("(requests/s and ns of CPU per command: medians over the rounds; each ratio: the median over the rounds of")
+print(" the configuration's figure over plain's in the same round. cpu: every thread of the process, the writeout")
+print(" thread's too; main: its main thread alone; LTTng's consumer daemon is another process, not counted)")
 print()
 for c, name in (("on", "simple"), ("ust", "LTTng-UST")):
     if c in bpc:
         ls = lost.get(c, [])
-        print("%-10s trace bytes per command %.1f (median); records lost per round: %s" % (
+        print("%-9s trace bytes per command %.1f (median); records lost per round: %s" % (
             name, med(bpc[c]), ", ".join("%s of %s" % (a, b) if b != "?" else a for a, b in ls)))
-if "on" in ratios:
-    cost = (1 - ratios["on"]) * 100
+if "on" in ratio:
+    cost = (1 - ratio["on"]) * 100
     line = "events enabled (simple): %.1f%% of throughput (target: at most 2%%)" % cost
-    if "ust" in ratios:
-        ucost = (1 - ratios["ust"]) * 100
-        line += "; LTTng-UST at the same points: %.1f%%" % ucost
-        line += " (simple costs %.1f points less)" % (ucost - cost)
+    if "ust" in ratio:
+        ucost = (1 - ratio["ust"]) * 100
+        line += "; LTTng-UST at the same points: %.1f%% (%.1f points more)" % (ucost, ucost - cost)
     print(line)
-if "off" in ratios: print("events disabled: %.1f%%; " % ((1 - ratios["off"]) * 100), end="")
-if "usdt" in ratios: print("USDT, nothing attached: %.1f%%; " % ((1 - ratios["usdt"]) * 100), end="")
-if "idle" in ratios: print("one idle extra thread (control): %.1f%%" % ((1 - ratios["idle"]) * 100), end="")
-print()
+others = [("off", "events disabled"), ("usdt", "USDT, nothing attached"), ("idle", "one idle extra thread (control)")]
+print("; ".join("%s: %.1f%%" % (name, (1 - ratio[c]) * 100) for c, name in others if c in ratio))
 PY
