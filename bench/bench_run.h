@@ -1,18 +1,23 @@
 /*
  * What the benchmarks that time the command share: the monotonic clock in
- * ns, and one run of a child with its wall and CPU time and peak memory
- * (bench/export, bench/reader).
+ * ns, one run of a child with its wall and CPU time and peak memory, and
+ * the size and removal of an output that may be a directory (bench/export,
+ * bench/reader).
  */
 #ifndef ST_BENCH_RUN_H
 #define ST_BENCH_RUN_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -44,6 +49,45 @@ static inline int timed_run(char *const argv[], double *secs, double *cpu, long 
            (double)ru.ru_stime.tv_usec / 1e6;
     *rss_kb = ru.ru_maxrss;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Bytes under path (a file, or a directory of files, walked). */
+static inline uint64_t size_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return (uint64_t)st.st_size;
+    uint64_t total = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            total += size_of(sub);
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+/* Removes path: a file, or a directory with what it holds. */
+static inline void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[4400];
+        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            remove_tree(sub);
+    }
+    if (d) {
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
 }
 
 #endif /* ST_BENCH_RUN_H */

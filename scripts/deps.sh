@@ -31,7 +31,7 @@ case "$set_name" in
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
                systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3 qemu-user-static
                redis-tools dpkg-dev patch libjemalloc-dev) ;;
-  bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine liblttng-ust-dev lttng-tools
+  bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine wrk liblttng-ust-dev lttng-tools
                babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev
                redis-tools dpkg-dev patch libjemalloc-dev systemtap-sdt-dev) ;;
   cross)
@@ -73,6 +73,7 @@ present() { # package
     npm) have npm ;;
     libsqlite3-dev) have cc && printf '#include <sqlite3.h>\n' | cc -E -x c - >/dev/null 2>&1 ;;
     sqlite3) have sqlite3 ;;
+    wrk) have wrk ;;
     cmake) have cmake ;;
     python3) have python3 ;;
     # The Python module is built for, and tested with, Debian's /usr/bin/python3.

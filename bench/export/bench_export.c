@@ -21,7 +21,6 @@
  *    the child's max RSS, then each output's size against Chrome JSON's.
  * Prints figures; never fails on speed.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -97,45 +96,6 @@ static int generate(const struct opts *o, const char *path)
     return 0;
 }
 
-/* Bytes under path (a file, or a directory of files). */
-static uint64_t size_of(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return (uint64_t)st.st_size;
-    uint64_t total = 0;
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        char sub[4400];
-        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
-            total += size_of(sub);
-    }
-    if (d)
-        closedir(d);
-    return total;
-}
-
-/* Removes path: a file, or a directory with what it holds (parquet's events/ too). */
-static void remove_output(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        char sub[4400];
-        if (e->d_name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
-            remove_output(sub);
-    }
-    if (d) {
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static double last_best; /* seconds of the last measure()'s best run */
 
 /* Times one command R times; prints the best run (in last_best too). Returns the bytes it wrote (0 if it failed). */
@@ -147,7 +107,7 @@ static uint64_t measure(const struct opts *o, const char *label, char *const arg
     uint64_t written = 0;
     for (int i = 0; i < o->runs; i++) {
         if (out)
-            remove_output(out);
+            remove_tree(out);
         double s, cpu;
         long kb;
         int status = timed_run(argv, &s, &cpu, &kb);
@@ -169,7 +129,7 @@ static uint64_t measure(const struct opts *o, const char *label, char *const arg
            (double)written / (double)records, (double)rss / 1024.0, best_cpu,
            best_cpu > 0 ? (double)records / best_cpu / 1e6 : 0.0);
     if (out)
-        remove_output(out);
+        remove_tree(out);
     last_best = best;
     return written;
 }

@@ -4,14 +4,15 @@
  *
  *   bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR]
  *                [--records N] [--dir DIR] [--runs R] [--format text|json]
- *                [--compare EXE2] [--sql]
+ *                [--compare EXE2] [--sql | --parquet] [--window-records N] [--keep]
+ *                [--trace FILE]
  *
  * 1. Writes a trace of N records (default 10 million) with the simpletrace
  *    runtime (this program is traced with bench/reader/trace-events), into
  *    DIR (default $TMPDIR or /tmp), flushing often enough that nothing is
  *    dropped.
- * 2. Times `simpletrace print --format=F TRACE-EVENTS FILE > /dev/null` R
- *    times (best run reported) on it and on
+ * 2. Times `simpletrace print --format=F TRACE-EVENTS FILE > /dev/null` and
+ *    `simpletrace stats` R times (best run reported) on it, and print on
  *    DIR/fixtures/qemu/bench_small_drops.bin: records/s, MB/s of input, max
  *    RSS of the child.
  * 3. With --compare, times a second `simpletrace` (another build, e.g. the
@@ -20,14 +21,32 @@
  * 4. With SIMPLETRACE_PY set to QEMU's scripts/simpletrace.py, runs it on the
  *    same files and prints the speed ratio (text only).
  * 5. Writes the same N records with compress=zstd (default level), prints the
- *    bytes per record of both files, and times print on the compressed one
- *    (the ratio to the plain file's speed).
+ *    bytes per record of both files, and times print and stats on both, the
+ *    compressed one with the reader's decompress-ahead thread (default) and
+ *    without it (SIMPLETRACE_DECOMPRESS_AHEAD=0: the reading thread alone),
+ *    with the ratios to the plain file's speed (issue 25's target: half).
+ * 5b. --from/--to for a window of 1% of the trace's duration, in its
+ *    middle, against a full read (print of every record) of a compressed
+ *    trace of --window-records records (default N; 16 million make a
+ *    trace of 1 GB before compression): both times and their ratio (issue
+ *    25's target: under 5%); and info on it (answered from the seek tables).
  * 6. With --sql (bench/sql/run.sh), instead of 2-5: `simpletrace stats`,
  *    then `simpletrace sql` full scans, a count per event (SELECT name,
  *    count(*) FROM records GROUP BY name) and a per-event table with a
  *    filter, each timed the same way: records/s of the whole trace, max
- *    RSS, and the speed relative to stats (issue 24's target: a third).
- * Prints figures; never fails on speed.
+ *    RSS, and the speed relative to stats (issue 24's target: a third);
+ *    and a ts range of a tenth of the trace's time, on the plain trace and
+ *    on the same records compressed (compress=zstd: frames jumped over),
+ *    against the same query SQLite filters alone.
+ * 7. With --parquet (bench/parquet/run.sh), instead of 2-5: `simpletrace
+ *    export` to Perfetto's protobuf and to Parquet, runs alternating: each
+ *    one's records/s (wall and CPU), bytes per record, max RSS, and Parquet
+ *    against Perfetto (issue 24's target: smaller, and 10 M records/s);
+ *    with --compare, the other simpletrace's Parquet export too.
+ * --keep leaves the traces written in DIR; --trace FILE uses FILE as the
+ * plain trace: written first when missing, always kept (to time several
+ * builds on one trace, or to profile one command on it). Prints figures;
+ * never fails on speed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +74,11 @@ struct opts {
     const char *format;  /* print --format: text or json */
     const char *compare; /* a second simpletrace to time side by side, or NULL */
     bool sql;            /* time stats and sql full scans instead of print */
+    bool parquet;        /* time export to Perfetto and to Parquet instead of print */
+    const char *trace;   /* the trace to use (kept), or NULL: a temporary one */
     uint64_t records;
+    uint64_t window_records; /* records of the compressed trace the --from/--to window is timed on (0: records) */
+    bool keep;               /* the traces written are left in dir */
     int runs;
 };
 
@@ -125,6 +148,7 @@ static uint64_t count_records(const char *exe, const char *events, const char *f
 struct contender {
     const char *label;
     char *const *argv;
+    bool one_thread;       /* SIMPLETRACE_DECOMPRESS_AHEAD=0: decompressed on the reading thread alone */
     double best, best_cpu; /* seconds; 0 before the first run */
     long rss;              /* KiB, the largest seen */
     bool failed;
@@ -135,7 +159,10 @@ static void run_once(struct contender *c)
 {
     double s, cpu;
     long kb;
+    if (c->one_thread)
+        setenv("SIMPLETRACE_DECOMPRESS_AHEAD", "0", 1);
     int status = timed_run(c->argv, &s, &cpu, &kb);
+    unsetenv("SIMPLETRACE_DECOMPRESS_AHEAD");
     if (status != 0) {
         printf("  %-16s failed (exit status %d)\n", c->label, status);
         c->failed = true;
@@ -172,9 +199,6 @@ static void measure(struct contender *c, size_t n, uint64_t records, off_t bytes
     }
 }
 
-/* bench_file()'s records/s of its first contender, for the compressed/plain ratio. */
-static double last_rate;
-
 /*
  * stats, and sql's full scans of the whole trace; event_query (NULL: none)
  * is a per-event table's query for this file's events.
@@ -206,6 +230,98 @@ static void bench_sql(const struct opts *o, const char *events, const char *file
                    rates[i] / rates[0], c[0].best_cpu / c[i].best_cpu);
 }
 
+/* The first and last timestamps of file (a full scan by sql): 0, or -1. */
+static int ts_span(const struct opts *o, const char *events, const char *file, int64_t *lo, int64_t *hi)
+{
+    char cmd[9000], buf[256] = "";
+    snprintf(cmd, sizeof cmd, "'%s' sql --format=csv '%s' '%s' -e 'SELECT min(ts), max(ts) FROM records'", o->exe,
+             events, file);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p)
+        pclose(p);
+    const char *line = strchr(buf, '\n'); /* after the header */
+    return line && sscanf(line + 1, "%" SCNd64 ",%" SCNd64, lo, hi) == 2 ? 0 : -1;
+}
+
+/*
+ * A ts range of a tenth of file's time (its middle) on an event's table,
+ * read through the reader's --from/--to (records outside skipped undecoded,
+ * frames of a compressed trace jumped over), and the same query whose bound
+ * SQLite keeps to itself (+ts: a full scan): records/s of the whole trace.
+ */
+static void bench_sql_range(const struct opts *o, const char *events, const char *file, uint64_t records,
+                            off_t bytes)
+{
+    int64_t lo, hi;
+    if (ts_span(o, events, file, &lo, &hi) < 0) {
+        printf("  sql ts range: no timestamps, skipped\n");
+        return;
+    }
+    int64_t from = lo + (hi - lo) / 20 * 9, to = lo + (hi - lo) / 20 * 11;
+    char pushed[256], kept[256];
+    snprintf(pushed, sizeof pushed, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE ts BETWEEN %" PRId64
+             " AND %" PRId64, from, to);
+    snprintf(kept, sizeof kept, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE +ts BETWEEN %" PRId64
+             " AND %" PRId64, from, to);
+    char *a[] = {(char *)o->exe, "sql", (char *)events, (char *)file, "-e", pushed, NULL};
+    char *b[] = {(char *)o->exe, "sql", (char *)events, (char *)file, "-e", kept, NULL};
+    struct contender c[2] = {{.label = "sql ts 10%", .argv = a}, {.label = "sql +ts 10%", .argv = b}};
+    double rates[2];
+    printf("  sql: '%s' (the middle tenth of the trace's time), and with +ts (SQLite filters alone)\n", pushed);
+    measure(c, 2, records, bytes, o->runs, rates);
+    if (rates[0] > 0 && rates[1] > 0)
+        printf("  ratio: the range read through --from/--to runs at %.2fx the full scan's speed (wall), %.2fx (CPU)\n",
+               rates[0] / rates[1], c[1].best_cpu / c[0].best_cpu);
+}
+
+/*
+ * export --format=perfetto and --format=parquet of file, runs alternating
+ * (one machine load for both), then Parquet against Perfetto: the speed
+ * (wall and CPU) and the bytes per record.
+ */
+static void bench_parquet(const struct opts *o, const char *events, const char *file, uint64_t records,
+                          off_t bytes)
+{
+    char pf[4300], pq[4300], pq2[4300];
+    snprintf(pf, sizeof pf, "%s.pftrace", file);
+    snprintf(pq, sizeof pq, "%s.parquet", file);
+    snprintf(pq2, sizeof pq2, "%s.compared.parquet", file);
+    char *pfa[] = {(char *)o->exe, "export", "-q", "--format=perfetto", "-o", pf, (char *)events, (char *)file, NULL};
+    char *pqa[] = {(char *)o->exe, "export", "-q", "--format=parquet", "-o", pq, (char *)events, (char *)file, NULL};
+    char *pqc[] = {(char *)o->compare, "export", "-q", "--format=parquet", "-o", pq2, (char *)events, (char *)file,
+                   NULL};
+    struct contender c[3] = {{.label = "export perfetto", .argv = pfa},
+                             {.label = "export parquet", .argv = pqa},
+                             {.label = "parquet compared", .argv = pqc}};
+    double rates[3];
+    const char *outs[] = {pf, pq, pq2};
+    size_t n = o->compare ? 3 : 2;
+    for (size_t i = 0; i < n; i++)
+        remove_tree(outs[i]);
+    /* each run replaces the output of the one before (an export replaces its own kind's) */
+    measure(c, n, records, bytes, o->runs, rates);
+    uint64_t size[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        size[i] = size_of(outs[i]);
+        remove_tree(outs[i]);
+    }
+    printf("  bytes/record: perfetto %.2f, parquet %.2f (records.parquet, events/, spans.parquet)", (double)size[0] /
+           (double)records, (double)size[1] / (double)records);
+    if (o->compare)
+        printf(", compared parquet %.2f", (double)size[2] / (double)records);
+    printf("\n");
+    if (rates[0] > 0 && rates[1] > 0 && size[1] > 0)
+        printf("  ratio: parquet runs at %.2fx perfetto's speed (wall), %.2fx (CPU: %.2f M records/s vs %.2f M), "
+               "and is %.2fx smaller\n",
+               rates[1] / rates[0], c[0].best_cpu / c[1].best_cpu, (double)records / c[1].best_cpu / 1e6,
+               (double)records / c[0].best_cpu / 1e6, (double)size[0] / (double)size[1]);
+    if (o->compare && rates[1] > 0 && rates[2] > 0)
+        printf("  ratio: parquet runs at %.2fx the compared one's speed (wall), %.2fx (CPU)\n", rates[1] / rates[2],
+               c[2].best_cpu / c[1].best_cpu);
+}
+
 /* Times the readers on file; event_query: the sql query of a per-event table for its events (NULL: none). */
 static void bench_file(const struct opts *o, const char *events, const char *file, const char *event_query)
 {
@@ -217,7 +333,14 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
     uint64_t records = count_records(o->exe, events, file);
     if (o->sql) {
         printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
+        if (event_query) /* the benchmark's own trace (bench_rd_io) */
+            bench_sql_range(o, events, file, records, st.st_size);
         bench_sql(o, events, file, records, st.st_size, event_query);
+        return;
+    }
+    if (o->parquet) {
+        printf("%s: %" PRIu64 " records, %.1f MB\n", file, records, (double)st.st_size / 1e6);
+        bench_parquet(o, events, file, records, st.st_size);
         return;
     }
     printf("%s: %" PRIu64 " records, %.1f MB, print --format=%s\n", file, records, (double)st.st_size / 1e6,
@@ -229,7 +352,6 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
     struct contender c[2] = {{.label = "simpletrace", .argv = argv}, {.label = "compared", .argv = cargv}};
     double rates[2];
     measure(c, o->compare ? 2 : 1, records, st.st_size, o->runs, rates);
-    last_rate = rates[0];
     if (o->compare && rates[0] > 0 && rates[1] > 0)
         printf("  ratio: simpletrace runs at %.3fx the compared one's speed (wall), %.3fx (CPU)\n", rates[0] / rates[1],
                c[1].best_cpu / c[0].best_cpu);
@@ -244,6 +366,77 @@ static void bench_file(const struct opts *o, const char *events, const char *fil
         printf("  ratio: simpletrace print is %.0fx simpletrace.py\n", rates[0] / theirs);
 }
 
+/* print and stats on file, the compressed ones also with the reading thread alone; rates[] as labelled. */
+static void bench_pair(const struct opts *o, const char *file, bool compressed, double rates[4])
+{
+    struct stat st;
+    char format[32];
+    if (stat(file, &st) != 0)
+        return;
+    uint64_t records = count_records(o->exe, o->events, file);
+    snprintf(format, sizeof format, "--format=%s", o->format);
+    char *print[] = {(char *)o->exe, "print", format, (char *)o->events, (char *)file, NULL};
+    char *stats[] = {(char *)o->exe, "stats", (char *)o->events, (char *)file, NULL};
+    struct contender c[4] = {{.label = "print", .argv = print}, {.label = "stats", .argv = stats},
+                             {.label = "print, 1 thread", .argv = print, .one_thread = true},
+                             {.label = "stats, 1 thread", .argv = stats, .one_thread = true}};
+    printf("%s: %" PRIu64 " records, %.1f MB%s\n", file, records, (double)st.st_size / 1e6,
+           compressed ? " (1 thread: SIMPLETRACE_DECOMPRESS_AHEAD=0)" : "");
+    measure(c, compressed ? 4 : 2, records, st.st_size, o->runs, rates);
+}
+
+/* Removes a trace written, unless --keep. */
+static void drop(const struct opts *o, const char *path)
+{
+    if (o->keep)
+        printf("kept %s\n", path);
+    else
+        unlink(path);
+}
+
+/* The trace's duration in ns, as info --format=json says it (0: unknown). */
+static uint64_t duration_ns(const char *exe, const char *file)
+{
+    char cmd[9000], buf[8192] = "";
+    snprintf(cmd, sizeof cmd, "'%s' info --format=json '%s'", exe, file);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p)
+        pclose(p);
+    const char *d = strstr(buf, "\"duration_ns\":");
+    return d ? strtoull(d + 14, NULL, 10) : 0;
+}
+
+/* print --from/--to of 1% of the duration, in the middle, against print of everything; the ratio of their times. */
+static void bench_window(const struct opts *o, const char *file)
+{
+    struct stat st;
+    uint64_t dur = duration_ns(o->exe, file);
+    if (stat(file, &st) != 0 || dur == 0) {
+        printf("window: %s has no duration, skipped\n", file);
+        return;
+    }
+    char from[64], to[64];
+    snprintf(from, sizeof from, "--from=%" PRIu64 "ns", dur / 200 * 99);
+    snprintf(to, sizeof to, "--to=%" PRIu64 "ns", dur / 200 * 101);
+    char *full[] = {(char *)o->exe, "print", (char *)o->events, (char *)file, NULL};
+    char *win[] = {(char *)o->exe, "print", from, to, (char *)o->events, (char *)file, NULL};
+    char *info[] = {(char *)o->exe, "info", (char *)o->events, (char *)file, NULL};
+    uint64_t records = count_records(o->exe, o->events, file);
+    struct contender c[3] = {{.label = "print all", .argv = full}, {.label = "print 1% window", .argv = win},
+                             {.label = "info", .argv = info}};
+    double rates[3];
+    printf("%s: %" PRIu64 " records, %.1f MB compressed, a window of 1%% of %.3f s (%s %s); info (the seek "
+           "tables' answers)\n", file, records, (double)st.st_size / 1e6, (double)dur / 1e9, from, to);
+    measure(c, 3, records, st.st_size, o->runs, rates);
+    for (int i = 1; i < 3; i++)
+        if (!c[0].failed && !c[i].failed && c[0].best > 0)
+            printf("  ratio: %s takes %.2f%% of a full read's time (wall), %.2f%% (CPU)\n",
+                   i == 1 ? "--from/--to of a 1% window" : "info", 100.0 * c[i].best / c[0].best,
+                   c[0].best_cpu > 0 ? 100.0 * c[i].best_cpu / c[0].best_cpu : 0.0);
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
@@ -251,7 +444,9 @@ static int parse(int argc, char **argv, struct opts *o)
         {"shared", required_argument, NULL, 's'},      {"records", required_argument, NULL, 'n'},
         {"dir", required_argument, NULL, 'd'},         {"runs", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},      {"compare", required_argument, NULL, 'c'},
-        {"sql", no_argument, NULL, 'q'},               {NULL, 0, NULL, 0},
+        {"sql", no_argument, NULL, 'q'},               {"parquet", no_argument, NULL, 'p'},
+        {"trace", required_argument, NULL, 't'},       {"window-records", required_argument, NULL, 'w'},
+        {"keep", no_argument, NULL, 'k'},              {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -265,11 +460,15 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'f': o->format = optarg; break;
         case 'c': o->compare = optarg; break;
         case 'q': o->sql = true; break;
+        case 'p': o->parquet = true; break;
+        case 't': o->trace = optarg; break;
+        case 'w': o->window_records = strtoull(optarg, NULL, 10); break;
+        case 'k': o->keep = true; break;
         default: return -1;
         }
     }
     bool format_ok = !strcmp(o->format, "text") || !strcmp(o->format, "json");
-    return o->exe && o->events && o->records && o->runs > 0 && format_ok ? 0 : -1;
+    return o->exe && o->events && o->records && o->runs > 0 && format_ok && !(o->sql && o->parquet) ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -278,54 +477,87 @@ int main(int argc, char **argv)
     struct opts o = {.records = 10000000, .runs = 3, .dir = tmp && *tmp ? tmp : "/tmp", .format = "text"};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_reader --simpletrace EXE --events TRACE-EVENTS [--shared DIR] "
-                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql]\n");
+                        "[--records N] [--dir DIR] [--runs R] [--format text|json] [--compare EXE2] [--sql | --parquet] "
+                        "[--window-records N] [--keep] [--trace FILE]\n");
         return 2;
     }
     char trace[4200];
     snprintf(trace, sizeof trace, "%s/simpletrace-bench-reader-%ld.bin", o.dir, (long)getpid());
+    if (o.trace)
+        snprintf(trace, sizeof trace, "%s", o.trace);
+    struct stat st0;
+    bool generate_it = !o.trace || stat(trace, &st0) != 0;
     /*
      * Trace in a child: a spawned reader's max RSS counts its parent's pages
      * (vfork-style spawn keeps the high-water mark across exec), so this
      * process must never allocate the runtime's trace buffers.
      */
     fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = generate_it ? fork() : 1;
     if (pid == 0)
         exit(generate(trace, o.records, false) == 0 ? 0 : 1);
     int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if (generate_it && (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
         return 1;
-    /* --sql: an I/O record in four, flags 1 in half of them (emit()) */
-    bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
-    double plain_rate = last_rate;
+    /* --sql: an I/O record in four, flags 1 in half of them (emit()); else bench_pair() times print and stats */
+    const char *py = getenv("SIMPLETRACE_PY");
+    if (o.sql || o.parquet || o.compare || (py && *py))
+        bench_file(&o, o.events, trace, "SELECT count(*), sum(bytes) FROM bench_rd_io WHERE flags = 1");
     struct stat plain_st, z_st;
     bool have_plain = stat(trace, &plain_st) == 0;
-    unlink(trace);
-    /* The same records compressed as they are written (compress=zstd, its default level); not with --sql. */
+    double plain[4] = {0}, z[4] = {0};
+    if (!o.sql && !o.parquet && have_plain)
+        bench_pair(&o, trace, false, plain);
+    if (!o.trace) /* --trace: the caller's, kept */
+        drop(&o, trace);
+    /* The same records compressed as they are written (compress=zstd, its default level): --sql times its ts
+     * range; not with --parquet. */
     char ztrace[4300];
     snprintf(ztrace, sizeof ztrace, "%s.zst", trace);
     fflush(stdout);
-    if (!o.sql && (pid = fork()) == 0)
+    if (!o.parquet && (pid = fork()) == 0)
         exit(generate(ztrace, o.records, true) == 0 ? 0 : 1);
-    if (!o.sql && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+    if (!o.parquet && pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
         stat(ztrace, &z_st) == 0) {
         uint64_t records = count_records(o.exe, o.events, ztrace);
         if (have_plain && records)
             printf("bytes per record on disk: plain v4 %.2f, compress=zstd %.2f (%.1fx smaller)\n",
                    (double)plain_st.st_size / (double)records, (double)z_st.st_size / (double)records,
                    (double)plain_st.st_size / (double)z_st.st_size);
-        bench_file(&o, o.events, ztrace, NULL);
-        if (plain_rate > 0 && last_rate > 0)
-            printf("print on the compressed trace: %.2f of the plain trace's records/s\n", last_rate / plain_rate);
+        if (o.sql) { /* a time range, where frames can be jumped over */
+            printf("%s: %" PRIu64 " records, %.1f MB (compress=zstd)\n", ztrace, records, (double)z_st.st_size / 1e6);
+            bench_sql_range(&o, o.events, ztrace, records, z_st.st_size);
+        } else {
+            bench_pair(&o, ztrace, true, z);
+            static const char *const what[4] = {"print", "stats", "print, reading thread alone",
+                                                "stats, reading thread alone"};
+            for (int i = 0; i < 4; i++)
+                if (plain[i % 2] > 0 && z[i] > 0)
+                    printf("%s on the compressed trace: %.2f of the plain trace's records/s\n", what[i],
+                           z[i] / plain[i % 2]);
+            if (!o.window_records || o.window_records == o.records)
+                bench_window(&o, ztrace);
+        }
     }
-    unlink(ztrace);
-    if (o.shared) {
+    if (!o.parquet)
+        drop(&o, ztrace);
+    if (!o.sql && !o.parquet && o.window_records && o.window_records != o.records) {
+        char wtrace[4300];
+        snprintf(wtrace, sizeof wtrace, "%s.window.zst", trace);
+        fflush(stdout);
+        if ((pid = fork()) == 0)
+            exit(generate(wtrace, o.window_records, true) == 0 ? 0 : 1);
+        if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            bench_window(&o, wtrace);
+        drop(&o, wtrace);
+    }
+    if (o.shared && !o.parquet) {
         char events[4200], fixture[4200];
         snprintf(events, sizeof events, "%s/fixtures/qemu/trace-events-all", o.shared);
         snprintf(fixture, sizeof fixture, "%s/fixtures/qemu/bench_small_drops.bin", o.shared);
         bench_file(&o, events, fixture, NULL);
     }
-    if (!getenv("SIMPLETRACE_PY"))
+    if (!getenv("SIMPLETRACE_PY") && !o.parquet)
         printf("(set SIMPLETRACE_PY=/path/to/qemu/scripts/simpletrace.py to compare with QEMU's reader)\n");
     return 0;
 }

@@ -8,6 +8,11 @@
  *                                 waits (default 10 s at most) until a tool
  *                                 attaches to be_tick, then traces as above
  *                                 with N = 3; prints "attached" or "not attached"
+ *   backends_example --close-fds FILE [N]
+ *                                 as a daemon does at start-up: closes every
+ *                                 descriptor from 3 on, opens FILE (it gets the
+ *                                 lowest number, a backend's before), writes a
+ *                                 line to it, traces as above, writes another
  *
  * Exit status 0, or 1 when --wait-probe saw no tool.
  */
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include TRACE_HEADER
 
@@ -52,6 +58,18 @@ static bool wait_for_probe(long seconds)
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "--close-fds") == 0) {
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        FILE *f = fopen(argv[2], "w");
+        if (!f)
+            return 1;
+        fprintf(f, "the program's first line\n");
+        fflush(f);
+        trace_all(argc > 3 ? strtoull(argv[3], NULL, 10) : 10);
+        fprintf(f, "the program's last line\n");
+        return fclose(f) == 0 ? 0 : 1;
+    }
     if (argc > 1 && strcmp(argv[1], "--wait-probe") == 0) {
         printf("%s\n", trace_be_tick_enabled() ? "enabled before attach" : "not enabled before attach");
         bool attached = wait_for_probe(argc > 2 ? strtol(argv[2], NULL, 10) : 10);

@@ -285,6 +285,13 @@ enum st_reader_flags {
                                        looking at a trace whose declarations are missing */
     ST_READER_ALIGN_REALTIME = 1u << 4, /* added in 0.2: every timestamp moved to wall-clock time by its
                                            trace's clock anchors (see "Aligning clocks") */
+    ST_READER_SUMMARY = 1u << 5,   /* added in 0.2: a compressed piece whose seek table has a summary
+                                      (compress=zstd writes one) is decompressed only where its
+                                      summary and time index cannot answer: the frames holding
+                                      mapping records, its first and its last timestamp; the others
+                                      are skipped, their records counted (as filtered). For
+                                      answers about a whole trace (simpletrace info): see
+                                      st_reader_summary_counts(). No effect with filters set */
 };
 
 /*
@@ -578,6 +585,11 @@ struct st_reader_compression {
     uint64_t compressed_bytes;   /* the files' sizes (or the compressed bytes read from a pipe) */
     uint64_t decompressed_bytes; /* the v4 stream's size from the seek table, else decompressed so far */
     char index_problem[160];     /* why a seek table present is not used ("" when none) */
+    uint64_t frames_ahead;       /* of frames_read: decompressed ahead, by the reader's second thread */
+    bool summarized;             /* every piece read so far is compressed with a summary in its seek
+                                    table: st_reader_summary_counts() counts all of them */
+    uint64_t write_lost_events;  /* summarized: the counts of their dropped records of pid 0xfffffffe
+                                    (ST_PID_WRITE_LOST: a failed write's) */
 };
 
 /*
@@ -586,6 +598,23 @@ struct st_reader_compression {
  * struct_size too small). compressed false: nothing compressed was read.
  */
 ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader_compression *c);
+
+/*
+ * An event's event records in summaries: event is the catalog's (NULL when
+ * the catalog does not declare it: name is then its mapped name, or NULL
+ * with only its id).
+ */
+typedef void (*st_reader_count_fn)(void *opaque, const struct st_event_info *event, const char *name, uint64_t id,
+                                   uint64_t count);
+
+/*
+ * Calls fn once per event with the event records the summaries of the
+ * compressed pieces read so far count (the whole of each piece, whatever
+ * was decompressed), the same event's pieces added up; several traces: per
+ * input in turn. With st_reader_get_compression()'s summarized set, these
+ * are the counts a full read gives. 0, or -EINVAL (NULL r or fn).
+ */
+ST_API int st_reader_summary_counts(const struct st_reader *r, st_reader_count_fn fn, void *opaque);
 
 /* Distinct thread ids st_reader_seen keeps. */
 #define ST_READER_SEEN_TIDS 32

@@ -142,9 +142,10 @@ ST_API int st_trace_finish(void);
 
 /*
  * Flight-recorder mode (flight=SIZE): writes every thread's newest records
- * to path (NULL: snapshot-<pid>-<n>) as a v4 trace, each thread's dropped
- * record counting what it lost to overwriting since the previous snapshot.
- * 0; -EINVAL when not in flight mode or path is ""; -errno of the file.
+ * to path (NULL: snapshot-<pid>-<n>) as a v4 trace (zstd-compressed, as a
+ * trace file, while compress=zstd is on), each thread's dropped record
+ * counting what it lost to overwriting since the previous snapshot. 0;
+ * -EINVAL when not in flight mode or path is ""; -errno of the file.
  */
 ST_API int st_trace_snapshot(const char *path);
 

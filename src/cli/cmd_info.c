@@ -9,7 +9,12 @@
  * totals and one line per process. A trace without declarations (QEMU's)
  * and without trace-events files is still counted: its records are read
  * undecoded (ST_READER_UNDECLARED) and its events named by their mapping
- * records, or by ID. Uses only the public reader API.
+ * records, or by ID. A compressed trace whose seek tables hold a summary
+ * (compress=zstd's) is answered from them (ST_READER_SUMMARY): only the
+ * frames holding its mappings and its first and last records are
+ * decompressed, the counts come from the summaries, and the answers are a
+ * full read's; when they cannot be (several processes in one file), the
+ * trace is read again whole. Uses only the public reader API.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -238,6 +243,68 @@ static int count_record(struct facts *f, const struct st_record *rec)
     return 0;
 }
 
+/* Adds count records of an event the summary names (as count_record() would have counted them one by one). */
+static void count_summary(void *opaque, const struct st_event_info *ev, const char *name, uint64_t id, uint64_t count)
+{
+    struct facts *f = opaque;
+    if (ev) {
+        if (ev->index >= f->ncounts) {
+            size_t n = (size_t)ev->index + 1;
+            uint64_t *more = realloc(f->counts, n * sizeof *more);
+            if (!more) {
+                snprintf(f->error, sizeof f->error, "%s: out of memory", f->trace);
+                return;
+            }
+            memset(more + f->ncounts, 0, (n - f->ncounts) * sizeof *more);
+            f->counts = more;
+            f->ncounts = n;
+        }
+        f->counts[ev->index] += count;
+        return;
+    }
+    struct st_record rec = {.name = name, .id = id};
+    for (size_t i = 0; i < f->nundecl; i++) {
+        struct undeclared *u = &f->undecl[i];
+        if (name ? u->name && !strcmp(u->name, name) : !u->name && u->id == id) {
+            u->count += count;
+            return;
+        }
+    }
+    if (count_undeclared(f, &rec) < 0) {
+        snprintf(f->error, sizeof f->error, "%s: out of memory", f->trace);
+        return;
+    }
+    f->undecl[f->nundecl - 1].count = count;
+}
+
+/*
+ * The counts of a trace read with frames skipped (ST_READER_SUMMARY), from
+ * its summaries: every event's, and the process's records (one process:
+ * its first and last records were read). 0, or 1 after an error in f->error.
+ */
+static int from_summary(struct facts *f, const struct cli_trace *t)
+{
+    memset(f->counts, 0, f->ncounts * sizeof *f->counts);
+    for (size_t i = 0; i < f->nundecl; i++)
+        f->undecl[i].count = 0;
+    if (st_reader_summary_counts(t->r, count_summary, f) < 0 && !*f->error)
+        snprintf(f->error, sizeof f->error, "%s: out of memory", f->trace);
+    if (*f->error)
+        return 1;
+    size_t keep = 0; /* undeclared events met in the frames read are in the summary too, or were none */
+    for (size_t i = 0; i < f->nundecl; i++) {
+        if (f->undecl[i].count)
+            f->undecl[keep++] = f->undecl[i];
+        else
+            free(f->undecl[i].name);
+    }
+    f->nundecl = keep;
+    f->write_lost = f->z.write_lost_events;
+    if (f->nprocs == 1)
+        f->procs[0].records = f->c.events + f->c.dropped_records;
+    return 0;
+}
+
 /* Records of event index i counted. */
 static uint64_t count_of(const struct facts *f, size_t i)
 {
@@ -288,7 +355,8 @@ static int list_pieces(struct facts *f, const struct cli_input *in)
     return 0;
 }
 
-static void facts_free(struct facts *f)
+/* Forgets what reading collected (not the trace's name and pieces): f is as before its first read. */
+static void facts_clear(struct facts *f)
 {
     who_free(&f->who);
     for (size_t k = 0; k < f->nprocs; k++)
@@ -297,10 +365,16 @@ static void facts_free(struct facts *f)
     for (size_t i = 0; i < f->nundecl; i++)
         free(f->undecl[i].name);
     free(f->undecl);
+    free(f->counts);
+    *f = (struct facts){.trace = f->trace, .pieces = f->pieces, .npieces = f->npieces};
+}
+
+static void facts_free(struct facts *f)
+{
+    facts_clear(f);
     for (size_t i = 0; i < f->npieces; i++)
         free(f->pieces[i]);
     free(f->pieces);
-    free(f->counts);
 }
 
 /* --- text ------------------------------------------------------------------------ */
@@ -425,6 +499,10 @@ static void print_compression(const struct facts *f)
            z->seekable ? "seekable (seek table and time index)" : "no seek table: read from the start");
     if (z->index_problem[0])
         printf("%-18s%s\n", "seek table:", z->index_problem);
+    if (z->frames_skipped) /* answered from the seek tables: a damaged frame among the others is not seen */
+        printf("%-18s%" PRIu64 " of %" PRIu64 " frames decompressed, for the mappings and the first and last "
+               "records; the counts are the summary's (stats reads every frame)\n", "compressed read:",
+               z->frames - z->frames_skipped, z->frames);
 }
 
 /* "PROGRAM[PID]", or what stands for a process without a description. */
@@ -599,6 +677,7 @@ static void print_json(const struct facts *f)
         json_u64("frames", true, f->z.frames);
         json_u64("compressed_bytes", true, f->z.compressed_bytes);
         json_u64("decompressed_bytes", true, f->z.decompressed_bytes);
+        json_u64("frames_decompressed", true, f->z.frames - f->z.frames_skipped);
         json_key("seekable");
         fputs(f->z.seekable ? "true" : "false", stdout);
     }
@@ -624,6 +703,24 @@ static void print_json(const struct facts *f)
 
 /* --- one trace ---------------------------------------------------------------------- */
 
+/* Opens the trace in *t for f (its catalog, counts). The exit status: 0, or 1 after a message. */
+static int info_open(struct cli_input *in, struct cli_trace *t, struct facts *f)
+{
+    int status;
+    f->version = -1;
+    if ((status = cli_trace_open("info", in, t)) != 0)
+        return status;
+    f->cat = t->cat;
+    f->embedded = t->embedded;
+    f->c.struct_size = sizeof f->c;
+    f->ncounts = st_catalog_count(t->cat) + 1;
+    if (!(f->counts = calloc(f->ncounts, sizeof *f->counts))) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
 /* Reads and describes one TRACE into *f (kept for the totals). Returns the exit status for it. */
 static int info_one(const struct info_opts *o, const char *trace, struct facts *f)
 {
@@ -632,22 +729,27 @@ static int info_one(const struct info_opts *o, const char *trace, struct facts *
     int status;
 
     f->trace = trace;
-    f->version = -1;
     in.trace = trace;
     in.ntraces = 1;
     in.undeclared_ok = true;
-    if ((status = cli_trace_open("info", &in, &t)) != 0)
+    in.rd.flags |= ST_READER_SUMMARY; /* a compressed trace with summaries: answered from its seek tables */
+    if ((status = info_open(&in, &t, f)) != 0)
         goto out;
-    f->cat = t.cat;
-    f->embedded = t.embedded;
-    f->c.struct_size = sizeof f->c;
-    f->ncounts = st_catalog_count(t.cat) + 1;
-    if (!(f->counts = calloc(f->ncounts, sizeof *f->counts)) || list_pieces(f, &in) < 0) {
+    if (list_pieces(f, &in) < 0) {
         fprintf(stderr, PROG ": out of memory\n");
         status = 1;
         goto out;
     }
     status = collect(f, &t, &in);
+    if (status == 0 && f->z.frames_skipped && !(f->z.summarized && f->nprocs == 1 && from_summary(f, &t) == 0)) {
+        /* Frames were skipped that the summaries cannot answer for: everything is read. */
+        cli_trace_close(&t);
+        facts_clear(f);
+        in.rd.flags &= ~(unsigned)ST_READER_SUMMARY;
+        if ((status = info_open(&in, &t, f)) != 0)
+            goto out;
+        status = collect(f, &t, &in);
+    }
     f->undeclared = f->embedded && st_catalog_count(t.cat) == 0; /* the trace declared nothing it was read for */
     if (status && f->version < 0)
         ; /* not even its header could be read: the error says it all */

@@ -18,8 +18,10 @@
  *   - the records in merged order, timestamps and pid fields as read
  *     (moved only by --align and --offset), dropped records included.
  * The file appears at OUT only once complete (out_file.h); any error
- * leaves OUT as it was. Uses only the public reader API and the format
- * headers.
+ * leaves OUT as it was. With --compress=zstd (or an OUT named *.zst) the
+ * same bytes go out as zstd frames with a time index and seek table
+ * (out_compress.h), so `zstd -d` gives exactly the plain file. Uses only
+ * the public reader API, the format headers and zseek's writer.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,10 +36,10 @@
 #include "growbuf.h"
 #include "help_texts.h"
 #include "meta_format.h"
+#include "out_compress.h"
 #include "out_file.h"
 #include "reader_opts.h"
 #include "trace_format.h"
-#include "write_all.h"
 
 #define PROG "simpletrace merge"
 #define FLUSH_AT (1u << 20) /* bytes gathered before a write() */
@@ -59,6 +61,8 @@ struct merge {
     bool aligned;             /* --align=realtime: the timestamps are wall-clock time */
     struct st__out_file out;
     const char *out_name;
+    const char *compress;     /* --compress's value, or NULL */
+    struct cli_sink sink;     /* out's descriptor, plain or compressed */
     struct st__growbuf buf;   /* bytes not yet written */
     uint8_t *mapped;          /* per catalog index: its mapping and declaration are written */
     size_t nmapped;           /* entries of mapped: the catalog grows with the traces' declarations */
@@ -78,7 +82,7 @@ static int flush(struct merge *m)
     if (m->buf.failed && !m->error)
         m->error = -ENOMEM;
     if (!m->error && m->buf.len)
-        m->error = st__write_all(m->out.fd, m->buf.data, m->buf.len);
+        m->error = cli_sink_write(&m->sink, m->buf.data, m->buf.len);
     m->buf.len = 0;
     return m->error;
 }
@@ -395,7 +399,7 @@ static int merge_all(struct merge *m, const struct cli_input *in)
         m->partial = true;
     else
         cli_trace_report_filters(m->t, in);
-    if (flush(m) < 0) {
+    if (flush(m) < 0 || (m->error = cli_sink_finish(&m->sink)) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m->out_name, strerror(-m->error));
         return 1;
     }
@@ -404,15 +408,16 @@ static int merge_all(struct merge *m, const struct cli_input *in)
 
 /* --- options ------------------------------------------------------------------------ */
 
-enum { OPT_OUTPUT = CLI_OPT_OWN, OPT_HELP };
+enum { OPT_OUTPUT = CLI_OPT_OWN, OPT_COMPRESS, OPT_HELP };
 
 
 /* Parses argv. Returns -1 to go on, or the exit status (0 for --help). */
-static int parse_args(int argc, char **argv, struct cli_input *in, const char **out)
+static int parse_args(int argc, char **argv, struct cli_input *in, const char **out, const char **compress)
 {
     static const struct option longopts[] = {
         CLI_READER_LONGOPTS,
         {"output", required_argument, NULL, OPT_OUTPUT},
+        {"compress", required_argument, NULL, OPT_COMPRESS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -423,6 +428,7 @@ static int parse_args(int argc, char **argv, struct cli_input *in, const char **
         switch (c) {
         case 'o':
         case OPT_OUTPUT: *out = optarg; break;
+        case OPT_COMPRESS: *compress = optarg; break;
         case 'h':
         case OPT_HELP: fputs(st__help_merge, stdout); return 0;
         case ':': return cli_usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
@@ -435,6 +441,9 @@ static int parse_args(int argc, char **argv, struct cli_input *in, const char **
         return ret;
     if (!*out)
         return cli_usage_error("merge", "%s", "need -o OUT, the file to write");
+    int level;
+    if (cli_compress_level(*compress, *out, &level) < 0)
+        return cli_usage_error("merge", "invalid --compress '%s': " CLI_COMPRESS_WANT, *compress);
     return (ret = cli_trace_operands("merge", argc, argv, optind, in)) ? ret : cli_check_output("merge", in, *out, false, NULL);
 }
 
@@ -443,10 +452,10 @@ int st__cmd_merge(int argc, char **argv)
     struct cli_input in;
     struct cli_trace t = {0};
     struct merge m = {.t = &t, .out = {.fd = -1}, .cur = SIZE_MAX};
-    int status, ret;
+    int status, ret, level;
 
     cli_input_init(&in);
-    if ((status = parse_args(argc, argv, &in, &m.out_name)) >= 0)
+    if ((status = parse_args(argc, argv, &in, &m.out_name, &m.compress)) >= 0)
         goto out;
     if ((status = cli_trace_open("merge", &in, &t)) != 0)
         goto out;
@@ -456,6 +465,8 @@ int st__cmd_merge(int argc, char **argv)
         status = 1;
         goto out;
     }
+    cli_compress_level(m.compress, m.out_name, &level); /* checked when parsing */
+    cli_sink_init(&m.sink, m.out.fd, level);
     status = merge_all(&m, &in);
     if ((status == 0 || m.partial) && (ret = st__out_file_commit(&m.out)) < 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", m.out_name, strerror(-ret));
@@ -470,6 +481,7 @@ out:
         free(m.procs[k].host);
     free(m.procs);
     free(m.mapped);
+    cli_sink_free(&m.sink);
     st__growbuf_free(&m.buf);
     cli_trace_close(&t);
     cli_input_free(&in);

@@ -1,13 +1,15 @@
 /*
- * simpletrace recover [--pid=N] [--trace=FILE] [--keep] DIR|RING-FILE... -o TRACE
+ * simpletrace recover [--pid=N] [--trace=FILE] [--keep] [--compress=zstd[:LEVEL]|off] DIR|RING-FILE... -o TRACE
  *
  * The front end of recover (src/recover/recover.h, which says what is
  * recovered and how): finds the ring files (st-*.ring in each DIR), maps
- * them, the --trace file (whose identity chooses the process) and the
- * names file next to the first ring of the process recovered, prints the
- * module's messages, writes its output (in place once complete; an output
- * that is one of the inputs is refused first), then removes that
- * process's ring files and names file (--keep keeps them).
+ * them, the --trace file (whose identity chooses the process; plain or
+ * compressed) and the names file next to the first ring of the process
+ * recovered, prints the module's messages, writes its output (in place
+ * once complete; an output that is one of the inputs is refused first;
+ * compressed as compress=zstd writes with --compress=zstd or a TRACE
+ * named *.zst, out_compress.h), then removes that process's ring files
+ * and names file (--keep keeps them).
  *
  * Exit status: 0 done, 1 nothing usable or I/O error, 2 usage.
  */
@@ -29,6 +31,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "crash_format.h"
+#include "out_compress.h"
 #include "out_file.h"
 #include "process_gone.h"
 #include "recover.h"
@@ -139,7 +142,7 @@ static void add_dir(struct files *f, const char *dir)
 
 /* The hooks' context: the output, once open. */
 struct out {
-    FILE *f;
+    struct cli_sink sink;
 };
 
 static void say(void *ctx, const struct st__recover_msg *m)
@@ -152,8 +155,7 @@ static int put(void *ctx, const void *p, size_t n)
 {
     struct out *o = ctx;
 
-    errno = 0;
-    return fwrite(p, 1, n, o->f) == n ? 0 : -(errno ? errno : EIO);
+    return cli_sink_write(&o->sink, p, n);
 }
 
 /* The names file of the process: st-PID.names next to its first ring. */
@@ -192,6 +194,7 @@ struct args {
     const char *trace, *out;
     long pid;
     bool keep;
+    int level; /* the output's compression level, 0: plain */
 };
 
 static int parse_pid(const char *arg, long *pid)
@@ -213,10 +216,11 @@ static int parse_args(int argc, char **argv, struct args *a)
     static const struct option opts[] = {
         {"pid", required_argument, NULL, 'p'}, {"trace", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'}, {"keep", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"compress", required_argument, NULL, 'z'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *compress = NULL;
     int c, ret = 0;
 
-    *a = (struct args){NULL, NULL, -1, false};
+    *a = (struct args){NULL, NULL, -1, false, 0};
     opterr = 0;
     optind = 1;
     while (ret == 0 && (c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -225,6 +229,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 't': a->trace = optarg; break;
         case 'o': a->out = optarg; break;
         case 'k': a->keep = true; break;
+        case 'z': compress = optarg; break;
         case 'h': fputs(st__help_recover, stdout); return 0;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -234,6 +239,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         return ret;
     if (!a->out)
         return usage_error("%s", "-o TRACE is missing (the file to write the recovered trace to)");
+    if (cli_compress_level(compress, a->out, &a->level) < 0)
+        return usage_error("invalid --compress '%s': " CLI_COMPRESS_WANT, compress);
     if (optind >= argc)
         return usage_error("%s", "DIR is missing (the crash=DIR directory, or ring files)");
     return -1;
@@ -242,8 +249,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 /*
  * Writes the recovered trace to a->out through o: a temporary file renamed
  * into place once complete (out_file.h), so a failure leaves a->out as it
- * was and a symbolic link there is replaced, never written through. 0 or
- * 1 (said why).
+ * was and a symbolic link there is replaced, never written through;
+ * compressed when asked. 0 or 1 (said why).
  */
 static int write_out(struct st__recover *rec, const struct args *a, const struct st__recover_trace *tr,
                      const char *names, struct out *o)
@@ -253,7 +260,7 @@ static int write_out(struct st__recover *rec, const struct args *a, const struct
     struct st__recover_stats s;
     struct st__out_file of;
     bool have_names = map_names(names, &nm);
-    int err, ret = 1, fd;
+    int err, ret = 1;
 
     if (have_names)
         names_img = (struct st__recover_image){nm.path, nm.data, nm.len};
@@ -261,18 +268,11 @@ static int write_out(struct st__recover *rec, const struct args *a, const struct
         fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(-err));
         goto out;
     }
-    /* A descriptor of its own for stdio: the out_file closes its own at commit. */
-    o->f = (fd = dup(of.fd)) >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!o->f) {
-        fprintf(stderr, "%s: %s: %s\n", PROG, a->out, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        st__out_file_discard(&of);
-        goto out;
-    }
+    cli_sink_init(&o->sink, of.fd, a->level);
     err = st__recover_write(rec, have_names ? &names_img : NULL, a->trace ? tr : NULL, &s);
-    if (fclose(o->f) != 0 && !err)
-        err = -errno;
+    if (!err)
+        err = cli_sink_finish(&o->sink);
+    cli_sink_free(&o->sink);
     if (!err)
         err = st__out_file_commit(&of);
     else
@@ -281,8 +281,9 @@ static int write_out(struct st__recover *rec, const struct args *a, const struct
         fprintf(stderr, "%s: writing %s: %s\n", PROG, a->out, strerror(-err));
         goto out;
     }
-    fprintf(stderr, "%s: pid %lu: %llu records of %zu threads, %llu dropped, written to %s\n", PROG,
-            (unsigned long)s.pid, (unsigned long long)s.events, s.threads, (unsigned long long)s.drops, a->out);
+    fprintf(stderr, "%s: pid %lu: %llu records of %zu threads, %llu dropped, written to %s%s\n", PROG,
+            (unsigned long)s.pid, (unsigned long long)s.events, s.threads, (unsigned long long)s.drops, a->out,
+            a->level ? " (zstd)" : "");
     ret = 0;
 out:
     if (have_names)
@@ -372,7 +373,7 @@ int st__cmd_recover(int argc, char **argv)
     struct files files = {0};
     struct st__recover_image *imgs = NULL;
     struct st__recover *rec = NULL;
-    struct out o = {NULL};
+    struct out o = {.sink = {.fd = -1}};
     struct st__recover_hooks hooks = {.msg = say, .write = put, .ctx = &o};
     struct mapped trace = {0};
     struct st__recover_trace tr;

@@ -22,7 +22,7 @@ static int make_or_check(const char *dir, bool *created)
     if (strlen(dir) > PATH_MAX - NAME_ROOM)
         return -ENAMETOOLONG;
     /* mkdir, not stat then mkdir: another process making it meanwhile is EEXIST, then checked. */
-    if (mkdir(dir, 0700) == 0) {
+    if (mkdir(dir, ST__OWNER_DIR_MODE) == 0) {
         *created = true;
         return 0;
     }

@@ -11,6 +11,15 @@
 #include <stddef.h>
 
 /*
+ * Modes of what the runtime creates: owner only, whatever the umask (a
+ * server may set umask(0) before it starts tracing: its traces, crash
+ * rings and sockets must not become writable by anyone). What exists
+ * already keeps its mode: making it beforehand is how to ask for another.
+ */
+#define ST__OWNER_FILE_MODE 0600
+#define ST__OWNER_DIR_MODE 0700
+
+/*
  * Makes dir ready: a writable directory, created (mode 0700, the last
  * component only, as a file is created) when missing; *created tells
  * whether this call made it (the caller removes it on abort). 0 ("" is

@@ -2,6 +2,8 @@
 #include "name_template.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,16 +34,36 @@ static void exe_name(char *buf, size_t len)
     snprintf(buf, len, "%.255s", slash ? slash + 1 : path);
 }
 
+/* The program's name, read once (name_prog_once). */
+static char prog_name[256];
+static pthread_once_t prog_once = PTHREAD_ONCE_INIT;
+
+static void name_prog_once(void)
+{
+    /* argv[0]'s basename, as ps shows it: a multi-call binary's own name, not the file's. */
+    if (program_invocation_short_name && *program_invocation_short_name)
+        snprintf(prog_name, sizeof prog_name, "%s", program_invocation_short_name);
+    else
+        exe_name(prog_name, sizeof prog_name);
+}
+
+void st__name_prog_init(void)
+{
+    pthread_once(&prog_once, name_prog_once);
+}
+
 void st__name_vars_get(struct st__name_vars *v, time_t start)
 {
     struct tm tm;
 
     v->pid = (long)getpid();
-    /* argv[0]'s basename, as ps shows it: a multi-call binary's own name, not the file's. */
-    if (program_invocation_short_name && *program_invocation_short_name)
-        snprintf(v->prog, sizeof v->prog, "%s", program_invocation_short_name);
-    else
-        exe_name(v->prog, sizeof v->prog);
+    /*
+     * Read once: program_invocation_short_name points into argv[0], which
+     * servers overwrite to retitle themselves for ps (setproctitle), and a
+     * fork child made after that must not name its file from the title.
+     */
+    st__name_prog_init();
+    snprintf(v->prog, sizeof v->prog, "%s", prog_name);
     if (gethostname(v->host, sizeof v->host) != 0 || !v->host[0])
         snprintf(v->host, sizeof v->host, "unknown");
     v->host[sizeof v->host - 1] = '\0';
@@ -129,4 +151,27 @@ bool st__name_has_pid(const char *tmpl)
         s++;
     }
     return false;
+}
+
+int st__name_absolute(const char *tmpl, char *buf, size_t len)
+{
+    char cwd[PATH_MAX];
+    size_t n = 0;
+
+    if (tmpl[0] == '/')
+        return snprintf(buf, len, "%s", tmpl) < (int)len ? 0 : -ENAMETOOLONG;
+    if (!getcwd(cwd, sizeof cwd))
+        return -errno;
+    /* The directory's own '%' are literal: doubled, so expanding keeps them. */
+    for (const char *s = cwd; *s; s++) {
+        if (n + 2 >= len)
+            return -ENAMETOOLONG;
+        buf[n++] = *s;
+        if (*s == '%')
+            buf[n++] = '%';
+    }
+    if (n + 1 + strlen(tmpl) >= len)
+        return -ENAMETOOLONG;
+    snprintf(buf + n, len - n, "%s%s", n == 1 ? "" : "/", tmpl);
+    return 0;
 }

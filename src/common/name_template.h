@@ -23,8 +23,26 @@ struct st__name_vars {
     char start[32]; /* %t */
 };
 
-/* Fills v for this process, %t from start (seconds since the epoch); '/' in a value becomes '_'. */
+/*
+ * Fills v for this process, %t from start (seconds since the epoch); '/'
+ * in a value becomes '_'. %e is the program's name as read on the first
+ * call (or st__name_prog_init()), kept from then on, fork children
+ * included: a later rewrite of argv[0] (a server's title for ps) does not
+ * change it.
+ */
 void st__name_vars_get(struct st__name_vars *v, time_t start);
+
+/* Reads the program's name now, if not yet (the runtime's start-up: before main can retitle argv[0]). */
+void st__name_prog_init(void);
+
+/*
+ * tmpl made absolute: as it is when it starts with '/', else the current
+ * directory ('%' in it doubled, so it stays literal) then '/' then tmpl,
+ * so that a process that changes directory later (a daemon's chdir("/"))
+ * and its fork children still name the same file. 0, -ENAMETOOLONG, or
+ * -errno of getcwd().
+ */
+int st__name_absolute(const char *tmpl, char *buf, size_t len);
 
 /*
  * Checks tmpl's placeholders: 0, or -EINVAL with a message naming the bad

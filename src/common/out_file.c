@@ -1,5 +1,6 @@
 /* A file written under a temporary name and renamed into place, and whether an output is an input (out_file.h). */
 #include "out_file.h"
+#include "diag.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@ int st__out_file_open(struct st__out_file *f, const char *path)
     umask(mask);
     f->fd = -1;
     f->path = f->tmp = NULL;
+    f->link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
     exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode))
         return -EISDIR; /* the rename would fail at the end: say so before the work */
@@ -73,11 +75,26 @@ int st__out_file_open(struct st__out_file *f, const char *path)
     return 0;
 }
 
+/* The notice for a symbolic link about to be replaced: not an error (the link's target is safe), but never silent. */
+static void say_link_replaced(const char *path)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+
+    if (n < 0)
+        return; /* no longer a link: nothing replaced that the user made */
+    target[n] = '\0';
+    st__diag("simpletrace", "note: '%s' was a symbolic link (to '%s'): replaced by the file written, its target untouched",
+             path, target);
+}
+
 int st__out_file_commit(struct st__out_file *f)
 {
     int ret = close(f->fd) == 0 ? 0 : -errno;
 
     f->fd = -1;
+    if (ret == 0 && f->tmp && f->link)
+        say_link_replaced(f->path);
     if (ret == 0 && f->tmp && rename(f->tmp, f->path) != 0)
         ret = -errno;
     if (ret < 0 && f->tmp)

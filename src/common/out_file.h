@@ -4,7 +4,7 @@
  * renamed into place at the end, or removed. Whoever reads the path sees
  * the old file or the whole new one, never a part; a failure leaves
  * nothing behind. A symbolic link at the path is replaced, its target
- * untouched. A path that already is something other than a regular file
+ * untouched, and the commit says so in one line on standard error. A path that already is something other than a regular file
  * or a directory (a device such as /dev/null, a pipe, /dev/stdout) is
  * written as it is, directly: a rename would replace that node itself.
  */
@@ -19,6 +19,7 @@ struct st__out_file {
     int fd;     /* the temporary file (or the device), open for writing; -1 once committed or discarded */
     char *path; /* where it goes (owned copy) */
     char *tmp;  /* its temporary name, ".BASE.XXXXXX" next to path (owned); NULL for a device */
+    bool link;  /* path was a symbolic link when opened: the commit replaces it and says so */
 };
 
 /*
@@ -28,7 +29,7 @@ struct st__out_file {
  */
 int st__out_file_open(struct st__out_file *f, const char *path);
 
-/* Closes the file and renames it to its path; on failure removes it. 0 or -errno. Frees f's names. */
+/* Closes the file and renames it to its path (a link there replaced: one notice); on failure removes it. 0 or -errno. Frees f's names. */
 int st__out_file_commit(struct st__out_file *f);
 
 /* Closes and removes the temporary file (after st__out_file_open() only; twice is fine). Frees f's names. */

@@ -35,6 +35,8 @@
  *                         v0 traces, which have none
  *   program, host         strings from the description, NULL when not recorded
  *   args                  JSON, exactly the "args" object of `print --format=json`
+ *                         (written from the decoded values: put_raw_args(),
+ *                         render_args())
  *   key                   a keyed span's key as text (integers in decimal,
  *                         pointers 0x..., strings as they are); NULL for nested calls
  *   unfinished            BOOLEAN: the export closed the span itself (never
@@ -51,10 +53,12 @@
  *
  * Memory: each file holds one row group (ST__PQ_GROUP_ROWS rows, or less
  * when it grows past GROUP_BYTES); when all of them together pass
- * BUDGET_BYTES the largest are written out early. Per thread, the begin
- * times of its open calls.
+ * BUDGET_BYTES the largest are handed to the encoder's worker early (it
+ * holds ST__PQ_IN_FLIGHT more at most). Per thread, the begin times of its
+ * open calls.
  */
 #include "export_internal.h"
+#include "json_escape.h"
 #include "parquet_enc.h"
 
 #include <errno.h>
@@ -83,6 +87,7 @@ struct pq_out {
     char *path;                 /* under the output directory */
     struct st__pq_file *f;
     int col[MAX_FIXED];         /* column index of each fixed column (R_*, S_*, E_*), -1 when left out */
+    uint8_t kind[ST_READER_MAX_ARGS]; /* an event's file: each argument's column kind (enum st__pq_kind) */
 };
 
 /* The files of one partition (the whole export without --partition). */
@@ -99,11 +104,32 @@ struct pq_thread {
     uint32_t cap;
 };
 
+/*
+ * One event's args object as print --format=json writes it: each argument's
+ * key and how its value is typed. Made at the event's first record and
+ * never changed: the worker thread reads it (render_args()).
+ */
+struct args_fmt {
+    unsigned nargs;
+    char *keys;                          /* "\"a\":" ",\"b\":" ... back to back */
+    uint16_t key_off[ST_READER_MAX_ARGS], key_len[ST_READER_MAX_ARGS];
+    uint8_t json[ST_READER_MAX_ARGS];    /* enum json_kind */
+    struct st_arg_info arg[ST_READER_MAX_ARGS]; /* copies of the declaration's (st_arg_value()) */
+    size_t bound;                        /* the object's most bytes, strings' bodies left out */
+};
+
+/* What an args value is in the args column's bytes (put_raw_args()). */
+enum raw_kind { RAW_NUMBER, RAW_POINTER, RAW_STRING };
+
+/* How print's JSON types a number (src/reader/formatter.c, put_json_value()). */
+enum json_kind { JSON_UNSIGNED, JSON_SIGNED, JSON_BOOL, JSON_CHAR };
+
 struct parquet {
     struct st__ex_dir out;
-    struct st__pq_shared sh;
-    bool sh_ready;
-    struct st_formatter *fmt;   /* print's JSON, whose "args" fill the args column */
+    struct st__pq_shared *sh;
+    struct args_fmt **afmt;     /* by catalog index: how print's JSON writes the event's args */
+    size_t nafmt;
+    struct args_fmt *dropped;   /* ... a dropped record's */
     enum st__pq_kind ts_kind;
     unsigned partition;         /* ST_EXPORT_PARTITION_* */
     struct pq_set **sets;
@@ -182,7 +208,7 @@ static int out_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o,
     if (!path)
         return -ENOMEM;
     struct st__pq_kv kv[] = {{"simpletrace.ts", ts_meaning(pq)}};
-    int ret = st__pq_new(&o->f, &pq->sh, pq->out.dirfd, path, cols, ncols, kv, sizeof kv / sizeof *kv);
+    int ret = st__pq_new(&o->f, pq->sh, pq->out.dirfd, path, cols, ncols, kv, sizeof kv / sizeof *kv);
     (void)ctx;
     return ret;
 }
@@ -193,7 +219,7 @@ static void add_col(struct st__pq_column *cols, size_t *n, struct pq_out *o, int
 {
     o->col[id] = left_out ? -1 : (int)*n;
     if (!left_out)
-        cols[(*n)++] = (struct st__pq_column){name, kind, optional};
+        cols[(*n)++] = (struct st__pq_column){.name = name, .kind = kind, .optional = optional};
 }
 
 static bool no_pid(const struct parquet *pq)
@@ -205,6 +231,8 @@ static bool no_host(const struct parquet *pq)
 {
     return pq->partition & ST_EXPORT_PARTITION_HOST;
 }
+
+static int render_args(void *arg, const uint8_t *raw, size_t n, struct st__growbuf *out);
 
 static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *s)
 {
@@ -218,6 +246,7 @@ static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set
     add_col(cols, &n, o, R_PROGRAM, "program", ST__PQ_DICT, true, false);
     add_col(cols, &n, o, R_HOST, "host", ST__PQ_DICT, true, no_host(pq));
     add_col(cols, &n, o, R_ARGS, "args", ST__PQ_JSON, false, false);
+    cols[n - 1].render = render_args; /* written as the values were read, rendered by the worker */
     return out_new(ctx, pq, o, join(s->dir, "records.parquet", ""), cols, n);
 }
 
@@ -272,7 +301,8 @@ static int event_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *
     add_col(cols, &n, o, E_TID, "tid", ST__PQ_I64, true, false);
     for (unsigned a = 0; a < ev->nargs; a++) {
         arg_column_name(ev->args[a].name, names[a], sizeof names[a]);
-        cols[n++] = (struct st__pq_column){names[a], arg_kind(ctx->cat, ev, a), false};
+        o->kind[a] = (uint8_t)arg_kind(ctx->cat, ev, a);
+        cols[n++] = (struct st__pq_column){.name = names[a], .kind = (enum st__pq_kind)o->kind[a]};
     }
     if (!s->events_dir) {
         char *dir = join(s->dir, "events", "");
@@ -393,9 +423,22 @@ static void measure(struct pq_out *o, void *arg)
     }
 }
 
-/* Writes out the largest row groups until all of them hold less than half the budget. */
+/* A file that could not be written: the message names it (out of memory has the export's own). */
+static int write_failed(struct st__ex_ctx *ctx, struct parquet *pq, const char *path, int err)
+{
+    return err == -ENOMEM ? err : st__ex_fail(ctx, err, "cannot write %s/%s", pq->out.tmp, path);
+}
+
+/*
+ * Says whether the worker failed to write a file; writes out the largest
+ * row groups until all of them hold less than half the budget.
+ */
 static int budget_check(struct st__ex_ctx *ctx, struct parquet *pq)
 {
+    int err;
+    struct st__pq_file *bad = st__pq_failed(pq->sh, &err);
+    if (bad)
+        return write_failed(ctx, pq, st__pq_path(bad), err);
     for (;;) {
         struct budget b = {0};
         each_out(pq, measure, &b);
@@ -403,7 +446,7 @@ static int budget_check(struct st__ex_ctx *ctx, struct parquet *pq)
             return 0;
         int ret = st__pq_flush(b.largest->f);
         if (ret < 0)
-            return st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, b.largest->path);
+            return write_failed(ctx, pq, b.largest->path, ret);
     }
 }
 
@@ -414,7 +457,7 @@ static int row_end(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_out *o)
     if (ret == 0 && st__pq_buffered(o->f) >= GROUP_BYTES)
         ret = st__pq_flush(o->f);
     if (ret < 0)
-        return ret == -ENOMEM ? ret : st__ex_fail(ctx, ret, "cannot write %s/%s", pq->out.tmp, o->path);
+        return write_failed(ctx, pq, o->path, ret);
     if (--pq->countdown == 0) {
         pq->countdown = CHECK_EVERY;
         return budget_check(ctx, pq);
@@ -439,7 +482,7 @@ static void put_opt_dict(struct st__pq_file *f, int col, uint32_t id, const char
     if (col < 0)
         return;
     if (s && s[0])
-        st__pq_dict(f, (size_t)col, id, s, strlen(s));
+        st__pq_dict(f, (size_t)col, id, s);
     else
         st__pq_null(f, (size_t)col);
 }
@@ -458,20 +501,276 @@ static struct who who_of(const struct st__ex_thread *t, const struct st_record *
     return (struct who){t->proc, has_tid, rec ? rec->pid : t->tid};
 }
 
-/* The args object of print's JSON line for rec (into *s, *n). 0 or a negative errno. */
-static int args_json(struct parquet *pq, const struct st_record *rec, const char **s, size_t *n)
+/* --- print's args object --------------------------------------------------------------- */
+
+/*
+ * The args object of print --format=json, written here from the decoded
+ * record rather than formatted and cut out of print's line: the rules are
+ * the formatter's (reader.h, "JSON values follow the declared type"):
+ * strings escaped by the one JSON escaper, pointers "0x..." (lowercase, no
+ * padding), bools true/false, chars {"value":N,"char":"C"} (null when C is
+ * not printable ASCII), other integers in decimal, signed or not as
+ * declared, cut to their declared size (st_arg_value). Argument names are
+ * C identifiers: written as they are, as print does. The export tests
+ * compare every row with print's.
+ */
+
+static char *put_lit(char *p, const char *s, size_t n)
 {
-    int ret = st_formatter_write(pq->fmt, rec);
-    if (ret < 0)
-        return ret;
-    size_t len;
-    const char *line = st_formatter_buffered(pq->fmt, &len);
-    /* The line is {...,"args":{...}}\n with "args" last; the key's quotes cannot occur inside a JSON string. */
-    const char *at = line ? memmem(line, len, ",\"args\":", 8) : NULL;
-    if (!at || len < 3)
-        return -EINVAL; /* cannot happen: print's JSON always ends with its args */
-    *s = at + 8;
-    *n = (size_t)(line + len - 2 - *s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Decimal digits of v. */
+static unsigned dec_len(uint64_t v)
+{
+    static const uint64_t pow10[] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                     1000000000u, 10000000000u, 100000000000u, 1000000000000u,
+                                     10000000000000u, 100000000000000u, 1000000000000000u,
+                                     10000000000000000u, 100000000000000000u, 1000000000000000000u,
+                                     10000000000000000000u};
+    unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12; /* bits * log10(2): the digits, or one more */
+    t += v >= pow10[t];
+    return t ? t : 1;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char *end = p + dec_len(v), *q = end;
+    for (; v >= 100; v /= 100) {
+        q -= 2;
+        memcpy(q, pairs + v % 100 * 2, 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, pairs + v * 2, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
+}
+
+static char *put_i64(char *p, uint64_t v)
+{
+    if (v >> 63) {
+        *p++ = '-';
+        return put_u64(p, ~v + 1); /* the magnitude, 2^63 for INT64_MIN */
+    }
+    return put_u64(p, v);
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[16];
+    int n = 0;
+    do
+        tmp[n++] = hex[v & 15];
+    while ((v >>= 4) != 0);
+    p = put_lit(p, "\"0x", 3);
+    while (n)
+        *p++ = tmp[--n];
+    *p++ = '"';
+    return p;
+}
+
+/*
+ * A JSON string: runs of 8 bytes with nothing to escape copied as blocks,
+ * the rest by the one escaper (st__json_escape): st__json_string()'s output.
+ */
+static char *put_json_string(char *p, const uint8_t *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    *p++ = '"';
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+        /* a byte below 0x20 or above 0x7f, or a zero byte of quote or slash: not plain */
+        uint64_t special = ((w - ones * 0x20) | w | ((quote - ones) & ~quote) | ((slash - ones) & ~slash)) & highs;
+        if (special)
+            break;
+        memcpy(p, &w, 8);
+        p += 8;
+    }
+    p = st__json_escape(p, s + i, n - i);
+    *p++ = '"';
+    return p;
+}
+
+/* Most bytes one non-string value takes: {"value":-9223372036854775808,"char":"\\"} */
+#define VALUE_MAX 48
+
+/* A key of at most KEY_COPY bytes is copied as a block of that size (one vector move, no call). */
+#define KEY_COPY 32
+
+/* The key k of a: the bytes after it are scratch, within the value's VALUE_MAX. */
+static char *put_key(char *p, const struct args_fmt *a, unsigned k)
+{
+    if (a->key_len[k] > KEY_COPY)
+        return put_lit(p, a->keys + a->key_off[k], a->key_len[k]);
+    memcpy(p, a->keys + a->key_off[k], KEY_COPY);
+    return p + a->key_len[k];
+}
+
+/* A new args format of n arguments: names, declarations, and encodings (enum st_arg_encoding). NULL when out of memory. */
+static struct args_fmt *fmt_new(unsigned n, const char *const *names, const struct st_arg_info *args,
+                                const unsigned *enc)
+{
+    struct args_fmt *a = calloc(1, sizeof *a);
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += strlen(names[i]) + 4;
+    if (!a || !(a->keys = calloc(1, total + KEY_COPY))) { /* KEY_COPY: put_key() reads that many bytes of the last key */
+        free(a);
+        return NULL;
+    }
+    char *p = a->keys;
+    a->nargs = n;
+    a->bound = 2;
+    for (unsigned i = 0; i < n; i++) {
+        char *start = p;
+        if (i)
+            *p++ = ',';
+        *p++ = '"';
+        p = put_lit(p, names[i], strlen(names[i]));
+        p = put_lit(p, "\":", 2);
+        a->key_off[i] = (uint16_t)(start - a->keys);
+        a->key_len[i] = (uint16_t)(p - start);
+        a->bound += a->key_len[i] + VALUE_MAX;
+        a->arg[i] = args[i];
+        switch (enc[i]) {
+        case ST_ARG_ENCODING_BOOL: a->json[i] = JSON_BOOL; break;
+        case ST_ARG_ENCODING_CHAR: a->json[i] = JSON_CHAR; break;
+        default: a->json[i] = args[i].is_signed ? JSON_SIGNED : JSON_UNSIGNED;
+        }
+    }
+    return a;
+}
+
+/* The args format of event ev (made at its first record). NULL when out of memory. */
+static const struct args_fmt *args_fmt_of(struct st__ex_ctx *ctx, struct parquet *pq, const struct st_event_info *ev)
+{
+    if (ev->index < pq->nafmt && pq->afmt[ev->index])
+        return pq->afmt[ev->index];
+    if (ev->index >= pq->nafmt) {
+        size_t cap = pq->nafmt;
+        if (st__ex_reserve(&pq->afmt, &cap, (size_t)ev->index + 1, sizeof *pq->afmt) < 0)
+            return NULL;
+        memset(pq->afmt + pq->nafmt, 0, (cap - pq->nafmt) * sizeof *pq->afmt);
+        pq->nafmt = cap;
+    }
+    const char *names[ST_READER_MAX_ARGS];
+    unsigned enc[ST_READER_MAX_ARGS];
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        names[i] = ev->args[i].name;
+        enc[i] = (unsigned)st_catalog_arg_encoding(ctx->cat, ev, i);
+    }
+    return pq->afmt[ev->index] = fmt_new(ev->nargs, names, ev->args, enc);
+}
+
+/* A dropped record's args format: its event's argument (the count), or "count" if it declares none. */
+static const struct args_fmt *dropped_fmt(struct st__ex_ctx *ctx, struct parquet *pq)
+{
+    const struct st_event_info *ev = st_catalog_dropped(ctx->cat);
+    static const struct st_arg_info count = {.name = "count", .kind = ST_VALUE_INTEGER, .size = 8};
+    static const char *const name = "count";
+    static const unsigned enc = ST_ARG_ENCODING_INTEGER;
+    if (!pq->dropped)
+        pq->dropped = ev->nargs ? fmt_new(1, &ev->args[0].name, ev->args, &enc) : fmt_new(1, &name, &count, &enc);
+    return pq->dropped;
+}
+
+static char *put_json_char(char *p, const struct st_arg_info *arg, uint64_t v)
+{
+    p = put_lit(p, "{\"value\":", 9);
+    p = arg->is_signed ? put_i64(p, v) : put_u64(p, v);
+    p = put_lit(p, ",\"char\":", 8);
+    uint8_t c = (uint8_t)v;
+    p = c >= 0x20 && c < 0x7f ? st__json_string(p, &c, 1) : put_lit(p, "null", 4);
+    *p++ = '}';
+    return p;
+}
+
+/*
+ * The args column holds each row's values as they were read, in a few
+ * bytes: its args format (a pointer), then per argument a raw_kind byte and
+ * the value (a uint64, or a string's uint32 length and bytes), host order.
+ * The worker turns them into print's JSON when it encodes the page
+ * (render_args()): the caller's thread only copies them.
+ */
+static int put_raw_args(struct st__pq_file *f, size_t col, const struct args_fmt *a, const struct st_value *v)
+{
+    size_t bound = sizeof a + a->nargs * 9u;
+    for (unsigned i = 0; i < a->nargs; i++)
+        if (v[i].kind == ST_VALUE_STRING)
+            bound += v[i].len;
+    char *start = st__pq_text_room(f, col, bound), *p = start;
+    if (!p)
+        return -ENOMEM;
+    p = put_lit(p, (const char *)&a, sizeof a);
+    for (unsigned i = 0; i < a->nargs; i++) {
+        if (v[i].kind == ST_VALUE_STRING) {
+            uint32_t n = v[i].len;
+            *p++ = RAW_STRING;
+            p = put_lit(put_lit(p, (const char *)&n, 4), v[i].str, n);
+        } else {
+            *p++ = v[i].kind == ST_VALUE_POINTER ? RAW_POINTER : RAW_NUMBER;
+            p = put_lit(p, (const char *)&v[i].u64, 8);
+        }
+    }
+    st__pq_text_done(f, col, (size_t)(p - start));
+    return 0;
+}
+
+/* rec's args into column col of f (print's JSON, once the worker renders it). 0 or -ENOMEM. */
+static int put_args(struct st__ex_ctx *ctx, struct parquet *pq, struct st__pq_file *f, size_t col,
+                    const struct st_record *rec)
+{
+    const struct args_fmt *a = args_fmt_of(ctx, pq, rec->event);
+    return a ? put_raw_args(f, col, a, rec->args) : -ENOMEM;
+}
+
+/* The args column's renderer (the worker's): raw (n bytes, put_raw_args()) as print --format=json's args object. */
+static int render_args(void *arg, const uint8_t *raw, size_t n, struct st__growbuf *out)
+{
+    const struct args_fmt *a;
+    (void)arg;
+    memcpy(&a, raw, sizeof a);
+    char *start = (char *)st__growbuf_room(out, a->bound + ST__JSON_ESCAPED_MAX(n)), *p = start;
+    if (!p)
+        return -ENOMEM;
+    const uint8_t *q = raw + sizeof a;
+    *p++ = '{';
+    for (unsigned i = 0; i < a->nargs; i++) {
+        p = put_key(p, a, i);
+        uint8_t kind = *q++;
+        uint64_t x;
+        if (kind == RAW_STRING) {
+            uint32_t len;
+            memcpy(&len, q, 4);
+            p = put_json_string(p, q + 4, len);
+            q += 4 + len;
+            continue;
+        }
+        memcpy(&x, q, 8);
+        q += 8;
+        if (kind == RAW_POINTER) {
+            p = put_hex(p, x);
+            continue;
+        }
+        x = st_arg_value(&a->arg[i], x);
+        switch (a->json[i]) {
+        case JSON_SIGNED: p = put_i64(p, x); break;
+        case JSON_BOOL: p = x ? put_lit(p, "true", 4) : put_lit(p, "false", 5); break;
+        case JSON_CHAR: p = put_json_char(p, &a->arg[i], x); break;
+        default: p = put_u64(p, x);
+        }
+    }
+    *p++ = '}';
+    st__growbuf_commit(out, (size_t)(p - start));
     return 0;
 }
 
@@ -484,25 +783,18 @@ static int record_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set 
     struct who w = who_of(t, rec);
     const struct st_event_info *ev = rec ? rec->event : st_catalog_dropped(ctx->cat);
     st__pq_int(f, (size_t)o->col[R_TS], rec ? rec->timestamp_ns : ts);
-    st__pq_dict(f, (size_t)o->col[R_NAME], ev->index, ev->name, ev->name_len);
+    st__pq_dict(f, (size_t)o->col[R_NAME], ev->index, ev->name);
     put_opt_int(f, o->col[R_PID], w.proc->have_desc, w.proc->desc_pid);
     put_opt_int(f, o->col[R_TID], w.has_tid, w.tid);
     put_opt_dict(f, o->col[R_PROGRAM], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->program : NULL);
     put_opt_dict(f, o->col[R_HOST], (uint32_t)w.proc->index, w.proc->have_desc ? w.proc->host : NULL);
-    if (rec) {
-        const char *args;
-        size_t n;
-        int ret = args_json(pq, rec, &args, &n);
-        if (ret == 0)
-            st__pq_text(f, (size_t)o->col[R_ARGS], args, n);
-        st_formatter_flush(pq->fmt); /* no output: empties its buffer */
-        if (ret < 0)
-            return ret;
-    } else {
-        char json[64];
-        int n = snprintf(json, sizeof json, "{\"%s\":%" PRIu64 "}", ev->nargs ? ev->args[0].name : "count", count);
-        st__pq_text(f, (size_t)o->col[R_ARGS], json, (size_t)n);
-    }
+    const struct args_fmt *drop = rec ? NULL : dropped_fmt(ctx, pq);
+    struct st_value counted = {.kind = ST_VALUE_INTEGER, .u64 = count};
+    int ret = rec ? put_args(ctx, pq, f, (size_t)o->col[R_ARGS], rec)
+              : drop ? put_raw_args(f, (size_t)o->col[R_ARGS], drop, &counted)
+                     : -ENOMEM;
+    if (ret < 0)
+        return ret;
     return row_end(ctx, pq, o);
 }
 
@@ -552,7 +844,7 @@ static int event_row(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set *
     size_t col = (size_t)(o->col[E_TID] + 1);
     for (unsigned a = 0; a < ev->nargs; a++, col++) {
         struct st_value dropped = {.kind = ST_VALUE_INTEGER, .u64 = count};
-        put_arg(f, col, arg_kind(ctx->cat, ev, a), &ev->args[a], rec ? &rec->args[a] : &dropped);
+        put_arg(f, col, (enum st__pq_kind)o->kind[a], &ev->args[a], rec ? &rec->args[a] : &dropped);
     }
     return row_end(ctx, pq, o);
 }
@@ -593,8 +885,7 @@ static int span_row(struct st__ex_ctx *ctx, const struct st__ex_thread *t, uint3
         return ret;
     struct pq_out *o = &s->spans;
     struct st__pq_file *f = o->f;
-    const char *name = ctx->pairs.names[func];
-    st__pq_dict(f, (size_t)o->col[S_NAME], func, name, strlen(name));
+    st__pq_dict(f, (size_t)o->col[S_NAME], func, ctx->pairs.names[func]);
     st__pq_int(f, (size_t)o->col[S_BEGIN], begin);
     st__pq_int(f, (size_t)o->col[S_END], end);
     st__pq_int(f, (size_t)o->col[S_DUR], end - begin);
@@ -626,11 +917,7 @@ static int pq_open(struct st__ex_ctx *ctx)
     pq->ts_kind = ctx->opts->realtime ? ST__PQ_TIMESTAMP : ST__PQ_I64;
     pq->partition = ctx->opts->partition;
     pq->countdown = CHECK_EVERY;
-    int ret = st__pq_shared_init(&pq->sh, ZSTD_LEVEL);
-    pq->sh_ready = ret == 0;
-    struct st_formatter_options fo = {.struct_size = sizeof fo, .format = ST_OUTPUT_JSON};
-    if (ret == 0)
-        ret = st_formatter_new(&pq->fmt, ctx->cat, &fo);
+    int ret = st__pq_shared_new(&pq->sh, ZSTD_LEVEL, true);
     return ret ? ret : st__ex_dir_open(ctx, &pq->out, ctx->opts->output, &pq_dir);
 }
 
@@ -727,7 +1014,7 @@ static int pq_finish(struct st__ex_ctx *ctx)
             if (set->events[e].f && (err = st__pq_finish(set->events[e].f)) < 0)
                 bad = &set->events[e];
         if (bad)
-            ret = err == -ENOMEM ? err : st__ex_fail(ctx, err, "cannot write %s/%s", pq->out.tmp, bad->path);
+            ret = write_failed(ctx, pq, bad->path, err);
     }
     return ret ? ret : st__ex_dir_install(ctx, &pq->out);
 }
@@ -755,9 +1042,16 @@ static void pq_discard(struct st__ex_ctx *ctx)
     for (size_t i = 0; i < pq->nth; i++)
         free(pq->th[i].begin);
     free(pq->th);
-    st_formatter_free(pq->fmt);
-    if (pq->sh_ready)
-        st__pq_shared_free(&pq->sh);
+    for (size_t i = 0; i < pq->nafmt; i++)
+        if (pq->afmt[i]) {
+            free(pq->afmt[i]->keys);
+            free(pq->afmt[i]);
+        }
+    free(pq->afmt);
+    if (pq->dropped)
+        free(pq->dropped->keys);
+    free(pq->dropped);
+    st__pq_shared_free(pq->sh); /* after the files: it waits for the worker */
     st__ex_dir_discard(&pq->out);
     free(pq);
     ctx->out = NULL;

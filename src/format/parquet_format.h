@@ -10,8 +10,10 @@
  *
  *   "PAR1"                          4 bytes, the magic
  *   row group 0:
- *     column chunk 0:  [dictionary page] data page
+ *     column chunk 0:  [dictionary page] data page [data page]
  *     column chunk 1:  ...          one chunk per column, in schema order
+ *                                   (a second data page: the PLAIN values of
+ *                                   the rows a dictionary gave up on)
  *   row group 1 ...
  *   FileMetaData                    Thrift compact protocol (below)
  *   footer length                   4 bytes, little-endian: FileMetaData's size
@@ -31,6 +33,7 @@
  *                      (1 = a value, 0 = NULL); a REQUIRED column has none;
  *                    - the values, NULLs left out:
  *                      PLAIN INT64       8 bytes little-endian each
+ *                      DELTA_BINARY_PACKED  INT64 (below)
  *                      PLAIN BOOLEAN     1 bit each, least significant bit first
  *                      PLAIN BYTE_ARRAY  4-byte little-endian length + bytes
  *                      RLE_DICTIONARY    1 byte: the bit width of the indices,
@@ -45,6 +48,19 @@
  *                     group (readers stop at the page's value count).
  * varint is unsigned LEB128: 7 bits a byte, low groups first, bit 7 set on
  * all bytes but the last.
+ *
+ * DELTA_BINARY_PACKED, n >= 1 values (a page without values is PLAIN):
+ *   header            varint(block size: 128), varint(miniblocks per
+ *                     block: 4), varint(n), zigzag varint(the first value)
+ *   blocks            of the n - 1 deltas (each value less the one before),
+ *                     128 at a time (the last block may hold fewer):
+ *                     zigzag varint(min: the smallest delta of the block),
+ *                     4 bytes: the bit width of each miniblock (0..64),
+ *                     then each miniblock's 32 values (delta - min), packed
+ *                     at its width like the hybrid's bit-packed runs (the
+ *                     last one padded with 0 to 32 values; a miniblock past
+ *                     the last delta has width 0 and no bytes)
+ *   Arithmetic wraps (two's complement): u64 max after 0 is the delta -1.
  *
  * Thrift compact protocol (how FileMetaData and PageHeader are written):
  *   struct     fields, then a 0 byte (stop); a field is a header then its value;
@@ -124,6 +140,7 @@
 /* Encoding */
 #define ST_PQ_ENC_PLAIN 0
 #define ST_PQ_ENC_RLE 3
+#define ST_PQ_ENC_DELTA_BINARY_PACKED 5 /* integers (above) */
 #define ST_PQ_ENC_RLE_DICTIONARY 8
 
 /* CompressionCodec */

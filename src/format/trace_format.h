@@ -150,6 +150,20 @@ static inline size_t st__fmt_mapping_size(size_t name_len)
 }
 
 /* Writes a mapping record at p (room for st__fmt_mapping_size()); returns its size. */
+/*
+ * The size the record written in the host's order at p claims (len bytes
+ * there), or 0 when fewer bytes than its fixed part are there to tell. Not
+ * checked against len: a caller that wants the whole record compares.
+ */
+static inline size_t st__fmt_record_claim(const uint8_t *p, size_t len)
+{
+    if (len < ST_MAPPING_FIXED_SIZE)
+        return 0;
+    if (st__fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
+        return st__fmt_mapping_size(st__fmt_get_u32(p + 16));
+    return len >= ST_EVENT_FIXED_SIZE ? 8 + (size_t)st__fmt_get_u32(p + ST_EV_OFF_LENGTH) : 0;
+}
+
 static inline size_t st__fmt_put_mapping(uint8_t *p, uint64_t id, const char *name, uint32_t name_len)
 {
     st__fmt_put_u64(p, ST_RECORD_TYPE_MAPPING);

@@ -1,16 +1,35 @@
 /*
  * A compressed trace (compress=zstd): the v4 stream of trace_format.h cut
- * into independent zstd frames, plus two skippable frames at the end that
- * let a reader jump. One definition for the writer (runtime/drain) and the
+ * into independent zstd frames, plus skippable frames at the end that let
+ * a reader jump (the time index, zstd's seek table) and answer without
+ * decompressing (the summary). One definition for the writer (runtime/drain) and the
  * readers. Depends on nothing but the C library.
  *
- *   file        := data_frame+ [time_index seek_table]
+ *   file        := data_frame+ [[summary] time_index seek_table]
  *   data_frame  := one zstd frame (magic 0xFD2FB528, content size and
  *                  content checksum set) holding whole v4 records: the
  *                  first one begins with the v4 header; decompressed and
  *                  concatenated, the frames are exactly the v4 stream, so
  *                  `zstd -d`, `zstdcat` and any zstd library give a
  *                  plain trace (they skip the skippable frames)
+ *   summary     := skippable frame (little-endian), what the whole file holds,
+ *                  so that a reader answers for it without decompressing
+ *                  (simpletrace info); files written before it was have
+ *                  none, and read as before:
+ *                  u32 0x184D2A5C              ST_ZSUM_SKIP_MAGIC
+ *                  u32 frame_size              bytes that follow
+ *                  u32 0x4D535453 ("STSM")     ST_ZSUM_MAGIC
+ *                  u32 1                       version
+ *                  u32 count                   entries
+ *                  u32 entry_size              16 (readers take larger, reading the first 16)
+ *                  u64 write_lost_events       the counts of the dropped records of pid
+ *                                              ST_PID_WRITE_LOST (trace_format.h): a failed write's
+ *                  entry[count], one per event ID with records, in no order:
+ *                    u64 id        the ID as the file's mapping records name it
+ *                    u64 records   its event records in the file (dropped records not included)
+ *                  It is the frame listed just before the time index, when
+ *                  that one has decompressed size 0 and begins with these
+ *                  magics; anything else there means no summary.
  *   time_index  := skippable frame (little-endian):
  *                  u32 0x184D2A5B              ST_ZTIME_SKIP_MAGIC
  *                  u32 frame_size              bytes that follow
@@ -35,9 +54,9 @@
  *                            content checksum; 0 for skippable frames)
  *                  footer: u32 n, u8 descriptor (0x80: checksums), u32 0x8F92EAB1
  *                  The entries cover every frame before the seek table in
- *                  order, the time index last (decompressed size 0), so
- *                  tools that know the seekable format seek in it as in
- *                  any other.
+ *                  order (the summary with decompressed size 0), the time
+ *                  index last (decompressed size 0), so tools that know the
+ *                  seekable format seek in it as in any other.
  *
  * What a reader needs to start at frame k: the header and every mapping,
  * declaration, description and process record before it. The writer does
@@ -47,9 +66,10 @@
  * events as usual. The counts let it keep record numbers and counters
  * exactly as a full read has them.
  *
- * Appending (the file turned off and on again): the old time index and
- * seek table stay where they were, as frames of their own (entries with
- * decompressed size 0 and ST_ZTIME_NODATA), and new ones end the file.
+ * Appending (the file turned off and on again): the old summary, time
+ * index and seek table stay where they were, as frames of their own
+ * (entries with decompressed size 0 and ST_ZTIME_NODATA), and new ones
+ * end the file, the new summary counting the whole file.
  *
  * A file cut short (kill -9) has no seek table: it reads from the start,
  * frame after frame, up to the cut. A writer's pass makes whole frames,
@@ -80,6 +100,12 @@
 #define ST_ZTIME_META   0x1u /* the header, or a mapping record of any kind: read it to start later */
 #define ST_ZTIME_NOTIME 0x2u /* no event or dropped record: first_ns and last_ns mean nothing */
 #define ST_ZTIME_NODATA 0x4u /* a skippable frame (an earlier index): no trace bytes */
+
+#define ST_ZSUM_SKIP_MAGIC UINT32_C(0x184D2A5C)
+#define ST_ZSUM_MAGIC      UINT32_C(0x4D535453)
+#define ST_ZSUM_VERSION    1u
+#define ST_ZSUM_HEAD_SIZE  24u /* magic, version, count, entry_size, write_lost_events */
+#define ST_ZSUM_ENTRY_SIZE 16u
 
 /* Most frames a reader accepts in a seek table (zstd's own limit). */
 #define ST_ZSEEK_MAX_FRAMES UINT32_C(0x8000000)
@@ -137,6 +163,12 @@ static inline void st__ztime_get(const uint8_t *p, struct st__ztime_entry *e)
     e->dropped_records = st__zle_get32(p + 24);
     e->flags = st__zle_get32(p + 28);
     e->dropped_events = st__zle_get64(p + 32);
+}
+
+/* Size of the summary frame for count entries. */
+static inline uint64_t st__zsum_frame_size(uint32_t count)
+{
+    return ST_ZSKIP_HEADER_SIZE + ST_ZSUM_HEAD_SIZE + (uint64_t)count * ST_ZSUM_ENTRY_SIZE;
 }
 
 /* Size of the time-index frame for count entries, and of the seek-table frame for n entries. */

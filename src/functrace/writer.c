@@ -30,13 +30,13 @@
  * written time never decreases, which also keeps a reused tid's file in
  * order.
  */
+#include "thread_start.h"
 #include "write_all.h"
 #include "ft.h"
 #include "uftrace_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,14 +194,9 @@ ST__NI static void writer_start(void)
     if (!w.sem_ok)
         w.sem_ok = sem_init(&w.wake, 0, 0) == 0;
     if (!atomic_load(&w.running) && !w.shut && w.sem_ok) {
-        /* Created with every signal blocked: handlers never run there. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
         atomic_store(&w.stop, false);
-        if (pthread_create(&w.thread, NULL, writer_main, NULL) == 0)
+        if (st__thread_start(&w.thread, NULL, writer_main, NULL, NULL) == 0)
             atomic_store(&w.running, true);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     pthread_mutex_unlock(&w.lock);
 }

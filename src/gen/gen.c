@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "out_file.h"
 #include "write_all.h"
 #include "gen.h"
 
@@ -121,41 +121,20 @@ bool st__gen_event_compiled_in(const struct st__gen *gen, const struct st__event
 
 /* ---- publishing the output ------------------------------------------------ */
 
-/* Makes a file just created by mkstemp() readable as a newly created file would be. */
-static int set_default_mode(int fd)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    return fchmod(fd, 0666 & ~mask) == 0 ? 0 : -errno;
-}
-
-/* Writes the text to a temporary file next to path and renames it to path. 0 or -errno. */
+/* Writes the text to path, which shows the old file or the whole new one, never a part (out_file.h). 0 or -errno. */
 static int write_file_atomic(const char *path, const struct st__out *out)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = slash ? slash + 1 : path;
-    char *tmp = malloc(dirlen + strlen(base) + 16);
-    if (!tmp)
-        return -ENOMEM;
-    sprintf(tmp, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = -errno;
-        free(tmp);
+    struct st__out_file f;
+    int rc = st__out_file_open(&f, path);
+
+    if (rc != 0)
+        return rc;
+    rc = st__write_all(f.fd, out->text.data ? out->text.data : (const uint8_t *)"", out->text.len);
+    if (rc != 0) {
+        st__out_file_discard(&f);
         return rc;
     }
-    int rc = set_default_mode(fd);
-    if (rc == 0)
-        rc = st__write_all(fd, out->text.data ? out->text.data : (const uint8_t *)"", out->text.len);
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return st__out_file_commit(&f);
 }
 
 /* Publishes the generated text; 0 or -errno with errbuf naming the output. */

@@ -70,6 +70,20 @@ struct idslot {
     bool used;
 };
 
+/* Event records counted by summaries (zstd_seek_format.h), per event: by catalog index, or by mapped name / ID. */
+struct sums {
+    uint64_t *by_index;     /* by_index[i]: the catalog's event i */
+    size_t nindex;
+    struct undecl_sum {
+        char *name;         /* owned; NULL: known by ID only */
+        uint64_t id, count;
+    } *undecl;
+    size_t nundecl;
+    uint32_t pieces;        /* pieces whose summary is in */
+    uint64_t write_lost;
+    bool failed;            /* out of memory: the counts are not whole */
+};
+
 /* ID -> event, open addressing with linear probing; capacity a power of two. */
 struct idmap {
     struct idslot *slots;
@@ -154,6 +168,7 @@ struct st__trace {
     bool priming;           /* prime(): reading the mapping records before the first event record */
     char *events_spec;      /* the event filter, for the events a growing catalog gains */
     struct st_reader_compression zdone; /* what the compressed pieces read before the current one showed */
+    struct sums sums;       /* the summaries of the pieces read before the current one (ST_READER_SUMMARY) */
 };
 
 static void trace_close(struct st__trace *r);
@@ -668,16 +683,19 @@ static inline int take_event(struct st__trace *r, uint64_t id, uint64_t ts, uint
 /*
  * Whether every record of the compressed frame e describes would be
  * filtered out (and it holds nothing a later record needs: no header, no
- * mapping of any kind): outside --from/--to, or of another process.
+ * mapping of any kind): outside --from/--to, or of another process. With
+ * ST_READER_SUMMARY and no filter, whether the piece's summary answers for
+ * it: it holds neither the first nor the last timestamp (extreme), which
+ * the caller reads as a full read shows them, and a description is in
+ * force (records before any have no process: only reading says whether
+ * there are such).
  * 1 yes, 0 no, -1 not known yet: the origin (the first event's time)
  * and the shift must be known, so the times compare exactly as
  * selected() compares them.
  */
-static int frame_skippable(void *ctx, const struct st__ztime_entry *e)
+/* frame_skippable() with filters: 1 when they drop every record of e, 0 no, -1 not known yet. */
+static int filters_skip(const struct st__trace *r, const struct st__ztime_entry *e)
 {
-    struct st__trace *r = ctx;
-    if ((e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME)) || !r->filtering || r->scan_only)
-        return 0;
     if (r->filter_pid && r->pid_match == 0)
         return 1;
     if (!(r->filter_from || r->filter_to))
@@ -687,6 +705,28 @@ static int frame_skippable(void *ctx, const struct st__ztime_entry *e)
     uint64_t shift = r->shifting ? (uint64_t)r->shift : 0;
     int64_t first = (int64_t)(e->first_ns + shift - r->origin), last = (int64_t)(e->last_ns + shift - r->origin);
     return (r->filter_from && last < r->from_ns) || (r->filter_to && first > r->to_ns);
+}
+
+/*
+ * frame_skippable() without filters, ST_READER_SUMMARY: whether the piece's
+ * summary answers for the frame; -1 before a description is in force (its
+ * records' process is known only by reading them, when none comes first).
+ */
+static int summary_skip(const struct st__trace *r, bool extreme)
+{
+    if (!(r->flags & ST_READER_SUMMARY) || extreme || !st__zin_summary(r->zin))
+        return 0;
+    return r->meta.cur ? 1 : -1;
+}
+
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e, bool extreme)
+{
+    struct st__trace *r = ctx;
+    if (e->flags & (ST_ZTIME_META | ST_ZTIME_NOTIME))
+        return 0;
+    int w = r->filtering ? filters_skip(r, e) : summary_skip(r, extreme);
+    /* Reading the head (prime(), scan_only): a frame the records delivered later may skip ends the reading. */
+    return w > 0 && r->scan_only ? -1 : w;
 }
 
 /* A frame was skipped: its records count as a full read would have counted them, all filtered. */
@@ -806,9 +846,12 @@ static int next_v4(struct st__trace *r)
 {
     for (;;) {
         uint64_t num = r->number + 1;
-        int ret = more(r, num);
-        if (ret <= 0)
-            return ret;
+        int ret;
+        if (UNLIKELY(r->pos == r->end)) {
+            if ((ret = more_slow(r, num)) <= 0)
+                return ret;
+            num = r->number + 1; /* compressed frames skipped meanwhile counted their records (frame_skipped) */
+        }
         if ((ret = need(r, 8, num, "a record type word")) < 0)
             return ret;
         if (ld64(r, r->pos) == ST_RECORD_TYPE_MAPPING) {
@@ -953,7 +996,7 @@ static int refuse_process_filter(struct st__trace *r)
                 (unsigned long)r->pid, r->version);
 }
 
-static int frame_skippable(void *ctx, const struct st__ztime_entry *e);
+static int frame_skippable(void *ctx, const struct st__ztime_entry *e, bool extreme);
 static void frame_skipped(void *ctx, const struct st__ztime_entry *e, uint32_t dsize);
 
 /*
@@ -1118,18 +1161,89 @@ static void attach_memory(struct st__trace *r, const void *data, size_t size)
     r->eof_ends = false;
 }
 
+/* The event a summary's id stands for in this piece: its catalog entry, else its mapped name (or neither). */
+static const struct st_event_info *sum_event(struct st__trace *r, uint64_t id, const char **name)
+{
+    struct idslot *s = idmap_find(&r->ids, id);
+    *name = NULL;
+    if (!(s && s->used))
+        return NULL;
+    const struct st_event_info *ev = s->ev ? s->ev : resolve_late(r, s);
+    *name = ev ? ev->name : s->name;
+    return ev;
+}
+
+/* Adds count records of id (this piece's) to u. 0 or -ENOMEM. */
+static int sums_add(struct st__trace *r, struct sums *u, uint64_t id, uint64_t count)
+{
+    const char *name;
+    const struct st_event_info *ev = sum_event(r, id, &name);
+    if (ev) {
+        if (ev->index >= u->nindex) {
+            size_t n = r->cat->count + 1 > ev->index + 1 ? r->cat->count + 1 : (size_t)ev->index + 1;
+            uint64_t *more = realloc(u->by_index, n * sizeof *more);
+            if (!more)
+                return -ENOMEM;
+            memset(more + u->nindex, 0, (n - u->nindex) * sizeof *more);
+            u->by_index = more;
+            u->nindex = n;
+        }
+        u->by_index[ev->index] += count;
+        return 0;
+    }
+    for (size_t i = 0; i < u->nundecl; i++) {
+        struct undecl_sum *x = &u->undecl[i];
+        if (name ? x->name && !strcmp(x->name, name) : !x->name && x->id == id) {
+            x->count += count;
+            return 0;
+        }
+    }
+    struct undecl_sum *more = realloc(u->undecl, (u->nundecl + 1) * sizeof *more);
+    if (!more)
+        return -ENOMEM;
+    u->undecl = more;
+    char *copy = name ? strdup(name) : NULL;
+    if (name && !copy)
+        return -ENOMEM;
+    u->undecl[u->nundecl++] = (struct undecl_sum){copy, id, count};
+    return 0;
+}
+
+/* Adds the current piece's summary (it has one) to u. */
+static void sums_add_piece(struct st__trace *r, struct sums *u, const struct st__zindex *ix)
+{
+    for (uint32_t i = 0; i < ix->nsum && !u->failed; i++)
+        if (ix->sum[i].records && sums_add(r, u, ix->sum[i].id, ix->sum[i].records) < 0)
+            u->failed = true;
+    u->write_lost += ix->write_lost;
+    u->pieces++;
+}
+
+static void sums_free(struct sums *u)
+{
+    for (size_t i = 0; i < u->nundecl; i++)
+        free(u->undecl[i].name);
+    free(u->undecl);
+    free(u->by_index);
+    memset(u, 0, sizeof *u);
+}
+
 /* Adds what the compressed piece just read showed to r->zdone, and frees its decompressor. */
 static void zin_done(struct st__trace *r)
 {
     struct st__zin_figures f;
     if (!r->zin)
         return;
+    const struct st__zindex *sum = st__zin_summary(r->zin);
+    if (sum)
+        sums_add_piece(r, &r->sums, sum);
     st__zin_figures(r->zin, &f);
     r->zdone.compressed = true;
     r->zdone.seekable = f.seekable;
     r->zdone.frames += f.frames;
     r->zdone.frames_read += f.frames_read;
     r->zdone.frames_skipped += f.frames_skipped;
+    r->zdone.frames_ahead += f.frames_ahead;
     r->zdone.compressed_bytes += f.compressed_bytes;
     r->zdone.decompressed_bytes += f.decompressed_bytes;
     st__zin_free(r->zin);
@@ -1531,12 +1645,19 @@ ST_API int st_reader_open_memory(struct st_reader **out, const void *data, size_
     return ret;
 }
 
+/* Pieces begun so far: the one being read and those before it. */
+static uint64_t pieces_begun(const struct st__trace *t)
+{
+    return t->seq.n ? t->seq.cur + 1 : 1;
+}
+
 ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader_compression *c)
 {
     struct st_reader_compression sum = {.struct_size = sizeof sum};
     if (!r || !c || st__struct_size(c) < ST__READER_COMPRESSION_V1)
         return -EINVAL;
     if (r->ops != &st__trace_ops) { /* several traces: their sums */
+        sum.summarized = r->ops->input_count(r) > 0;
         for (size_t i = 0; i < r->ops->input_count(r); i++) {
             struct st_reader_compression one = {.struct_size = sizeof one};
             st_reader_get_compression(r->ops->input(r, i), &one);
@@ -1545,14 +1666,19 @@ ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader
             sum.frames += one.frames;
             sum.frames_read += one.frames_read;
             sum.frames_skipped += one.frames_skipped;
+            sum.frames_ahead += one.frames_ahead;
             sum.compressed_bytes += one.compressed_bytes;
             sum.decompressed_bytes += one.decompressed_bytes;
+            sum.summarized &= one.summarized;
+            sum.write_lost_events += one.write_lost_events;
         }
         return st__struct_out(c, &sum, sizeof sum, ST__READER_COMPRESSION_V1);
     }
     const struct st__trace *t = st__trace_of_c(r);
     sum = t->zdone;
     sum.struct_size = sizeof sum;
+    sum.write_lost_events = t->sums.write_lost;
+    uint64_t summaries = t->sums.pieces;
     if (t->zin) {
         struct st__zin_figures f;
         st__zin_figures(t->zin, &f);
@@ -1561,12 +1687,69 @@ ST_API int st_reader_get_compression(const struct st_reader *r, struct st_reader
         sum.frames += f.frames;
         sum.frames_read += f.frames_read;
         sum.frames_skipped += f.frames_skipped;
+        sum.frames_ahead += f.frames_ahead;
         sum.compressed_bytes += f.compressed_bytes;
         sum.decompressed_bytes += f.decompressed_bytes;
         if (f.index_problem)
             snprintf(sum.index_problem, sizeof sum.index_problem, "%s", f.index_problem);
+        const struct st__zindex *ix = st__zin_summary(t->zin);
+        if (ix) {
+            summaries++;
+            sum.write_lost_events += ix->write_lost;
+        }
     }
+    sum.summarized = !t->sums.failed && summaries == pieces_begun(t);
     return st__struct_out(c, &sum, sizeof sum, ST__READER_COMPRESSION_V1);
+}
+
+/* The counts of u to fn. */
+static void sums_give(const struct st__trace *t, const struct sums *u, st_reader_count_fn fn, void *opaque)
+{
+    for (size_t i = 0; i < u->nindex; i++)
+        if (u->by_index[i] && i < t->cat->count + 1)
+            fn(opaque, t->cat->at[i], t->cat->at[i]->name, 0, u->by_index[i]);
+    for (size_t i = 0; i < u->nundecl; i++)
+        fn(opaque, NULL, u->undecl[i].name, u->undecl[i].id, u->undecl[i].count);
+}
+
+ST_API int st_reader_summary_counts(const struct st_reader *r, st_reader_count_fn fn, void *opaque)
+{
+    if (!r || !fn)
+        return -EINVAL;
+    if (r->ops != &st__trace_ops) {
+        for (size_t i = 0; i < r->ops->input_count(r); i++)
+            st_reader_summary_counts(r->ops->input(r, i), fn, opaque);
+        return 0;
+    }
+    struct st__trace *t = (struct st__trace *)st__trace_of_c(r); /* resolving a late name fills an ID's slot */
+    const struct st__zindex *ix = t->zin ? st__zin_summary(t->zin) : NULL;
+    if (!ix) {
+        sums_give(t, &t->sums, fn, opaque);
+        return 0;
+    }
+    /* The current piece's, added to the others' in a copy: each event reported once. */
+    struct sums all = t->sums;
+    all.by_index = all.nindex ? malloc(all.nindex * sizeof *all.by_index) : NULL;
+    all.undecl = all.nundecl ? malloc(all.nundecl * sizeof *all.undecl) : NULL;
+    if ((all.nindex && !all.by_index) || (all.nundecl && !all.undecl)) {
+        free(all.by_index);
+        free(all.undecl);
+        return -ENOMEM;
+    }
+    if (all.nindex)
+        memcpy(all.by_index, t->sums.by_index, all.nindex * sizeof *all.by_index);
+    for (size_t i = 0; i < all.nundecl; i++) {
+        all.undecl[i] = t->sums.undecl[i];
+        all.undecl[i].name = t->sums.undecl[i].name ? strdup(t->sums.undecl[i].name) : NULL;
+        if (t->sums.undecl[i].name && !all.undecl[i].name)
+            all.failed = true;
+    }
+    sums_add_piece(t, &all, ix);
+    int ret = all.failed ? -ENOMEM : 0;
+    if (!ret)
+        sums_give(t, &all, fn, opaque);
+    sums_free(&all);
+    return ret;
 }
 
 static void trace_close(struct st__trace *r)
@@ -1574,6 +1757,7 @@ static void trace_close(struct st__trace *r)
     if (!r)
         return;
     detach(r);
+    sums_free(&r->sums);
     idmap_free(&r->ids);
     st__meta_free(&r->meta);
     st__conflicts_free(&r->conflicts);

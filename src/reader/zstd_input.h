@@ -21,8 +21,12 @@ struct st__zin;
 /* Reads up to room raw bytes of the compressed file at p: bytes, 0 at EOF (for now, in follow mode), -errno. */
 typedef ssize_t (*st__zin_raw_fn)(void *ctx, uint8_t *p, size_t room);
 
-/* Whether the frame e describes may be skipped (every record in it would be filtered out): 1, 0, -1 not known yet. */
-typedef int (*st__zin_skip_fn)(void *ctx, const struct st__ztime_entry *e);
+/*
+ * Whether the frame e describes may be skipped (every record in it would be
+ * filtered out, or is answered for by the summary): 1, 0, -1 not known yet.
+ * extreme: it holds the file's first or last timestamp.
+ */
+typedef int (*st__zin_skip_fn)(void *ctx, const struct st__ztime_entry *e, bool extreme);
 
 /* A frame skipped: e says what it held, dsize its decompressed bytes. */
 typedef void (*st__zin_skipped_fn)(void *ctx, const struct st__ztime_entry *e, uint32_t dsize);
@@ -34,12 +38,22 @@ struct st__zframe {
     struct st__ztime_entry t;
 };
 
-/* A file's seek table and time index, parsed (st__zindex_parse()). */
+/* One entry of a summary: an event ID's records in the whole file. */
+struct st__zsum_entry {
+    uint64_t id, records;
+};
+
+/* A file's seek table, time index and summary, parsed (st__zindex_parse()). */
 struct st__zindex {
     struct st__zframe *frames;   /* n, malloc'ed */
     uint32_t n;
     uint64_t data_frames;        /* frames with trace bytes */
     uint64_t dsize;              /* the v4 stream's size */
+    uint32_t k_first, k_last;    /* the entries holding the file's first and last timestamp (n: none) */
+    bool have_sum;               /* the file has a summary: */
+    struct st__zsum_entry *sum;  /* nsum entries, malloc'ed */
+    uint32_t nsum;
+    uint64_t write_lost;         /* its write_lost_events */
 };
 
 /*
@@ -81,13 +95,16 @@ bool st__zin_cut(const struct st__zin *z);
 /* The last error's or cut's message: names the frame and the compressed byte offset. */
 const char *st__zin_message(const struct st__zin *z);
 
+/* The input's summary (zstd_seek_format.h), or NULL when it has none. */
+const struct st__zindex *st__zin_summary(const struct st__zin *z);
+
 /* Where decoding is, for messages: " (zstd frame K at compressed byte X)". */
 void st__zin_where(const struct st__zin *z, char *buf, size_t len);
 
 /* Figures for st_reader_get_compression(). */
 struct st__zin_figures {
     bool seekable;
-    uint64_t frames, frames_read, frames_skipped, compressed_bytes, decompressed_bytes;
+    uint64_t frames, frames_read, frames_skipped, frames_ahead, compressed_bytes, decompressed_bytes;
     const char *index_problem;   /* why a seek table present was not used, or NULL */
 };
 void st__zin_figures(const struct st__zin *z, struct st__zin_figures *f);

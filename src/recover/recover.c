@@ -532,18 +532,24 @@ static void put_drops(struct out *o, const struct st__recover *r, const struct s
     }
 }
 
-/* The merge's sources, one per ring (an unborn one is empty), after the cut write is settled. */
-static void sources(const struct st__recover *r, const struct st__recover_trace *trace, struct st__merge_src *src,
-                    uint64_t *pending)
+/* The merge's sources, one per ring (an unborn one is empty), after the cut write is settled. 0 or -ENOMEM. */
+static int sources(const struct st__recover *r, const struct st__recover_trace *trace, struct st__merge_src *src,
+                   uint64_t *pending)
 {
+    struct st__rv_stream stream;
+
+    if (st__rv_stream_open(&stream, r, trace) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < r->n; i++) {
         const struct st__rv_ring *g = &r->rings[i];
         uint64_t tail = g->tail;
         pending[i] = g->pending;
-        st__rv_inflight(g, trace, &r->hooks, &tail, &pending[i]);
+        st__rv_inflight(g, trace, &stream, &r->hooks, &tail, &pending[i]);
         src[i] = (struct st__merge_src){.ring = g->ring, .mask = g->mask, .size = g->mask + 1, .pos = tail,
                                         .end = g->end, .owner = (void *)g};
     }
+    st__rv_stream_free(&stream);
+    return 0;
 }
 
 int st__recover_write(struct st__recover *r, const struct st__recover_image *names,
@@ -559,9 +565,8 @@ int st__recover_write(struct st__recover *r, const struct st__recover_image *nam
     uint64_t *pending = calloc(r->n, sizeof *pending);
     int ret = -ENOMEM;
 
-    if (!src || !pending)
+    if (!src || !pending || sources(r, trace, src, pending) < 0)
         goto out_free;
-    sources(r, trace, src, pending);
     if ((ret = st__rv_names_load(&nm, names, &r->hooks)) < 0)
         goto out_free;
     clock_build(r, &cv);

@@ -23,7 +23,10 @@
  *   st__recover_write()  with that process's names file and, optionally,
  *                        its trace file: settles the write() the death cut
  *                        (records that reached the trace file are left
- *                        out), converts timestamps with a clock built from
+ *                        out; a compressed trace, compress=zstd, is
+ *                        decompressed where the cut write went, a last
+ *                        frame cut short giving what its whole blocks
+ *                        hold, as zstd -d gives it), converts timestamps with a clock built from
  *                        the headers' anchors, and writes header, mappings
  *                        (st_unknown_ID for IDs the names file lacks), the
  *                        records of all threads merged by time (merge.h)
@@ -76,6 +79,11 @@ enum st__recover_what {
     ST_RECOVER_NAMES_TORN,    /* the names file holds no mapping from byte offset on: later names unknown */
     ST_RECOVER_OTHER_PIDS,    /* ring files of several processes: value is the pid recovered */
     ST_RECOVER_TRACE_UNNAMED, /* no ring file names the trace file given: value is the pid recovered */
+    ST_RECOVER_TRACE_CUT,     /* the compressed trace ends inside the zstd frame at compressed byte offset,
+                                 in the stretch a cut write covers: value is where reading stopped (the
+                                 file's size); what that frame decompresses to up to there is what arrived */
+    ST_RECOVER_TRACE_DAMAGED, /* the zstd frame at compressed byte offset, in that stretch, does not
+                                 decompress: value is where reading stopped; nothing after it arrived */
 };
 
 /* One thing recover has to say. Valid during the hook's call only. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "crash_format.h"
+#include "growbuf.h"
 #include "recover.h"
 
 /* One ring file that passed its header's checks. */
@@ -65,12 +66,33 @@ uint64_t st__rv_record_size(const struct st__rv_ring *r, uint64_t pos, uint64_t 
 void st__rv_ring_copy(const struct st__rv_ring *r, uint64_t pos, void *dst, size_t n);
 
 /*
- * Settles the write() the death cut (if any) against trace (may be NULL):
- * *tail moves past the records that reached the file, *pending gains the
- * write's dropped count unless it arrived too.
+ * The trace file's v4 bytes where the in-flight notes look: the file
+ * itself, or, when it is compressed (compress=zstd), the stretch of its
+ * stream the notes name, decompressed (the notes' offsets are the v4
+ * stream's).
+ */
+struct st__rv_stream {
+    const uint8_t *data;    /* v4 bytes from stream offset base */
+    uint64_t base, len;
+    struct st__growbuf dec; /* compressed: the bytes decompressed (data points into it) */
+};
+
+/*
+ * The stream of trace (NULL: none given) for r's in-flight notes; a
+ * compressed file cut or damaged inside that stretch is said, with where
+ * reading stopped. 0 or -ENOMEM.
+ */
+int st__rv_stream_open(struct st__rv_stream *s, const struct st__recover *r, const struct st__recover_trace *trace);
+void st__rv_stream_free(struct st__rv_stream *s);
+
+/*
+ * Settles the write() the death cut (if any) against trace (may be NULL)
+ * and its stream: *tail moves past the records that reached the file,
+ * *pending gains the write's dropped count unless it arrived too.
  */
 void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace *trace,
-                     const struct st__recover_hooks *hk, uint64_t *tail, uint64_t *pending);
+                     const struct st__rv_stream *s, const struct st__recover_hooks *hk, uint64_t *tail,
+                     uint64_t *pending);
 
 /* Reads the names image (NULL: none) into nm. 0 or -ENOMEM; a torn end is said, not an error. */
 int st__rv_names_load(struct st__rv_names *nm, const struct st__recover_image *img, const struct st__recover_hooks *hk);

@@ -14,6 +14,7 @@
 #include "meta_format.h"
 #include "recover_internal.h"
 #include "trace_format.h"
+#include "zrange.h"
 
 
 /* Room for a path and the words around it. */
@@ -320,7 +321,8 @@ static uint64_t count_in_file(const uint8_t *p, uint64_t len, uint32_t tid)
  * them in the file than in the write means it arrived too.
  */
 void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace *trace,
-                     const struct st__recover_hooks *hk, uint64_t *tail, uint64_t *pending)
+                     const struct st__rv_stream *s, const struct st__recover_hooks *hk, uint64_t *tail,
+                     uint64_t *pending)
 {
     const struct st__crash_hdr *h = &r->h;
     uint64_t end = h->inflight_end, n_ring = 0, n_file = 0, pos, size, skip;
@@ -344,10 +346,9 @@ void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace
         add_sat(pending, h->inflight_drop);
         return;
     }
-    if (trace->img.len > h->inflight_off) {
-        uint64_t avail = trace->img.len - h->inflight_off;
-        n_file = count_in_file(trace->img.data + h->inflight_off, avail < h->inflight_len ? avail : h->inflight_len,
-                               h->tid);
+    if (h->inflight_off >= s->base && h->inflight_off - s->base < s->len) {
+        uint64_t at = h->inflight_off - s->base, avail = s->len - at;
+        n_file = count_in_file(s->data + at, avail < h->inflight_len ? avail : h->inflight_len, h->tid);
     }
     skip = n_file < n_ring ? n_file : n_ring;
     st__rv_say(hk, ST_RECOVER_INFLIGHT_DONE, r->img.name, NULL, 0, skip,
@@ -358,4 +359,72 @@ void st__rv_inflight(const struct st__rv_ring *r, const struct st__recover_trace
     *tail = pos;
     if (n_file <= n_ring)
         add_sat(pending, h->inflight_drop); /* its dropped record did not arrive */
+}
+
+/* --- the trace file's stream ------------------------------------------------ */
+
+/* Most v4 bytes decompressed for the notes of a compressed trace (a write is one stage of 1 MiB). */
+#define MAX_INFLIGHT ((uint64_t)64 << 20)
+
+/* Whether ring r has a write in flight to the file trace. */
+static bool writes_to(const struct st__rv_ring *r, const struct st__recover_trace *trace)
+{
+    return !r->unborn && (r->h.inflight_seq & 1) && trace->ino != 0 && trace->dev == r->h.file_dev &&
+           trace->ino == r->h.file_ino;
+}
+
+int st__rv_stream_open(struct st__rv_stream *s, const struct st__recover *r, const struct st__recover_trace *trace)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    struct st__zrange_end e;
+
+    memset(s, 0, sizeof *s);
+    if (!trace)
+        return 0;
+    if (!st__zrange_is_zstd(trace->img.data, trace->img.len)) {
+        s->data = trace->img.data;
+        s->len = trace->img.len;
+        return 0;
+    }
+    /*
+     * Compressed: only the stretch the notes name (one write: the writer has
+     * one in flight at a time, of one stage, 1 MiB). A note naming more is
+     * damage; what is decompressed for it is bounded all the same.
+     */
+    for (size_t i = 0; i < r->n; i++) {
+        const struct st__crash_hdr *h = &r->rings[i].h;
+        uint64_t len = h->inflight_len < MAX_INFLIGHT ? h->inflight_len : MAX_INFLIGHT;
+        if (!writes_to(&r->rings[i], trace))
+            continue;
+        lo = h->inflight_off < lo ? h->inflight_off : lo;
+        hi = h->inflight_off + len > hi ? h->inflight_off + len : hi;
+    }
+    if (hi - lo > MAX_INFLIGHT)
+        hi = lo + MAX_INFLIGHT;
+    if (lo >= hi)
+        return 0;
+    if (st__zrange_read(trace->img.data, trace->img.len, lo, hi - lo, &s->dec, &e) < 0)
+        return -ENOMEM;
+    s->data = s->dec.data;
+    s->base = lo;
+    s->len = s->dec.len;
+    if (e.stop == ST_ZRANGE_CUT)
+        st__rv_say(&r->hooks, ST_RECOVER_TRACE_CUT, trace->img.name, NULL, e.frame_off, e.stop_off,
+                   "the compressed trace ends inside zstd frame %llu (it starts at compressed byte %llu): read up "
+                   "to compressed byte %llu, the file's end (v4 byte %llu); the records that frame gives up to "
+                   "there are the ones that reached it",
+                   (unsigned long long)e.frame, (unsigned long long)e.frame_off, (unsigned long long)e.stop_off,
+                   (unsigned long long)e.dend);
+    else if (e.stop == ST_ZRANGE_DAMAGED)
+        st__rv_say(&r->hooks, ST_RECOVER_TRACE_DAMAGED, trace->img.name, NULL, e.frame_off, e.stop_off,
+                   "zstd frame %llu at compressed byte %llu is damaged (%s): decoded up to compressed byte %llu (v4 "
+                   "byte %llu); records after that point count as not written",
+                   (unsigned long long)e.frame, (unsigned long long)e.frame_off, e.why, (unsigned long long)e.stop_off,
+                   (unsigned long long)e.dend);
+    return 0;
+}
+
+void st__rv_stream_free(struct st__rv_stream *s)
+{
+    st__growbuf_free(&s->dec);
 }

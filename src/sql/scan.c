@@ -57,8 +57,28 @@ int st__sql_scan_start(struct st__sql_scan *s, const struct st__sql_table *t, co
     return 0;
 }
 
+/* Adds what the scan's reader read to its table's connection's totals. */
+static void count_reads(const struct st__sql_scan *s)
+{
+    struct st__sql_reads *rd = s->t ? s->t->reads : NULL;
+    struct st_reader_counters c = {.struct_size = sizeof c};
+    struct st_reader_compression z = {.struct_size = sizeof z};
+    if (!rd || !s->r || st_reader_get_counters(s->r, &c) < 0)
+        return;
+    rd->scans++;
+    rd->records += c.events + c.dropped_records;
+    rd->skipped += c.filtered;
+    rd->bytes += c.bytes;
+    if (st_reader_get_compression(s->r, &z) == 0 && z.compressed) {
+        rd->frames += z.frames;
+        rd->frames_read += z.frames_read;
+        rd->frames_skipped += z.frames_skipped;
+    }
+}
+
 void st__sql_scan_stop(struct st__sql_scan *s)
 {
+    count_reads(s);
     st_reader_close(s->r);
     st_formatter_free(s->fmt);
     free(s->host);

@@ -393,6 +393,13 @@ int st__sql_source_new(struct st__sql_source **out, const struct st__sql_input *
         snprintf(err, errlen, "no trace to read");
         return -EINVAL;
     }
+    for (size_t i = 0; i < src->ntraces; i++)
+        if (!strcmp(src->traces[i], "-")) { /* a pipe reads once: the head read here, then each scan anew */
+            st__sql_source_free(src);
+            snprintf(err, errlen, "a trace from standard input ('-') cannot be read: each table scan reads the "
+                                  "traces anew, from their start; give a file");
+            return -EINVAL;
+        }
     int ret = read_head(src, err, errlen);
     if (ret < 0) {
         st__sql_source_free(src);

@@ -48,10 +48,13 @@
  * GROUP BY name, or DISTINCT name) needs no column but the name: the scan
  * counts and gives the rows grouped, sparing SQLite's sort. The inner table
  * of a join on an event table's, drops' or spans' column is read once into
- * an index in memory (index.c) rather than once per outer row.
+ * an index in memory (index.c) rather than once per outer row. In a
+compressed trace with a seek table, the reader jumps over the frames a ts
+range leaves out. The function simpletrace_reads() says what a
+connection's scans read (struct st__sql_reads), as a JSON object.
  *
- * Each scan of a table opens the traces anew (so a file, not standard
- * input); spans stream from export's engine running on a thread of its own
+ * Each scan of a table opens the traces anew (so a file: a trace "-",
+ * standard input, is refused with a message saying so); spans stream from export's engine running on a thread of its own
  * (memory: a few batches of spans, never the trace).
  */
 #ifndef ST_SQL_H

@@ -127,10 +127,25 @@ enum { CAT_NAME, CAT_ID, CAT_ARGS, CAT_FORMAT, CAT_NCOLS };
 enum { PROC_PID, PROC_PROGRAM, PROC_HOST, PROC_EXE, PROC_CMDLINE, PROC_CLOCK, PROC_VERSION, PROC_TRACE,
        PROC_ANCHOR_MONO, PROC_ANCHOR_REAL, PROC_NCOLS };
 
+/*
+ * What the scans of one connection read (SQL: simpletrace_reads()), added
+ * up as each scan of records, drops or an event's table stops: the
+ * reader's counters and, for compressed traces, its frames.
+ */
+struct st__sql_reads {
+    unsigned refs;               /* the module and the function hold it */
+    uint64_t scans;
+    uint64_t records;            /* event and dropped records met */
+    uint64_t skipped;            /* ... of which the filters skipped without decoding (frames skipped included) */
+    uint64_t bytes;              /* bytes of the traces consumed (decompressed, for compressed ones) */
+    uint64_t frames, frames_read, frames_skipped; /* compressed traces: data frames, decompressed, jumped over */
+};
+
 /* What one virtual table reads. */
 struct st__sql_table {
     enum st__sql_kind kind;
     struct st__sql_source *src;
+    struct st__sql_reads *reads;    /* where its scans add what they read (NULL: nowhere) */
     const struct st__sql_event *ev; /* ST__SQL_EVENT */
     struct st__sql_source *own_src; /* a table of the module owns its source ... */
     struct st_catalog *own_cat;     /* ... and the catalog of its trace-events files */

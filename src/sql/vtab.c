@@ -161,7 +161,6 @@ static int pick_table(struct st__sql_table *t, const struct st__sql_args *a, cha
 static int module_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
                           char **pzErr)
 {
-    (void)aux;
     struct st__sql_args a;
     char err[ERR_LEN];
     err[0] = '\0';
@@ -178,8 +177,10 @@ static int module_connect(sqlite3 *db, void *aux, int argc, const char *const *a
     }
     if (ret == 0)
         ret = pick_table(t, &a, err, sizeof err);
-    if (t)
+    if (t) {
+        t->reads = aux;
         st__sql_args_free(&a);
+    }
     if (ret < 0) {
         table_free(t);
         if (ret == -ENOMEM && !err[0])
@@ -715,9 +716,50 @@ static const sqlite3_module eponymous_module = {
     .xRowid = vt_rowid,
 };
 
+static void reads_unref(void *p)
+{
+    struct st__sql_reads *rd = p;
+    if (rd && --rd->refs == 0)
+        free(rd);
+}
+
+/* simpletrace_reads(): what the connection's scans read so far, as a JSON object. */
+static void reads_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const struct st__sql_reads *rd = sqlite3_user_data(ctx);
+    (void)argc, (void)argv;
+    char *json = sqlite3_mprintf("{\"scans\":%llu,\"records\":%llu,\"skipped\":%llu,\"bytes\":%llu,\"frames\":%llu,"
+                                 "\"frames_read\":%llu,\"frames_skipped\":%llu}",
+                                 (unsigned long long)rd->scans, (unsigned long long)rd->records,
+                                 (unsigned long long)rd->skipped, (unsigned long long)rd->bytes,
+                                 (unsigned long long)rd->frames, (unsigned long long)rd->frames_read,
+                                 (unsigned long long)rd->frames_skipped);
+    if (!json) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, json, -1, sqlite3_free);
+    sqlite3_result_subtype(ctx, 'J'); /* JSON, for SQLite's json functions */
+}
+
+/* The module "simpletrace" and the function simpletrace_reads(), sharing the connection's totals (*out). */
+static int register_module(sqlite3 *db, struct st__sql_reads **out)
+{
+    struct st__sql_reads *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return SQLITE_NOMEM;
+    rd->refs = 2; /* each registration drops its reference when the connection closes, or when it fails */
+    int rc = sqlite3_create_module_v2(db, "simpletrace", &simpletrace_module, rd, reads_unref);
+    int rc2 = sqlite3_create_function_v2(db, "simpletrace_reads", 0, SQLITE_UTF8, rd, reads_fn, NULL, NULL,
+                                         reads_unref);
+    *out = rd;
+    return rc != SQLITE_OK ? rc : rc2;
+}
+
 int st__sql_register_module(sqlite3 *db)
 {
-    return sqlite3_create_module_v2(db, "simpletrace", &simpletrace_module, NULL, NULL);
+    struct st__sql_reads *rd;
+    return register_module(db, &rd);
 }
 
 static void free_aux(void *p)
@@ -725,7 +767,7 @@ static void free_aux(void *p)
     free(p);
 }
 
-static int register_one(sqlite3 *db, struct st__sql_source *src, enum st__sql_kind kind,
+static int register_one(sqlite3 *db, struct st__sql_source *src, struct st__sql_reads *rd, enum st__sql_kind kind,
                         const struct st__sql_event *ev, const char *name, char *err, size_t errlen)
 {
     struct st__sql_table *t = calloc(1, sizeof *t);
@@ -733,7 +775,7 @@ static int register_one(sqlite3 *db, struct st__sql_source *src, enum st__sql_ki
         snprintf(err, errlen, "out of memory");
         return SQLITE_NOMEM;
     }
-    *t = (struct st__sql_table){.kind = kind, .src = src, .ev = ev};
+    *t = (struct st__sql_table){.kind = kind, .src = src, .ev = ev, .reads = rd};
     /* sqlite3_create_module_v2() calls free_aux on failure too */
     int rc = sqlite3_create_module_v2(db, name, &eponymous_module, t, free_aux);
     if (rc != SQLITE_OK)
@@ -757,10 +799,13 @@ static const char *name_taken(const struct st__sql_source *src, size_t i)
 int st__sql_register_tables(sqlite3 *db, struct st__sql_source *src, st__sql_warn_fn warn, void *opaque, char *err,
                             size_t errlen)
 {
-    int rc = SQLITE_OK;
+    struct st__sql_reads *rd;
+    int rc = register_module(db, &rd);
+    if (rc != SQLITE_OK)
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
     for (size_t k = 0; rc == SQLITE_OK && k < sizeof fixed_names / sizeof fixed_names[0]; k++)
         if (fixed_names[k])
-            rc = register_one(db, src, (enum st__sql_kind)k, NULL, fixed_names[k], err, errlen);
+            rc = register_one(db, src, rd, (enum st__sql_kind)k, NULL, fixed_names[k], err, errlen);
     for (size_t i = 0; rc == SQLITE_OK && i < src->nev; i++) {
         const char *taken = name_taken(src, i);
         if (taken) {
@@ -773,9 +818,7 @@ int st__sql_register_tables(sqlite3 *db, struct st__sql_source *src, st__sql_war
                 warn(msg, opaque);
             continue;
         }
-        rc = register_one(db, src, ST__SQL_EVENT, &src->ev[i], src->ev[i].name, err, errlen);
+        rc = register_one(db, src, rd, ST__SQL_EVENT, &src->ev[i], src->ev[i].name, err, errlen);
     }
-    if (rc == SQLITE_OK)
-        rc = st__sql_register_module(db);
     return rc;
 }

@@ -3,7 +3,8 @@
 # points the runtime at a file the test owns (the real marker is the same
 # kind of write-only file: one write(2) per line). Lines written, one per
 # enabled event, "NAME FORMAT"; a line longer than 512 bytes cut and marked;
-# events not enabled cost nothing; an unusable marker said once on stderr.
+# events not enabled cost nothing; an unusable marker said once on stderr; a
+# program closing every descriptor after start-up gets no line in its own files.
 #
 # usage: ftrace_test.sh FTRACE-PROGRAM SIMPLETRACE TRACE-EVENTS
 set -u
@@ -38,6 +39,16 @@ check "only the events enabled in SIMPLETRACE are written" test "$(tr '\n' '|' <
 : >"$m"
 SIMPLETRACE_FTRACE_MARKER=$m "$ft" 3 2>"$tmp/err"
 check "no event enabled: nothing written" test ! -s "$m"
+
+# A daemon closing every descriptor at start-up, after the marker was opened, then opening its own
+# file on the marker's number: no ftrace line goes into it; the marker is opened again.
+: >"$m"
+SIMPLETRACE_FTRACE_MARKER=$m SIMPLETRACE='enable=be_*' "$ft" --close-fds "$tmp/own" 5 >"$tmp/out" 2>"$tmp/err"
+check "closed descriptors: the program exits 0" test $? -eq 0
+check "closed descriptors: its own file holds its lines only" test "$(tr '\n' '|' <"$tmp/own")" = \
+  "the program's first line|the program's last line|"
+check "closed descriptors: the marker was opened again and has every line" test "$(wc -l <"$m")" -eq 10
+check "closed descriptors: nothing said" test ! -s "$tmp/err"
 
 SIMPLETRACE_FTRACE_MARKER=$tmp/no/such/dir/trace_marker SIMPLETRACE='enable=be_*' "$ft" 50 >"$tmp/out" 2>"$tmp/err"
 check "unusable marker: the program still runs and exits 0" test $? -eq 0

@@ -22,6 +22,17 @@ Checked here:
     anchor moved back by a known amount) line up record for record;
   - a QEMU fixture merged alone: the strict reader prints what QEMU's own
     simpletrace.py printed for the original (the fixture's oracle);
+  - compressed output (issue 25): `merge -o OUT.zst` and --compress=zstd:LEVEL
+    write zstd frames that `zstd -d` turns into exactly the plain OUT's
+    bytes (the strict reader reads them), with the three skippable frames
+    (summary, time index, seek table) `zstd -l` counts; --compress=off writes plain
+    whatever the name; a bad --compress is refused naming it, nothing left;
+    print --from/--to of a compressed merge of many frames prints what it
+    prints of the plain one while stats says frames were skipped, not
+    decompressed; a damaged input merged compressed holds the records
+    before the damage (`zstd -d`: the plain partial OUT), exit 1 naming the
+    byte offset; the compressed OUT cut inside a frame: print gives the
+    records before the cut and names the frame's compressed byte offset;
   - errors, each leaving nothing at OUT (an OUT that was there unchanged):
     a file given twice, a copy of a trace, a truncated input (named with
     its byte offset), an OUT in a directory that does not exist or that is
@@ -31,8 +42,10 @@ argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS FIXTURES-QEMU-DIR
 """
 import json
 import os
+import re
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -373,10 +386,96 @@ def errors(cli, d, tmp):
             'an --offset naming no input')
 
 
+def unzstd(path):
+    """`zstd -dc path`: (exit status, bytes written)."""
+    p = subprocess.run(['zstd', '-q', '-d', '-c', path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return p.returncode, p.stdout
+
+
+def zstd_frames(path):
+    """(data frames, skippable frames) as `zstd -l -v` counts them."""
+    out = subprocess.run(['zstd', '-l', '-v', path], capture_output=True, text=True).stdout
+    get = lambda what: int(re.search(what + r' Frames: (\d+)', out).group(1)) if what + ' Frames' in out else -1
+    return get('Zstandard'), get('Skippable')
+
+
+def compressed(cli, demo, events_file, d, plain, tmp):
+    zd = os.path.join(tmp, 'z')
+    os.mkdir(zd)
+    out = os.path.join(zd, 'merged.trace.zst')
+    r = run(cli, 'merge', '-o', out, d)
+    data = open(plain, 'rb').read()
+    rc, dec = unzstd(out) if r.returncode == 0 else (-1, b'')
+    ok(r.returncode == 0 and rc == 0 and dec == data and open(out, 'rb').read(4) == b'\x28\xb5\x2f\xfd',
+       'merge -o OUT.zst: zstd -d gives exactly the bytes of the plain merge (%d bytes from %d)' %
+       (len(dec), os.path.getsize(out) if r.returncode == 0 else 0), r.stderr)
+    ok(len(list(records(parse_events(events_file), dec))) > 100, '... which the strict reader reads whole')
+    ok(zstd_frames(out)[0] >= 1 and zstd_frames(out)[1] == 3, '... zstd -l: data frames and the 3 skippable ones',
+       zstd_frames(out))
+    ok(leftovers(zd, ['merged.trace.zst']) == [], '... nothing else left next to it')
+    other = os.path.join(zd, 'merged-19')
+    r = run(cli, 'merge', '--compress=zstd:19', '-o', other, d)
+    ok(r.returncode == 0 and unzstd(other) == (0, data), '--compress=zstd:19 on a name without .zst: compressed',
+       r.stderr)
+    off = os.path.join(zd, 'plain.zst')
+    r = run(cli, 'merge', '--compress=off', '-o', off, d)
+    ok(r.returncode == 0 and open(off, 'rb').read() == data, '--compress=off: plain, whatever the name', r.stderr)
+    r = run(cli, 'merge', '--compress=gzip', '-o', os.path.join(zd, 'bad.zst'), d)
+    ok(r.returncode == 2 and "--compress 'gzip'" in r.stderr and 'zstd:LEVEL' in r.stderr and
+       not os.path.exists(os.path.join(zd, 'bad.zst')), 'a bad --compress: exit 2, named, nothing written', r.stderr)
+
+    # Many frames: --from/--to reads the frames it needs.
+    big = os.path.join(zd, 'big.trace')
+    r = run(demo, '--workers', '2', '--jobs', '30000', env=dict(os.environ, SIMPLETRACE='enable=*,bufsize=16M,file=' + big))
+    bz, bp = os.path.join(zd, 'big.zst'), os.path.join(zd, 'big.merged')
+    r1, r2 = run(cli, 'merge', '-o', bz, big), run(cli, 'merge', '-o', bp, big)
+    frames = zstd_frames(bz)[0]
+    ok(r.returncode == 0 and r1.returncode == 0 and r2.returncode == 0 and frames >= 5 and
+       unzstd(bz) == (0, open(bp, 'rb').read()), 'a merge of %d frames, equal to the plain one once decompressed' % frames,
+       r1.stderr + r2.stderr)
+    span = json_lines(run(cli, 'print', '--format=json', bp).stdout)
+    # The window by records, not by time: a loaded machine can leave the middle of the time range empty.
+    t0, n = span[0]['timestamp_ns'], len(span)
+    window = ['--from=%dns' % (span[n * 4 // 10]['timestamp_ns'] - t0), '--to=%dns' % (span[n * 6 // 10]['timestamp_ns'] - t0)]
+    pz, pp = run(cli, 'print', *window, bz), run(cli, 'print', *window, bp)
+    ok(pz.returncode == 0 and pz.stdout == pp.stdout and pp.stdout.count('\n') > 100,
+       'print --from/--to of it prints what it prints of the plain merge (%d lines)' % pp.stdout.count('\n'),
+       pz.stderr)
+    st = run(cli, 'stats', *window, bz).stdout
+    m = re.search(r'compressed +zstd, (\d+) frames: (\d+) decompressed, (\d+) skipped', st)
+    ok(m and int(m.group(3)) > 0 and int(m.group(2)) < int(m.group(1)),
+       '... reading only some of its frames: the seek table let it skip the others', m.group(0) if m else st)
+    full = re.search(r'compressed +zstd, (\d+) frames: (\d+) decompressed, (\d+) skipped', run(cli, 'stats', bz).stdout)
+    ok(full and full.group(1) == full.group(2) == str(frames) and full.group(3) == '0',
+       '... a full read decompresses every data frame, the trailer\'s skippable frames not counted (%d frames)' % frames,
+       full.group(0) if full else '')
+
+    # A damaged input: the records before the damage, compressed, exit 1 naming the byte offset.
+    cut = os.path.join(zd, 'cut.trace')
+    open(cut, 'wb').write(data[:len(data) * 2 // 3])
+    cz, cp = os.path.join(zd, 'cut-merged.zst'), os.path.join(zd, 'cut-merged')
+    r1, r2 = run(cli, 'merge', '-o', cz, cut), run(cli, 'merge', '-o', cp, cut)
+    ok(r1.returncode == 1 and 'byte offset' in r1.stderr and 'holds the records before' in r1.stderr and
+       r2.returncode == 1 and unzstd(cz) == (0, open(cp, 'rb').read()),
+       'a damaged input merged compressed: the records before the damage (zstd -d: the plain partial merge), '
+       'the byte offset named', r1.stderr)
+
+    # The compressed OUT cut inside a frame: the records before, the frame's compressed offset named.
+    whole = open(bz, 'rb').read()
+    short = os.path.join(zd, 'short.zst')
+    open(short, 'wb').write(whole[:len(whole) // 2])
+    ps, pw = run(cli, 'print', short), run(cli, 'print', bz)
+    ok(ps.returncode == 1 and 'compressed byte' in ps.stderr and 'inside zstd frame' in ps.stderr and
+       pw.stdout.startswith(ps.stdout) and ps.stdout.count('\n') > 100,
+       'OUT.zst cut inside a frame: print gives the records before the cut, names the frame and its compressed '
+       'byte offset', ps.stderr)
+
+
 def main():
     cli, demo, events_file, fixtures = (os.path.abspath(a) for a in sys.argv[1:5])
     with tempfile.TemporaryDirectory() as tmp:
-        d, _ = demo_run(cli, demo, events_file, tmp)
+        d, merged = demo_run(cli, demo, events_file, tmp)
+        compressed(cli, demo, events_file, d, merged, tmp)
         rotated(cli, demo, tmp)
         overlapping_ids(cli, tmp)
         two_hosts(cli, tmp)

@@ -14,7 +14,8 @@ Checked here:
     input, and every input keeps its bytes (a directory: every file);
   - the same commands with an output elsewhere still work;
   - a symbolic link given as the output of export, merge, gen or recover is
-    replaced by the file written: its target keeps its bytes.
+    replaced by the file written, with one notice naming the link and its
+    target: its target keeps its bytes.
 
 argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS PIPE-STAGE
 """
@@ -64,6 +65,9 @@ def replaced(what, argv, link, target, cwd):
     r = run(*argv, cwd=cwd)
     p = os.path.join(cwd, link)
     ok(r.returncode == 0, '%s: exit 0' % what, r.stderr)
+    notes = [line for line in r.stderr.splitlines() if 'symbolic link' in line]
+    ok(len(notes) == 1 and ("'%s'" % link) in notes[0] and ("'%s'" % target) in notes[0] and 'replaced' in notes[0],
+       '%s: one notice names the link and its target' % what, r.stderr)
     ok(not os.path.islink(p) and os.path.isfile(p) and os.path.getsize(p) > 0,
        '%s: the link was replaced by the file written' % what)
     ok(open(os.path.join(cwd, target), 'rb').read() == PRECIOUS, "%s: the link's target keeps its bytes" % what)

@@ -1,7 +1,10 @@
 /*
- * A full disk. As root (mount works): a 256 KiB tmpfs mounted on a private
- * directory, a filler file taking part of it, and a trace file that outgrows
- * the rest: write() comes short, then fails with ENOSPC. Without mount
+ * A full disk. As root (mount works): a 512 KiB tmpfs mounted on a private
+ * directory, a filler file taking most of it, and a trace file that outgrows
+ * the rest: write() comes short, then fails with ENOSPC. Freeing the filler
+ * then makes room for every record still buffered (without the writeout
+ * thread, writer=auto or inline, the records traced after the failed write
+ * are still in the buffer, not lost in it). Without mount
  * (not root, or no tmpfs): RLIMIT_FSIZE (EFBIG) on an ordinary file, then
  * /dev/full (ENOSPC). The test says which ran.
  *
@@ -124,10 +127,10 @@ static void run_tmpfs(const char *mnt)
     char cfg[1400], trace[1200], filler[1200];
     long long size_at_fail;
 
-    diag("method: tmpfs of 256 KiB mounted at %s (ENOSPC from a real file system)", mnt);
+    diag("method: tmpfs of 512 KiB mounted at %s (ENOSPC from a real file system)", mnt);
     snprintf(trace, sizeof trace, "%s/full.trace", mnt);
     snprintf(filler, sizeof filler, "%s/filler", mnt);
-    ok(fill(filler, 128 << 10) == 0, "filler takes 128 KiB of the 256 KiB");
+    ok(fill(filler, 384 << 10) == 0, "filler takes 384 KiB of the 512 KiB");
     snprintf(cfg, sizeof cfg, "ft_*,file=%s", trace);
     is_int(st_configure(cfg, NULL, 0), 0, "configure on the small tmpfs");
     trace_n(8000); /* 48-byte records: 384 KB, more than is left */
@@ -220,7 +223,7 @@ int main(int argc, char **argv)
     if (getenv("ST_FAULTS_NO_MOUNT")) {
         diag("ST_FAULTS_NO_MOUNT set: not mounting");
         run_fallback();
-    } else if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") == 0) {
+    } else if (mount("tmpfs", mnt, "tmpfs", 0, "size=512k") == 0) {
         run_tmpfs(mnt);
         if (umount2(mnt, MNT_DETACH) != 0)
             diag("umount %s: %s", mnt, strerror(errno));

@@ -24,6 +24,11 @@
  *   churn    200 short-lived threads on 4K rings, snapshots between: the
  *            rings kept stay bounded, and held records, per-thread dropped
  *            counts and lost drops (freed rings) account for every event
+ *   compress compress=zstd: a snapshot is a compressed trace (zstd -d gives a
+ *            v4 file the checks of `api` pass, the three skippable frames are
+ *            there, the reader reads it seekable); compress=off then
+ *            writes the same records plain; the signal's default-named
+ *            snapshot is compressed too
  *
  * Everything is written in a temporary directory (the current directory
  * too, for default snapshot names) and bounded: rings of 64 KiB.
@@ -34,6 +39,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
+
+#include <simpletrace/reader.h>
 
 #include "rt_test.h"
 
@@ -757,6 +764,114 @@ static void part_churn(void)
            (unsigned long long)dropped, (unsigned long long)lost);
 }
 
+/* Runs argv; its exit status, stdout in *out when asked (freed by the caller). */
+static int run_tool(char *const argv[], char **out)
+{
+    struct tu_run r;
+    int st;
+
+    if (tu_run(argv, NULL, NULL, out == NULL, &r) < 0)
+        return -1;
+    st = r.status;
+    if (out) {
+        *out = r.out;
+        r.out = NULL;
+    }
+    tu_run_free(&r);
+    return st;
+}
+
+/* Whether path starts as a zstd frame does (magic 0xFD2FB528, little-endian). */
+static bool zstd_magic(const char *path)
+{
+    unsigned char m[4] = {0};
+    FILE *f = fopen(path, "rb");
+    bool yes = f && fread(m, 1, 4, f) == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
+
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+/* zstd -d path -o path.dec, and zstd -l's count of skippable frames (-1 when zstd fails). */
+static int unzstd(const char *path, char *dec, size_t len)
+{
+    char *out = NULL;
+    snprintf(dec, len, "%s.dec", path);
+    char *d[] = {"zstd", "-q", "-d", "-f", (char *)path, "-o", dec, NULL}, *l[] = {"zstd", "-l", "-v", (char *)path, NULL};
+    if (run_tool(d, NULL) != 0 || run_tool(l, &out) != 0) {
+        free(out);
+        return -1;
+    }
+    const char *sk = strstr(out, "Skippable Frames: ");
+    int n = sk ? atoi(sk + 18) : -1;
+    free(out);
+    return n;
+}
+
+static void part_compress(void)
+{
+    enum { NT = 3 };
+    struct worker w[NT];
+    uint64_t want[NT], prev[NT] = {0};
+    char err[256], dec[600], name[64];
+    struct snap z, p;
+    struct st_reader *r;
+    struct st_reader_compression c = {.struct_size = sizeof c};
+    const struct st_record *rec;
+    uint64_t nrec = 0, held = 0;
+    bool found = false;
+
+    is_int(st_configure("flight=" RING ",compress=zstd,flight-signal=SIGUSR2,fl_ev", err, sizeof err), 0,
+           "flight=" RING ",compress=zstd: accepted (%s)", err);
+    for (int i = 0; i < NT; i++) {
+        w[i] = (struct worker){.idx = i, .n = 20000 + 5000 * (uint64_t)i};
+        want[i] = w[i].n;
+        pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+    }
+    for (int i = 0; i < NT; i++)
+        pthread_join(w[i].t, NULL);
+    is_int(dir_entries(test_dir), 0, "nothing is written before a snapshot");
+    is_int(st_trace_snapshot(test_path("z1")), 0, "st_trace_snapshot(PATH) with compress=zstd");
+    ok(zstd_magic(test_path("z1")), "the snapshot is zstd frames");
+    is_int(unzstd(test_path("z1"), dec, sizeof dec), 3, "zstd -d reads it; zstd -l: its summary, time index and seek table");
+    check_snap(dec, NT, want, prev, "compressed snapshot");
+    snap_read(&z, dec);
+    ok(st_reader_open(&r, test_path("z1"), NULL, NULL, NULL) == 0, "the reader opens it");
+    while (st_reader_next(r, &rec) == 1)
+        nrec += !rec->dropped;
+    st_reader_get_compression(r, &c);
+    for (int i = 0; i < NT; i++)
+        held += z.n[i];
+    ok(st_reader_error(r)->code == 0 && nrec == held && c.compressed && c.seekable,
+       "... reads its %llu records, compressed and seekable (%llu)", (unsigned long long)held,
+       (unsigned long long)nrec);
+    st_reader_close(r);
+
+    /* compress=off, nothing traced since: the same records, plain. */
+    is_int(st_configure("compress=off", err, sizeof err), 0, "compress=off in flight mode (%s)", err);
+    is_int(st_trace_snapshot(test_path("p1")), 0, "a snapshot with compress=off");
+    ok(!zstd_magic(test_path("p1")) && snap_read(&p, test_path("p1")) == 0, "... plain v4, decoded strictly");
+    bool same = true;
+    for (int i = 0; i < NT; i++)
+        same &= p.n[i] == z.n[i] && p.first[i] == z.first[i] && p.last[i] == z.last[i] && snap_drops(&p, i) == 0;
+    ok(same, "... the compressed one's records, thread by thread, none counted as dropped again");
+
+    /* The signal's snapshot (the flight thread's, default name) with compress=zstd. */
+    is_int(st_configure("compress=zstd:9", err, sizeof err), 0, "compress=zstd:9 (%s)", err);
+    for (uint64_t i = 0; i < 3000; i++)
+        test_trace_ii(&fl_ev, NT, i); /* this thread, index NT */
+    snprintf(name, sizeof name, "snapshot-%ld-0", (long)getpid());
+    raise(SIGUSR2);
+    for (int k = 0; k < 1000 && !found; k++) { /* written by the flight thread: wait (bounded) until it is whole */
+        sleep_ms(10);
+        found = test_exists(name) && unzstd(name, dec, sizeof dec) == 3;
+    }
+    ok(found && zstd_magic(name), "the signal wrote %s compressed, its tables at the end", name);
+    ok(found && snap_read(&z, dec) == 0 && z.contiguous && z.n[NT] && z.last[NT] == 2999,
+       "... zstd -d of it decodes strictly, this thread's records contiguous up to its last one");
+}
+
 int main(int argc, char **argv)
 {
     const char *part = argc > 1 ? argv[1] : "api";
@@ -786,6 +901,8 @@ int main(int argc, char **argv)
         part_churn();
     else if (!strcmp(part, "exit"))
         part_exit();
+    else if (!strcmp(part, "compress"))
+        part_compress();
     else {
         fprintf(stderr, "unknown part %s\n", part);
         return 2;

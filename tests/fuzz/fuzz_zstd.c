@@ -2,9 +2,9 @@
  * libFuzzer target for compressed traces (zstd_input.c, zstd_seek_format.h):
  * the input is parsed as the end of a file by the seek-table and
  * time-index parser (every entry it accepts must lie inside the file),
- * then read as a trace in memory three times: whole, with --from/--to
- * windows that make the reader skip frames by the time index, and with a
- * process filter. Inputs that do not start with a zstd frame are made to
+ * then read as a trace in memory: whole, with --from/--to windows that
+ * make the reader skip frames by the time index, with a process filter,
+ * and answered from its summary (ST_READER_SUMMARY, the counts asked). Inputs that do not start with a zstd frame are made to
  * (the first 4 bytes replaced by the frame magic), so the fuzzer spends
  * its time in the decompressor's paths. Every read must end cleanly or
  * with a recorded error naming where; never a crash, hang or unbounded
@@ -35,7 +35,15 @@ static void check_index(const uint8_t *data, size_t size)
     for (uint32_t i = 0; i < ix.n; i++)
         if (ix.frames[i].coff + ix.frames[i].csize > size)
             abort(); /* an entry outside the file */
+    if (ix.k_first > ix.n || ix.k_last > ix.n || (ix.have_sum && ix.nsum && !ix.sum))
+        abort(); /* extremes outside the table, a summary without its entries */
     st__zindex_free(&ix);
+}
+
+static void count_one(void *opaque, const struct st_event_info *ev, const char *name, uint64_t id, uint64_t count)
+{
+    (void)ev, (void)name, (void)id;
+    *(uint64_t *)opaque += count;
 }
 
 static void read_all(const uint8_t *data, size_t size, const struct st_reader_options *o)
@@ -52,6 +60,8 @@ static void read_all(const uint8_t *data, size_t size, const struct st_reader_op
     if (ret < 0 && !st_reader_error(r)->message[0])
         abort(); /* an error without a word */
     st_reader_get_compression(r, &c);
+    uint64_t total = 0;
+    (void)st_reader_summary_counts(r, count_one, &total); /* whatever the summary says, resolved without harm */
     st_reader_close(r);
 }
 
@@ -77,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.filter_from = o.filter_to = false;
     o.filter_pid = true;
     o.pid = 1;
+    read_all(copy, size, &o);
+    o.filter_pid = false;
+    o.flags = ST_READER_SUMMARY | ST_READER_UNDECLARED;
     read_all(copy, size, &o);
     free(copy);
     return 0;

@@ -219,17 +219,21 @@ static void test_toggle(struct mon_target *t)
 
 static void test_trace_file(struct mon_target *t)
 {
-    char want[1200], *text, *raw_text;
+    char want[1200], *text, *raw_text, on[900], off[900];
     long long size_before;
     struct tu_run r;
 
+    /* The target configured file=t.bin in test_dir: names are absolute from then on. */
+    snprintf(on, sizeof on, "Trace file \"%s\" on.\n", test_path("t.bin"));
+    snprintf(off, sizeof off, "Trace file \"%s\" off.\n", test_path("t.bin"));
+
     r = MON_CTL("ctl", pidstr, "trace-file");
     is_int(r.status, 0, "trace-file: exit 0");
-    is_str(r.out, "Trace file \"t.bin\" on.\n", "trace-file status: QEMU's line");
+    is_str(r.out, on, "trace-file status: QEMU's line");
     tu_run_free(&r);
 
     r = MON_CTL("ctl", pidstr, "trace-file", "off");
-    is_str(r.out, "Trace file \"t.bin\" off.\n", "trace-file off: new status");
+    is_str(r.out, off, "trace-file off: new status");
     tu_run_free(&r);
     size_before = test_file_size(test_path("t.bin"));
 
@@ -274,7 +278,8 @@ static void test_trace_file(struct mon_target *t)
     tu_run_free(&r);
 
     r = MON_CTL("ctl", pidstr, "info", "stats");
-    ok(strstr(r.out, "records in buffers: 6\n") && strstr(r.out, "trace file: \"t.bin\" off\n") &&
+    snprintf(want, sizeof want, "trace file: \"%s\" off\n", test_path("t.bin"));
+    ok(strstr(r.out, "records in buffers: 6\n") && strstr(r.out, want) &&
            strstr(r.out, "records dropped: 0 (0 reported in the trace file)\n") &&
            strstr(r.out, "threads tracing: 1\n") && strstr(r.out, "buffer use: "),
        "info stats: pending records, file state, drops, threads");
@@ -286,7 +291,7 @@ static void test_trace_file(struct mon_target *t)
 
     /* on again: appends (we differ from QEMU, which truncates), then the 6 records arrive. */
     r = MON_CTL("ctl", pidstr, "trace-file", "on");
-    is_str(r.out, "Trace file \"t.bin\" on.\n", "trace-file on: status");
+    is_str(r.out, on, "trace-file on: status");
     tu_run_free(&r);
     r = MON_CTL("ctl", pidstr, "trace-file", "flush");
     tu_run_free(&r);
@@ -312,7 +317,7 @@ static void test_trace_file(struct mon_target *t)
            "... message");
     tu_run_free(&r);
     r = MON_CTL("ctl", pidstr, "trace-file");
-    is_str(r.out, "Trace file \"t.bin\" on.\n", "... and the old file is kept");
+    is_str(r.out, on, "... and the old file is kept");
     tu_run_free(&r);
 
     r = MON_CTL("ctl", pidstr, "trace-file", "set", "/nonexistent-st-dir/x-%q.bin");
@@ -323,7 +328,7 @@ static void test_trace_file(struct mon_target *t)
            "... message names the placeholder and the valid ones");
     tu_run_free(&r);
     r = MON_CTL("ctl", pidstr, "trace-file");
-    is_str(r.out, "Trace file \"t.bin\" on.\n", "... and the old file is kept");
+    is_str(r.out, on, "... and the old file is kept");
     tu_run_free(&r);
     r = MON_CTL("ctl", pidstr, "trace-file", "set", test_path("t-%p.bin"));
     snprintf(want, sizeof want, "Trace file \"%st-%s.bin\" on.\n", test_path(""), pidstr);

@@ -234,25 +234,45 @@ static void test_snapshot_under_load(void)
     st_trace_file_set_enabled(false);
 }
 
+/* The socket descriptors open in this process ("socket:[INODE]" links), up to max; how many. */
+static int socket_links(char links[][64], int max)
+{
+    char path[64], link[64];
+    int n = 0;
+
+    for (int fd = 0; fd < 1024 && n < max; fd++) {
+        ssize_t l;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        l = readlink(path, link, sizeof link - 1);
+        if (l > 0 && (link[l] = '\0', strncmp(link, "socket:", 7) == 0))
+            snprintf(links[n++], sizeof links[0], "%s", link);
+    }
+    return n;
+}
+
 static void test_fork(void)
 {
-    char parent[800];
-    int status;
+    char parent[900], theirs[64][64], mine_now[64][64], path_sock[800];
+    int status, ntheirs;
     pid_t pid;
 
     snprintf(parent, sizeof parent, "%s", mon_sock(getpid()));
     st_configure("monitor=on", err, sizeof err);
     ok(test_exists(parent), "parent serves");
+    ntheirs = socket_links(theirs, 64);
     pid = fork();
     if (pid == 0) {
-        int code = 0;
+        int code = 0, n;
         char *a;
         char mine[800];
         snprintf(mine, sizeof mine, "%s", mon_sock(getpid()));
-        if (mon_count_sockets() != 0)
-            code |= 1; /* kept a socket of the parent's monitor */
-        if (test_exists(mine))
-            code |= 2; /* served something of its own unasked */
+        n = socket_links(mine_now, 64);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < ntheirs; j++)
+                if (!strcmp(mine_now[i], theirs[j]))
+                    code |= 1; /* kept a socket of the parent's monitor */
+        if (!test_exists(mine))
+            code |= 2; /* monitor=on: the child serves its own socket at once */
         if (st_configure("monitor=on", NULL, 0) != 0 || !test_exists(mine))
             code |= 4;
         a = mon_ask(mine, "info trace-events cfg_a\n");
@@ -264,8 +284,8 @@ static void test_fork(void)
     waitpid(pid, &status, 0);
     ok(WIFEXITED(status), "child exited");
     ok(!(WEXITSTATUS(status) & 1), "the fork child holds none of the parent's sockets");
-    ok(!(WEXITSTATUS(status) & 2), "the child serves nothing unless asked");
-    ok(!(WEXITSTATUS(status) & 4), "the child may open its own monitor (<childpid>.sock)");
+    ok(!(WEXITSTATUS(status) & 2), "with monitor=on the child serves its own socket, <childpid>.sock, at once");
+    ok(!(WEXITSTATUS(status) & 4), "configuring monitor=on again in the child keeps it");
     ok(!(WEXITSTATUS(status) & 8), "... which serves the child");
     ok(!test_exists(mon_sock(pid)), "the child's socket is removed at its exit");
     ok(test_exists(parent), "the parent's socket is still there");
@@ -274,6 +294,18 @@ static void test_fork(void)
         is_str(a, "cfg_a : state 0\nok\n", "and the parent still answers");
         free(a);
     }
+
+    /* monitor=PATH is the parent's own: a fork child serves nothing unless it configures a monitor. */
+    snprintf(path_sock, sizeof path_sock, "%s", test_path("explicit.sock"));
+    snprintf(parent, sizeof parent, "monitor=%s", path_sock);
+    is_int(st_configure(parent, err, sizeof err), 0, "monitor=PATH");
+    pid = fork();
+    if (pid == 0)
+        exit(test_exists(mon_sock(getpid())) || mon_count_sockets() != 0 ? 1 : 0);
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "monitor=PATH: the fork child serves nothing, holds no socket");
+    ok(test_exists(path_sock), "... and the parent still serves PATH");
+    is_int(st_configure("monitor=on", err, sizeof err), 0, "back to monitor=on");
 }
 
 /* Run in a child: configure the monitor, then exit(0) from main. */

@@ -22,7 +22,16 @@ Checked here:
   - a damaged byte inside a frame: the frame and its offset named, the
     records of the frames before it printed;
   - a seek table that lies (frames adding up to another size): read from
-    the start all the same, info says why the table is not used.
+    the start all the same, info says why the table is not used;
+  - the summary our writer puts before the time index, parsed here as
+    zstd_seek_format.h describes it: each event ID's count is what the
+    zstd -d output holds; info answers from it: the same text as info of
+    the zstd -d output (the compressed lines aside), decompressing exactly
+    the frames holding mapping records and the first and last timestamps
+    (found here in the time index), also for a trace in rotated pieces
+    against its pieces decompressed; with the summary cut out of the
+    trailer (a file without one, as before it existed), info reads every
+    frame and answers the same.
 
 argv: SIMPLETRACE-CLI DEMO TRACE-EVENTS
 """
@@ -130,8 +139,9 @@ try:
 except Exception as e:  # noqa: BLE001
     ok(False, 'the strict decoder reads zstd -d output whole', repr(e))
 lst = subprocess.run(['zstd', '-l', '-v', own], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-ok(lst.returncode == 0 and 'Skippable Frames: 2' in lst.stdout and 'Check: XXH64' in lst.stdout,
-   'zstd -l sees the data frames with checksums and the two skippable frames', lst.stdout + lst.stderr)
+ok(lst.returncode == 0 and 'Skippable Frames: 3' in lst.stdout and 'Check: XXH64' in lst.stdout,
+   'zstd -l sees the data frames with checksums and the three skippable frames (summary, time index, seek table)',
+   lst.stdout + lst.stderr)
 r1 = cli_run('print', own)
 with open(path('own.dec'), 'wb') as f:
     f.write(dec.stdout)
@@ -256,6 +266,122 @@ a = cli_run('print', '--from=%dns' % int(span * 0.5), plain)
 ok(r.returncode == 0 and r.stdout == a.stdout, 'a lying seek table: the file still reads, all of it', r.stderr)
 info = cli_run('info', path('lie.zst')).stdout
 ok('no seek table' in info and 'seek table:' in info and 'add up' in info, 'info says why the table is not used', info)
+
+
+# Our writer's summary, and info answering from it.
+def trailer(data):
+    """The seek-table entries [(csize, dsize)], the time-index entries and the summary {id: count} (None: none)."""
+    n, desc, magic = struct.unpack_from('<IBI', data, len(data) - 9)
+    esize = 12 if desc & 0x80 else 8
+    seek = len(data) - (8 + n * esize + 9)
+    ents = [struct.unpack_from('<II', data, seek + 8 + i * esize) for i in range(n)]
+    t = seek - ents[-1][0]
+    assert struct.unpack_from('<III', data, t)[0] == 0x184D2A5B and struct.unpack_from('<I', data, t + 8)[0] == 0x5A545453
+    count, tesize = struct.unpack_from('<II', data, t + 16)
+    times = [struct.unpack_from('<QQIIIIQ', data, t + 24 + i * tesize) for i in range(count)]
+    summary = None
+    if ents[-2][1] == 0:
+        s0 = t - ents[-2][0]
+        magic, size, magic2, version, scount, sesize, wlost = struct.unpack_from('<IIIIIIQ', data, s0)
+        if magic == 0x184D2A5C and magic2 == 0x4D535453 and version == 1:
+            summary = {'write_lost': wlost, 'counts': dict(struct.unpack_from('<QQ', data, s0 + 32 + i * sesize)
+                                                           for i in range(scount))}
+    return ents, times, summary
+
+
+def v4_counts(plain_bytes):
+    """{id: event records}, {id: mapped name} and the write-lost drops of a v4 stream, walked here."""
+    counts, names, wlost, bo = {}, {}, 0, byte_order(plain_bytes)
+    for off, size, rtype, eid, ts in record_spans(plain_bytes):
+        if rtype == 0:
+            names[eid] = plain_bytes[off + 20:off + size]
+        elif eid == 0xFFFFFFFFFFFFFFFE:
+            if struct.unpack_from(bo + 'I', plain_bytes, off + 28)[0] == 0xFFFFFFFE:
+                wlost += struct.unpack_from(bo + 'Q', plain_bytes, off + 32)[0]
+        else:
+            counts[eid] = counts.get(eid, 0) + 1
+    return counts, names, wlost
+
+
+def frames_info_needs(ents, times):
+    """The data frames info must decompress: those holding mappings (META), the first and the last timestamp."""
+    data = [i for i, (c, d) in enumerate(ents[:-1]) if d and not times[i][5] & 2]
+    need = {i for i, (c, d) in enumerate(ents[:-1]) if d and times[i][5] & 1}
+    need.add(min(data, key=lambda i: times[i][0]))
+    need.add(max(data, key=lambda i: times[i][1]))
+    return need, sum(1 for c, d in ents[:-1] if d)
+
+
+def info_lines(text, *names):
+    for nm in names:
+        text = text.replace(nm, 'T')
+    return [l for l in text.splitlines() if not l.startswith('compressed')]
+
+
+many = path('many.trace.zst')
+env['SIMPLETRACE'] = 'enable=*,bufsize=4M,compress=zstd,file=' + many
+r = run(demo, '--workers', '2', '--jobs', '60000', env=env)
+ok(r.returncode == 0, 'the demo ran (compress=zstd, 4M buffers: a frame per writer pass)', r.stderr)
+mdata = open(many, 'rb').read()
+mplain = subprocess.run(['zstd', '-d', '-c', many], stdout=subprocess.PIPE, check=True).stdout
+with open(path('many.dec'), 'wb') as f:
+    f.write(mplain)
+ents, times, summary = trailer(mdata)
+counts, names, wlost = v4_counts(mplain)
+ok(summary is not None, 'our writer ends the file with a summary before the time index (%d entries)' %
+   len(summary['counts'] if summary else {}))
+ok(summary and summary['counts'] == counts and summary['write_lost'] == wlost,
+   'the summary counts each event ID as zstd -d output holds its records (%d events, write-lost %d)' %
+   (sum(counts.values()), wlost), repr(summary)[:300] + ' / ' + repr(counts)[:300])
+need, ndata = frames_info_needs(ents, times)
+ok(len(need) < ndata, 'frames holding mappings or the first and last timestamps: %d of %d' % (len(need), ndata))
+a, b = cli_run('info', path('many.dec')), cli_run('info', many)
+ok(a.returncode == 0 and b.returncode == 0 and info_lines(a.stdout, path('many.dec')) == info_lines(b.stdout, many),
+   'info of the compressed trace = info of its zstd -d output (counts, first/last, processes)',
+   '\n'.join(difflib.unified_diff(info_lines(a.stdout, path('many.dec')), info_lines(b.stdout, many), lineterm='')))
+j = cli_run('info', '--format=json', many)
+got = int(j.stdout.split('"frames_decompressed":')[1].split(',')[0]) if '"frames_decompressed":' in j.stdout else -1
+ok(got == len(need), 'info decompressed exactly those %d frames (%d), answering the rest from the seek tables' %
+   (len(need), got), j.stdout[:400])
+ok('compressed read:  %d of %d frames decompressed' % (len(need), ndata) in b.stdout,
+   'info says it answered from the seek tables', b.stdout)
+
+# The summary left out of the trailer (a file written before it was): every frame read, the same answers.
+ssize = ents[-2][0]
+tstart = len(mdata) - (8 + len(ents) * 12 + 9) - ents[-1][0]
+body = mdata[tstart:len(mdata) - (8 + len(ents) * 12 + 9)]
+cnt = struct.unpack_from('<I', body, 16)[0]
+tindex = body[:4] + struct.pack('<I', len(body) - 8 - 40) + body[8:16] + struct.pack('<I', cnt - 1) + body[20:-40]
+seek_body = b''.join(struct.pack('<III', c, d, 0) for c, d in ents[:-2]) + struct.pack('<III', len(tindex), 0, 0)
+seek_body += struct.pack('<IBI', len(ents) - 1, 0x80, 0x8F92EAB1)
+old = mdata[:tstart - ssize] + tindex + struct.pack('<II', 0x184D2A5E, len(seek_body)) + seek_body
+with open(path('old.trace.zst'), 'wb') as f:
+    f.write(old)
+dec = subprocess.run(['zstd', '-d', '-c', path('old.trace.zst')], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+ok(dec.returncode == 0 and dec.stdout == mplain, 'without the summary zstd -d reads the same stream', dec.stderr)
+c = cli_run('info', path('old.trace.zst'))
+ok(c.returncode == 0 and info_lines(c.stdout, path('old.trace.zst')) == info_lines(a.stdout, path('many.dec')) and
+   'seekable' in c.stdout and 'compressed read' not in c.stdout,
+   'without the summary info reads every frame (still seekable) and answers the same', c.stdout)
+
+# Rotated pieces, each with its summary: info against the pieces decompressed.
+os.mkdir(path('rot'))
+os.mkdir(path('rotplain'))
+env['SIMPLETRACE'] = 'enable=*,bufsize=4M,compress=zstd,rotate=2M,file=' + path('rot/r.trace')
+r = run(demo, '--workers', '2', '--jobs', '60000', env=env)
+pieces = sorted(os.listdir(path('rot')))
+ok(r.returncode == 0 and len(pieces) >= 3, 'the demo wrote %d compressed pieces' % len(pieces), r.stderr)
+for pc in pieces:
+    subprocess.run(['zstd', '-q', '-d', '-f', path('rot/' + pc), '-o', path('rotplain/' + pc)], check=True)
+a, b = cli_run('info', path('rotplain/r.trace')), cli_run('info', path('rot/r.trace'))
+j = cli_run('info', '--format=json', path('rot/r.trace')).stdout
+fr = [int(j.split('"%s":' % k)[1].split(',')[0]) if '"%s":' % k in j else -1 for k in ('frames', 'frames_decompressed')]
+ok(a.returncode == 0 and b.returncode == 0 and
+   info_lines(a.stdout, path('rotplain/')) == info_lines(b.stdout, path('rot/')) and 0 < fr[1] < fr[0],
+   'info of rotated compressed pieces = info of the pieces decompressed, %d of their %d frames decompressed' %
+   (fr[1], fr[0]),
+   '\n'.join(difflib.unified_diff(info_lines(a.stdout, path('rotplain/')), info_lines(b.stdout, path('rot/')),
+                                  lineterm='')))
 
 subprocess.run(['rm', '-rf', tmp])
 sys.exit(done())

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,29 @@ static int rd_discard_stdout;
 static inline int rd_run(char *const argv[], const char *in_path, struct tu_run *res)
 {
     return tu_run(argv, NULL, in_path, rd_discard_stdout, res);
+}
+
+/* Runs exe with the arguments after in up to a NULL (at most 14), stdin from in (NULL: /dev/null); *res zeroed on failure. */
+static inline void rd_cli(struct tu_run *res, const char *exe, const char *in, ...)
+{
+    char *argv[16] = {(char *)exe};
+    va_list ap;
+    va_start(ap, in);
+    for (int i = 1; i < 15 && (argv[i] = va_arg(ap, char *)) != NULL; i++)
+        ;
+    va_end(ap);
+    if (rd_run(argv, in, res) != 0)
+        memset(res, 0, sizeof *res);
+}
+
+/* SHARED/fixtures/DIR/NAME+SUFFIX, in one of four rotating static buffers (so a call can take several). */
+static inline char *rd_fixture(const char *shared, const char *dir, const char *name, const char *suffix)
+{
+    static char bufs[4][4096];
+    static int i;
+    char *b = bufs[i++ % 4];
+    snprintf(b, sizeof bufs[0], "%s/fixtures/%s/%s%s", shared, dir, name, suffix);
+    return b;
 }
 
 /* One line of simpletrace.py's text output, split up. */

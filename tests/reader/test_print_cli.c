@@ -14,26 +14,8 @@
 static const char *exe, *shared;
 
 /* Runs simpletrace with the arguments up to a NULL, stdin from in (NULL: /dev/null). */
-static void run(struct tu_run *res, const char *in, ...)
-{
-    char *argv[16] = {(char *)exe};
-    va_list ap;
-    va_start(ap, in);
-    for (int i = 1; i < 15 && (argv[i] = va_arg(ap, char *)) != NULL; i++)
-        ;
-    va_end(ap);
-    if (rd_run(argv, in, res) != 0)
-        memset(res, 0, sizeof *res);
-}
-
-static char *path(const char *dir, const char *name, const char *suffix)
-{
-    static char bufs[4][4096];
-    static int i;
-    char *b = bufs[i++ % 4];
-    snprintf(b, sizeof bufs[0], "%s/fixtures/%s/%s%s", shared, dir, name, suffix);
-    return b;
-}
+#define run(res, in, ...) rd_cli(res, exe, in, __VA_ARGS__)
+#define path(dir, name, suffix) rd_fixture(shared, dir, name, suffix)
 
 static bool ends_with(const char *s, const char *suffix)
 {

@@ -125,6 +125,26 @@ static void with_trace(struct seed *s, unsigned flags)
     rb_mapping(&s->trace, 3, "ev_late");
 }
 
+/*
+ * The trace file as compress=zstd leaves it: one zstd frame, made by hand
+ * so the seed is the same whatever libzstd (RFC 8878: magic, a frame
+ * header of one segment with a 1-byte content size and no checksum, one
+ * raw block), cut short by cut bytes (a writer killed inside it).
+ */
+static void zstd_trace(struct seed *s, size_t cut)
+{
+    struct rbuf plain = s->trace;
+    uint8_t *p = s->trace.data;
+    size_t n = plain.len;
+
+    p[0] = 0x28, p[1] = 0xb5, p[2] = 0x2f, p[3] = 0xfd;
+    p[4] = 0x20;                 /* Single_Segment, FCS field of 1 byte */
+    p[5] = (uint8_t)n;           /* content size (< 256) */
+    p[6] = (uint8_t)(1 | n << 3), p[7] = (uint8_t)(n >> 5), p[8] = (uint8_t)(n >> 13); /* last, raw, n bytes */
+    memcpy(p + 9, plain.data, n);
+    s->trace.len = 9 + n - cut;
+}
+
 /* Swaps every field of ring 1 (header, words, and records when asked) as a machine of the other byte order wrote it. */
 static void swap_ring1(struct seed *s, bool records)
 {
@@ -222,6 +242,12 @@ static void make_seeds(void)
     with_inflight(s = seed("inflight_no_trace", 4, 0));
     with_inflight(s = seed("inflight_trace", 4, 0));
     with_trace(s, FZ_TRACE_SAME);
+    with_inflight(s = seed("inflight_trace_zstd", 4, 0));
+    with_trace(s, FZ_TRACE_SAME);
+    zstd_trace(s, 0);
+    with_inflight(s = seed("inflight_trace_zstd_cut", 4, 0));
+    with_trace(s, FZ_TRACE_SAME);
+    zstd_trace(s, 30);
     with_inflight(s = seed("inflight_other_file", 4, 0));
     with_trace(s, 0);
     s = seed("inflight_bad_end", 4, 0);

@@ -5,7 +5,10 @@
  * wrapped ring, the write cut by the death with and without the trace
  * file, pending drops, several processes, missing names, the description
  * and declarations the names file carries, the clock built
- * from the anchors, the merge's order and a failing output.
+ * from the anchors, the merge's order and a failing output. The write cut
+ * by the death into a compressed trace (compress=zstd): whole, its frame
+ * cut at many points or damaged, against what libzstd's streaming decoder
+ * makes of the file (unzstd.h), the zstd command giving a prefix of it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,9 +17,13 @@
 #include <stdint.h>
 
 #include "tap.h"
+#include "test_util.h"
+#include "growbuf.h"
 #include "meta_format.h"
 #include "recover.h"
 #include "ring_image.h"
+#include "unzstd.h"
+#include "zwrite.h"
 
 #define PID 7u
 #define TID 11u
@@ -641,6 +648,203 @@ static void test_inflight(void)
     ri_free(&r);
 }
 
+/* --- the cut write, compressed ---------------------------------------------------- */
+
+#define ZN 6000 /* records of TID in the ring */
+#define ZW 5000 /* those the cut write covers (240 KB: frames of several blocks) */
+
+/* Whole records of v4 bytes p[0..len): TID's events, and whether TID's dropped record is among them. */
+static void count_tid(const uint8_t *p, size_t len, uint64_t *events, bool *dropped)
+{
+    size_t at = 0;
+
+    *events = 0;
+    *dropped = false;
+    while (len - at >= ST_EVENT_FIXED_SIZE && st__fmt_get_u64(p + at) == ST_RECORD_TYPE_EVENT) {
+        size_t size = 8 + st__fmt_get_u32(p + at + ST_EV_OFF_LENGTH);
+        if (size > len - at)
+            break;
+        if (st__fmt_get_u32(p + at + ST_EV_OFF_PID) == TID) {
+            if (st__fmt_get_u64(p + at + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+                *dropped = true;
+            else
+                ++*events;
+        }
+        at += size;
+    }
+}
+
+/* The recovered trace's event records: how many, the first's seq, the dropped count (own walk: many records). */
+static void out_summary(uint64_t *events, uint64_t *first, uint64_t *drops)
+{
+    size_t at = ST_HEADER_SIZE;
+
+    *events = *drops = 0;
+    *first = UINT64_MAX;
+    while (outp && outlen - at >= ST_MAPPING_FIXED_SIZE) {
+        if (st__fmt_get_u64(outp + at) == ST_RECORD_TYPE_MAPPING) {
+            at += st__fmt_mapping_size(st__fmt_get_u32(outp + at + 16));
+            continue;
+        }
+        if (st__fmt_get_u64(outp + at + ST_EV_OFF_ID) == ST_DROPPED_EVENT_ID)
+            *drops += st__fmt_get_u64(outp + at + ST_EV_OFF_PAYLOAD);
+        else if ((*events)++ == 0)
+            *first = st__fmt_get_u64(outp + at + ST_EV_OFF_PAYLOAD + 8);
+        at += 8 + st__fmt_get_u32(outp + at + ST_EV_OFF_LENGTH);
+    }
+}
+
+/* What `zstd -dc` writes of the file data[0..len): its bytes into *dec (malloc'ed), its exit status. */
+static int zstd_dc(const uint8_t *data, size_t len, uint8_t **dec, size_t *declen)
+{
+    char path[512];
+    int fd = tu_tmpfile(path, sizeof path, "rv-zst"), st;
+    struct tu_run r;
+
+    if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+        return -1;
+    close(fd);
+    char *argv[] = {"zstd", "-q", "-d", "-c", path, NULL};
+    tu_run(argv, NULL, NULL, false, &r);
+    unlink(path);
+    st = r.status;
+    *dec = (uint8_t *)r.out;
+    *declen = r.out_len;
+    r.out = NULL;
+    tu_run_free(&r);
+    return st;
+}
+
+/*
+ * A process writing compress=zstd: its trace file is frame 0 (header, a
+ * mapping, thread 12's records) then frame 1, the write cut by the death:
+ * TID's seq 0..ZW-1 with thread 12's records among them, then TID's
+ * dropped record of 5. The ring holds TID's seq 0..ZN-1 from its tail.
+ */
+static void test_inflight_compressed(void)
+{
+    struct st__growbuf v4 = {0}, file = {0};
+    struct st__zw zw = {.level = 3};
+    struct st__recover_trace t;
+    struct st__recover_image i;
+    struct ri r;
+    uint8_t rec[ST_EVENT_FIXED_SIZE + 16];
+    uint64_t off, events, first, drops;
+    ssize_t n0, n1;
+    bool partial = false;
+
+    ri_init(&r, PID, TID, 1u << 19, 0);
+    for (unsigned k = 0; k < ZN; k++)
+        ri_event(&r, 0, 100 * (k + 1), TID, (uint64_t[]){TID, k}, 2);
+    st__growbuf_commit(&v4, st__fmt_put_header(st__growbuf_room(&v4, ST_HEADER_SIZE)));
+    st__growbuf_commit(&v4, st__fmt_put_mapping(st__growbuf_room(&v4, 40), 0, "ft_ev", 5));
+    for (unsigned k = 0; k < 300; k++) {
+        st__fmt_put_event_header(rec, 0, 10 + k, 16, 12);
+        st__fmt_put_u64(rec + ST_EV_OFF_PAYLOAD, 12);
+        st__fmt_put_u64(rec + ST_EV_OFF_PAYLOAD + 8, k);
+        st__growbuf_put(&v4, rec, sizeof rec);
+    }
+    off = v4.len;
+    for (unsigned k = 0; k < ZW; k++) {
+        st__fmt_put_event_header(rec, 0, 100 * (k + 1), 16, TID);
+        st__fmt_put_u64(rec + ST_EV_OFF_PAYLOAD, TID);
+        st__fmt_put_u64(rec + ST_EV_OFF_PAYLOAD + 8, k);
+        st__growbuf_put(&v4, rec, sizeof rec);
+        if (k % 100 == 0) {
+            st__fmt_put_event_header(rec, 0, 100 * (k + 1), 16, 12);
+            st__growbuf_put(&v4, rec, sizeof rec);
+        }
+    }
+    st__growbuf_commit(&v4, st__fmt_put_dropped(st__growbuf_room(&v4, 40), 100 * ZW, TID, 5));
+    r.h.inflight_seq = 5;
+    r.h.inflight_end = (uint64_t)ZW * REC2;
+    r.h.inflight_drop = 5;
+    r.h.inflight_off = off;
+    r.h.inflight_len = v4.len - off;
+    r.h.file_dev = 3;
+    r.h.file_ino = 77;
+    ri_finish(&r);
+    i = img(&r, "d/st-7-11.ring");
+    n0 = st__zw_compress(&zw, v4.data, (size_t)off, 1);
+    st__growbuf_put(&file, zw.out, (size_t)n0);
+    n1 = st__zw_compress(&zw, v4.data + off, (size_t)(v4.len - off), 0);
+    st__growbuf_put(&file, zw.out, (size_t)n1);
+    ok(n0 > 0 && n1 > 0 && !file.failed, "a compressed trace: frame 0 (%zd bytes), the cut write's frame 1 (%zd)", n0,
+       n1);
+
+    t = (struct st__recover_trace){{"app.trace.zst", file.data, file.len}, 3, 77};
+    is_int(recover(&i, 1, -1, NULL, &t), 0, "compressed, the write's frame whole: recovered");
+    out_summary(&events, &first, &drops);
+    ok(heard(ST_RECOVER_INFLIGHT_DONE) && heard(ST_RECOVER_INFLIGHT_DONE)->value == ZW && !heard(ST_RECOVER_TRACE_CUT),
+       "... the %u records of the write found in its decompressed stream, left out", ZW);
+    ok(events == ZN - ZW && first == ZW && drops == 0, "... seq %u..%u recovered, its dropped record arrived "
+       "(%llu from %llu, %llu drops)", ZW, ZN - 1, (unsigned long long)events, (unsigned long long)first,
+       (unsigned long long)drops);
+
+    /* The file cut (kill -9 inside the write): what the decoder makes of it arrived, the rest is recovered. */
+    size_t c1 = (size_t)n0, cuts[] = {c1, c1 + 3, c1 + 9, c1 + (size_t)n1 / 3, c1 + (size_t)n1 / 2,
+                                      c1 + (size_t)n1 * 4 / 5, c1 + (size_t)n1 - 2};
+    for (size_t k = 0; k < sizeof cuts / sizeof *cuts; k++) {
+        uint8_t *dec = NULL, *cli = NULL;
+        size_t declen = 0, clilen = 0;
+        uint64_t arrived = 0;
+        bool drop_arrived = false;
+        int st = unzstd_all(file.data, cuts[k], &dec, &declen), cst = zstd_dc(file.data, cuts[k], &cli, &clilen);
+        if (declen > off)
+            count_tid(dec + off, declen - off, &arrived, &drop_arrived);
+        ok(clilen <= declen && !memcmp(cli, dec, clilen) && (cst != 0) == (st != 0),
+           "cut at compressed byte %zu: zstd -dc gives %zu bytes, libzstd fed all of it %zu", cuts[k], clilen, declen);
+        free(dec);
+        free(cli);
+        t.img.len = cuts[k];
+        is_int(recover(&i, 1, -1, NULL, &t), 0, "compressed, cut at compressed byte %zu: recovered", cuts[k]);
+        out_summary(&events, &first, &drops);
+        const struct heard *h = heard(ST_RECOVER_TRACE_CUT);
+        ok(events == ZN - arrived && (arrived == ZN || first == arrived) && drops == (drop_arrived ? 0u : 5u),
+           "... the %llu records the decoder gives of the cut frame arrived, the rest recovered: %llu from seq "
+           "%llu, %llu drops", (unsigned long long)arrived, (unsigned long long)events, (unsigned long long)first,
+           (unsigned long long)drops);
+        if (cuts[k] == c1)
+            ok(!h && st == 0, "... cut at the frame's start: nothing of it arrived, no cut to speak of");
+        else
+            ok(h && h->offset == c1 && h->value == cuts[k] && st == 1 && strstr(h->text, "inside zstd frame 1") &&
+                   strstr(h->text, "app.trace.zst: "),
+               "... the cut frame, its compressed byte offset %zu and where reading stopped named: %s", c1,
+               h ? h->text : "(nothing said)");
+        partial |= arrived > 0 && arrived < ZW;
+        if (cuts[k] == c1 + (size_t)n1 - 2)
+            ok(arrived == ZW && drop_arrived && drops == 0,
+               "... cut inside the checksum: every block whole, every record of the write arrived");
+    }
+    ok(partial, "a cut frame's whole blocks give some of its records, not all and not none");
+
+    /* Frame 1 damaged: what decompressed before the damage arrived; the frame and its offset named. */
+    file.data[c1 + (size_t)n1 * 9 / 10] ^= 0x55; /* in its second block: the first one's records arrived */
+    {
+        uint8_t *dec = NULL;
+        size_t declen = 0;
+        uint64_t arrived = 0;
+        bool drop_arrived = false;
+        int st = unzstd_all(file.data, file.len, &dec, &declen);
+        if (declen > off)
+            count_tid(dec + off, declen - off, &arrived, &drop_arrived);
+        free(dec);
+        t.img.len = file.len;
+        is_int(recover(&i, 1, -1, NULL, &t), 0, "compressed, the write's frame damaged: recovered");
+        out_summary(&events, &first, &drops);
+        const struct heard *h = heard(ST_RECOVER_TRACE_DAMAGED);
+        ok(st == -1 && h && h->offset == c1 && strstr(h->text, "zstd frame 1 at compressed byte"),
+           "... the damaged frame and its compressed byte offset named: %s", h ? h->text : "(nothing said)");
+        ok(arrived > 0 && events == ZN - arrived && drops == (drop_arrived ? 0u : 5u),
+           "... what the decoder gives before the damage (%llu records) arrived, the rest recovered (%llu)",
+           (unsigned long long)arrived, (unsigned long long)events);
+    }
+    st__zw_free(&zw);
+    st__growbuf_free(&file);
+    st__growbuf_free(&v4);
+    ri_free(&r);
+}
+
 static void test_pending(void)
 {
     struct ri r;
@@ -1013,6 +1217,7 @@ int main(void)
     test_torn();
     test_wrapped();
     test_inflight();
+    test_inflight_compressed();
     test_pending();
     test_several();
     test_names();

@@ -2,14 +2,20 @@
  * compress=zstd in the runtime: the file is zstd frames whose `zstd -d`
  * output the strict decoder (v4_decode.h) reads, holding exactly the
  * records of the same run written plain (names, argument values, order);
- * many passes make many frames, which `zstd -l` counts with the two
- * skippable frames (time index, seek table); stats count every record
- * once; rotate= gives pieces that are each a complete compressed file;
- * off/on appends frames to the same file, still one trace; a fork child
+ * many passes make many frames, which `zstd -l` counts with the three
+ * skippable frames (summary, time index, seek table); stats count every record
+ * once; rotate= gives pieces that are each a complete compressed file
+ * (its own time index and seek table, read alone and seekable);
+ * off/on appends frames to the same file, still one trace, whose last
+ * summary counts both runs' records; a fork child
  * writes its own compressed file; a process killed with SIGKILL leaves
- * frames the reader reads up to the last one written, with no error;
+ * frames the reader reads up to the last one written, with no error; a
+ * write that fails (EFBIG) leaves a write-lost dropped record, which the
+ * summary of the file, appended to and closed afterwards, counts;
  * bad values of compress= are refused.
  */
+#include <sys/resource.h>
+
 #include <simpletrace/reader.h>
 
 #include "rt_test.h"
@@ -133,10 +139,19 @@ static void same_as_plain(void)
     char *argv[] = {"zstd", "-l", "-v", (char *)test_path("z.trace.zst"), NULL};
     is_int(run_tool(argv, &out), 0, "zstd -l reads it");
     const char *f = out ? strstr(out, "Zstandard Frames: ") : NULL, *s = out ? strstr(out, "Skippable Frames: ") : NULL;
-    ok(f && atoi(f + 18) >= 20 && s && atoi(s + 18) == 2, "zstd -l: >= 20 data frames and the 2 skippable ones");
+    ok(f && atoi(f + 18) >= 20 && s && atoi(s + 18) == 3,
+       "zstd -l: >= 20 data frames and the 3 skippable ones (summary, time index, seek table)");
     free(out);
     test_trace_free(&p);
     test_trace_free(&z);
+}
+
+/* Adds a summary's count to the event's slot: [0] z_a, [1] z_s, [2] anything else. */
+static void count_event(void *opaque, const struct st_event_info *ev, const char *name, uint64_t id, uint64_t count)
+{
+    uint64_t *n = opaque;
+    (void)id;
+    n[!ev || !name ? 2 : !strcmp(name, "z_a") ? 0 : !strcmp(name, "z_s") ? 1 : 2] += count;
 }
 
 /* off/on: the same file goes on (frames appended after the old seek table), one trace. */
@@ -164,6 +179,18 @@ static void append(void)
     ok(n == 6000 && st_reader_error(r)->code == 0, "the reader reads 6000 records, no error (%zu)", n);
     ok(c.compressed && c.seekable, "its last seek table covers the whole file (the old one a frame of it)");
     st_reader_close(r);
+    /* The last summary counts the whole file: 3000 of each event (trace_range() alternates them). */
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_SUMMARY};
+    uint64_t counts[3] = {0, 0, 0};
+    ok(st_reader_open(&r, test_path("a.trace.zst"), NULL, &o, NULL) == 0, "opened for its summary");
+    while (st_reader_next(r, &rec) == 1)
+        ;
+    st_reader_get_compression(r, &c);
+    ok(c.summarized && st_reader_summary_counts(r, count_event, counts) == 0, "the appended file has a summary");
+    ok(counts[0] == 3000 && counts[1] == 3000 && counts[2] == 0,
+       "it counts the records of both runs: z_a %llu, z_s %llu (3000 each)", (unsigned long long)counts[0],
+       (unsigned long long)counts[1]);
+    st_reader_close(r);
 }
 
 /* rotate=: each piece a complete compressed file, records in order across them. */
@@ -172,7 +199,7 @@ static void rotation(void)
     char path[400], dec[420];
     uint64_t next = 0;
     unsigned k;
-    bool ok_all = true;
+    bool ok_all = true, tables = true;
 
     is_int(st_configure("file=r.trace,compress=zstd,rotate=64K", NULL, 0), 0, "compress=zstd,rotate=64K");
     trace_range(0, 20000);
@@ -187,6 +214,23 @@ static void rotation(void)
             ok_all = false;
             break;
         }
+        /* Ended as a whole file is: its time index and seek table (zstd -l), so the reader seeks in it alone. */
+        char *argv[] = {"zstd", "-l", "-v", path, NULL}, *out = NULL;
+        const char *sk = run_tool(argv, &out) == 0 && out ? strstr(out, "Skippable Frames: ") : NULL;
+        struct st_reader *r = NULL;
+        struct st_reader_compression c = {.struct_size = sizeof c};
+        const struct st_record *rec;
+        tables &= sk && atoi(sk + 18) == 3;
+        free(out);
+        if (st_reader_open(&r, path, NULL, NULL, NULL) == 0) { /* this piece alone */
+            while (st_reader_next(r, &rec) == 1)
+                ;
+            st_reader_get_compression(r, &c);
+            tables &= c.compressed && c.seekable && st_reader_error(r)->code == 0;
+            st_reader_close(r);
+        } else {
+            tables = false;
+        }
         for (size_t i = 0; i < t.n; i++)
             if (!t.r[i].mapping && !t.r[i].dropped)
                 ok_all &= (t.r[i].nargs == 1 ? t.r[i].u[0] : t.r[i].u[1]) == next++;
@@ -194,6 +238,7 @@ static void rotation(void)
     }
     ok(k >= 5, "about 1 MB of records in 64K pieces (%u pieces)", k);
     ok(ok_all && next == 20000, "each piece decompresses alone and starts with its mappings; 0..19999 in order");
+    ok(tables, "each piece ends in its own time index and seek table, and reads alone, seekable");
     is_int(st_configure("rotate=off", NULL, 0), 0, "rotate=off");
 }
 
@@ -228,6 +273,66 @@ static void killed(char *self)
     ok(n == 5000 && st_reader_error(r)->code == 0, "every flushed record read (%zu of 5000), no error", n);
     ok(c.compressed && !c.seekable && c.frames >= 10, "no seek table (%llu frames read from the start)",
        (unsigned long long)c.frames);
+    st_reader_close(r);
+}
+
+/*
+ * A child whose frames stop fitting (RLIMIT_FSIZE): the write fails, the
+ * file ends in a frame holding a ST_PID_WRITE_LOST dropped record; with the
+ * limit lifted it goes on (appended) and closes with a trailer.
+ */
+static int efbig_child(void)
+{
+    struct rlimit rl = {24 * 1024, RLIM_INFINITY};
+
+    signal(SIGXFSZ, SIG_IGN);
+    if (st_configure("file=w.trace.zst,compress=zstd,z_a,z_s,bufsize=4M", NULL, 0) != 0 || setrlimit(RLIMIT_FSIZE, &rl))
+        return 1;
+    for (uint64_t k = 0; k < 40 && st_trace_file_flush() != -EFBIG; k++) /* a frame of 2000 records per flush */
+        trace_range(k * 2000, (k + 1) * 2000);
+    rl.rlim_cur = RLIM_INFINITY;
+    if (setrlimit(RLIMIT_FSIZE, &rl) || st_trace_file_set_enabled(true) != 0)
+        return 2;
+    trace_range(100000, 102000);
+    return st_trace_file_set_enabled(false) == 0 ? 0 : 3;
+}
+
+/* What efbig_child() left: the summary's write-lost count is the file's, its counts a full read's. */
+static void write_lost(char *self)
+{
+    char *argv[] = {self, "efbig", NULL};
+    const char *env[] = {"SIMPLETRACE=", NULL};
+    struct st_reader *r;
+    struct st_reader_compression c = {.struct_size = sizeof c};
+    struct st_reader_counters rc = {.struct_size = sizeof rc};
+    struct st_reader_options o = {.struct_size = sizeof o, .flags = ST_READER_SUMMARY};
+    const struct st_record *rec;
+    uint64_t lost = 0, counts[3] = {0, 0, 0}, a = 0, sv = 0;
+    int st = test_run_self(argv, env, test_path("efbig-stderr.txt"), test_dir);
+
+    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a child's frames stop fitting (EFBIG), then it goes on (status %#x)",
+       st);
+    ok(st_reader_open(&r, test_path("w.trace.zst"), NULL, NULL, NULL) == 0, "the reader opens what it left");
+    while (st_reader_next(r, &rec) == 1) {
+        if (rec->dropped && rec->has_pid && rec->pid == 0xfffffffeu)
+            lost += rec->dropped_count;
+        else if (!rec->dropped && rec->name)
+            *(!strcmp(rec->name, "z_a") ? &a : &sv) += 1;
+    }
+    ok(st_reader_error(r)->code == 0 && lost > 0, "read whole: %llu events in write-lost dropped records",
+       (unsigned long long)lost);
+    st_reader_close(r);
+    ok(st_reader_open(&r, test_path("w.trace.zst"), NULL, &o, NULL) == 0, "opened for its summary");
+    while (st_reader_next(r, &rec) == 1)
+        ;
+    st_reader_get_compression(r, &c);
+    st_reader_get_counters(r, &rc);
+    ok(c.summarized && c.frames_skipped > 0 && st_reader_summary_counts(r, count_event, counts) == 0,
+       "it ends in a summary (%llu of %llu frames skipped)", (unsigned long long)c.frames_skipped,
+       (unsigned long long)c.frames);
+    is_u64(c.write_lost_events, lost, "the summary's write-lost events are the file's");
+    ok(counts[0] == a && counts[1] == sv && counts[2] == 0, "its counts are a full read's (z_a %llu, z_s %llu)",
+       (unsigned long long)a, (unsigned long long)sv);
     st_reader_close(r);
 }
 
@@ -267,6 +372,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "killed"))
         return killed_child();
+    if (argc > 1 && !strcmp(argv[1], "efbig"))
+        return efbig_child();
     test_tmpdir();
     if (!getcwd(cwd, sizeof cwd) || chdir(test_dir) != 0)
         return 2;
@@ -275,6 +382,7 @@ int main(int argc, char **argv)
     append();
     rotation();
     killed(argv[0]);
+    write_lost(argv[0]);
     if (!TEST_UNDER_TSAN) /* a fork child of a threaded process: beyond what TSan follows (as runtime-fork) */
         forked();
     if (chdir(cwd) != 0)

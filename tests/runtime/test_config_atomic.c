@@ -151,13 +151,18 @@ static void case_monitor_pipe(void)
     nothing_changed(NULL, test_path("t.trace"), test_path("m.sock"));
 }
 
-/* The writeout thread cannot start: the file was opened, the rules and settings checked. */
+/*
+ * The writeout thread cannot start: the file was opened, the rules and
+ * settings checked. writer=thread asks for the thread from the start (by
+ * default a program that traces on one thread runs none).
+ */
 static void case_writer_thread(void)
 {
     char config[1200];
     struct rlimit old;
 
-    snprintf(config, sizeof config, "cfg_a,bufsize=64K,crash=%s,file=%s", test_path("crash"), test_path("t.trace"));
+    snprintf(config, sizeof config, "cfg_a,bufsize=64K,crash=%s,writer=thread,file=%s", test_path("crash"),
+             test_path("t.trace"));
     limit_threads(&old);
     configure(config, -EAGAIN, "writeout thread");
     setrlimit(RLIMIT_NPROC, &old);

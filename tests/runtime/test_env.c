@@ -30,8 +30,9 @@ static int child(const char *mode)
         CHECK(st_event_get_state("env_b") == ST_EVENT_DISABLED);
         CHECK(fs.enabled);
     } else if (!strcmp(mode, "default")) {
-        char want[64];
-        snprintf(want, sizeof want, "trace-%ld", (long)getpid());
+        char want[700], cwd[600];
+        CHECK(getcwd(cwd, sizeof cwd) != NULL);
+        snprintf(want, sizeof want, "%s/trace-%ld", cwd, (long)getpid());
         CHECK(fs.enabled && !strcmp(fs.path, want));
     } else if (!strcmp(mode, "nothing")) {
         CHECK(st_event_get_state("env_a1") == ST_EVENT_DISABLED && st_event_get_state("env_b") == ST_EVENT_DISABLED);
@@ -79,25 +80,41 @@ static void expect_ok(int status, const char *errtext, const char *what)
         diag("status %d, stderr: %s", status, errtext ? errtext : "");
 }
 
-/* Runs mode with SIMPLETRACE=value in a fresh directory; checks stderr is exactly want. */
+/*
+ * Runs mode with SIMPLETRACE=value in a fresh directory; checks stderr is
+ * exactly want, where each %s stands for that directory (file names are
+ * absolute in messages).
+ */
 static void expect_stderr(const char *mode, const char *value, const char *want, const char *what)
 {
     static int n;
-    char dir[64];
+    char dir[64], text[4096];
+    const char *at;
+    size_t len = 0;
     int status;
     pid_t pid;
     char *e;
 
     snprintf(dir, sizeof dir, "report%d", n++);
+    for (const char *w = want; *w && len + 1 < sizeof text; w++) {
+        if (w[0] == '%' && w[1] == 's') {
+            for (at = test_path(dir); *at && len + 1 < sizeof text; at++)
+                text[len++] = *at;
+            w++;
+        } else {
+            text[len++] = *w;
+        }
+    }
+    text[len] = '\0';
     e = run(mode, value, test_path(dir), &status, &pid);
     expect_ok(status, e, what);
-    is_str(e, want, "%s", what);
+    is_str(e, text, "%s", what);
     free(e);
 }
 
 static void test_exit_report(void)
 {
-    const char *none = "simpletrace: trace file 'x.trace' holds no events: none was enabled "
+    const char *none = "simpletrace: trace file '%s/x.trace' holds no events: none was enabled "
                        "(SIMPLETRACE='enable=PATTERN,...' or st_configure())\n";
     char want[1024];
 

@@ -38,21 +38,25 @@ int main(void)
     struct test_trace t;
     struct st_stats st = {.struct_size = sizeof st};
     uint64_t v[64];
-    char def[64], cwd[600];
+    char def[700], cwd[600], name[700];
     size_t n;
 
-    snprintf(def, sizeof def, "trace-%ld", (long)getpid());
+    /* Names are absolute from when they are configured (a chdir() later changes nothing). */
+    if (!getcwd(cwd, sizeof cwd))
+        return 2;
+    snprintf(def, sizeof def, "%s/trace-%ld", cwd, (long)getpid());
     st_trace_file_status(&fs);
-    is_str(fs.path, def, "default name trace-<pid>");
+    is_str(fs.path, def, "default name trace-<pid>, in the current directory");
     ok(!fs.enabled && fs.error == 0, "off at start");
     is_int(st_trace_file_flush(), -EBADF, "flush with no file -> -EBADF");
 
     test_tmpdir();
-    if (!getcwd(cwd, sizeof cwd) || chdir(test_dir) != 0)
+    if (chdir(test_dir) != 0)
         return 2;
     is_int(st_trace_file_set_name("a.trace"), 0, "set_name while off");
     st_trace_file_status(&fs);
-    ok(!strcmp(fs.path, "a.trace") && !fs.enabled, "name set, still off");
+    snprintf(name, sizeof name, "%s/a.trace", test_dir);
+    ok(!strcmp(fs.path, name) && !fs.enabled, "name set, still off (made absolute)");
     ok(!test_exists("a.trace"), "set_name alone creates no file");
     is_int(st_trace_file_set_name(""), -EINVAL, "empty name -> -EINVAL");
 
@@ -104,7 +108,8 @@ int main(void)
     is_int(st_trace_file_set_name("/nonexistent-st-dir/x"), -ENOENT, "unopenable name -> -ENOENT");
     is_int(st_trace_file_set_name(test_dir), -EISDIR, "directory -> -EISDIR");
     st_trace_file_status(&fs);
-    ok(!strcmp(fs.path, "b.trace") && fs.enabled, "failed switch keeps the old file");
+    snprintf(name, sizeof name, "%s/b.trace", test_dir);
+    ok(!strcmp(fs.path, name) && fs.enabled, "failed switch keeps the old file");
     test_trace_i(&ev_a, 20);
     st_trace_file_flush();
     n = seqs("b.trace", v, 64, &t);
@@ -130,7 +135,8 @@ int main(void)
 
     is_int(st_trace_file_set_name(NULL), 0, "back to the default name");
     st_trace_file_status(&fs);
-    is_str(fs.path, def, "default name again");
+    snprintf(def, sizeof def, "%s/trace-%ld", test_dir, (long)getpid());
+    is_str(fs.path, def, "default name again, in the directory it is set in");
     test_trace_i(&ev_a, 23);
     st_trace_file_flush();
     n = seqs(def, v, 64, &t);

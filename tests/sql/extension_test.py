@@ -70,6 +70,13 @@ def check_shell(a, events, trace, recs):
     ok(r.returncode == 0 and [(x['ts'], x['name']) for x in rows] ==
        [(x['timestamp_ns'], x['name']) for x in recs if x['name'] in ('tick', 'typed') and
         x['timestamp_ns'] >= max(lo, start)], 'sqlite3: select= and from= filter as --events and --from do', r.stderr)
+    rows, r = shell(a, create('t', *src, 'table=typed'), 'SELECT count(*) AS n FROM t',
+                    'SELECT simpletrace_reads() AS reads')
+    reads = json.loads(rows[1]['reads']) if len(rows) == 2 else {}
+    ok(r.returncode == 0 and rows[0] == {'n': len(typed)} and reads.get('scans') == 1 and
+       reads.get('records') == len(recs) and reads.get('skipped') == len(recs) - len(typed),
+       'sqlite3: simpletrace_reads() counts what the scan read (the other events skipped undecoded)',
+       r.stderr + repr(rows))
 
 
 def check_args(a, events, trace):

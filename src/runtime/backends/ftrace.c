@@ -32,14 +32,18 @@
 #include <simpletrace/trace.h>
 
 #include "diag.h"
+#include "fd_ident.h"
 #include "no_follow.h"
+#include "who.h"
 
 #define CUT_MARK "...\n"
 
 uint32_t st__ftrace_on = 1;
 
 static pthread_once_t ftrace_once = PTHREAD_ONCE_INIT;
-static int marker_fd = -1; /* written once under ftrace_once */
+static int marker_fd = -1; /* set under ftrace_once; atomic after: marker() may open it again */
+static struct st__fd_ident marker_id; /* the marker's file (fd_ident.h), set under ftrace_once */
+static char marker_path[4200];        /* its name, to open it again */
 
 /*
  * Finds the marker under the tracefs (else debugfs) mount point; 0 with
@@ -94,7 +98,7 @@ static void ftrace_open(void)
         goto off;
     }
     /* Never through a symbolic link: the lines would be appended to whatever it names. */
-    marker_fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    marker_fd = st__fd_keep(open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)); /* not 0-2 (fd_ident.h) */
     if (marker_fd < 0) {
         if (st__link_refused(path, -errno))
             st__diag("simpletrace", "ftrace backend off: %s " ST__NO_FOLLOW_WHY, path);
@@ -102,6 +106,8 @@ static void ftrace_open(void)
             say_off("cannot open", path, errno);
         goto off;
     }
+    st__fd_ident_get(marker_fd, &marker_id);
+    snprintf(marker_path, sizeof marker_path, "%s", path);
     errno = saved;
     return;
 off:
@@ -114,16 +120,50 @@ void st__ftrace_init(void)
     pthread_once(&ftrace_once, ftrace_open);
 }
 
+/*
+ * The marker's descriptor, checked first: a program that closed every
+ * descriptor after start-up (a daemon) may have its own file under that
+ * number now, and must not get ftrace lines in it. The marker is opened
+ * again then; when it cannot be, that is said once and ftrace lines stop.
+ * One fstat() per line: a small cost beside the kernel's write.
+ */
+static int marker(void)
+{
+    int fd = __atomic_load_n(&marker_fd, __ATOMIC_ACQUIRE), again;
+    char who[320];
+
+    if (fd < 0 || st__fd_is(fd, &marker_id))
+        return fd;
+    again = st__fd_keep(open(marker_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+    if (again >= 0 && st__fd_is(again, &marker_id)) {
+        if (__atomic_compare_exchange_n(&marker_fd, &fd, again, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return again;
+        close(again); /* another thread opened it first: fd is its descriptor now */
+        return fd;
+    }
+    if (again >= 0)
+        close(again);
+    if (__atomic_compare_exchange_n(&marker_fd, &fd, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&st__ftrace_on, 0, __ATOMIC_RELAXED);
+        st__who(who, sizeof who, false);
+        st__diag("simpletrace", "ftrace backend off: %s closed descriptor %d, the ftrace marker %s, which cannot be "
+                 "opened again", who, fd, marker_path);
+    }
+    return -1;
+}
+
 void st__ftrace(const char *fmt, ...)
 {
     char buf[ST__FTRACE_LINE_MAX];
-    int saved = errno, r;
+    int saved = errno, r, fd;
     size_t n;
     va_list ap;
 
     st__ftrace_init();
-    if (marker_fd < 0 || !fmt)
+    if (!fmt || (fd = marker()) < 0) {
+        errno = saved;
         return;
+    }
     va_start(ap, fmt);
     r = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
@@ -136,7 +176,7 @@ void st__ftrace(const char *fmt, ...)
     } else if (n == 0 || buf[n - 1] != '\n') {
         buf[n++] = '\n';
     }
-    if (write(marker_fd, buf, n) < 0) {
+    if (write(fd, buf, n) < 0) {
         /* tracing switched off or the marker went away: the line is lost */
     }
     errno = saved;

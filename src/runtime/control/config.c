@@ -9,7 +9,7 @@
  * The keys and what they do are in each part's table: core/config_core.c
  * (patterns, events=, bufsize=, clock=, crash=, flight=), backends/log.c
  * (log-prefix=), drain/config_drain.c (file=, dir=, rotate=, rotate-keep=,
- * flight-signal=, flight-trigger=), monitor/monitor.c (monitor=,
+ * compress=, writer=, flight-signal=, flight-trigger=), monitor/monitor.c (monitor=,
  * monitor-timeout=). A configuration of only simpletrace's own keys does
  * not turn the trace file on; any QEMU item (a pattern, events=, file=)
  * or dir= does.

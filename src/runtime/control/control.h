@@ -6,11 +6,13 @@
  *
  * Lock order. A thread holding one of these never takes an earlier one:
  *
- *   ctl_lock  ->  (drain) file_lock -> snap_lock -> wr_lock  ->  (core) reg_lock -> ring lock
+ *   ctl_lock  ->  (drain) file_lock -> snap_lock -> pass_lock -> wr_lock  ->  (core) reg_lock -> ring lock
  *
  * ctl_lock serialises configuration transactions; none of the locks is
  * taken on the tracing path, a thread's first event included (except a
- * fork child's, which opens its own file).
+ * fork child's, which opens its own file), but for the drain points of
+ * a tracing thread when no writeout thread runs (writer=): those only try
+ * them, and leave the pass to the next drain point when one is held.
  *
  * Every public entry point calls st__init() first. Internal functions never
  * do, so st__init()'s own work (applying SIMPLETRACE) cannot recurse into

@@ -93,8 +93,12 @@ void st__exit_report(void)
     st__ring_counters(&rc);
     produced = rc.committed + rc.dropped;
     if (!st__file_in_use()) {
-        /* Flight mode keeps records for snapshots; the log backends write none to the rings. */
-        if (rc.committed && !st__flight_mode())
+        /*
+         * Flight mode keeps records for snapshots; the log backends write
+         * none to the rings; a fork child whose file could not be opened
+         * said so when it tried (the file was on, not "never on").
+         */
+        if (rc.committed && !st__flight_mode() && !st__file_open_failed())
             st__diag("simpletrace", "%" PRIu64 " records were traced and written nowhere: the trace file was never "
                      "on (file=PATH, or trace-file on through the monitor)", rc.committed);
         return;

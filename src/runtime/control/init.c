@@ -17,11 +17,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "control.h"
 #include "diag.h"
 #include "drain.h"
+#include "name_template.h"
 #include "registry.h"
 #include "ring.h"
 #include "timestamp.h"
@@ -81,11 +84,32 @@ static void at_exit(void)
     st__finish();
 }
 
+/*
+ * SIMPLETRACE_WRITER=MODE: writer=MODE for a whole tree of processes,
+ * whatever SIMPLETRACE each is given (a later writer= in it wins). A word
+ * of letters only, so it can carry no other key.
+ */
+static void apply_writer_environment(void)
+{
+    const char *env = secure_getenv("SIMPLETRACE_WRITER");
+    char cfg[32], msg[512];
+
+    if (!env || !*env)
+        return;
+    if (strlen(env) > 16 || strspn(env, "abcdefghijklmnopqrstuvwxyz") != strlen(env))
+        snprintf(msg, sizeof msg, "invalid writer '%.64s': want auto, thread or inline", env);
+    else if (snprintf(cfg, sizeof cfg, "writer=%s", env), st__cfg_apply(cfg, true, msg, sizeof msg) == 0)
+        return;
+    st__diag("simpletrace", "SIMPLETRACE_WRITER: %s", msg);
+}
+
 /* Applies SIMPLETRACE; an error is one line on stderr and the program goes on. */
 static void apply_environment(void)
 {
     const char *env = secure_getenv("SIMPLETRACE");
     char msg[512];
+
+    apply_writer_environment();
 
     if (env && st__cfg_apply(env, true, msg, sizeof msg) < 0)
         st__diag("simpletrace", "SIMPLETRACE: %s", msg);
@@ -93,6 +117,8 @@ static void apply_environment(void)
 
 static void do_init(void)
 {
+    /* Now, normally before main: servers retitle argv[0] for ps later (%e, the files' program=). */
+    st__name_prog_init();
     st__ts_init();
     st__ring_init();
     st__drain_init();

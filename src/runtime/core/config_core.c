@@ -296,6 +296,12 @@ static int ring_prepare(void *state, const struct st__cfg_view *view, char *err,
         return ret;
     if (c->crash && (ret = st__dir_ready("crash", c->crash, &c->crash_created, err, errlen)) < 0)
         return ret;
+    /* Absolute now: a daemon's chdir("/") must not move later threads' rings (or its children's) elsewhere. */
+    if (c->crash && *c->crash && !realpath(c->crash, c->crash_abs)) {
+        ret = -errno;
+        st__errmsg(err, errlen, "crash=%.200s: %s", c->crash, st_strerror(ret));
+        return ret;
+    }
     if (c->clock_tsc == 1 && !st__ts_tsc_forcible()) {
         st__errmsg(err, errlen, "clock=%s: %s", ST_CLOCK_COUNTER,
                    !ST_CLOCK_HAVE_COUNTER ? "this machine has no counter the runtime reads"
@@ -335,7 +341,7 @@ static void ring_commit(void *state, const struct st__cfg_view *view)
     if (c->bufsize)
         st__ring_set_size(c->bufsize);
     if (c->crash) {
-        st__ring_file_set_dir(c->crash);
+        st__ring_file_set_dir(*c->crash ? c->crash_abs : "");
         st__ring_file_probe(st__ring_size());
     }
 }

@@ -23,6 +23,7 @@ struct st__ring_cfg {
     size_t flight;       /* flight=SIZE, 0: none */
     bool mode_locked;    /* prepare took the ring mode lock */
     bool crash_created;  /* prepare made the crash= directory (abort removes it) */
+    char crash_abs[4096]; /* crash=DIR made absolute by prepare: new threads' rings go there after a chdir() too */
 };
 
 /* True when the transaction puts the runtime in flight mode, or it is in it. */

@@ -505,6 +505,14 @@ bool st__reg_none_recorded(void)
     return unrecorded && !recorded;
 }
 
+bool st__reg_lock_free(void)
+{
+    if (pthread_mutex_trylock(&reg_lock) != 0)
+        return false;
+    pthread_mutex_unlock(&reg_lock);
+    return true;
+}
+
 void st__reg_lock(void)
 {
     pthread_mutex_lock(&reg_lock);

@@ -78,6 +78,9 @@ int st__reg_decls(struct st__growbuf *out);
 /* Appends event ID id's trace-events line (no newline) to out. 0, -ENOENT or -ENOMEM. */
 int st__reg_decl(uint32_t id, struct st__growbuf *out);
 
+/* True when reg_lock is free right now (a pass on a tracing thread asks, as st__ring_cons_locks_free). */
+bool st__reg_lock_free(void);
+
 /* Fork hooks: the registry's lock. */
 void st__reg_lock(void);
 void st__reg_unlock(void);

@@ -3,8 +3,9 @@
  *
  * Each thread that traces gets, on its first enabled event, one ring of
  * `bufsize` bytes (a power of two; default 4 MiB, see ring.h). The
- * thread is its only producer and the drain's writeout thread its only
- * consumer (none under the overwrite policy), so
+ * thread is its only producer and the drain its only consumer, one pass
+ * at a time (on its writeout thread, or on the tracing threads themselves
+ * when it runs none; none under the overwrite policy), so
  * no lock and no atomic read-modify-write is needed on the fast path:
  *
  *   head, tail: free-running byte counters (never wrap; 2^64 bytes is forever)
@@ -100,9 +101,12 @@
  * is published without a lock (ring_life.c). A handler interrupting its own
  * thread's setup drops (tls_creating). The modes a ring is made for
  * (clock, policy) may change only while no ring exists (ring_life.c). Not
- * async-signal-safe still: crash=DIR (ring_file.c opens and allocates) and
- * the first event of a fork child whose consumer opens its own file (the
- * first_event hook).
+ * async-signal-safe still: crash=DIR (ring_file.c opens and allocates),
+ * the first event of a fork child whose consumer opens its own file, and
+ * the first event of a second thread when the consumer starts its thread
+ * then (the first_event hook), and the consumer's pass a wake-up runs on
+ * the tracing thread when it has no thread (drain/writer.c says what of it
+ * is safe).
  *
  * Overwrite policy (flight=SIZE, ring_overwrite.c): no consumer; when a
  * record does not fit, the slow path lets the producer move tail itself
@@ -126,7 +130,9 @@
  * the record; at commit one compare against kick_at and three stores
  * (committed, head, busy) to the thread's own line. The consumer is woken
  * (the wake hook) only when head crosses a multiple of an eighth of the
- * ring (ring_life.c), in commit's slow path.
+ * ring (ring_life.c), or of the shorter distance a consumer that drains on
+ * the tracing threads asked for (st__ring_set_wake_every), in commit's
+ * slow path.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -419,7 +425,8 @@ static ST__COLD void commit_slow(struct st__ring *b)
         b->straddle_at = UINT64_MAX;
     }
     if (end >= b->kick_next) {
-        b->kick_next = (end & ~(((uint64_t)1 << b->kick_shift) - 1)) + ((uint64_t)1 << b->kick_shift);
+        uint32_t shift = st__ring_kick_shift(b);
+        b->kick_next = (end & ~(((uint64_t)1 << shift) - 1)) + ((uint64_t)1 << shift);
         kick = true;
     }
     b->kick_at = b->kick_next;

@@ -32,11 +32,11 @@ int st__ring_cons_snapshot(struct st__ring_cons_set *set)
     for (struct st__ring *r = st__rings; r; r = r->next)
         n++;
     if (n > set->cap) {
-        struct st__ring_cons *v = realloc(set->v, n * 2 * sizeof *v);
+        struct st__ring_cons *v = set->no_grow ? NULL : realloc(set->v, n * 2 * sizeof *v);
         if (!v) {
             st__ring_unlock();
             set->n = 0;
-            return -ENOMEM;
+            return set->no_grow ? -EAGAIN : -ENOMEM;
         }
         set->v = v;
         set->cap = n * 2;
@@ -146,6 +146,11 @@ void st__ring_cons_crash_notes(struct st__ring_cons_set *set, bool named, uint64
         if (named)
             st__ring_file_note_trace(r, dev, ino);
     }
+}
+
+bool st__ring_cons_crash_on(void)
+{
+    return st__ring_file_on();
 }
 
 void st__ring_cons_trace_file(uint64_t dev, uint64_t ino)

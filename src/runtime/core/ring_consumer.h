@@ -69,6 +69,24 @@ struct st__ring_hooks {
 /* Registers the consumers' hooks (at start-up, before any thread traces); NULL members do nothing. */
 void st__ring_set_hooks(const struct st__ring_hooks *hooks);
 
+/*
+ * Producers wake their consumer each time head crosses a multiple of
+ * `bytes` (a power of two) or of an eighth of their ring, whichever is
+ * smaller, from each ring's next wake-up point on; 0: an eighth (the
+ * default). For a consumer that drains on the tracing threads themselves
+ * (the drain's inline writer), which wants short passes.
+ */
+void st__ring_set_wake_every(size_t bytes);
+
+/*
+ * True when the locks the consumer's steps take in core (the ring lock,
+ * crash=DIR's lock) are free right now. A consumer that runs on a tracing
+ * thread, maybe in a signal handler that interrupted this very thread
+ * inside one of them, asks first: when they are free, the interrupted code
+ * holds none of them, so taking them cannot wait on itself.
+ */
+bool st__ring_cons_locks_free(void);
+
 /* Marks the calling thread as one that never traces (consumer threads). */
 void st__ring_thread_notrace(void);
 
@@ -95,12 +113,14 @@ struct st__ring_cons {
 struct st__ring_cons_set {
     struct st__ring_cons *v; /* n entries, newest ring first */
     size_t n, cap;
+    bool no_grow;            /* the caller's: a pass that must not allocate (a signal handler's, maybe) */
 };
 
 /*
  * Lists every ring for a pass into set: per ring `exited`, then head
- * (acquire), so a ring seen exited is seen with all its records. 0, or
- * -ENOMEM (set empty: try again next pass).
+ * (acquire), so a ring seen exited is seen with all its records. 0,
+ * -ENOMEM, or -EAGAIN when set->no_grow and the rings outnumber its room
+ * (set empty either way: try again next pass).
  */
 int st__ring_cons_snapshot(struct st__ring_cons_set *set);
 
@@ -149,6 +169,9 @@ void st__ring_cons_write_end(struct st__ring_cons_set *set);
  * it (recover matches an empty --trace too).
  */
 void st__ring_cons_crash_notes(struct st__ring_cons_set *set, bool named, uint64_t dev, uint64_t ino);
+
+/* True with crash=DIR: the rings are files, and a pass's crash notes may write the names file (allocating). */
+bool st__ring_cons_crash_on(void);
 
 /* The trace file written from now on (st_dev, st_ino; 0, 0: none): ring files made from now on name it. */
 void st__ring_cons_trace_file(uint64_t dev, uint64_t ino);

@@ -35,15 +35,19 @@
 #include "timestamp.h"
 #include "describe.h"
 #include "diag.h"
+#include "fd_ident.h"
+#include "dir_ready.h"
 #include "no_follow.h"
 #include "registry.h"
+#include "who.h"
 
 #include <simpletrace/api.h>
 
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 static char crash_dir[PATH_MAX]; /* "" = off; under crash_lock */
 static int crash_flag;           /* atomic mirror: crash_dir is set */
-static int names_fd = -1;        /* st-<pid>.names, opened on first use */
+static int names_fd = -1;        /* st-<pid>.names, opened on first use ... */
+static struct st__fd_ident names_id; /* ... and its file (fd_ident.h: the program may close the descriptor) */
 static uint32_t names_done;      /* IDs [0, names_done) are in it */
 static bool names_refused;       /* the names file's name is a symbolic link: not written, said once */
 static uint32_t unprotected;     /* threads whose ring DIR could not hold (atomic) */
@@ -59,15 +63,19 @@ static uint64_t trace_dev, trace_ino; /* the trace file's identity, for new ring
  */
 static void say_fallback(const char *dir, int err, size_t ring_size)
 {
+    char who[320] = "";
     int expected = 0;
 
     if (!__atomic_compare_exchange_n(&first_error, &expected, err, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         err = expected;
     if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         return;
-    st__diag("simpletrace", "crash=%s: cannot keep a thread buffer of %zu bytes there (%s): threads trace to memory "
-             "instead, and simpletrace recover cannot rebuild their records after a crash", dir, ring_size,
-             st_strerror(err));
+    /* Permissions: a worker that dropped its privileges; say which process and user could not. */
+    if (err == -EACCES || err == -EPERM)
+        st__who(who, sizeof who, true);
+    st__diag("simpletrace", "crash=%s: cannot keep a thread buffer of %zu bytes there (%s%s%s): threads trace to "
+             "memory instead, and simpletrace recover cannot rebuild their records after a crash", dir, ring_size,
+             st_strerror(err), who[0] ? " for " : "", who);
 }
 
 void st__ring_file_set_trace_id(uint64_t dev, uint64_t ino)
@@ -106,7 +114,7 @@ void st__ring_file_probe(size_t ring_size)
         return;
     /* Not st-*.ring: recover must never take the probe for a ring. */
     snprintf(path, sizeof path, "%s/.st-%ld.probe", dir, (long)getpid());
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, ST__OWNER_FILE_MODE);
     if (fd < 0)
         err = -errno;
     else {
@@ -116,6 +124,14 @@ void st__ring_file_probe(size_t ring_size)
     }
     if (err)
         say_fallback(dir, err, ring_size);
+}
+
+bool st__ring_file_lock_free(void)
+{
+    if (pthread_mutex_trylock(&crash_lock) != 0)
+        return false;
+    pthread_mutex_unlock(&crash_lock);
+    return true;
 }
 
 bool st__ring_file_on(void)
@@ -144,13 +160,15 @@ static void names_open(const struct st__growbuf *desc)
     if (names_refused)
         return;
     snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
-    names_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    names_fd = st__fd_keep(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                                ST__OWNER_FILE_MODE)); /* never 0, 1 or 2 (fd_ident.h) */
     if (names_fd < 0 && st__link_refused(path, -errno)) {
         names_refused = true; /* every writer pass would try again: once is enough */
         st__diag("simpletrace", "crash names file '%s' " ST__NO_FOLLOW_WHY "; recover will name the events "
                  "st_unknown_ID", path);
         return;
     }
+    st__fd_ident_get(names_fd, &names_id);
     if (names_fd >= 0 && desc->len && write(names_fd, desc->data, desc->len) != (ssize_t)desc->len)
         if (ftruncate(names_fd, 0) != 0) { /* a cut description would hide every name after it */
             close(names_fd);
@@ -163,9 +181,40 @@ static void names_open(const struct st__growbuf *desc)
  * i's end) with one write(); returns how many IDs it holds whole. Disk
  * full: recover names what it lacks "st_unknown_ID".
  */
+/*
+ * True when names_fd is still the names file (crash_lock held), opened
+ * again by its name if the program closed the descriptor (a daemon
+ * closing every descriptor at start-up); else the file is given up, said
+ * once, and its number left to the program.
+ */
+static bool names_fd_ours(void)
+{
+    char path[PATH_MAX + 64], who[320];
+    int fd, e;
+
+    if (st__fd_is(names_fd, &names_id))
+        return true;
+    snprintf(path, sizeof path, ST_CRASH_NAMES_FMT, crash_dir, (long)getpid());
+    fd = st__fd_keep(open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+    e = fd < 0 ? -errno : -ESTALE;
+    if (fd >= 0 && st__fd_is(fd, &names_id)) {
+        names_fd = fd;
+        return true;
+    }
+    if (fd >= 0)
+        close(fd);
+    st__who(who, sizeof who, false);
+    st__diag("simpletrace", "%s closed descriptor %d, its crash names file '%s', which cannot be opened again (%s); "
+             "recover will name the events registered from now on st_unknown_ID", who, names_fd, path,
+             e == -ESTALE ? "another file has its name now" : st_strerror(e));
+    names_fd = -1;
+    names_refused = true; /* said once: not tried again */
+    return false;
+}
+
 static uint32_t names_put(const struct st__growbuf *batch, const size_t *ends, uint32_t n)
 {
-    ssize_t w = write(names_fd, batch->data, batch->len);
+    ssize_t w = names_fd_ours() ? write(names_fd, batch->data, batch->len) : -1;
     uint32_t whole = 0;
 
     while (w > 0 && whole < n && ends[whole] <= (size_t)w)
@@ -258,7 +307,7 @@ struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     pthread_mutex_unlock(&crash_lock);
     snprintf(path, sizeof path, ST_CRASH_RING_FMT, dir, (long)getpid(), (unsigned long)tid);
     st__ring_file_sync_names();
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
     if (fd < 0) {
         err = -errno;
         if (!st__link_refused(path, err))
@@ -368,8 +417,7 @@ void st__ring_file_inflight_end(struct st__ring *b)
 
 void st__ring_file_fork_child(void)
 {
-    if (names_fd >= 0)
-        close(names_fd);
+    st__fd_close_if(names_fd, &names_id); /* not a number the program has taken since */
     names_fd = -1;
     names_done = 0;
     names_refused = false; /* the child's names file has a name of its own */

@@ -19,6 +19,9 @@ struct st__ring;
 /* True when crash=DIR is set (rings created from now on are file-backed). */
 bool st__ring_file_on(void);
 
+/* True when crash_lock is free right now (st__ring_cons_locks_free). */
+bool st__ring_file_lock_free(void);
+
 /* Sets DIR (already checked); "" turns crash mode off for new rings. */
 void st__ring_file_set_dir(const char *dir);
 

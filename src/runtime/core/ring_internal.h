@@ -145,6 +145,22 @@ uint64_t st__ring_record_events(const uint8_t *rec, size_t len);
 /* The hooks consumers registered (members may be NULL). */
 extern struct st__ring_hooks st__ring_hook;
 
+/*
+ * log2 of the widest distance between wake-ups the consumer asked for
+ * (st__ring_set_wake_every), 0 for none: a ring then wakes it at the
+ * smaller of that and an eighth of itself. Relaxed: read in commit's slow
+ * path only.
+ */
+extern uint32_t st__ring_wake_log2;
+
+/* log2 of the distance between r's wake-ups, as of now. */
+static inline uint32_t st__ring_kick_shift(const struct st__ring *r)
+{
+    uint32_t w = __atomic_load_n(&st__ring_wake_log2, __ATOMIC_RELAXED);
+
+    return w && w < r->kick_shift ? w : r->kick_shift;
+}
+
 /* Calls the wake hook, if any (async-signal-safe). */
 static inline void st__ring_wake(void)
 {

@@ -28,6 +28,7 @@
 struct st__ring *st__rings = &st__ring_lost;
 struct st__ring_totals st__ring_retired;
 struct st__ring_hooks st__ring_hook;
+uint32_t st__ring_wake_log2;
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mode_mutex = PTHREAD_MUTEX_INITIALIZER; /* held from mode_lock to mode_unlock */
@@ -55,6 +56,24 @@ void st__ring_set_hooks(const struct st__ring_hooks *hooks)
     __atomic_store_n(&st__ring_hook.first_event, hooks->first_event, __ATOMIC_RELEASE);
     __atomic_store_n(&st__ring_hook.trigger_evicted, hooks->trigger_evicted, __ATOMIC_RELEASE);
     __atomic_store_n(&st__ring_hook.wake, hooks->wake, __ATOMIC_RELEASE);
+}
+
+static uint32_t log2_u64(uint64_t v)
+{
+    return 63u - (uint32_t)__builtin_clzll(v);
+}
+
+void st__ring_set_wake_every(size_t bytes)
+{
+    __atomic_store_n(&st__ring_wake_log2, bytes ? log2_u64(bytes) : 0, __ATOMIC_RELAXED);
+}
+
+bool st__ring_cons_locks_free(void)
+{
+    if (pthread_mutex_trylock(&ring_lock) != 0)
+        return false;
+    pthread_mutex_unlock(&ring_lock);
+    return st__ring_file_lock_free();
 }
 
 /* With ring_lock held: moves the rings first events pushed onto st__rings (newest first). */
@@ -137,11 +156,6 @@ bool st__ring_overwriting(void)
 
 /* --- creation and release ---------------------------------------------------- */
 
-static uint32_t log2_u64(uint64_t v)
-{
-    return 63u - (uint32_t)__builtin_clzll(v);
-}
-
 /*
  * The length and pid fields of a record header as one u64 (the order the
  * host stores them in), for an empty payload: adding the payload length
@@ -200,7 +214,7 @@ struct st__ring *st__ring_create(void)
     r->size = size;
     r->mask = size - 1;
     r->kick_shift = log2_u64(size) - KICK_DIV_LOG2;
-    r->kick_next = r->kick_at = (uint64_t)1 << r->kick_shift;
+    r->kick_next = r->kick_at = (uint64_t)1 << st__ring_kick_shift(r);
     r->straddle_at = UINT64_MAX;
     r->tid = tid;
     r->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);

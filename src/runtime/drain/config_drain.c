@@ -14,7 +14,13 @@
  *   compress=zstd[:LEVEL]|off  files opened from now on are zstd frames with a
  *                        seek table (zwrite.h; LEVEL: libzstd's, default 3);
  *                        a file already open, or reopened to append, keeps
- *                        its way
+ *                        its way; flight snapshots taken while it is on are
+ *                        compressed too (snapshot.c)
+ *   writer=auto|thread|inline  who writes the file (writer.c): auto (the
+ *                        default) the tracing thread itself while one thread
+ *                        traces, then the writeout thread; thread the
+ *                        writeout thread from the start; inline never a
+ *                        thread (inline is refused once the thread runs)
  *   flight-signal=SIG    flight mode: this signal takes a snapshot (flight.c)
  *   flight-trigger=EVENT flight mode: tracing this event takes one
  *
@@ -58,6 +64,9 @@ struct drain_cfg {
     long rotate_keep;       /* rotate-keep=: -1 unchanged */
     int compress;           /* compress=: -1 unchanged, 0 off, 1 zstd at compress_level */
     int compress_level;
+    int writer;             /* writer=: -1 unchanged, or enum st__writer_mode */
+    struct st__writer_prep writer_prep;
+    bool writer_set;        /* prepare set the mode: abort puts it back */
     struct st__file_prep prep;
     bool locked;            /* prepare holds the file lock */
     bool opened;            /* prepare opened the file that commit makes the trace file */
@@ -142,6 +151,15 @@ static int parse_compress(void *state, const char *v, char *err, size_t errlen)
     return 0;
 }
 
+static int parse_writer(void *state, const char *v, char *err, size_t errlen)
+{
+    if (st__writer_parse_mode(v, &((struct drain_cfg *)state)->writer) < 0) {
+        st__errmsg(err, errlen, "invalid writer '%s': want auto, thread or inline", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int parse_signal(void *state, const char *v, char *err, size_t errlen)
 {
     if (st__flight_parse_signal(v, &((struct drain_cfg *)state)->flight.sig) < 0) {
@@ -168,6 +186,7 @@ static void drain_init(void *state)
     c->rotate = -1;
     c->rotate_keep = -1;
     c->compress = -1;
+    c->writer = -1;
     c->prep.fd = -1;
 }
 
@@ -258,6 +277,12 @@ static int drain_prepare(void *state, const struct st__cfg_view *view, char *err
     c->locked = true;
     if ((ret = check_flight(c, view, err, errlen)) < 0)
         return ret;
+    /* Before the file: a file this configuration turns on starts the way it says. */
+    if (c->writer >= 0) {
+        if ((ret = st__writer_mode_prepare(c->writer, &c->writer_prep, err, errlen)) < 0)
+            return ret;
+        c->writer_set = true;
+    }
     if (view->opens_file && !st__ring_cfg_flight(view)) {
         if (c->dir && (ret = prepare_dir(c, err, errlen)) < 0)
             return ret;
@@ -279,6 +304,7 @@ static void drain_commit(void *state, const struct st__cfg_view *view)
         st__file_commit(&c->prep, !view->in_init);
     st__flight_commit(&c->flight);
     c->opened = false;
+    c->writer_set = false;
     st__file_unlock();
     c->locked = false;
 }
@@ -291,6 +317,9 @@ static void drain_abort(void *state)
     if (c->opened)
         st__file_abort(&c->prep);
     c->opened = false;
+    if (c->writer_set)
+        st__writer_mode_abort(&c->writer_prep);
+    c->writer_set = false;
     if (c->dir_created)
         rmdir(c->dir_made); /* after the file prepared in it went: nothing else was written there */
     c->dir_created = false;
@@ -305,6 +334,7 @@ static const struct st__cfg_key drain_keys[] = {
     {"rotate", false, parse_rotate},
     {"rotate-keep", false, parse_keep},
     {"compress", false, parse_compress},
+    {"writer", false, parse_writer},
     {"flight-signal", false, parse_signal},
     {"flight-trigger", false, parse_trigger},
 };

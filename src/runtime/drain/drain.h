@@ -10,7 +10,8 @@
  *
  * Locks, in the order they are taken: file_lock (trace-file control: held
  * from a configuration's prepare to its commit or abort), snap_lock
- * (snapshots), wr_lock (the writer's shared state), then the core's.
+ * (snapshots), pass_lock (a pass, whoever runs it: writer.c), wr_lock (the
+ * writer's shared state), then the core's.
  */
 #ifndef ST_RUNTIME_DRAIN_DRAIN_H
 #define ST_RUNTIME_DRAIN_DRAIN_H
@@ -43,6 +44,14 @@ void st__file_status(char *path, size_t len, bool *enabled, int *error);
 bool st__file_in_use(void);
 
 /*
+ * True when this process is a fork child that could not open its own
+ * file at its first event (a worker that dropped its privileges): one
+ * line said so then, naming the process, its user and the file; the exit
+ * report adds nothing that could contradict it.
+ */
+bool st__file_open_failed(void);
+
+/*
  * After the exit flush: removes the trace file when this process wrote no
  * record to it (only its header, mappings and description). For a program
  * whose events all go to other backends (log, syslog): it leaves no file.
@@ -66,12 +75,13 @@ void st__drain_write_failure(char *path, size_t len, int *error);
 
 /* --- exit and fork (drain.c) ------------------------------------------------------------ */
 
-/* At exit: the last pass (every record and drop written), the writer joined, ring files tidied. */
+/* At exit: the last pass (every record and drop written), the writeout thread joined if it ran, ring files tidied. */
 void st__drain_exit(void);
 
 /*
  * fork(): prepare takes the drain's locks (after the caller's own), so the
- * child never inherits one mid-update; parent releases them; child starts
+ * child never inherits one mid-update, and without the writeout thread
+ * writes what the rings hold; parent releases them; child starts
  * afresh: no writer thread, its own file (trace-<childpid>, F-<childpid>
  * for an explicit name F, or F's %p expanded again) opened at its first
  * event if the parent had one.
@@ -107,7 +117,7 @@ int st__snapshot_write(const char *path, char *err, size_t errlen);
  */
 int st__view_take(struct st__growbuf *decls, struct st__growbuf *data, uint64_t *truncated);
 
-/* --- configuration (config_drain.c): file=, rotate=, rotate-keep=, flight-signal=, flight-trigger= */
+/* --- configuration (config_drain.c): file=, dir=, rotate=, rotate-keep=, compress=, writer=, flight-signal=, flight-trigger= */
 
 extern const struct st__cfg_part st__drain_cfg_part;
 

@@ -14,16 +14,20 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fd_ident.h"
+
 /* A file change the writer applies in its next pass. */
 struct st__op {
     bool close;         /* drain, then close the current file */
-    int fd;             /* -1, or adopt this file */
+    int fd;             /* -1, or adopt this file ... */
+    struct st__fd_ident id; /* ... which is this one (the program may close fd before the writer adopts it) */
     bool append;        /* fd continues the file closed last */
     uint32_t mapped;    /* when appending: mappings it already has */
     size_t base_len;    /* path is the first base_len bytes + ".piece" (rotate=) */
     uint64_t piece;
     uint64_t name_gen;  /* st__ws.name_gen when the op was posted */
-    int unlock_fd;      /* -1, or the lock on the old file's name: closed once that file is closed */
+    int unlock_fd;      /* -1, or the lock on the old file's name: closed once that file is closed ... */
+    struct st__fd_ident unlock_id; /* ... if it is still that lock's (fd_ident.h) */
     char path[4096];    /* fd's name, for messages */
 };
 
@@ -39,7 +43,7 @@ struct st__closed_file {
 
 /* Shared by the program's threads and the writer; under st__wr_lock. */
 struct st__wshared {
-    char tmpl[4096];   /* the name as configured, placeholders and all ("" for the default, trace-%p) */
+    char tmpl[4096];   /* the name as configured, placeholders and all, absolute once opened ("" for the default, trace-%p) */
     char name[4096];   /* tmpl expanded (or its fallback) when opened; "" until then */
     time_t start;      /* when tracing started: %t */
     uint64_t piece;    /* rotate=: the file is name.piece (name itself for 0) */
@@ -49,7 +53,8 @@ struct st__wshared {
     bool compress;     /* compress=zstd: files opened from now on are zstd frames (zwrite.h) ... */
     int compress_level; /* ... at this level */
     bool enabled;      /* the file is on */
-    bool lazy_open;    /* fork child: open its own file at its first event */
+    bool lazy_open;    /* fork child: open its own file at its first event ... */
+    bool open_failed;  /* ... which it could not: said then (st__file_open_failed) */
     int error;         /* what stopped writing, or 0 */
     int fail_error;    /* the last write error, kept when writing resumes (exit report) ... */
     char fail_path[4096]; /* ... and the file it was writing */
@@ -57,9 +62,10 @@ struct st__wshared {
     uint64_t done_seq; /* req_seq as of the last finished pass */
     bool have_op;
     struct st__op op;
-    bool running;      /* the thread was started ... */
+    bool running;      /* the drain was started (a file enabled: by the thread or inline, writer.c) ... */
     bool exited;       /* ... and has ended (after the exit flush) */
     bool final;        /* the exit flush is asked for */
+    bool threaded;     /* the writeout thread was started (it runs while !exited) */
     bool stop;         /* a configuration that started the thread failed: end it, writing nothing */
     pthread_t thread;
     struct st__closed_file last;
@@ -72,27 +78,70 @@ extern pthread_cond_t st__wr_cond;
 /* Mirror of st__ws.lazy_open, for the first-event check without the lock (relaxed). */
 extern int st__lazy_flag;
 
+/* writer=: who runs the drain's passes (writer.c). */
+enum st__writer_mode {
+    ST_WRITER_AUTO = 0,   /* the tracing threads while one thread traces, then the writeout thread */
+    ST_WRITER_THREAD = 1, /* the writeout thread, from the start */
+    ST_WRITER_INLINE = 2, /* the tracing threads, always */
+};
+
 /* Start-up: the writer's semaphore (before any kick can be posted). */
 void st__writer_init(void);
 
-/* The rings' wake hook: a producer crossed a wake-up point, or a thread exited (async-signal-safe, errno kept). */
+/*
+ * The rings' wake hook: a producer crossed a wake-up point, or a thread
+ * exited. Wakes the writeout thread or, without it, runs a short pass
+ * right here (one that never waits for a lock). errno kept.
+ */
 void st__writer_kick(void);
 
-/* The lock the writer holds for a whole pass; fork takes it first, so no child is made mid-pass. */
+/* The rings' first-event hook, the writer's part: a second thread's first record starts the thread (writer=auto). */
+void st__writer_first_event(void);
+
+/* The lock a pass is run under, whoever runs it; fork takes it (after file_lock and snap_lock), so no child is made mid-pass. */
 void st__writer_pass_lock(void);
 void st__writer_pass_unlock(void);
 
-/* Starts the writeout thread unless it runs; wr_lock held. 1 started, 0 already running, -EAGAIN, -ECANCELED after exit. */
+/* Fork's prepare handler, pass_lock held: without the thread, a pass, so the parent's records reach its file before the child runs. */
+void st__writer_fork_pass(void);
+
+/*
+ * Starts the drain unless it runs (a file is being enabled): the
+ * writeout thread when writer= wants it, else the tracing threads drain
+ * inline. wr_lock held. 1 started, 0 already running, -EAGAIN or -ENOMEM,
+ * -ECANCELED after exit.
+ */
 int st__writer_start(void);
 
-/* Ends a thread st__writer_start() started that was never given a file; wr_lock held (released while joining). */
+/* Ends a drain st__writer_start() started that was never given a file; wr_lock held (released while joining). */
 void st__writer_stop(void);
 
-/* True while the writer thread runs; wr_lock held. */
+/* True while the drain runs (by the thread or inline); wr_lock held. */
 bool st__writer_alive(void);
 
-/* Asks for a pass and (with wait) waits for it; wr_lock held. */
+/*
+ * Asks for a pass (taking the op posted, if any) and, with wait, waits for
+ * it; without the thread the caller runs it itself, wait or not. wr_lock
+ * held (released meanwhile, as a wait on st__wr_cond releases it).
+ */
 void st__writer_request(bool wait);
+
+/* writer=auto|thread|inline into *mode. 0 or -EINVAL. */
+int st__writer_parse_mode(const char *v, int *mode);
+
+/*
+ * writer= in a configuration's phases. Prepare sets the mode, and when the
+ * drain runs inline and the mode wants the thread, starts it; -EBUSY for
+ * inline once the thread runs (it runs until exit), -errno when the thread
+ * cannot start for writer=thread (writer=auto then stays inline). Abort
+ * puts the old mode back and ends a thread the prepare started.
+ */
+struct st__writer_prep {
+    int old_mode;
+    bool started;
+};
+int st__writer_mode_prepare(int mode, struct st__writer_prep *p, char *err, size_t errlen);
+void st__writer_mode_abort(const struct st__writer_prep *p);
 
 /* The current file name (the current piece's) into buf; wr_lock held. Returns the base's length. */
 size_t st__current_name(char *buf, size_t len);
@@ -117,11 +166,11 @@ struct st__file_prep {
     bool append;       /* same file this process closed last: append */
     bool started;      /* this prepare started the writeout thread: abort ends it */
     uint32_t mapped;   /* when appending: IDs whose mappings the file has */
-    int set_name;      /* on commit: 0 keep the name, 1 path becomes it, 2 the default */
+    int set_name;      /* on commit: 0 keep the name, 1 tmpl becomes it, 2 the default's (tmpl too) */
     size_t base_len;   /* path is a piece of the file named by its first base_len bytes */
     uint64_t piece;    /* rotate=: which piece (0: the name itself) */
     char path[4096];
-    char tmpl[4096];   /* set_name 1: the name as configured */
+    char tmpl[4096];   /* set_name: the name as configured, made absolute (a chdir() later changes nothing) */
     char wanted[4096]; /* fell_back: the name another process holds */
 };
 

@@ -39,6 +39,7 @@
 #include "drain_internal.h"
 #include "registry.h"
 #include "ring_consumer.h"
+#include "thread_start.h"
 
 static sem_t sig_sem;
 static int sig_pending;      /* atomic (lock-free: safe in the handler) */
@@ -216,21 +217,16 @@ void st__flight_exit(void)
 /* Starts the flight thread; 0 or -errno. */
 static int thread_start(void)
 {
-    sigset_t all, old;
     int ret;
 
     if (sem_init(&sig_sem, 0, 0) < 0)
         return -errno;
     /* The thread blocks every signal, so the chosen one lands elsewhere. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    ret = -pthread_create(&thread, NULL, flight_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    ret = st__thread_start(&thread, NULL, flight_main, NULL, "st-flight");
     if (ret < 0) {
         sem_destroy(&sig_sem);
         return ret;
     }
-    pthread_setname_np(thread, "st-flight");
     thread_up = true; /* joinable until its configuration commits: an abort joins it */
     return 0;
 }

@@ -6,7 +6,9 @@
  * meanwhile only shortens what is kept, never tears a record), then write
  * what the writer would have written: a header, every mapping, the
  * records of all threads merged by time (merge.h), timestamps converted to
- * CLOCK_MONOTONIC ns and kept non-decreasing per thread.
+ * CLOCK_MONOTONIC ns and kept non-decreasing per thread. With
+ * compress=zstd a snapshot file is compressed as a trace file is (zwrite.h:
+ * frames of whole records, time index, seek table), under the same name.
  *
  * One conversion state serves every snapshot and view, and each takes a
  * clock knot after its newest record (st__ts_conv_update_past): a record
@@ -53,6 +55,7 @@
 
 #include "describe.h"
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
 #include "merge.h"
@@ -63,6 +66,7 @@
 #include "timestamp.h"
 #include "trace_format.h"
 #include "write_all.h"
+#include "zwrite.h"
 
 /* Largest view of what is in memory; older records beyond it are left out. */
 #define VIEW_MAX ((size_t)64 << 20)
@@ -294,6 +298,36 @@ bool st__flight_mode(void)
     return st__ring_overwriting();
 }
 
+static int to_fd(void *ctx, const void *p, size_t n)
+{
+    return st__write_all(*(int *)ctx, p, n);
+}
+
+/*
+ * Writes the snapshot's v4 bytes to fd: as they are, or, with compress=zstd
+ * (as of now: the setting is for files opened from now on, and a snapshot
+ * is one), as the zstd frames, time index and seek table a compressed
+ * trace file has. 0 or -errno.
+ */
+static int snapshot_put(int fd, const struct st__growbuf *out)
+{
+    struct st__zout z;
+    bool compress;
+    int level, ret;
+
+    pthread_mutex_lock(&st__wr_lock);
+    compress = st__ws.compress;
+    level = st__ws.compress_level;
+    pthread_mutex_unlock(&st__wr_lock);
+    if (!compress)
+        return st__write_all(fd, out->data, out->len);
+    st__zout_init(&z, level, to_fd, &fd);
+    if ((ret = st__zout_put(&z, out->data, out->len)) == 0)
+        ret = st__zout_finish(&z);
+    st__zout_free(&z);
+    return ret;
+}
+
 /* With snap_lock held: writes the snapshot file at path. */
 static int snapshot_locked(const char *path, char *err, size_t errlen)
 {
@@ -314,11 +348,11 @@ static int snapshot_locked(const char *path, char *err, size_t errlen)
     c.len = st__ring_peek(c.bytes, cap, NULL, &c.pi, &c.npi);
     if (c.pi && (ret = snapshot_build(&c, &out, &lost_ev)) == 0) {
         /* O_NOFOLLOW: a link planted at the name would have its target overwritten. */
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
         if (fd < 0) {
             ret = -errno;
         } else {
-            ret = st__write_all(fd, out.data, out.len);
+            ret = snapshot_put(fd, &out);
             if (close(fd) < 0 && ret == 0)
                 ret = -errno;
             if (ret < 0)

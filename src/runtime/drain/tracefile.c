@@ -1,12 +1,16 @@
 /*
  * The trace file, seen from the program's threads: opening, switching,
- * flushing and status, and a fork child's own file. The writeout thread
- * does all the writing (writer.c); here a caller opens the file itself (so
- * an unwritable path is an error returned to it) and hands it over as an
+ * flushing and status, and a fork child's own file. The drain's passes do
+ * all the writing (writer.c); here a caller opens the file itself (so an
+ * unwritable path is an error returned to it) and hands it over as an
  * "op":
  *
  *   caller:  file_lock -> open -> wr_lock: post op, ++req_seq, kick -> wait done_seq
- *   writer:  wr_lock: take op and req_seq -> I/O without locks -> wr_lock: done_seq
+ *   writer:  pass_lock -> wr_lock: take op and req_seq -> I/O -> wr_lock: done_seq
+ *
+ * where the writer is the writeout thread or, without it (writer=auto
+ * while one thread traces, writer=inline), the caller itself, which runs
+ * that step in st__writer_request() before it returns.
  *
  * Never through a symbolic link: one found at the name (the file, the
  * piece reopened, dir='s file, the fallback name) is refused, saying so,
@@ -62,24 +66,26 @@
 #include <simpletrace/api.h>
 
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
+#include "fd_ident.h"
 #include "name_template.h"
 #include "no_follow.h"
 #include "piece_format.h"
 #include "ring.h"
 #include "ring_consumer.h"
+#include "who.h"
 
 /* The name used when none was set. */
 #define DEFAULT_TMPL "trace-%p"
 
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The lock on the name being written (file_lock held): its descriptor and file. */
+/* The lock on the name being written (file_lock held): its descriptor and file (fd_ident.h: the program may close it). */
 static struct {
     int fd;
-    dev_t dev;
-    ino_t ino;
+    struct st__fd_ident id;
 } held = {.fd = -1};
 
 void st__file_lock(void)
@@ -100,14 +106,36 @@ int st__file_expand(const char *tmpl, char *buf, size_t len, char *err, size_t e
     return st__name_expand(*tmpl ? tmpl : DEFAULT_TMPL, &v, buf, len, err, errlen);
 }
 
+/*
+ * A trace file's template anchored in the current directory ("" is the
+ * default, trace-%p): file names are absolute from when they are
+ * configured, so that a chdir() later (a daemon's, to "/"), its fork
+ * children and its rotation pieces all keep to the directory they were
+ * configured in, as dir= does. 0, or -errno with a message.
+ */
+static int anchored(const char *tmpl, char *buf, size_t len, char *err, size_t errlen)
+{
+    int r = st__name_absolute(*tmpl ? tmpl : DEFAULT_TMPL, buf, len);
+
+    if (r < 0)
+        st__errmsg(err, errlen, "trace file '%.200s' relative to the current directory: %s", *tmpl ? tmpl : DEFAULT_TMPL,
+                   st_strerror(r));
+    return r;
+}
+
 /* The current name without its piece: the expansion made at open, else the template's now; wr_lock held. */
 static int current_base(char *buf, size_t len, char *err, size_t errlen)
 {
+    char tmpl[sizeof st__ws.tmpl];
+    int r;
+
     if (st__ws.name[0]) {
         snprintf(buf, len, "%s", st__ws.name);
         return 0;
     }
-    return st__file_expand(st__ws.tmpl, buf, len, err, errlen);
+    if ((r = anchored(st__ws.tmpl, tmpl, sizeof tmpl, err, errlen)) < 0)
+        return r;
+    return st__file_expand(tmpl, buf, len, err, errlen);
 }
 
 size_t st__current_name(char *buf, size_t len)
@@ -178,7 +206,8 @@ static bool held_is(const char *path)
 {
     struct stat st;
 
-    return held.fd >= 0 && stat(path, &st) == 0 && st.st_dev == held.dev && st.st_ino == held.ino;
+    return held.fd >= 0 && stat(path, &st) == 0 && (uint64_t)st.st_dev == held.id.dev &&
+           (uint64_t)st.st_ino == held.id.ino;
 }
 
 /* The message for a trace file (or piece) that could not be opened: a symbolic link says so. */
@@ -198,12 +227,14 @@ static void say_cannot_open(const char *path, int e, char *err, size_t errlen)
  */
 static int try_lock(const char *path, bool create, struct st__file_prep *p, struct stat *st)
 {
-    int fd = create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
+    /* st__fd_keep: never 0, 1 or 2, which a program that closed them reopens as its own (fd_ident.h). */
+    int fd = create ? st__fd_keep(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE))
+                    : -1;
     bool created = fd >= 0;
 
     /* Never through a symbolic link: it would truncate its target (no_follow.h). */
     if (fd < 0 && (!create || errno == EEXIST))
-        fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = st__fd_keep(open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
     if (fd < 0)
         return -errno;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
@@ -279,11 +310,11 @@ static int open_prepared(struct st__file_prep *p, const struct st__closed_file *
 {
     struct stat st;
 
-    p->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    p->fd = st__fd_keep(open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE));
     if (p->fd >= 0)
         p->created = true;
     else if (errno == EEXIST)
-        p->fd = open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        p->fd = st__fd_keep(open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
     if (p->fd < 0) {
         int e = -errno;
         say_cannot_open(p->path, e, err, errlen);
@@ -303,13 +334,13 @@ static int prepared_name(const char *path, struct st__file_prep *p, char *err, s
     char why[160];
     int r;
 
-    if (path) {
-        if (strlen(path) >= sizeof p->tmpl) {
-            st__errmsg(err, errlen, "file '%.64s...': %s", path, st_strerror(-ENAMETOOLONG));
-            return -ENAMETOOLONG;
-        }
-        snprintf(p->tmpl, sizeof p->tmpl, "%s", path);
-        r = st__file_expand(path, p->path, sizeof p->path, why, sizeof why);
+    if (path || !st__ws.name[0]) {
+        /* A name not opened yet: anchored now, and kept so (fork children expand it again). */
+        if ((r = anchored(path ? path : st__ws.tmpl, p->tmpl, sizeof p->tmpl, err, errlen)) < 0)
+            return r;
+        if (!p->set_name)
+            p->set_name = 1;
+        r = st__file_expand(p->tmpl, p->path, sizeof p->path, why, sizeof why);
     } else {
         r = current_base(p->path, sizeof p->path, why, sizeof why);
     }
@@ -414,7 +445,7 @@ static void set_name(const char *path)
 static void apply_name(const struct st__file_prep *p)
 {
     if (p->set_name)
-        snprintf(st__ws.tmpl, sizeof st__ws.tmpl, "%s", p->set_name == 1 ? p->tmpl : "");
+        snprintf(st__ws.tmpl, sizeof st__ws.tmpl, "%s", p->tmpl);
     if (!p->set_name && !p->fell_back && st__ws.name[0])
         return; /* the current name, reopened */
     snprintf(st__ws.name, sizeof st__ws.name, "%.*s", (int)p->base_len, p->path);
@@ -422,28 +453,24 @@ static void apply_name(const struct st__file_prep *p)
     st__ws.name_gen++;
 }
 
-/* Waits until the op slot is free; wr_lock held. */
+/* Waits until the op slot is free (an op posted without waiting is taken by a pass); wr_lock held. */
 static void wait_op_slot(void)
 {
     while (st__ws.have_op && st__writer_alive())
-        pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+        st__writer_request(true);
 }
 
-/* The prepared file's lock becomes the held one; returns the old lock's descriptor to close (or -1). */
-static int take_lock(struct st__file_prep *p)
+/* The prepared file's lock becomes the held one; the old lock's descriptor to close (or -1) into *old. */
+static void take_lock(struct st__file_prep *p, int *old, struct st__fd_ident *old_id)
 {
-    struct stat st;
-    int old = held.fd;
-
+    *old = -1;
     if (p->lock_kept)
-        return -1;
+        return;
+    *old = held.fd;
+    *old_id = held.id;
     held.fd = p->lock_fd;
-    if (held.fd >= 0 && fstat(held.fd, &st) == 0) {
-        held.dev = st.st_dev;
-        held.ino = st.st_ino;
-    }
+    st__fd_ident_get(held.fd, &held.id);
     p->lock_fd = -1;
-    return old;
 }
 
 /* The one line that says this process writes another name than it was given, and why. */
@@ -459,7 +486,7 @@ static void say_fell_back(const struct st__file_prep *p)
 
 void st__file_commit(struct st__file_prep *p, bool wait)
 {
-    struct stat st;
+    struct st__fd_ident id;
 
     pthread_mutex_lock(&st__wr_lock);
     if (p->fd < 0) { /* already the open file */
@@ -470,11 +497,13 @@ void st__file_commit(struct st__file_prep *p, bool wait)
     if (!p->append && ftruncate(p->fd, 0) < 0) {
         /* a device such as /dev/full: nothing to truncate */
     }
-    if (fstat(p->fd, &st) == 0) /* crash=DIR: rings made from now on name it, written to or not */
-        st__ring_cons_trace_file((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    st__fd_ident_get(p->fd, &id);
+    if (id.ino != UINT64_MAX) /* crash=DIR: rings made from now on name it, written to or not */
+        st__ring_cons_trace_file(id.dev, id.ino);
     wait_op_slot();
-    st__ws.op = (struct st__op){.close = true, .fd = p->fd, .append = p->append, .mapped = p->mapped,
-                                .base_len = p->base_len, .piece = p->piece, .unlock_fd = take_lock(p)};
+    st__ws.op = (struct st__op){.close = true, .fd = p->fd, .id = id, .append = p->append, .mapped = p->mapped,
+                                .base_len = p->base_len, .piece = p->piece};
+    take_lock(p, &st__ws.op.unlock_fd, &st__ws.op.unlock_id);
     snprintf(st__ws.op.path, sizeof st__ws.op.path, "%s", p->path);
     st__ws.have_op = true;
     p->fd = -1;
@@ -513,8 +542,7 @@ void st__file_set_rotation(int64_t size, long keep)
 /* Lets go of the lock on the name; file_lock held, the file closed. */
 static void release_lock(void)
 {
-    if (held.fd >= 0)
-        close(held.fd);
+    st__fd_close_if(held.fd, &held.id); /* not when the program closed it and reused the number */
     held.fd = -1;
 }
 
@@ -570,7 +598,7 @@ int st__file_set_enabled(bool enabled)
 
 int st__file_set_name(const char *path)
 {
-    char name[sizeof st__ws.name];
+    char name[sizeof st__ws.name], abs[sizeof st__ws.tmpl];
     bool on;
     int r = 0;
 
@@ -580,11 +608,13 @@ int st__file_set_name(const char *path)
         return -ENAMETOOLONG;
     if (path && (r = st__file_expand(path, name, sizeof name, NULL, 0)) < 0)
         return r; /* a bad placeholder, or too long expanded: nothing changes */
+    if (path && (r = st__name_absolute(path, abs, sizeof abs)) < 0)
+        return r;
     st__file_lock();
     pthread_mutex_lock(&st__wr_lock);
     on = st__ws.enabled;
     if (!on)
-        set_name(path);
+        set_name(path ? abs : NULL);
     pthread_mutex_unlock(&st__wr_lock);
     if (on)
         r = file_open(path ? path : DEFAULT_TMPL, path ? 1 : 2, true, NULL, 0);
@@ -619,9 +649,34 @@ void st__file_status(char *path, size_t len, bool *enabled, int *error)
 
 /* --- a fork child's own file ------------------------------------------------- */
 
+/*
+ * A fork child could not open its own file: one line naming the process,
+ * its user (workers drop privileges after the fork) and the file, with
+ * the directory's owner and mode when permissions refused it, so that
+ * nothing later (the exit report) has to say it again.
+ */
+static void say_child_cannot_open(const char *err, const char *path, int e)
+{
+    char who[320], dir[sizeof st__ws.name], owner[256], hint[600] = "";
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+
+    st__who(who, sizeof who, true);
+    if ((e == -EACCES || e == -EPERM) && slash) {
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        if (stat(dir, &st) == 0) {
+            if (!st__user_name((long)st.st_uid, owner, sizeof owner))
+                snprintf(owner, sizeof owner, "uid %ld", (long)st.st_uid);
+            snprintf(hint, sizeof hint, " (its directory %.200s belongs to %s (uid %ld), mode %04o)", dir, owner,
+                     (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+        }
+    }
+    st__diag("simpletrace", "%s: %s%s; this process's events are not written", who, err, hint);
+}
+
 void st__file_first_event(void)
 {
-    char err[4400];
+    char err[4400], path[sizeof st__ws.name];
     bool lazy;
     int r;
 
@@ -636,16 +691,27 @@ void st__file_first_event(void)
         st__ws.lazy_open = false;
         __atomic_store_n(&st__lazy_flag, 0, __ATOMIC_RELAXED);
         st__ws.error = r;
+        st__ws.open_failed = true;
+        st__current_name(path, sizeof path);
         pthread_mutex_unlock(&st__wr_lock);
-        st__diag("simpletrace", "%s", err);
+        say_child_cannot_open(err, path, r);
     }
     st__file_unlock();
 }
 
+bool st__file_open_failed(void)
+{
+    bool failed;
+
+    pthread_mutex_lock(&st__wr_lock);
+    failed = st__ws.open_failed;
+    pthread_mutex_unlock(&st__wr_lock);
+    return failed;
+}
+
 void st__file_fork_child(void)
 {
-    if (held.fd >= 0)
-        close(held.fd); /* our copy: the parent's lock stays, on its open file description */
+    st__fd_close_if(held.fd, &held.id); /* our copy: the parent's lock stays, on its open file description */
     held.fd = -1;
     pthread_mutex_init(&file_lock, NULL);
 }

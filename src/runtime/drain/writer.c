@@ -1,12 +1,43 @@
 /*
- * The writeout thread: it does all the trace file's I/O.
+ * The writer: the passes that do all the trace file's I/O, and who runs
+ * them (writer=, st__ws.threaded).
  *
- * One thread (started when a trace file is first enabled, with every
- * signal blocked, and marked so it never traces) wakes on a kick (a
- * producer crossed an eighth of its ring, a thread exited, a control
- * request) or every 100 ms, and runs a pass. It asks the scheduler for a
- * short time slice (writer_sched_setup), so that on a busy machine a kick
- * gets it running before the rings fill up. A pass:
+ * The writeout thread (started with every signal blocked, and marked so it
+ * never traces) wakes on a kick (a producer crossed an eighth of its ring,
+ * a thread exited, a control request) or every 100 ms, and runs a pass. It
+ * asks the scheduler for a short time slice (writer_sched_setup), so that
+ * on a busy machine a kick gets it running before the rings fill up.
+ *
+ * A process with a second thread leaves glibc's single-thread fast paths
+ * (cancellation points around system calls, atomics in malloc and stdio),
+ * which costs a single-threaded server more than its events do. So by
+ * default (writer=auto) no thread is started while the records all come
+ * from one thread: the same passes run on that thread itself, at its
+ * drain points, one at a time under pass_lock, so the file still has one
+ * writer and records stay in order:
+ *
+ *   kick     its ring crossed a multiple of INLINE_WAKE (32 KiB; the rings
+ *            wake their consumer that often while no thread runs), or it
+ *            exited: a pass of at most KICK_BUDGET bytes (kick_pass), which
+ *            never waits for a lock (a signal handler's record may have
+ *            interrupted this thread inside one: the rest waits for the
+ *            next drain point); for every record that does not cross a
+ *            threshold the hot path is the same;
+ *   request  flush, a file change, exit: st__writer_request() runs the
+ *            step (the op, a whole pass) on the calling thread;
+ *   fork     the prepare handler runs a pass, so the parent's records are
+ *            in its file before the child runs.
+ *
+ * The first record of a second thread (the rings' first-event hook)
+ * starts the thread, which drains from then on, as with writer=thread,
+ * where it starts with the file. writer=inline never starts it: each
+ * tracing thread drains at its own drain points (a kick that finds a pass
+ * running leaves the draining to it). Without the thread nothing drains a
+ * quiet process between drain points: its records reach the file at the
+ * next one, at flush or at exit (crash=DIR keeps them in ring files that
+ * `simpletrace recover` reads after a kill -9).
+ *
+ * A pass:
  *
  *   1. take the list of rings (st__ring_cons_snapshot, ring_consumer.h):
  *      each ring's `exited`, then `head` (acquire): everything before head
@@ -63,15 +94,20 @@
  * records in the decompressed trace) and wt.zoff is the file's size. A
  * failed write cuts the file back to its last whole frame, and the
  * ST_PID_WRITE_LOST record goes in a frame of its own. Closing the file
- * writes the time index and the seek table; reopening the same file
- * appends frames after them (they stay, as frames of their own) and a new
- * pair ends it. The setting applies to files opened after it: a file
+ * writes the summary, the time index and the seek table; reopening the
+ * same file appends frames after them (they stay, as frames of their own)
+ * and new ones end it. The setting applies to files opened after it: a file
  * appended to keeps the way it was written.
  *
  * Exit: control's atexit handler (registered at start-up, normally before
  * main, so it runs after the handlers the program registers) calls
- * st__drain_exit (drain.c), which asks for a final pass and joins the
- * thread.
+ * st__drain_exit (drain.c), which asks for a final pass (the thread's,
+ * then joined, or its own).
+ *
+ * Locks: pass_lock (a pass, whoever runs it; wt is its data), then wr_lock
+ * (st__ws), then the core's. A pass on a tracing thread only tries them,
+ * and where it may be a signal handler's (maybe_in_handler) it allocates
+ * nothing (kick_pass says what waits for the next drain point).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +127,10 @@
 
 #include "describe.h"
 #include "diag.h"
+#include "dir_ready.h"
 #include "drain.h"
 #include "drain_internal.h"
+#include "fd_ident.h"
 #include "merge.h"
 #include "name_template.h"
 #include "no_follow.h"
@@ -100,13 +138,25 @@
 #include "registry.h"
 #include "ring.h"
 #include "ring_consumer.h"
+#include "thread_start.h"
 #include "timestamp.h"
+#include "who.h"
 #include "write_all.h"
 #include "trace_format.h"
 #include "zwrite.h"
 
 #define STAGE_SIZE ((size_t)1 << 20)
 #define WAKE_NS 100000000L
+
+/*
+ * Without the thread, a tracing thread runs a pass each time its ring
+ * crosses a multiple of INLINE_WAKE bytes (or an eighth of a smaller
+ * ring), and that pass takes at most KICK_BUDGET bytes of records, so it
+ * stays a few tens of microseconds (bench/server measures it) however far
+ * behind the rings are; the rest waits for the next drain point.
+ */
+#define INLINE_WAKE ((size_t)32 << 10)
+#define KICK_BUDGET ((uint64_t)64 << 10)
 
 struct st__wshared st__ws;
 pthread_mutex_t st__wr_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -121,7 +171,14 @@ static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t st__wr_cond = PTHREAD_COND_INITIALIZER;
 int st__lazy_flag;
 static sem_t kick;
-static int writer_up; /* atomic: the thread runs, kicks are worth posting */
+
+/* What a kick does (drain_up, relaxed atomic; changed under wr_lock). */
+enum { UP_OFF = 0, UP_INLINE = 1, UP_THREAD = 2 };
+static int drain_up;     /* nothing (no file yet, or after exit), a pass on the kicking thread, or wake the thread */
+static int writer_mode;  /* writer=, enum st__writer_mode; written under wr_lock, read relaxed */
+static int first_tid;    /* the first thread that traced (atomic; 0: none yet) */
+static int multi;        /* a second thread traced (atomic) */
+static int no_thread;    /* writer=auto: the thread could not start, the threads drain their own rings (atomic) */
 
 /* Owned by the writer thread. */
 static struct {
@@ -138,11 +195,11 @@ static struct {
     int want_level;       /* ... at this level */
     uint64_t zoff;        /* z: the file's size, the end of a whole frame */
     struct st__zw zw;     /* z: the compressor and the index of the frames written */
-    struct st__growbuf trailer; /* z: the time index and seek table, built at close */
+    struct st__growbuf trailer; /* z: the summary, time index and seek table, built at close */
     struct {              /* the file closed last, if compressed, for appending to it */
         bool z;
         uint64_t off, zoff;
-        size_t time_size, trailer_size; /* its trailer (trailer_size 0: none written) */
+        struct st__zw_trailer_sizes trailer; /* its trailer's frames (total 0: none written) */
         struct st__zw zw;
     } zlast;
     uint32_t mapped;      /* IDs [0, mapped) have mappings in this file */
@@ -157,6 +214,10 @@ static struct {
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
     size_t cap_src;
     struct st__merge merge;
+    bool restricted;      /* a kick's pass that may run in a signal handler: it allocates nothing (maybe_in_handler) */
+    uint64_t budget;      /* a kick's pass: bytes of records it may take (0: no bound) ... */
+    uint64_t taken;       /* ... taken so far */
+    bool budget_hit;      /* ... all of them: the merge stopped there, the rest waits */
 } wt = {.fd = -1};
 
 /* Writer counters (relaxed atomics: st_stats_get reads them). */
@@ -194,49 +255,45 @@ void st__drain_write_failure(char *path, size_t len, int *error)
     pthread_mutex_unlock(&st__wr_lock);
 }
 
+static void kick_pass(void);
+
 void st__writer_kick(void)
 {
     int saved = errno;
+    int up = __atomic_load_n(&drain_up, __ATOMIC_RELAXED);
 
-    if (__atomic_load_n(&writer_up, __ATOMIC_RELAXED))
+    if (up == UP_THREAD)
         sem_post(&kick);
+    else if (up == UP_INLINE)
+        kick_pass();
     errno = saved;
 }
 
 /* Size of the whole record at p (len bytes available), or 0 if cut. */
 static size_t staged_record_size(const uint8_t *p, size_t len)
 {
-    size_t n;
+    size_t n = st__fmt_record_claim(p, len);
 
-    if (len < ST_MAPPING_FIXED_SIZE)
-        return 0;
-    if (st__fmt_get_u64(p) == ST_RECORD_TYPE_MAPPING)
-        n = st__fmt_mapping_size(st__fmt_get_u32(p + 16));
-    else if (len >= ST_EVENT_FIXED_SIZE)
-        n = 8 + (size_t)st__fmt_get_u32(p + ST_EV_OFF_LENGTH);
-    else
-        return 0;
     return n <= len ? n : 0;
 }
 
 /*
- * compress=zstd: ends the file with its time index and seek table (cut
+ * compress=zstd: ends the file with its summary, time index and seek table (cut
  * back off when they cannot be written whole: the frames still read), and
  * keeps its index, so that reopening the file appends to it.
  */
 static void zclose(void)
 {
-    size_t tsize = 0;
+    struct st__zw_trailer_sizes sizes;
 
     wt.zlast.z = wt.z;
     if (!wt.z)
         return;
-    wt.zlast.trailer_size = 0;
-    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &tsize) == 0) {
+    wt.zlast.trailer.total = 0;
+    if (wt.zw.n && st__zw_trailer(&wt.zw, &wt.trailer, &sizes) == 0) {
         if (st__write_all(wt.fd, wt.trailer.data, wt.trailer.len) == 0) {
             wt.zoff += wt.trailer.len;
-            wt.zlast.time_size = tsize;
-            wt.zlast.trailer_size = wt.trailer.len;
+            wt.zlast.trailer = sizes;
             counter_add(&c_bytes_written, wt.trailer.len);
         } else if (ftruncate(wt.fd, (off_t)wt.zoff) < 0) {
             /* not a regular file: nothing to cut */
@@ -249,6 +306,52 @@ static void zclose(void)
     wt.zlast.zoff = wt.zoff;
 }
 
+/* path opened again for writing at offset at, if it is still the file id: the descriptor, or -1. */
+static int fd_reopen(const char *path, const struct st__fd_ident *id, off_t at)
+{
+    int fd = st__fd_keep(open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+
+    if (fd >= 0 && st__fd_is(fd, id) && lseek(fd, at, SEEK_SET) == at)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* The one line saying the program took descriptor fd, path's, and the file cannot be had again. */
+static void say_fd_lost(int fd, const char *path)
+{
+    char who[320];
+    bool there = access(path, F_OK) == 0;
+    int e = errno;
+
+    st__who(who, sizeof who, false);
+    st__diag("simpletrace", "%s closed descriptor %d, its trace file '%s', which cannot be opened again (%s); "
+             "tracing to it stopped", who, fd, path, there ? "another file has its name now" : st_strerror(-e));
+}
+
+/*
+ * True when wt.fd is still the file being written, opened again by its
+ * name if need be. A program may close our descriptor (a daemon closing
+ * every descriptor at start-up, after our constructor opened the file)
+ * and its next open() reuse the number: a number that names another file
+ * now is never written to or closed (fd_ident.h), and the old number is
+ * left to the program. False when the file cannot be had again (its name
+ * is gone or is another file now): wt.fd is then not ours.
+ */
+static bool fd_ours(void)
+{
+    struct st__fd_ident id = {wt.dev, wt.ino};
+    int fd;
+
+    if (st__fd_is(wt.fd, &id))
+        return true;
+    if ((fd = fd_reopen(wt.path, &id, (off_t)(wt.z ? wt.zoff : wt.off))) < 0)
+        return false;
+    wt.fd = fd;
+    return true;
+}
+
 /* Closes the current file, remembering it so that reopening appends. */
 static void close_file(bool mappings_known)
 {
@@ -257,6 +360,10 @@ static void close_file(bool mappings_known)
 
     if (wt.fd < 0)
         return;
+    if (!fd_ours()) {
+        wt.fd = -1; /* the program closed it and the file is gone: its number is not ours to close */
+        return;
+    }
     zclose();
     if (fstat(wt.fd, &st) == 0 && S_ISREG(st.st_mode)) {
         last.valid = true;
@@ -387,6 +494,26 @@ static void write_failed(int err, size_t done)
 
 static int zstage_flush(void);
 
+/*
+ * The program took the file's descriptor and the file cannot be opened
+ * again (fd_ours): the staged records are lost, said once, naming the
+ * process and the file, and writing stops as after a write error (the
+ * next file opened starts with a record counting them). -EIO.
+ */
+static int fd_lost(void)
+{
+    int fd = wt.fd;
+
+    wt.fd = -1; /* the number is the program's now */
+    counter_add(&c_write_dropped, wt.stage_events);
+    wt.unmarked += wt.stage_events + wt.stage_drops;
+    wt.len = wt.hdr = 0;
+    wt.stage_events = wt.stage_drops = 0;
+    say_fd_lost(fd, wt.path);
+    stop_writing(-EBADF, wt.path);
+    return -EIO;
+}
+
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
@@ -395,6 +522,8 @@ static int stage_flush(void)
 
     if (wt.fd < 0)
         return -EBADF;
+    if (!fd_ours())
+        return fd_lost();
     if (wt.z)
         return zstage_flush();
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
@@ -552,13 +681,18 @@ static int rotate(void)
     char next[sizeof wt.path + ST_PIECE_SUFFIX_MAX], old[sizeof wt.path + ST_PIECE_SUFFIX_MAX];
     uint32_t mapped = wt.mapped;
     size_t base_len = wt.base_len;
+    struct stat st;
+    mode_t mode;
     int fd, n;
 
     if (stage_flush() < 0)
         return -EIO;
     n = st__piece_format(next, sizeof next, wt.path, base_len, wt.piece + 1);
+    /* The piece's mode is the file's: owner only as made (dir_ready.h), or what its owner gave it. */
+    mode = fstat(wt.fd, &st) == 0 ? st.st_mode & 0666 : ST__OWNER_FILE_MODE;
     /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
-    fd = n < (int)sizeof wt.path ? open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
+    fd = n < (int)sizeof wt.path ? st__fd_keep(open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode))
+                                 : -1;
     if (fd < 0) {
         int err = n < (int)sizeof wt.path ? -errno : -ENAMETOOLONG;
         if (st__link_refused(next, err))
@@ -570,6 +704,8 @@ static int rotate(void)
         return -EIO;
     }
     close_file(true);
+    /* Made before the old piece's trailer was written: now it is the newer one, as readers expect of pieces in order. */
+    futimens(fd, NULL);
     adopt_file(fd, next, base_len);
     wt.piece++;
     remove_stale_next();
@@ -680,6 +816,11 @@ static void stage_write_lost(void)
 static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t *room)
 {
     (void)ctx;
+    /* A kick's pass took its share, or would start a piece (which allocates) where it must not: stop here. */
+    if ((wt.budget && wt.taken >= wt.budget) || (wt.restricted && piece_full(need))) {
+        wt.budget_hit = true;
+        return NULL;
+    }
     /* rotate=: a piece ends before the record that would overflow it. */
     if (piece_full(need) && rotate() < 0)
         return NULL;
@@ -689,6 +830,11 @@ static uint8_t *stage_reserve(void *ctx, uint64_t need, uint64_t want, uint64_t 
         if (stage_flush() < 0)
             return NULL;
         *room = STAGE_SIZE - wt.len;
+    }
+    if (wt.budget) {
+        uint64_t left = wt.budget - wt.taken;
+        if (*room > left)
+            *room = left > need ? left : need;
     }
     if (wt.rotate) {
         /* A piece's first record goes in whatever its size: every piece makes progress. */
@@ -706,6 +852,7 @@ static void stage_commit(void *ctx, struct st__merge_src *s, size_t n, uint64_t 
 
     (void)ctx;
     wt.len += n;
+    wt.taken += n;
     wt.piece_records |= n != 0;
     wt.stage_events += events;
     wt.stage_drops += drops;
@@ -722,13 +869,18 @@ static void stage_bad(void *ctx, struct st__merge_src *s)
 
 static const struct st__merge_sink stage_sink = {stage_reserve, stage_commit, stage_bad, NULL};
 
-/* Takes the ring list for a pass, and the rings as merge sources. 0 or -ENOMEM (try again next pass). */
+/*
+ * Takes the ring list for a pass, and the rings as merge sources. 0,
+ * -ENOMEM, or -EAGAIN in a restricted pass that would need more room
+ * (try again next pass).
+ */
 static int snapshot(void)
 {
+    wt.rings.no_grow = wt.restricted;
     if (st__ring_cons_snapshot(&wt.rings) < 0)
         return -ENOMEM;
-    if (wt.rings.n > wt.cap_src) {
-        struct st__merge_src *s = realloc(wt.src, wt.rings.cap * sizeof *s);
+    if (wt.rings.n > wt.cap_src || (wt.restricted && wt.merge.cap < wt.rings.n)) {
+        struct st__merge_src *s = wt.restricted ? NULL : realloc(wt.src, wt.rings.cap * sizeof *s);
         if (!s) {
             wt.rings.n = 0;
             return -ENOMEM;
@@ -744,19 +896,35 @@ static int snapshot(void)
     return 0;
 }
 
-/* One pass; all_drops reports every thread's pending drops (flush, exit). */
-static void pass(bool all_drops)
+/*
+ * One pass; all_drops reports every thread's pending drops (flush, exit);
+ * budget bounds the bytes of records it takes (0: none). When the budget
+ * stops it, what it took is written and the rest, drops of exited threads
+ * included (they come after their records), waits for the next pass.
+ */
+static void pass(bool all_drops, uint64_t budget)
 {
     if (snapshot() < 0)
         return;
     /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
     st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
     if (wt.fd >= 0) {
+        uint32_t ids = st__reg_count(); /* after the heads: every record taken has its ID below it */
+        int r;
+        if (wt.restricted && ids > wt.mapped)
+            goto out; /* describing new events allocates: the next drain point does it */
         st__ts_conv_update(&wt.conv);
-        if (stage_mappings(st__reg_count()) < 0 ||
-            st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink) == -EIO)
+        if (stage_mappings(ids) < 0)
             goto out;
-        for (size_t i = 0; i < wt.rings.n; i++) {
+        wt.budget = budget;
+        wt.taken = 0;
+        wt.budget_hit = false;
+        r = st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink);
+        wt.budget = 0;
+        if (r == -EIO && !wt.budget_hit)
+            goto out;
+        /* Drops come after their thread's records; a restricted pass leaves them (a new piece may be needed). */
+        for (size_t i = 0; i < wt.rings.n && !wt.budget_hit && !wt.restricted; i++) {
             struct st__ring_cons *c = &wt.rings.v[i];
             uint64_t n;
             /* The lost ring: drops of threads that ended or had no ring (ring_consumer.h), reported like theirs */
@@ -776,7 +944,7 @@ out:
 }
 /*
  * Appending to the file closed last: it goes on the way it was written.
- * Compressed, its index comes back, its trailer becoming two frames of it.
+ * Compressed, its index comes back, its trailer becoming three frames of it.
  */
 static void zappend(uint64_t end)
 {
@@ -788,8 +956,8 @@ static void zappend(uint64_t end)
     wt.zw = wt.zlast.zw;
     wt.zlast.zw = keep;
     wt.zw.level = level;
-    if (wt.zlast.trailer_size)
-        st__zw_keep_trailer(&wt.zw, wt.zlast.time_size, wt.zlast.trailer_size);
+    if (wt.zlast.trailer.total)
+        st__zw_keep_trailer(&wt.zw, &wt.zlast.trailer);
     wt.off = wt.zlast.off;
     wt.zoff = end;
     wt.zlast.z = false;
@@ -798,15 +966,24 @@ static void zappend(uint64_t end)
 /* Applies a control op: drain and close the old file, adopt the new one. */
 static void apply_op(const struct st__op *op)
 {
+    int fd;
+
     if (op->close && wt.fd >= 0) {
-        pass(true);
+        pass(true, 0);
         close_file(true);
     }
-    if (op->unlock_fd >= 0)
-        close(op->unlock_fd); /* the old name's lock, now that its file is complete */
+    if (op->unlock_fd >= 0) /* the old name's lock, now that its file is complete (unless the program took it) */
+        st__fd_close_if(op->unlock_fd, &op->unlock_id);
     if (op->fd < 0)
         return;
-    adopt_file(op->fd, op->path, op->base_len);
+    fd = op->fd;
+    /* Posted at start-up, it may reach us after main closed every descriptor (fd_ours). */
+    if (!st__fd_is(fd, &op->id) && (fd = fd_reopen(op->path, &op->id, 0)) < 0) {
+        say_fd_lost(op->fd, op->path);
+        stop_writing(-EBADF, op->path);
+        return;
+    }
+    adopt_file(fd, op->path, op->base_len);
     wt.piece = op->piece;
     wt.name_gen = op->name_gen;
     if (!op->append)
@@ -898,6 +1075,169 @@ static void writer_sched_setup(void)
 #endif
 }
 
+/* The settings a pass writes with, as control last set them; wr_lock held. */
+static void take_settings(void)
+{
+    wt.rotate = st__ws.rotate;
+    wt.keep = st__ws.keep;
+    wt.want_z = st__ws.compress;
+    wt.want_level = st__ws.compress_level;
+}
+
+/* True while the writeout thread runs; wr_lock held. */
+static bool thread_alive(void)
+{
+    return st__ws.threaded && !st__ws.exited;
+}
+
+/* True when writer= wants the thread now: thread, or auto once a second thread traced. */
+static bool want_thread(void)
+{
+    int mode = __atomic_load_n(&writer_mode, __ATOMIC_RELAXED);
+
+    return mode == ST_WRITER_THREAD || (mode == ST_WRITER_AUTO && __atomic_load_n(&multi, __ATOMIC_RELAXED) &&
+                                        !__atomic_load_n(&no_thread, __ATOMIC_RELAXED));
+}
+
+/* writer=auto wants the thread and it could not start: stay inline (nothing is lost) and stop trying. */
+static void auto_no_thread(void)
+{
+    __atomic_store_n(&no_thread, 1, __ATOMIC_RELAXED);
+}
+
+static int start_thread(void);
+static bool auto_start(void);
+
+/*
+ * One step of the drain, pass_lock held, by the writeout thread or, without
+ * it, by the thread that asked (st__writer_request): the op and the
+ * requests posted so far taken, the settings, then a pass. True once the
+ * final one ran (or had run).
+ */
+static bool writer_step(void)
+{
+    struct st__op op;
+    bool have, asked, final;
+    uint64_t seq;
+
+    pthread_mutex_lock(&st__wr_lock);
+    if (st__ws.exited) {
+        pthread_mutex_unlock(&st__wr_lock);
+        return true;
+    }
+    /* writer=auto: a second thread traced while the first-event hook could not start the thread. */
+    auto_start();
+    seq = st__ws.req_seq;
+    asked = seq > st__ws.done_seq;
+    have = st__ws.have_op;
+    if (have)
+        op = st__ws.op;
+    st__ws.have_op = false;
+    final = st__ws.final;
+    take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+
+    if (have)
+        apply_op(&op);
+    pass(asked || final, 0);
+    if (final)
+        close_file(true);
+
+    pthread_mutex_lock(&st__wr_lock);
+    if (seq > st__ws.done_seq)
+        st__ws.done_seq = seq;
+    if (final) {
+        st__ws.exited = true;
+        __atomic_store_n(&drain_up, UP_OFF, __ATOMIC_RELAXED);
+    }
+    pthread_cond_broadcast(&st__wr_cond);
+    pthread_mutex_unlock(&st__wr_lock);
+    return final;
+}
+
+/*
+ * True when this thread may be running a signal handler: a signal it
+ * blocks has a handler installed (the kernel blocks the signal being
+ * handled; ThreadSanitizer blocks them all while it runs a deferred one).
+ * A thread that keeps signals blocked for sigwait() or a signalfd, with
+ * no handler, is not taken for one; a handler installed with SA_NODEFER
+ * is not seen (the locks are still only tried). A system call, and one
+ * more per blocked signal: for the rare drain points that would allocate.
+ */
+static bool maybe_in_handler(void)
+{
+    sigset_t cur;
+
+    if (pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0)
+        return true;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigismember(&cur, sig) != 1 || sigaction(sig, NULL, &sa) != 0)
+            continue;
+        if ((sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != NULL
+                                       : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+            return true;
+    }
+    return false;
+}
+
+/* writer=auto, a second thread traced: starts the thread unless it runs; wr_lock held. True when it runs now. */
+static bool auto_start(void)
+{
+    if (!st__writer_alive() || st__ws.threaded || st__ws.final || !want_thread())
+        return st__ws.threaded && !st__ws.exited;
+    if (start_thread() == 0)
+        return true;
+    auto_no_thread();
+    return false;
+}
+
+/*
+ * A drain point on a tracing thread, without the writeout thread: its ring
+ * crossed the wake threshold, or it exited (the rings' wake hook). A pass
+ * of at most KICK_BUDGET bytes; requests and ops are left to their
+ * callers. It never waits: when another pass runs (that one drains) or a
+ * lock the pass takes is held, perhaps by the code a signal handler
+ * tracing here interrupted, it does nothing and the next drain point
+ * drains. Where it may be a signal handler's (maybe_in_handler), it
+ * allocates nothing, so it starts no thread and leaves what would
+ * allocate (a new event's mapping, a new piece, a longer ring list,
+ * compress=zstd, crash=DIR's names) to the next drain point.
+ */
+static void kick_pass(void)
+{
+    bool run, handler;
+
+    if (pthread_mutex_trylock(&pass_lock) != 0)
+        return;
+    if (pthread_mutex_trylock(&st__wr_lock) != 0) {
+        pthread_mutex_unlock(&pass_lock);
+        return;
+    }
+    run = st__writer_alive() && !st__ws.threaded;
+    if (run)
+        take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+    /* Free now, and this thread is here: the code it interrupted (if any) holds none of them. */
+    if (!run || !st__ring_cons_locks_free() || !st__reg_lock_free())
+        goto out;
+    handler = maybe_in_handler();
+    if (!handler && want_thread()) {
+        pthread_mutex_lock(&st__wr_lock);
+        run = !auto_start();
+        pthread_mutex_unlock(&st__wr_lock);
+        if (!run)
+            goto out; /* the thread drains from now on */
+    }
+    if (handler && (wt.z || st__ring_cons_crash_on()))
+        goto out;
+    wt.restricted = handler;
+    pass(false, KICK_BUDGET);
+    wt.restricted = false;
+out:
+    pthread_mutex_unlock(&pass_lock);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -905,9 +1245,7 @@ static void *writer_main(void *arg)
     writer_sched_setup();
     for (;;) {
         struct timespec until;
-        struct st__op op;
-        bool have, asked, final, stop;
-        uint64_t seq;
+        bool asked, stop, final;
 
         pthread_mutex_lock(&st__wr_lock);
         asked = st__ws.req_seq > st__ws.done_seq || st__ws.stop;
@@ -925,80 +1263,84 @@ static void *writer_main(void *arg)
             ;
 
         pthread_mutex_lock(&st__wr_lock);
-        seq = st__ws.req_seq;
-        asked = seq > st__ws.done_seq;
-        have = st__ws.have_op;
-        if (have)
-            op = st__ws.op;
-        st__ws.have_op = false;
-        final = st__ws.final;
         stop = st__ws.stop;
-        wt.rotate = st__ws.rotate;
-        wt.keep = st__ws.keep;
-        wt.want_z = st__ws.compress;
-        wt.want_level = st__ws.compress_level;
         pthread_mutex_unlock(&st__wr_lock);
-
         if (stop)
-            return NULL; /* st__writer_stop() joins us; there was never a file */
+            return NULL; /* st__writer_stop() joins us */
         pthread_mutex_lock(&pass_lock);
-        if (have)
-            apply_op(&op);
-        pass(asked || final);
-        if (final)
-            close_file(true);
+        final = writer_step();
         pthread_mutex_unlock(&pass_lock);
-
-        pthread_mutex_lock(&st__wr_lock);
-        st__ws.done_seq = seq;
-        if (final) {
-            st__ws.exited = true;
-            __atomic_store_n(&writer_up, 0, __ATOMIC_RELAXED);
-        }
-        pthread_cond_broadcast(&st__wr_cond);
-        pthread_mutex_unlock(&st__wr_lock);
         if (final)
             return NULL;
     }
 }
 
-/* --- the thread's life (program threads, wr_lock held) ----------------------- */
+/* --- the drain's life (program threads, wr_lock held) ------------------------ */
+
+/* Starts the writeout thread; from now on kicks wake it. 0 or -errno. */
+static int start_thread(void)
+{
+    int r;
+
+    /* Signals are the program's business: the thread takes none (st__thread_start blocks them). */
+    r = st__thread_start(&st__ws.thread, NULL, writer_main, NULL, "st-writer");
+    if (r)
+        return r;
+    st__ws.threaded = true;
+    st__ring_set_wake_every(0); /* the thread's own pace: an eighth of each ring */
+    __atomic_store_n(&drain_up, UP_THREAD, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* No thread: the tracing threads drain at their drain points. */
+static void go_inline(void)
+{
+    st__ring_set_wake_every(INLINE_WAKE);
+    __atomic_store_n(&drain_up, UP_INLINE, __ATOMIC_RELAXED);
+}
 
 int st__writer_start(void)
 {
-    sigset_t all, old;
     int r;
 
     if (st__ws.running)
         return st__ws.exited ? -ECANCELED : 0;
     if (!wt.stage && !(wt.stage = malloc(STAGE_SIZE)))
         return -ENOMEM;
-    /* Signals are the program's business: the thread takes none. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    r = pthread_create(&st__ws.thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (r)
-        return -r;
-    pthread_setname_np(st__ws.thread, "st-writer");
+    if (!want_thread()) {
+        go_inline();
+    } else if ((r = start_thread()) < 0) {
+        if (__atomic_load_n(&writer_mode, __ATOMIC_RELAXED) == ST_WRITER_THREAD)
+            return r;
+        auto_no_thread();
+        go_inline();
+    }
     st__ws.running = true;
-    __atomic_store_n(&writer_up, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
-void st__writer_stop(void)
+/* Ends the writeout thread (it writes nothing more); wr_lock held, released while joining. */
+static void end_thread(void)
 {
     pthread_t t = st__ws.thread;
 
-    if (!st__writer_alive())
-        return;
     st__ws.stop = true;
     sem_post(&kick);
     pthread_mutex_unlock(&st__wr_lock);
     pthread_join(t, NULL);
     pthread_mutex_lock(&st__wr_lock);
-    __atomic_store_n(&writer_up, 0, __ATOMIC_RELAXED);
-    st__ws.stop = st__ws.running = false;
+    st__ws.stop = st__ws.threaded = false;
+}
+
+void st__writer_stop(void)
+{
+    if (!st__writer_alive())
+        return;
+    if (st__ws.threaded)
+        end_thread();
+    __atomic_store_n(&drain_up, UP_OFF, __ATOMIC_RELAXED);
+    st__ring_set_wake_every(0);
+    st__ws.running = false;
 }
 
 bool st__writer_alive(void)
@@ -1009,10 +1351,107 @@ bool st__writer_alive(void)
 void st__writer_request(bool wait)
 {
     uint64_t seq = ++st__ws.req_seq;
+    bool posted = false;
 
-    sem_post(&kick);
-    while (wait && st__writer_alive() && st__ws.done_seq < seq)
-        pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+    while (st__writer_alive() && st__ws.done_seq < seq) {
+        if (thread_alive()) {
+            if (!posted)
+                sem_post(&kick);
+            posted = true;
+            if (!wait)
+                return;
+            pthread_cond_wait(&st__wr_cond, &st__wr_lock);
+            continue;
+        }
+        /* No thread: the caller runs the step itself (pass_lock comes before wr_lock). */
+        pthread_mutex_unlock(&st__wr_lock);
+        pthread_mutex_lock(&pass_lock);
+        writer_step();
+        pthread_mutex_unlock(&pass_lock);
+        pthread_mutex_lock(&st__wr_lock);
+    }
+}
+
+/* --- writer= (config_drain.c) ----------------------------------------------- */
+
+int st__writer_parse_mode(const char *v, int *mode)
+{
+    static const char *const names[] = {[ST_WRITER_AUTO] = "auto", [ST_WRITER_THREAD] = "thread",
+                                        [ST_WRITER_INLINE] = "inline"};
+
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+        if (strcmp(v, names[i]) == 0) {
+            *mode = i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int st__writer_mode_prepare(int mode, struct st__writer_prep *p, char *err, size_t errlen)
+{
+    int r = 0;
+
+    pthread_mutex_lock(&st__wr_lock);
+    p->old_mode = __atomic_load_n(&writer_mode, __ATOMIC_RELAXED);
+    p->started = false;
+    if (mode == ST_WRITER_INLINE && thread_alive()) {
+        st__errmsg(err, errlen, "writer=inline: the writeout thread runs already (%s); it runs until exit",
+                   p->old_mode == ST_WRITER_THREAD ? "writer=thread" : "a second thread traced");
+        r = -EBUSY;
+        goto out;
+    }
+    __atomic_store_n(&writer_mode, mode, __ATOMIC_RELAXED);
+    if (st__writer_alive() && !st__ws.threaded && want_thread()) {
+        /* The file is on, written inline: the thread takes over now. */
+        r = start_thread();
+        p->started = r == 0;
+        if (r < 0 && mode == ST_WRITER_THREAD) {
+            st__errmsg(err, errlen, "cannot start the writeout thread: %s", st_strerror(r));
+            __atomic_store_n(&writer_mode, p->old_mode, __ATOMIC_RELAXED);
+            goto out;
+        }
+        if (r < 0)
+            auto_no_thread();
+        r = 0;
+    }
+out:
+    pthread_mutex_unlock(&st__wr_lock);
+    return r;
+}
+
+void st__writer_mode_abort(const struct st__writer_prep *p)
+{
+    pthread_mutex_lock(&st__wr_lock);
+    __atomic_store_n(&writer_mode, p->old_mode, __ATOMIC_RELAXED);
+    if (p->started && thread_alive()) {
+        end_thread();
+        go_inline(); /* as before the configuration */
+    }
+    pthread_mutex_unlock(&st__wr_lock);
+}
+
+/* --- the rings' first events (drain.c's hook) -------------------------------- */
+
+void st__writer_first_event(void)
+{
+    int tid = (int)gettid(), none = 0;
+
+    if (__atomic_compare_exchange_n(&first_tid, &none, tid, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+        none == tid || __atomic_exchange_n(&multi, 1, __ATOMIC_RELAXED))
+        return;
+    /*
+     * A second thread traces. writer=auto starts the thread now, unless
+     * this first record may be a signal handler's (maybe_in_handler:
+     * creating a thread allocates) or a lock is held, perhaps by the code
+     * a handler interrupted: then the next drain point starts it. Until it
+     * runs, each thread drains its own ring at its drain points, as with
+     * writer=inline.
+     */
+    if (__atomic_load_n(&drain_up, __ATOMIC_RELAXED) != UP_INLINE || !want_thread() || maybe_in_handler() ||
+        pthread_mutex_trylock(&st__wr_lock) != 0)
+        return;
+    auto_start();
+    pthread_mutex_unlock(&st__wr_lock);
 }
 
 /* --- start-up and fork: the writer's part (drain.c drives them) -------------- */
@@ -1032,16 +1471,30 @@ void st__writer_pass_unlock(void)
     pthread_mutex_unlock(&pass_lock);
 }
 
+void st__writer_fork_pass(void)
+{
+    bool run;
+
+    pthread_mutex_lock(&st__wr_lock);
+    run = st__writer_alive() && !st__ws.threaded;
+    if (run)
+        take_settings();
+    pthread_mutex_unlock(&st__wr_lock);
+    if (run)
+        pass(false, 0);
+}
+
 void st__writer_fork_child(void)
 {
-    if (wt.fd >= 0)
-        close(wt.fd); /* our copy only: the parent keeps writing it */
+    st__fd_close_if(wt.fd, &(struct st__fd_ident){wt.dev, wt.ino}); /* our copy only: the parent keeps writing it */
     wt.fd = -1;
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     wt.rings.n = 0;
     wt.z = wt.zlast.z = false; /* the child's own file starts afresh */
-    writer_up = 0;
+    drain_up = UP_OFF;
+    first_tid = multi = no_thread = 0; /* the child's one thread has not traced yet */
+    st__ring_set_wake_every(0);
     c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
     stopped = 0;
     wt.unmarked = 0;

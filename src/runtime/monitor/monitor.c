@@ -48,9 +48,28 @@
  * the parent died): every descriptor the monitor opens is recorded in
  * fd_slots, published after it is opened and cleared before it is closed,
  * so the child's atfork handler can close exactly the inherited ones
- * without a lock. The child serves nothing unless it configures
- * `monitor=on` itself, which then opens <childpid>.sock (an exec'ed
- * program reading SIMPLETRACE does so on its own).
+ * without a lock. With `monitor=on` the child then serves its own
+ * <childpid>.sock at once, from a thread of its own, so that `ctl`
+ * reaches the process that does the work: a daemon's fork child, a
+ * server's workers (bound in the handler, before the child can drop its
+ * privileges: the socket is in the directory of the user it was forked
+ * as). A child that exec()s leaves that socket behind, as a killed
+ * program does: the next `ctl list` or monitor start removes it. With
+ * `monitor=PATH` (the parent's) the child serves nothing unless it
+ * configures a monitor itself.
+ *
+ * Descriptors taken by the program: a daemon closes every descriptor at
+ * start-up and its next open() reuses the numbers (fd_ident.h). Each slot
+ * keeps the file its descriptor was opened on, and nothing is read from,
+ * written to, shut down or closed through a number that names another
+ * file now. The thread wakes at least every MON_CHECK_MS and checks its
+ * descriptors and its socket file (a tmp cleaner may remove it in a
+ * long run, or the directory with the user's session): what is missing
+ * is made again, the socket at the same path; what cannot be is said
+ * once, naming the process, its user and the socket, and tried again at
+ * each check (not when another process serves the path now). A word for
+ * the thread is kept in the server (word) besides the byte on its wake
+ * pipe, so it is heard even when the pipe was taken.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -73,10 +92,16 @@
 #include "config_part.h"
 #include "control.h"
 #include "diag.h"
+#include "fd_ident.h"
 #include "monitor.h"
 #include "no_follow.h"
+#include "thread_start.h"
+#include "who.h"
 
 #define SUN_PATH_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
+
+/* Longest the thread sleeps without checking its descriptors and socket file. */
+#define MON_CHECK_MS 1000
 
 /* One connection. */
 struct client {
@@ -99,51 +124,88 @@ struct server {
     dev_t dev;                 /* the socket file as bound: remove only that one */
     ino_t ino;
     uint64_t accept_pause;     /* ms: out of descriptors, stop accepting until then */
+    int word;                  /* atomic: the last word said to the thread ('g', 'q', 's'), 0 before any */
+    bool said_lost;            /* the socket could not be made again: said once (the thread's) */
+    bool gave_up;              /* another process serves the path now: not tried again (the thread's) */
+    struct server *next_alive; /* the list of servers not freed yet (alive_lock) */
     struct client clients[ST_MON_MAX_CLIENTS];
 };
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct server *cur;           /* the server running now (mon_lock) */
-static struct server *forked_away;   /* fork child: the parent's, kept reachable for leak checkers */
+static struct server *forked_away;   /* fork child: the parent's current server (its directory is the child's too) */
+/*
+ * Every server not freed yet, the stopped ones whose threads are ending
+ * included: a fork child has none of those threads, so their servers are
+ * reachable from here alone (leak checkers would call them lost).
+ */
+static pthread_mutex_t alive_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *alive;
 static bool hooks_done;              /* atexit and atfork registered (mon_lock) */
 static long timeout_ms = ST_MON_TIMEOUT_MS_DEFAULT; /* atomic */
 
 /* --- descriptors a fork child must close ------------------------------------------- */
 
 #define FD_SLOTS (4 * (ST_MON_MAX_CLIENTS + 8))
-static int fd_slots[FD_SLOTS]; /* fd + 1, 0 = free; atomic */
+static struct {
+    int fd1;                 /* fd + 1; 0 free, -1 being filled; atomic */
+    struct st__fd_ident id;  /* the file fd was opened on, written before fd1 is published */
+} fd_slots[FD_SLOTS];
 
-/* Records fd; returns its slot, or -1 if all are taken (then a fork child keeps it). */
+/* Records fd and its file; returns its slot, or -1 if all are taken (the caller gives fd up). */
 static int fd_track(int fd)
 {
+    struct st__fd_ident id;
+
+    st__fd_ident_get(fd, &id);
     for (int i = 0; i < FD_SLOTS; i++) {
         int zero = 0;
-        if (__atomic_compare_exchange_n(&fd_slots[i], &zero, fd + 1, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(&fd_slots[i].fd1, &zero, -1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            fd_slots[i].id = id;
+            __atomic_store_n(&fd_slots[i].fd1, fd + 1, __ATOMIC_RELEASE);
             return i;
+        }
     }
     return -1;
 }
 
-/* Forgets then closes fd (in that order: a fork in between leaves the child a harmless copy). */
+/* True when fd, recorded in slot, is still the file it was opened on (not closed by the program, nor reused). */
+static bool fd_ours(int slot, int fd)
+{
+    return fd >= 0 && slot >= 0 && st__fd_is(fd, &fd_slots[slot].id);
+}
+
+/*
+ * Forgets then closes fd (in that order: a fork in between leaves the
+ * child a harmless copy); not closed when the program has taken its number
+ * (slot -1: a descriptor never recorded, just opened, is ours).
+ */
 static void fd_close(int slot, int fd)
 {
+    bool ours = slot < 0 ? fd >= 0 : fd_ours(slot, fd);
+
     if (slot >= 0)
-        __atomic_store_n(&fd_slots[slot], 0, __ATOMIC_RELEASE);
-    if (fd >= 0)
+        __atomic_store_n(&fd_slots[slot].fd1, 0, __ATOMIC_RELEASE);
+    if (ours)
         close(fd);
 }
+
+static void child_monitor(const struct server *parent);
 
 static void mon_fork_child(void)
 {
     for (int i = 0; i < FD_SLOTS; i++) {
-        int v = __atomic_exchange_n(&fd_slots[i], 0, __ATOMIC_ACQUIRE);
-        if (v > 0)
+        int v = __atomic_exchange_n(&fd_slots[i].fd1, 0, __ATOMIC_ACQUIRE);
+        if (v > 0 && st__fd_is(v - 1, &fd_slots[i].id))
             close(v - 1);
     }
-    /* The parent's thread is not here: nothing serves, nothing to stop at exit. */
+    /* The parent's thread is not here: its server is nothing to stop at exit. */
     forked_away = cur;
     cur = NULL;
     pthread_mutex_init(&mon_lock, NULL);
+    pthread_mutex_init(&alive_lock, NULL);
+    if (forked_away && forked_away->dir[0])
+        child_monitor(forked_away); /* monitor=on: the child serves <childpid>.sock */
 }
 
 /* --- helpers -------------------------------------------------------------------------- */
@@ -233,7 +295,8 @@ static void remove_stale(const char *dir)
 
 static void client_close(struct client *c)
 {
-    shutdown(c->fd, SHUT_RDWR); /* the peer sees the end even if a fork child holds a copy */
+    if (fd_ours(c->slot, c->fd))
+        shutdown(c->fd, SHUT_RDWR); /* the peer sees the end even if a fork child holds a copy */
     fd_close(c->slot, c->fd);
     st__growbuf_free(&c->out);
     c->fd = -1;
@@ -241,6 +304,17 @@ static void client_close(struct client *c)
     c->in_len = 0;
     c->out_off = 0;
     c->closing = false;
+}
+
+/* True when c's descriptor is still its connection; else c is dropped, its number left to the program. */
+static bool client_ours(struct client *c)
+{
+    if (c->fd < 0)
+        return false;
+    if (fd_ours(c->slot, c->fd))
+        return true;
+    client_close(c);
+    return false;
 }
 
 /* Queues an error line and closes the connection once it is sent. */
@@ -257,6 +331,8 @@ static void client_fail(struct client *c, const char *line)
 /* Sends queued output; false when the client is gone (and closed). */
 static bool client_flush(struct client *c)
 {
+    if (!client_ours(c))
+        return false;
     while (c->out_off < c->out.len) {
         ssize_t n = send_some(c->fd, (const char *)c->out.data + c->out_off, c->out.len - c->out_off);
         if (n < 0) {
@@ -312,7 +388,7 @@ static void client_read(struct client *c)
 {
     ssize_t n;
 
-    if (c->in_len == sizeof c->in) /* a full line is waiting for its turn */
+    if (c->in_len == sizeof c->in || !client_ours(c)) /* a full line is waiting for its turn, or c is gone */
         return;
     do
         n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, MSG_DONTWAIT);
@@ -342,7 +418,7 @@ static void accept_clients(struct server *s)
         socklen_t len = sizeof cred;
         struct client *c = NULL;
         char line[128];
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), slot;
+        int fd = st__fd_keep(accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)), slot;
 
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -350,6 +426,11 @@ static void accept_clients(struct server *s)
             return;
         }
         slot = fd_track(fd);
+        if (slot < 0) {
+            snprintf(line, sizeof line, "error: too many clients (limit %d); try again later\n", ST_MON_MAX_CLIENTS);
+            refuse(fd, slot, line);
+            continue;
+        }
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
             (cred.uid != geteuid() && cred.uid != 0)) {
             snprintf(line, sizeof line, "error: permission denied: uid %ld does not own this process\n",
@@ -382,7 +463,7 @@ static int expire(struct server *s)
 
     for (int i = 0; i < ST_MON_MAX_CLIENTS; i++) {
         struct client *c = &s->clients[i];
-        if (c->fd < 0)
+        if (!client_ours(c))
             continue;
         if (c->deadline <= now && c->out.len == 0 && !c->closing) {
             /* A command may have arrived while we were not scheduled: it counts. */
@@ -408,7 +489,139 @@ static int expire(struct server *s)
     return next - now > INT_MAX ? INT_MAX : (int)(next - now);
 }
 
-/* Serves until a byte arrives on the wake pipe. */
+static int dir_check(const char *dir, char *err, size_t errlen);
+static int bind_path(const char *path, int *fdp, char *err, size_t errlen);
+
+/* A wake pipe, non-blocking, its ends numbered 3 or more (st__fd_keep). 0, or -1 with errno. */
+static int pipe_kept(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    p[0] = st__fd_keep(p[0]);
+    p[1] = st__fd_keep(p[1]);
+    if (p[0] >= 0 && p[1] >= 0)
+        return 0;
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
+    return -1;
+}
+
+/* The word said to s's thread (server_say), 0 before any. */
+static int heard(struct server *s)
+{
+    return __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+}
+
+/* Empties s's wake pipe, if it is still ours: the word itself is in s->word. */
+static void drain_wake(struct server *s)
+{
+    char buf[16];
+
+    if (fd_ours(s->wslot[0], s->wake[0]))
+        while (read(s->wake[0], buf, sizeof buf) > 0 || errno == EINTR)
+            ;
+}
+
+/*
+ * False when the file at s's path is gone or is another one now; true when
+ * it is the socket s bound, and when it cannot be looked at (a worker that
+ * dropped its privileges may not search the directory it was forked in:
+ * its socket there still serves).
+ */
+static bool socket_ours(const struct server *s)
+{
+    struct stat st;
+
+    if (lstat(s->path, &st) != 0)
+        return errno != ENOENT && errno != ENOTDIR;
+    return S_ISSOCK(st.st_mode) && st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
+/* True when s's descriptors and socket file are all still there, its own. */
+static bool server_whole(struct server *s)
+{
+    return fd_ours(s->wslot[0], s->wake[0]) && fd_ours(s->wslot[1], s->wake[1]) && fd_ours(s->lslot, s->lfd) &&
+           socket_ours(s);
+}
+
+/* A new wake pipe for s (mon_lock held: server_say reads wake[1]); the lost one's numbers are the program's. */
+static void renew_wake(struct server *s)
+{
+    int p[2];
+
+    fd_close(s->wslot[0], s->wake[0]);
+    fd_close(s->wslot[1], s->wake[1]);
+    s->wake[0] = s->wake[1] = s->wslot[0] = s->wslot[1] = -1;
+    if (pipe_kept(p) < 0)
+        return; /* words are still heard at each check */
+    s->wake[0] = p[0];
+    s->wake[1] = p[1];
+    s->wslot[0] = fd_track(p[0]);
+    s->wslot[1] = fd_track(p[1]);
+}
+
+/* Binds s's path again (its directory made again when it went); 0, or -errno with a message. */
+static int renew_socket(struct server *s, char *err, size_t errlen)
+{
+    struct stat st;
+    int fd, r;
+
+    if (!fd_ours(s->lslot, s->lfd)) {
+        fd_close(s->lslot, s->lfd); /* forgotten: the number is the program's now */
+        s->lfd = s->lslot = -1;
+    }
+    if (s->dir[0] && (r = dir_check(s->dir, err, errlen)) < 0)
+        return r;
+    unlink_ours(s->path, s->dev, s->ino); /* our old socket file, if the descriptor alone went */
+    if ((r = bind_path(s->path, &fd, err, errlen)) < 0)
+        return r;
+    fd_close(s->lslot, s->lfd); /* the old socket, whose file went */
+    s->lfd = fd;
+    s->lslot = fd_track(fd);
+    if (lstat(s->path, &st) == 0) {
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
+    }
+    return 0;
+}
+
+/*
+ * Makes again what s lost (server_whole): its wake pipe, its listening
+ * socket at the same path. What cannot be made is said once, naming the
+ * process, its user and the socket, and tried again at the next check;
+ * not when another process serves the path now. Under mon_lock, so that
+ * a word said meanwhile goes to the pipe being read, and a server told to
+ * stop makes nothing again.
+ */
+static void server_renew(struct server *s)
+{
+    char err[512], who[320];
+    int r;
+
+    pthread_mutex_lock(&mon_lock);
+    if (heard(s) != 's') {
+        if (!fd_ours(s->wslot[0], s->wake[0]) || !fd_ours(s->wslot[1], s->wake[1]))
+            renew_wake(s);
+        if (!s->gave_up && (!fd_ours(s->lslot, s->lfd) || !socket_ours(s))) {
+            if ((r = renew_socket(s, err, sizeof err)) == 0) {
+                s->said_lost = false;
+            } else {
+                s->gave_up = r == -EADDRINUSE;
+                if (!s->said_lost) {
+                    st__who(who, sizeof who, true);
+                    st__diag("simpletrace", "%s: %s; simpletrace ctl cannot reach this process%s", who, err,
+                             s->gave_up ? "" : " until the socket can be made again");
+                }
+                s->said_lost = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&mon_lock);
+}
+
+/* Serves until the word 's' (stop). */
 static void serve(struct server *s)
 {
     struct pollfd pfd[2 + ST_MON_MAX_CLIENTS];
@@ -418,6 +631,8 @@ static void serve(struct server *s)
         int n = 0, tmo = expire(s), r;
         bool listening = s->accept_pause <= now_ms();
 
+        if (tmo < 0 || tmo > MON_CHECK_MS)
+            tmo = MON_CHECK_MS; /* the descriptors and the socket file are checked at least this often */
         pfd[n] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
         who[n++] = -1;
         pfd[n] = (struct pollfd){.fd = listening ? s->lfd : -1, .events = POLLIN};
@@ -437,12 +652,14 @@ static void serve(struct server *s)
             }
             continue;
         }
-        if (pfd[0].revents) {
-            char one;
-            /* Read it: the stopper's write then happens before our closing the pipe. */
-            while (read(s->wake[0], &one, 1) < 0 && errno == EINTR)
-                ;
+        if (pfd[0].revents)
+            drain_wake(s);
+        if (heard(s) == 's')
             return;
+        if (!server_whole(s)) {
+            /* The program closed some of our descriptors, or the socket file went: nothing polled is trusted. */
+            server_renew(s);
+            continue;
         }
         /* Clients first: those that hung up free their slots for the new ones. */
         for (int k = 2; k < n; k++) {
@@ -463,8 +680,31 @@ static void serve(struct server *s)
     }
 }
 
+/* s joins the list of servers alive. */
+static void alive_add(struct server *s)
+{
+    pthread_mutex_lock(&alive_lock);
+    s->next_alive = alive;
+    alive = s;
+    pthread_mutex_unlock(&alive_lock);
+}
+
+/* s leaves it, before it is freed. */
+static void alive_remove(struct server *s)
+{
+    pthread_mutex_lock(&alive_lock);
+    for (struct server **p = &alive; *p; p = &(*p)->next_alive) {
+        if (*p == s) {
+            *p = s->next_alive;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&alive_lock);
+}
+
 static void server_free(struct server *s)
 {
+    alive_remove(s);
     for (int i = 0; i < ST_MON_MAX_CLIENTS; i++)
         if (s->clients[i].fd >= 0)
             client_close(&s->clients[i]);
@@ -477,15 +717,12 @@ static void server_free(struct server *s)
 /* Waits for the word of the configuration that started the thread: 'g' serves, anything else ends it. */
 static bool wait_go(struct server *s)
 {
-    struct pollfd p = {.fd = s->wake[0], .events = POLLIN};
-    char word = 0;
-    ssize_t r;
-
-    while (poll(&p, 1, -1) < 0 && errno == EINTR)
-        ;
-    while ((r = read(s->wake[0], &word, 1)) < 0 && errno == EINTR)
-        ;
-    return r == 1 && word == 'g';
+    while (!heard(s)) {
+        struct pollfd p = {.fd = s->wake[0], .events = POLLIN};
+        if (poll(&p, 1, MON_CHECK_MS) > 0)
+            drain_wake(s);
+    }
+    return heard(s) == 'g';
 }
 
 static void *monitor_main(void *arg)
@@ -501,11 +738,18 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
-/* One byte to s's thread: 'g' go, 'q' quit before serving, 's' stop serving (the only writes it gets). */
+/*
+ * A word to s's thread: 'g' go, 'q' quit before serving, 's' stop serving;
+ * kept in s, and a byte on its wake pipe (the only writes it gets) wakes
+ * it, unless the program took the pipe: then it hears it at its next check.
+ * mon_lock held once s serves (server_renew may be making a new pipe).
+ */
 static void server_say(struct server *s, char word)
 {
-    while (write(s->wake[1], &word, 1) < 0 && errno == EINTR)
-        ;
+    __atomic_store_n(&s->word, word, __ATOMIC_RELEASE);
+    if (fd_ours(s->wslot[1], s->wake[1]))
+        while (write(s->wake[1], &word, 1) < 0 && errno == EINTR)
+            ;
 }
 
 /* Asks s's thread to stop; mon_lock held, s no longer current. */
@@ -587,13 +831,20 @@ static void mon_init(void *state)
 /* Creates or checks the per-user directory; 0 or -errno with a message. */
 static int user_dir(char *dir, size_t len, char *err, size_t errlen)
 {
-    struct stat st;
     int n = st__mon_socket_dir(dir, len, secure_getenv("XDG_RUNTIME_DIR"), (long)geteuid());
     /* Room for "/<pid>.sock" too. */
     if (n < 0 || (size_t)n + 20 >= len) {
         st__errmsg(err, errlen, "monitor: directory name too long for a socket: %s", dir);
         return -ENAMETOOLONG;
     }
+    return dir_check(dir, err, errlen);
+}
+
+/* Creates the per-user directory dir (0700) when missing, and checks it is ours alone; 0 or -errno with a message. */
+static int dir_check(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
         int e = -errno;
         st__errmsg(err, errlen, "monitor: cannot create %s: %s", dir, st_strerror(e));
@@ -622,57 +873,66 @@ static int user_dir(char *dir, size_t len, char *err, size_t errlen)
     return 0;
 }
 
-/* Binds and listens at p->path, replacing a stale socket; 0 or -errno with a message. */
-static int bind_at(struct mon_cfg *p, char *err, size_t errlen)
+/*
+ * Binds and listens at path: 0 with the descriptor in *fdp, or -errno with
+ * a message. The socket is bound and listening under a name of its own
+ * (path.new) before it is renamed to path, so that nobody finds path
+ * refusing connections: a monitor starting meanwhile (a parent's, when its
+ * fork child's starts at once) or `ctl list` would take it for a dead
+ * process's socket and remove it. A stale socket at path (a dead process's,
+ * or an earlier owner's of our pid) is replaced; anything else is refused.
+ */
+static int bind_path(const char *path, int *fdp, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char tmp[SUN_PATH_MAX];
     struct stat st;
-    int fd, r, e;
+    int fd, e;
 
-    /* bind() would refuse it too, but as "in use": a planted link gets a message of its own. */
-    if (lstat(p->path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        st__errmsg(err, errlen, "monitor: socket path '%s' " ST__NO_FOLLOW_WHY, p->path);
-        return -ELOOP;
+    if (lstat(path, &st) == 0) {
+        /* A planted link gets a message of its own. */
+        if (S_ISLNK(st.st_mode)) {
+            st__errmsg(err, errlen, "monitor: socket path '%s' " ST__NO_FOLLOW_WHY, path);
+            return -ELOOP;
+        }
+        if (!S_ISSOCK(st.st_mode)) {
+            st__errmsg(err, errlen, "monitor: %s exists and is not a socket", path);
+            return -EEXIST;
+        }
+        if (!socket_stale(path)) {
+            st__errmsg(err, errlen, "monitor: %s is in use by another process", path);
+            return -EADDRINUSE;
+        }
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    /* Without room for the suffix, path itself (found listening only after listen()). */
+    if (snprintf(tmp, sizeof tmp, "%s.new", path) >= (int)sizeof tmp)
+        snprintf(tmp, sizeof tmp, "%s", path);
+    if (lstat(tmp, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(tmp); /* the stale one, or one left by an earlier owner of our pid killed before renaming */
+    fd = st__fd_keep(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)); /* not 0-2 (fd_ident.h) */
     if (fd < 0) {
         e = -errno;
         st__errmsg(err, errlen, "monitor: socket: %s", st_strerror(e));
         return e;
     }
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", p->path);
-    r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    if (r < 0 && errno == EADDRINUSE) {
-        /* Left by a dead process (a killed run, or our pid reused)? */
-        if (lstat(p->path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-            st__errmsg(err, errlen, "monitor: %s exists and is not a socket", p->path);
-            close(fd);
-            return -EEXIST;
-        }
-        if (!socket_stale(p->path)) {
-            st__errmsg(err, errlen, "monitor: %s is in use by another process", p->path);
-            close(fd);
-            return -EADDRINUSE;
-        }
-        unlink(p->path);
-        r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    }
-    if (r < 0) {
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", tmp);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         e = -errno;
-        st__errmsg(err, errlen, "monitor: cannot bind %s: %s", p->path, st_strerror(e));
+        st__errmsg(err, errlen, "monitor: cannot bind %s: %s", path, st_strerror(e));
         close(fd);
         return e;
     }
     /* The directory keeps others out already; 0600 also covers monitor=PATH. */
     errno = 0;
-    if (lstat(p->path, &st) < 0 || !S_ISSOCK(st.st_mode) || chmod(p->path, 0600) < 0 || listen(fd, 64) < 0) {
+    if (lstat(tmp, &st) < 0 || !S_ISSOCK(st.st_mode) || chmod(tmp, 0600) < 0 || listen(fd, 64) < 0 ||
+        (strcmp(tmp, path) && rename(tmp, path) < 0)) {
         e = errno ? -errno : -EIO;
-        st__errmsg(err, errlen, "monitor: cannot listen on %s: %s", p->path, st_strerror(e));
-        unlink(p->path);
+        st__errmsg(err, errlen, "monitor: cannot listen on %s: %s", path, st_strerror(e));
+        unlink(tmp);
         close(fd);
         return e;
     }
-    p->fd = fd;
+    *fdp = fd;
     return 0;
 }
 
@@ -707,7 +967,6 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
 {
     struct server *s = calloc(1, sizeof *s);
     struct stat st;
-    sigset_t all, saved;
     pthread_attr_t attr;
     pthread_t thread;
     int r;
@@ -729,7 +988,7 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
         s->clients[i].fd = -1;
         s->clients[i].slot = -1;
     }
-    if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+    if (pipe_kept(s->wake) < 0) {
         r = -errno;
         st__errmsg(err, errlen, "monitor: cannot make its wake-up pipe: %s", st_strerror(r));
         free(s);
@@ -738,27 +997,56 @@ static int server_new(struct mon_cfg *c, char *err, size_t errlen)
     s->lslot = fd_track(s->lfd);
     s->wslot[0] = fd_track(s->wake[0]);
     s->wslot[1] = fd_track(s->wake[1]);
-    /* Signals are the program's business: the thread takes none. */
-    sigfillset(&all);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    r = -pthread_create(&thread, &attr, monitor_main, s);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    pthread_attr_destroy(&attr);
+    /* Every descriptor recorded, so that none is taken for the program's (fd_ours). */
+    r = s->lslot < 0 || s->wslot[0] < 0 || s->wslot[1] < 0 ? -EMFILE : 0;
+    if (r == 0) {
+        alive_add(s);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        r = st__thread_start(&thread, &attr, monitor_main, s, "st-monitor");
+        pthread_attr_destroy(&attr);
+    }
     if (r < 0) {
         st__errmsg(err, errlen, "cannot start the monitor thread: %s", st_strerror(r));
         fd_close(s->wslot[0], s->wake[0]);
         fd_close(s->wslot[1], s->wake[1]);
         if (s->lslot >= 0)
-            __atomic_store_n(&fd_slots[s->lslot], 0, __ATOMIC_RELEASE); /* c->fd stays the caller's */
+            __atomic_store_n(&fd_slots[s->lslot].fd1, 0, __ATOMIC_RELEASE); /* c->fd stays the caller's */
+        alive_remove(s);
         free(s);
         return r;
     }
-    pthread_setname_np(thread, "st-monitor");
     c->fresh = s;
     c->fd = -1; /* the server's now */
     return 0;
+}
+
+/*
+ * A fork child of a process serving monitor=on serves <childpid>.sock in
+ * parent's directory (the user it was forked as), at once (mon_fork_child);
+ * what fails is said in one line naming the process and its user.
+ */
+static void child_monitor(const struct server *parent)
+{
+    struct mon_cfg c = {.fd = -1};
+    char err[512], who[320];
+    int r;
+
+    snprintf(c.dir, sizeof c.dir, "%s", parent->dir);
+    if (snprintf(c.path, sizeof c.path, "%s/%ld" ST_MON_SOCKET_SUFFIX, c.dir, (long)getpid()) >= (int)sizeof c.path) {
+        st__errmsg(err, sizeof err, "monitor: directory name too long for a socket: %s", c.dir);
+        r = -ENAMETOOLONG;
+    } else if ((r = bind_path(c.path, &c.fd, err, sizeof err)) == 0 && (r = server_new(&c, err, sizeof err)) < 0) {
+        unlink(c.path);
+        close(c.fd);
+    }
+    if (r < 0) {
+        st__who(who, sizeof who, true);
+        st__diag("simpletrace", "%s: %s; simpletrace ctl cannot reach this fork child", who, err);
+        return;
+    }
+    cur = c.fresh;
+    server_say(cur, 'g');
 }
 
 /* Binds the socket and starts its thread, changing nothing else: a failure is reported before anything is applied. */
@@ -786,7 +1074,7 @@ static int mon_prepare(void *state, const struct st__cfg_view *view, char *err, 
     pthread_mutex_unlock(&mon_lock);
     if (c->keep)
         return 0;
-    if ((r = bind_at(c, err, errlen)) < 0)
+    if ((r = bind_path(c->path, &c->fd, err, errlen)) < 0)
         return r;
     return server_new(c, err, errlen);
 }
