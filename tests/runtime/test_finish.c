@@ -3,8 +3,9 @@
  * background save does (Redis's BGSAVE and BGREWRITEAOF children), runs no
  * exit handler. Without the call its unwritten records are lost and, with
  * crash=DIR, its ring files (a buffer's size each) stay in DIR after every
- * such child; st_trace_finish() before _exit() writes them and removes the
- * ring files, as exit() would. It runs once: exit() after it, or a second
+ * such child, and with monitor=on its socket too (a fork child serves its
+ * own); st_trace_finish() before _exit() writes them and removes the ring
+ * files and the socket, as exit() would. It runs once: exit() after it, or a second
  * call, does nothing more (the exit report is not printed twice), and a
  * fork child's own end is not its parent's.
  */
@@ -119,6 +120,14 @@ static int rings_of(pid_t pid)
     return count_prefixed(test_path("crash"), prefix);
 }
 
+/* Whether the monitor socket of pid (monitor=on under XDG_RUNTIME_DIR=test_dir) is there. */
+static bool socket_of(pid_t pid)
+{
+    char name[64];
+    snprintf(name, sizeof name, "simpletrace/%ld.sock", (long)pid);
+    return test_exists(test_path(name));
+}
+
 static int count_lines(const char *path, const char *needle)
 {
     char line[1024];
@@ -140,9 +149,10 @@ int main(void)
     int st;
 
     test_tmpdir();
-    snprintf(cfg, sizeof cfg, "enable=fin_*,dir=%s,crash=%s", test_path("traces"),
+    setenv("XDG_RUNTIME_DIR", test_dir, 1); /* monitor=on's sockets under the test's directory */
+    snprintf(cfg, sizeof cfg, "enable=fin_*,dir=%s,crash=%s,monitor=on", test_path("traces"),
              test_path("crash"));
-    is_int(st_configure(cfg, err, sizeof err), 0, "dir= and crash= configured");
+    is_int(st_configure(cfg, err, sizeof err), 0, "dir=, crash= and monitor=on configured");
     test_trace_i(&ev_parent, 0);
     is_int(st_trace_file_flush(), 0, "the parent traced and flushed");
 
@@ -150,12 +160,14 @@ int main(void)
     st = fork_run(child_exit_only, test_path("err-exit-only"), &pid);
     ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a child that traces then _exit()s");
     ok(rings_of(pid) > 0, "without st_trace_finish() its crash= ring files stay behind (%d files)", rings_of(pid));
+    ok(socket_of(pid), "  and its monitor socket");
 
     /* The fix. */
     st = fork_run(child_finish_exit, test_path("err-finish"), &pid);
     ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a child that traces, calls st_trace_finish() (0), then _exit()s");
     is_int((long long)child_records(pid), CHILD_EVENTS, "its trace holds every record it traced");
     is_int(rings_of(pid), 0, "no ring file or names file of it is left in crash=DIR");
+    ok(!socket_of(pid), "  nor its monitor socket");
     is_int(test_file_size(test_path("err-finish")), 0, "  and had nothing to report");
 
     st = fork_run(child_finish_twice, test_path("err-twice"), &pid);
