@@ -6,7 +6,10 @@
 #   idle    plain with one extra thread that never runs (idle_thread.c,
 #           LD_PRELOAD): the control for a writeout thread's mere existence
 #   off     instrumented (redis.patch, simple backend), every event disabled
-#   on      instrumented, every event enabled, dir= on the cache's disk
+#   on      instrumented, every event enabled, dir= on the cache's disk, the
+#           default writer=auto: Redis's main thread, the only one that
+#           traces, writes the file itself at its drain points
+#   on-thr  the same with writer=thread: the writeout thread writes it
 #   ust     the same trace points through LTTng-UST, a session recording them
 #           (a session daemon of its own in a private mount namespace, as
 #           bench/race does; liblttng-ust-fork preloaded: Redis daemonizes)
@@ -33,7 +36,7 @@
 # usage: run.sh [BUILD-DIR]   (make bench passes its build directory; not used)
 # knobs: REDIS_REQUESTS (per command per round, default 500000), REDIS_ROUNDS (7),
 #        REDIS_PIPELINE (16), REDIS_CLIENTS (50), REDIS_CACHE (build.sh), REDIS_CONFIGS
-#        (default "plain idle off on ust usdt")
+#        (default "plain idle off on on-thr ust usdt")
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
@@ -41,7 +44,7 @@ requests=${REDIS_REQUESTS:-500000}
 rounds=${REDIS_ROUNDS:-7}
 pipeline=${REDIS_PIPELINE:-16}
 clients=${REDIS_CLIENTS:-50}
-configs=(${REDIS_CONFIGS:-plain idle off on ust usdt})
+configs=(${REDIS_CONFIGS:-plain idle off on on-thr ust usdt})
 tests=(SET GET INCR LPUSH)
 export REDIS_CACHE=${REDIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simpletrace-redis}
 cache=$REDIS_CACHE
@@ -82,7 +85,7 @@ export PATH=$prefix/bin:$PATH PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 declare -A bin
 want=()
 for c in "${configs[@]}"; do
-  case $c in plain|idle) want+=(plain) ;; off|on) want+=(simple) ;; ust) want+=(ust) ;; usdt) want+=(dtrace) ;; esac
+  case $c in plain|idle) want+=(plain) ;; off|on|on-thr) want+=(simple) ;; ust) want+=(ust) ;; usdt) want+=(dtrace) ;; esac
 done
 for v in $(printf '%s\n' "${want[@]}" | sort -u); do
   out=$(bash "$here/build.sh" "$v" 2>"$tmp/build-$v.log")
@@ -115,7 +118,7 @@ keep=()
 for c in "${configs[@]}"; do
   case $c in
     idle) [ -n "$idle_so" ] && keep+=("$c") ;;
-    off|on) [ -n "${bin[simple]:-}" ] && keep+=("$c") ;;
+    off|on|on-thr) [ -n "${bin[simple]:-}" ] && keep+=("$c") ;;
     ust) [ -n "${bin[ust]:-}" ] && start_lttng && keep+=("$c") ;;
     usdt) [ -n "${bin[dtrace]:-}" ] && keep+=("$c") ;;
     *) keep+=("$c") ;;
@@ -134,6 +137,7 @@ run_one() {
     idle) b=${bin[plain]}; env=(LD_PRELOAD="$idle_so") ;;
     off) b=${bin[simple]} ;;
     on) b=${bin[simple]}; env=(SIMPLETRACE="enable=*,dir=$dir/traces") ;;
+    on-thr) b=${bin[simple]}; env=(SIMPLETRACE="enable=*,dir=$dir/traces,writer=thread") ;;
     ust) b=${bin[ust]}; env=(LD_PRELOAD="$ust_fork")
          lttng create "redis-$r" --output="$dir/ust" >/dev/null && lttng enable-event -u 'redis:*' >/dev/null &&
            lttng start >/dev/null || { echo "redis: lttng session failed"; return 1; } ;;
@@ -154,12 +158,19 @@ run_one() {
   awk -v c="$c" -v r="$r" -v t=$((t1 - t0)) -v m=$((m1 - m0)) -v n="$calls" \
     'BEGIN { if (n > 0) printf "%s %s cpu %.1f\n%s %s main %.1f\n", c, r, t / n, c, r, m / n }' >>"$tmp/results"
   case $c in
-    on)
+    on|on-thr)
       local bytes lost
       bytes=$(du -sb "$dir/traces" | cut -f1)
       lost=$(simpletrace stats "$dir/traces" 2>/dev/null | sed -n 's/^dropped.*, \([0-9]*\) events lost.*/\1/p')
       echo "$c $r bytes $(awk -v b="$bytes" -v n="$calls" 'BEGIN { printf "%.1f", n ? b / n : 0 }')" >>"$tmp/results"
-      echo "$c $r lost ${lost:-?} $(simpletrace stats "$dir/traces" 2>/dev/null | sed -n 's/^records *[0-9]* = \([0-9]*\) events.*/\1/p')" >>"$tmp/results" ;;
+      echo "$c $r lost ${lost:-?} $(simpletrace stats "$dir/traces" 2>/dev/null | sed -n 's/^records *[0-9]* = \([0-9]*\) events.*/\1/p')" >>"$tmp/results"
+      # GET's span (command_begin to command_end) at p99.9 and its max: where the passes a traced
+      # thread writes itself (writer=auto) land
+      simpletrace latency --by=name --slowest=0 --format=json "$dir/traces" 2>/dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["spans"]:
+    if s["name"] == "command" and s["group"] == "get":
+        print(sys.argv[1], sys.argv[2], "get_span", s["p999_ns"], s["max_ns"])' "$c" "$r" >>"$tmp/results" ;;
     ust)
       local stop discarded
       stop=$( { lttng stop "redis-$r" && lttng list "redis-$r"; lttng destroy "redis-$r"; } 2>&1)
@@ -188,7 +199,7 @@ python3 - "$tmp/results" "${configs[@]}" <<'PY'
 import statistics, sys
 path, configs = sys.argv[1], sys.argv[2:]
 tests = ["SET", "GET", "INCR", "LPUSH"]
-rps, cpu, main, bpc, lost = {}, {}, {}, {}, {}   # CONFIG -> ROUND -> value (rps: -> TEST -> value)
+rps, cpu, main, bpc, lost, span = {}, {}, {}, {}, {}, {}   # CONFIG -> ROUND -> value (rps: -> TEST -> value)
 for line in open(path):
     f = line.split()
     c, r, what = f[0], int(f[1]), f[2]
@@ -196,6 +207,7 @@ for line in open(path):
     elif what == "main": main.setdefault(c, {})[r] = float(f[3])
     elif what == "bytes": bpc.setdefault(c, []).append(float(f[3]))
     elif what == "lost": lost.setdefault(c, []).append((f[3], f[4]))
+    elif what == "get_span": span.setdefault(c, []).append((float(f[3]), float(f[4])))
     else: rps.setdefault(c, {}).setdefault(r, {})[what] = float(f[3])
 def med(xs):
     xs = list(xs)
@@ -223,14 +235,19 @@ print("(requests/s and ns of CPU per command: medians over the rounds; each rati
 print(" the configuration's figure over plain's in the same round. cpu: every thread of the process, the writeout")
 print(" thread's too; main: its main thread alone; LTTng's consumer daemon is another process, not counted)")
 print()
-for c, name in (("on", "simple"), ("ust", "LTTng-UST")):
+for c, name in (("on", "simple"), ("on-thr", "simple, writer=thread"), ("ust", "LTTng-UST")):
     if c in bpc:
         ls = lost.get(c, [])
-        print("%-9s trace bytes per command %.1f (median); records lost per round: %s" % (
+        print("%s: trace bytes per command %.1f (median); records lost per round: %s" % (
             name, med(bpc[c]), ", ".join("%s of %s" % (a, b) if b != "?" else a for a, b in ls)))
+        if c in span:
+            print("  GET's span (command_begin to command_end): p99.9 %.0f ns, max %.1f us (medians over the rounds)" % (
+                med(p for p, m in span[c]), med(m for p, m in span[c]) / 1e3))
 if "on" in ratio:
     cost = (1 - ratio["on"]) * 100
-    line = "events enabled (simple): %.1f%% of throughput (target: at most 2%%)" % cost
+    line = "events enabled (simple, writer=auto): %.1f%% of throughput (target: at most 2%%)" % cost
+    if "on-thr" in ratio:
+        line += "; writer=thread: %.1f%%" % ((1 - ratio["on-thr"]) * 100)
     if "ust" in ratio:
         ucost = (1 - ratio["ust"]) * 100
         line += "; LTTng-UST at the same points: %.1f%% (%.1f points more)" % (ucost, ucost - cost)
