@@ -7,9 +7,10 @@
 #           LD_PRELOAD): the control for a writeout thread's mere existence
 #   off     instrumented (redis.patch, simple backend), every event disabled
 #   on      instrumented, every event enabled, dir= on the cache's disk, the
-#           default writer=auto: Redis's main thread, the only one that
-#           traces, writes the file itself at its drain points
-#   on-thr  the same with writer=thread: the writeout thread writes it
+#           default writer=auto (Redis runs threads of its own before it
+#           traces: the writeout thread writes)
+#   on-thr  the same with writer=thread (not by default: the same as on since
+#           writer=auto takes the thread in a process that has threads)
 #   ust     the same trace points through LTTng-UST, a session recording them
 #           (a session daemon of its own in a private mount namespace, as
 #           bench/race does; liblttng-ust-fork preloaded: Redis daemonizes)
@@ -36,7 +37,7 @@
 # usage: run.sh [BUILD-DIR]   (make bench passes its build directory; not used)
 # knobs: REDIS_REQUESTS (per command per round, default 500000), REDIS_ROUNDS (7),
 #        REDIS_PIPELINE (16), REDIS_CLIENTS (50), REDIS_CACHE (build.sh), REDIS_CONFIGS
-#        (default "plain idle off on on-thr ust usdt")
+#        (default "plain idle off on ust usdt"; on-thr too on request)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
@@ -44,7 +45,7 @@ requests=${REDIS_REQUESTS:-500000}
 rounds=${REDIS_ROUNDS:-7}
 pipeline=${REDIS_PIPELINE:-16}
 clients=${REDIS_CLIENTS:-50}
-configs=(${REDIS_CONFIGS:-plain idle off on on-thr ust usdt})
+configs=(${REDIS_CONFIGS:-plain idle off on ust usdt})
 tests=(SET GET INCR LPUSH)
 export REDIS_CACHE=${REDIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simpletrace-redis}
 cache=$REDIS_CACHE
