@@ -15,7 +15,8 @@ fi
 export SOAK_SECONDS=${SOAK_SECONDS:-20}
 echo "== runtime (bench/runtime) =="
 $dir/bench/runtime/bench_runtime ${BENCH_RUNTIME_ARGS:-}
-for script in bench/*/run.sh; do
+# bench/real/*: real programs (Redis), built from their sources against an installed simpletrace.
+for script in bench/*/run.sh bench/real/*/run.sh; do
   [ -f "$script" ] || continue
   echo; echo "== $(dirname "$script") =="
   bash "$script" "$dir"

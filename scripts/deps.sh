@@ -3,8 +3,10 @@
 # Usage: deps.sh [--check] build|install|check|bench|cross [TRIPLET...]
 #   build    `make`: the whole build, tests and benchmarks included
 #   install  `make install`: the libraries and the command only
-#   check    build + what the test suite runs (sanitizers, fuzzers, cmake, peers)
-#   bench    build + the peers the benchmarks compare against
+#   check    build + what the test suite runs (sanitizers, fuzzers, cmake, peers,
+#            and real-redis: Redis's tools and what building its source needs)
+#   bench    build + the peers the benchmarks compare against (bench/real/redis:
+#            Redis's tools and build dependencies, LTTng-UST, USDT's sdt.h)
 #   cross    a cross build for each TRIPLET (aarch64-linux-gnu, s390x-linux-gnu,
 #            powerpc64le-linux-gnu, riscv64-linux-gnu; README "Cross builds"):
 #            Debian's cross compilers and binutils, the target's C library and
@@ -27,9 +29,11 @@ case "$set_name" in
   build) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev python3 python3-dev libsqlite3-dev) ;;
   check) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm cmake clang libclang-rt-14-dev python3 groff-base man-db
                uftrace systemtap-sdt-dev liblttng-ust-dev lttng-tools babeltrace2 python3-bt2 protobuf-compiler bpftrace
-               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3 qemu-user-static) ;;
+               systemtap util-linux python3-dev python3-numpy python3-pandas chromium libsqlite3-dev sqlite3 qemu-user-static
+               redis-tools dpkg-dev patch libjemalloc-dev) ;;
   bench) want=(meson ninja-build gcc g++ binutils libc6-dev pkg-config libzstd-dev zstd nodejs npm hyperfine wrk liblttng-ust-dev lttng-tools
-               babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev) ;;
+               babeltrace2 uftrace python3-dev python3-numpy python3-pandas libsqlite3-dev
+               redis-tools dpkg-dev patch libjemalloc-dev systemtap-sdt-dev) ;;
   cross)
     shift
     [ $# -gt 0 ] || { echo "usage: deps.sh [--check] cross TRIPLET..." >&2; exit 2; }
@@ -79,6 +83,9 @@ present() { # package
     gcc-*-linux-gnu|g++-*-linux-gnu) have "${1#*-}-${1%%-*}" ;;   # gcc-T: T-gcc
     binutils-*-linux-gnu) have "${1#binutils-}-ld" "${1#binutils-}-objcopy" "${1#binutils-}-ar" ;;
     qemu-user-static) have qemu-aarch64-static qemu-s390x-static ;;
+    redis-tools) have redis-benchmark redis-cli ;;
+    patch) have patch ;;
+    dpkg-dev) have dpkg-source dpkg-buildflags ;;
     *) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' ;;
   esac
 }
@@ -90,6 +97,9 @@ what() { # package
     python3-dev) echo "Python's headers (for the Python module)" ;;
     libsqlite3-dev) echo "SQLite's library and headers (simpletrace sql, the SQLite extension)" ;;
     sqlite3) echo "the sqlite3 shell (the extension's test)" ;;
+    redis-tools) echo "redis-benchmark and redis-cli (bench/real/redis, real-redis)" ;;
+    libjemalloc-dev) echo "jemalloc's headers (Redis is built with Debian's jemalloc)" ;;
+    dpkg-dev) echo "dpkg-source and dpkg-buildflags (apt-get source redis)" ;;
     *) echo "$1" ;;
   esac
 }

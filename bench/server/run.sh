@@ -12,7 +12,8 @@
 #   thread       every event enabled, writer=thread (the writeout thread)
 #   auto         every event enabled, the default writer (no thread: the
 #                server's thread writes at its drain points)
-#   monitor      auto with monitor=PATH (the monitor's thread)
+#   monitor      auto with monitor=PATH (the monitor's thread; auto then has the writeout
+#                thread write too: the fast paths are gone anyway)
 #
 # For each: requests/s and wrk's p99.9 latency (medians over the rounds),
 # their ratios to plain, and the server's own service time of a request

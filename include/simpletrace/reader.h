@@ -176,8 +176,10 @@ struct st_event_info {
  * concatenation gives the --no-header IDs) into a new catalog in *out.
  * Returns 0, -EINVAL (syntax or duplicate name; errbuf says FILE:LINE:
  * what), -EMEDIUMTYPE (a file is binary, e.g. a trace given in its place:
- * errbuf says "FILE is a trace file, not a trace-events file") or another
- * -errno (I/O, memory). Free with st_catalog_free().
+ * errbuf says "FILE is a trace file, not a trace-events file"; or a
+ * directory, e.g. dir='s directory of traces: "DIR is a directory, not a
+ * trace-events file") or another -errno (I/O, memory). Free with
+ * st_catalog_free().
  */
 ST_API int st_catalog_load(struct st_catalog **out, const char *const *paths, size_t npaths, char *errbuf,
                            size_t errlen);

@@ -127,6 +127,21 @@ ST_API int st_trace_file_set_name(const char *path);
 ST_API int st_trace_file_flush(void);
 
 /*
+ * Does now, once, what the exit handler does at exit(): a last pass writes
+ * every thread's records traced so far and closes the trace file, crash=DIR's
+ * ring files of this process and its monitor socket are removed, a flight
+ * snapshot asked for is written, and the exit report goes to stderr. For a
+ * process about to end without exit handlers: a fork child that ends with
+ * _exit(), as a server's background save does (Redis's BGSAVE child), would
+ * otherwise lose what was not written yet and leave its ring files and
+ * socket behind. The exit handler, or a
+ * second call, then does nothing; records traced afterwards are not
+ * written. A fork child's end is its own (its parent's call does not count
+ * for it). 0, or the -errno that stopped writing the file (-ENOSPC, ...).
+ */
+ST_API int st_trace_finish(void);
+
+/*
  * Flight-recorder mode (flight=SIZE): writes every thread's newest records
  * to path (NULL: snapshot-<pid>-<n>) as a v4 trace (zstd-compressed, as a
  * trace file, while compress=zstd is on), each thread's dropped record

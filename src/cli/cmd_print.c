@@ -34,6 +34,7 @@
 #include "commands.h"
 #include "help_texts.h"
 #include "name_template.h"
+#include "process_gone.h"
 #include "reader_opts.h"
 
 #define PROG "simpletrace print"
@@ -164,21 +165,6 @@ static void follow_end_init(struct follow_end *e)
     e->gone = false;
 }
 
-/* Whether process pid has exited but is not reaped yet (Linux /proc; false when unknown). */
-static bool is_zombie(uint32_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%lu/stat", (unsigned long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *paren = strrchr(buf, ')'); /* the program name may hold ')' itself: the state follows the last */
-    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
-
 /* Whether the writer of input in is known to be gone: a process of this host that no longer runs. */
 static bool writer_gone(const struct follow_end *e, const struct st_reader *in)
 {
@@ -186,9 +172,7 @@ static bool writer_gone(const struct follow_end *e, const struct st_reader *in)
 
     if (!e->host[0] || st_reader_description(in, &d) != 0 || d.pid == 0 || strcmp(d.host, e->host) != 0)
         return false;
-    if (kill((pid_t)d.pid, 0) == 0)
-        return is_zombie(d.pid);
-    return errno == ESRCH; /* EPERM: it runs, as another user */
+    return st__process_gone(d.pid);
 }
 
 static bool all_writers_gone(const struct follow_end *e, const struct st_reader *r)

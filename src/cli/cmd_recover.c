@@ -33,6 +33,7 @@
 #include "crash_format.h"
 #include "out_compress.h"
 #include "out_file.h"
+#include "process_gone.h"
 #include "recover.h"
 
 #define PROG "simpletrace recover"
@@ -320,7 +321,7 @@ static void remove_recovered(const struct st__recover *rec, const char *names)
     uint64_t freed = 0;
     size_t n = st__recover_ring_count(rec), removed = 0;
 
-    if (kill((pid_t)pid, 0) == 0 || errno == EPERM) {
+    if (!st__process_gone(pid)) {
         fprintf(stderr, "%s: pid %lu is running (or its id is another process's now): its ring files are kept\n",
                 PROG, (unsigned long)pid);
         return;

@@ -796,11 +796,12 @@ static int read_all(const char *path, char **out, size_t *out_len)
             buf = p;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (got == 0) {
             if (ferror(f))
-                rc = -EIO;
+                rc = -(errno ? errno : EIO); /* a directory: EISDIR, said so */
             break;
         }
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "growbuf.h"
 #include "reader_internal.h"
@@ -160,13 +161,23 @@ static int refuse_binary(const char *name, const uint8_t *p, size_t len, char *e
     return 0;
 }
 
-/* Reads the file at path whole into b. 0 or -errno (errbuf says which file). */
+/*
+ * Reads the file at path whole into b. 0 or -errno (errbuf says which file);
+ * a directory (dir='s directory of traces, given before its trace-events
+ * files) is -EMEDIUMTYPE, as a trace given there is.
+ */
 static int read_file(const char *path, struct st__growbuf *b, char *errbuf, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
+    struct stat st;
     int ret = 0;
     if (!f) {
         ret = -errno;
+    } else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "%s is a directory, not a trace-events file", path);
+        return -EMEDIUMTYPE;
     } else {
         for (;;) {
             uint8_t *p = st__growbuf_room(b, 65536);
@@ -174,10 +185,11 @@ static int read_file(const char *path, struct st__growbuf *b, char *errbuf, size
                 ret = -ENOMEM;
                 break;
             }
+            errno = 0;
             size_t got = fread(p, 1, 65536, f);
             st__growbuf_commit(b, got);
             if (got == 0) {
-                ret = ferror(f) ? -EIO : 0;
+                ret = ferror(f) ? -(errno ? errno : EIO) : 0;
                 break;
             }
             /* A binary file (a trace given here) is refused on its first bytes: never read it all. */

@@ -150,6 +150,16 @@ static void test_failures(void)
     is_str(r.err, "simpletrace gen: missing.te: No such file or directory\n", "missing input: named");
     tu_run_free(&r);
 
+    /* A directory (dir='s traces) where the trace-events go: its own error, not "Input/output error". */
+    char dpath[4096];
+    snprintf(dpath, sizeof dpath, "%s/traces.d", scratch);
+    ok(mkdir(dpath, 0700) == 0, "a directory");
+    gen(&r, "--format=h", "-o", "new.h", "traces.d", NULL, NULL);
+    is_int(r.status, 1, "a directory as input: exit 1");
+    is_str(r.err, "simpletrace gen: traces.d: Is a directory\n", "a directory as input: named, EISDIR");
+    tu_run_free(&r);
+    rmdir(dpath);
+
     put("one.te", "first_event(int a) \"a %d\"\n");
     gen(&r, "--format=h", "-o", "no/such/dir/out.h", "one.te", NULL, NULL);
     is_int(r.status, 1, "unwritable output: exit 1");

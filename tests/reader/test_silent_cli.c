@@ -100,6 +100,26 @@ static void test_swapped(void)
                           "file: the trace-events files come first (simpletrace print TRACE-EVENTS... TRACE-FILE)\n"),
        "binary trace-events file: %s", str(r.err));
     tu_run_free(&r);
+    /*
+     * A directory of traces (dir=) where the trace-events go, before an
+     * operand that is no trace (`simpletrace sql traces "SELECT ..."`, -e
+     * forgotten): said so, not "Input/output error".
+     */
+    size_t tlen = 0;
+    char *tdata = tu_slurp("t.trace", &tlen);
+    ok(mkdir("traces.d", 0700) == 0 && tdata && rot_write_file("traces.d/a.trace", tdata, tlen),
+       "a directory holding a trace");
+    free(tdata);
+    for (size_t i = 0; i < 3; i++) {
+        char want[512];
+        run_cmd(&r, cmds[i], "traces.d", "missing.trace", NULL);
+        snprintf(want, sizeof want,
+                 "simpletrace %s: traces.d is a directory, not a trace-events file: the trace-events files come "
+                 "first (simpletrace %s TRACE-EVENTS... TRACE-FILE)\n", cmds[i], cmds[i]);
+        ok(r.status == 1 && r.err && !strcmp(r.err, want) && !exists("x.json"), "%s DIR TRACE: exit 1, %s", cmds[i],
+           str(r.err));
+        tu_run_free(&r);
+    }
     /* A text trace that is not trace-events either: no advice about the order. */
     write_text("notes.txt", "hello, this is not a trace at all\n");
     run_cmd(&r, "print", "trace-events", "notes.txt", NULL);

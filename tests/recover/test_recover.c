@@ -680,6 +680,38 @@ static void two_crashes(void)
     ok(rc == 0 && strstr(err, want), "a running process's ring files stay: %s", err);
     free(err);
 
+    /*
+     * A process killed but not reaped yet is a zombie, which kill(pid, 0)
+     * still finds: it has ended, its ring files go. Here this test does not
+     * wait for its child yet; a daemon whose parent is a container's init
+     * that does not reap stays one (a Redis killed with kill -9 was taken
+     * for a running process, its ring files kept).
+     */
+    fflush(stdout);
+    pid_t z = fork();
+    if (z == 0) {
+        pause();
+        _exit(0);
+    }
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    ok(z > 0 && kill(z, SIGKILL) == 0 && waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT) == 0 && si.si_pid == z,
+       "a child killed, left unreaped (a zombie)");
+    struct hm_proc zp = {(uint32_t)z, 1, 0, 0};
+    char zpid[32], zring[64], znames[64];
+    snprintf(zpid, sizeof zpid, "%ld", (long)z);
+    snprintf(zring, sizeof zring, "st-%ld-%ld.ring", (long)z, (long)z);
+    snprintf(znames, sizeof znames, "st-%ld.names", (long)z);
+    hm_ring_of(dir, &zp, (uint32_t)z, 2, 0, HM_RING_SIZE);
+    hm_names_of(dir, zp.pid);
+    rc = run_args(&err, "--pid", zpid, dir, "-o", out, NULL);
+    snprintf(want, sizeof want, "pid %s: 2 records of 1 threads", zpid);
+    ok(rc == 0 && strstr(err, want) && strstr(err, "removed 1 ring file and ") && !strstr(err, "is running") &&
+           !hm_exists(dir, zring) && !hm_exists(dir, znames),
+       "recover of the zombie's rings: recovered, its ring files and names file removed: %s", err);
+    free(err);
+    waitpid(z, NULL, 0);
+
     rc = run_args(&err, "--pid=x", dir, "-o", out, NULL);
     ok(rc == 2 && strstr(err, "bad process id 'x'"), "--pid=x: usage error");
     free(err);

@@ -12,6 +12,12 @@
  *            nothing is lost or reordered across the switch (the writeout
  *            thread is told by its name, st-writer: ThreadSanitizer adds a
  *            thread of its own at the first pthread_create())
+ *   threaded a program with a thread of its own that never traces, made
+ *            before its first record (Redis's background threads): the
+ *            C library's single-thread fast paths are gone, so writer=auto
+ *            takes the writeout thread at its first drain point instead of
+ *            writing on the traced thread (none with inline), and the trace
+ *            is complete
  *   race     several threads start tracing at once while the first drains
  *            inline through a small buffer (the switch under TSan): the
  *            counts add up, each thread's records are in order
@@ -346,6 +352,50 @@ static void part_switch(void)
     test_trace_free(&t);
 }
 
+/* --- threaded: a thread of the program's own, older than tracing ------------------- */
+
+#define THREADED_EVENTS 60000u /* ~2.4 MB: many drain points */
+
+static void *idle_worker(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int child_threaded(void)
+{
+    pthread_t w;
+    int want = mode_is("inline") ? 0 : 1;
+
+    CHECK(pthread_create(&w, NULL, idle_worker, NULL) == 0); /* never traces */
+    for (uint32_t i = 0; i < THREADED_EVENTS; i++)
+        test_trace_ii(&ev_seq, i, 0);
+    CHECK(writers() == want);
+    return 0;
+}
+
+static void part_threaded(void)
+{
+    char cfg[1400];
+    const char *trace = test_path("threaded.trace");
+    struct per_thread pt[4];
+    struct test_trace t;
+    size_t n;
+
+    snprintf(cfg, sizeof cfg, "wr_*,file=%s", trace);
+    is_int(run_part("threaded", cfg, NULL, NULL), 0,
+           "threaded: with a thread of the program's own, one writeout thread (none with inline: %s)", mode());
+    if (ok(test_collect(trace, groups, &t) == 0, "threaded: the trace decodes")) {
+        n = per_thread(&t, pt, 4);
+        ok(n == 1 && pt[0].events == THREADED_EVENTS && pt[0].drops == 0 && pt[0].ordered,
+           "threaded: every record, in order, none dropped (%zu thread(s), %llu events)", n,
+           n ? (unsigned long long)pt[0].events : 0ull);
+    }
+    test_trace_free(&t);
+}
+
 /* --- race: threads start tracing while the first drains inline -------------------- */
 
 #define RACE_THREADS 4
@@ -562,6 +612,8 @@ int main(int argc, char **argv)
         return child_switch();
     if (argc > 1 && !strcmp(argv[1], "race"))
         return child_race();
+    if (argc > 1 && !strcmp(argv[1], "threaded"))
+        return child_threaded();
     if (argc > 1 && !strcmp(argv[1], "quiet"))
         return child_quiet(arg);
     if (argc > 1 && !strcmp(argv[1], "killed"))
@@ -580,6 +632,7 @@ int main(int argc, char **argv)
     part_single();
     part_single_thread();
     part_switch();
+    part_threaded();
     part_race();
     part_quiet();
     part_config();

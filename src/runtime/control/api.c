@@ -103,6 +103,18 @@ int st_trace_file_flush(void)
     return st__file_flush();
 }
 
+int st_trace_finish(void)
+{
+    char path[4096];
+    bool enabled;
+    int error = 0;
+
+    st__init();
+    st__finish();
+    st__file_status(path, sizeof path, &enabled, &error);
+    return error;
+}
+
 int st_trace_file_status(struct st_file_status *status)
 {
     struct st_file_status s;

@@ -39,6 +39,21 @@ int st__cfg_register(const struct st__cfg_part *part);
 /* Applies a configuration as one transaction (config_part.h); in_init: SIMPLETRACE at start-up. */
 int st__cfg_apply(const char *config, bool in_init, char *err, size_t errlen);
 
+/*
+ * What exit does, once per process (the atexit handler, st_trace_finish()):
+ * the hooks of the layers above (st__finish_hook), the last pass written,
+ * crash=DIR's ring files removed, the exit report.
+ */
+void st__finish(void);
+
+/*
+ * A layer above control (the monitor: its socket removed) asks for fn to
+ * run first in st__finish, so that st_trace_finish() before _exit() does
+ * what its own atexit handler would. fn may run again at exit: it must
+ * tolerate that. 0, or -ENOSPC when the table is full.
+ */
+int st__finish_hook(void (*fn)(void));
+
 /* At exit, after the last records are written: what the run lost or never did (exit_report.c). */
 void st__exit_report(void);
 

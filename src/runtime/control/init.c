@@ -9,11 +9,14 @@
  *
  * Exit: the atexit handler, registered here (normally before main, so it
  * runs after the handlers the program registers), has the drain write
- * everything still buffered. fork(): the prepare handler takes every
+ * everything still buffered (st__finish: also st_trace_finish(), for a
+ * process that ends with _exit()). fork(): the prepare handler takes every
  * runtime lock in order (control.h), so the child never inherits one
  * mid-update; each layer's child handler then starts it afresh.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,11 @@
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static atomic_bool finished; /* st__finish ran in this process */
+
+#define FINISH_HOOKS 4
+static void (*_Atomic finish_hooks[FINISH_HOOKS])(void); /* st__finish_hook's, in order */
+static atomic_uint finish_hook_count;
 
 void st__ctl_lock(void)
 {
@@ -62,15 +70,40 @@ static void fork_child(void)
     st__reg_fork_child();
     st__drain_fork_child();
     pthread_mutex_init(&ctl_lock, NULL);
+    atomic_store(&finished, false); /* the child's own end is still to come */
 }
 
-static void at_exit(void)
+int st__finish_hook(void (*fn)(void))
 {
+    unsigned i = atomic_fetch_add(&finish_hook_count, 1);
+
+    if (i >= FINISH_HOOKS)
+        return -ENOSPC;
+    atomic_store(&finish_hooks[i], fn);
+    return 0;
+}
+
+void st__finish(void)
+{
+    unsigned n = atomic_load(&finish_hook_count);
+
+    if (atomic_exchange(&finished, true))
+        return;
+    for (unsigned i = 0; i < n && i < FINISH_HOOKS; i++) {
+        void (*fn)(void) = atomic_load(&finish_hooks[i]);
+        if (fn)
+            fn();
+    }
     st__flight_exit();
     st__drain_exit();
     if (st__reg_none_recorded())
         st__file_remove_unwritten();
     st__exit_report();
+}
+
+static void at_exit(void)
+{
+    st__finish();
 }
 
 /*

@@ -30,7 +30,10 @@
  *
  * The first record of a second thread (the rings' first-event hook)
  * starts the thread, which drains from then on, as with writer=thread,
- * where it starts with the file. writer=inline never starts it: each
+ * where it starts with the file. So does a process that has left those
+ * fast paths already (fast_paths_gone: a thread of its own, as Redis's
+ * background threads, or our monitor's): writing inline would save it
+ * nothing and would only put the passes into the traced thread's work. writer=inline never starts it: each
  * tracing thread drains at its own drain points (a kick that finds a pass
  * running leaves the draining to it). Without the thread nothing drains a
  * quiet process between drain points: its records reach the file at the
@@ -122,6 +125,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define ST__HAVE_SINGLE_THREADED 1
+#endif
+#endif
 
 #include <simpletrace/api.h>
 
@@ -1090,13 +1099,33 @@ static bool thread_alive(void)
     return st__ws.threaded && !st__ws.exited;
 }
 
-/* True when writer= wants the thread now: thread, or auto once a second thread traced. */
+/*
+ * Whether the C library has left its single-thread fast paths: the process
+ * runs, or ran, a second thread (glibc's __libc_single_threaded never turns
+ * back, not even in a fork child). writer=auto then takes the thread: the
+ * fast paths it keeps by writing inline are gone anyway, and the passes
+ * would only land in the traced thread's work (Redis, whose background
+ * threads are older than its first event: a GET's span at p99.9 was 23 us
+ * with a pass in it, 0.5 us with the thread writing). False where the C
+ * library does not say.
+ */
+static bool fast_paths_gone(void)
+{
+#ifdef ST__HAVE_SINGLE_THREADED
+    return !__libc_single_threaded;
+#else
+    return false;
+#endif
+}
+
+/* True when writer= wants the thread now: thread, or auto once a second thread traced or the process has threads. */
 static bool want_thread(void)
 {
     int mode = __atomic_load_n(&writer_mode, __ATOMIC_RELAXED);
 
-    return mode == ST_WRITER_THREAD || (mode == ST_WRITER_AUTO && __atomic_load_n(&multi, __ATOMIC_RELAXED) &&
-                                        !__atomic_load_n(&no_thread, __ATOMIC_RELAXED));
+    return mode == ST_WRITER_THREAD ||
+           (mode == ST_WRITER_AUTO && (__atomic_load_n(&multi, __ATOMIC_RELAXED) || fast_paths_gone()) &&
+            !__atomic_load_n(&no_thread, __ATOMIC_RELAXED));
 }
 
 /* writer=auto wants the thread and it could not start: stay inline (nothing is lost) and stop trying. */

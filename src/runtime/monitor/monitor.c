@@ -1121,6 +1121,7 @@ static int mon_prepare(void *state, const struct st__cfg_view *view, char *err, 
     c->keep = cur && strcmp(cur->path, c->path) == 0;
     if (!hooks_done) {
         atexit(mon_atexit);
+        st__finish_hook(mon_atexit); /* st_trace_finish() before _exit() removes the socket too */
         pthread_atfork(mon_fork_prepare, mon_fork_parent, mon_fork_child);
         hooks_done = true;
     }
