@@ -6,6 +6,7 @@
 #ifndef ST_TEST_UTIL_H
 #define ST_TEST_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -65,6 +66,26 @@ static inline void tu_run_free(struct tu_run *r)
     free(r->out);
     free(r->err);
     memset(r, 0, sizeof *r);
+}
+
+/*
+ * The entries of dir whose name starts with prefix ("" for any), those
+ * starting with '.' and the one named skip (NULL: none) left out; -1 when
+ * dir cannot be read.
+ */
+static inline int tu_dir_count(const char *dir, const char *prefix, const char *skip)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' && !strncmp(e->d_name, prefix, strlen(prefix)) &&
+             !(skip && !strcmp(e->d_name, skip));
+    closedir(d);
+    return n;
 }
 
 /* A temporary file for a run's output, made empty in $TMPDIR (or /tmp); its name into buf. */

@@ -200,21 +200,6 @@ static uint64_t snap_drops(const struct snap *s, int th)
     return c;
 }
 
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "xdg"))
-            n++;
-    closedir(d);
-    return n;
-}
-
 struct worker {
     pthread_t t;
     int idx;
@@ -316,7 +301,7 @@ static void part_api(void)
     }
     for (int i = 0; i < NT; i++)
         pthread_join(w[i].t, NULL);
-    is_int(dir_entries(test_dir), 0, "nothing is written before a snapshot");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 0, "nothing is written before a snapshot");
     is_int(st_trace_snapshot(test_path("s1")), 0, "st_trace_snapshot(PATH)");
     check_snap(test_path("s1"), NT, want, prev, "snapshot 1");
 
@@ -365,7 +350,7 @@ static void part_signal(void)
     }
     for (int i = 0; i < NT; i++)
         pthread_join(w[i].t, NULL);
-    is_int(dir_entries(test_dir), 0, "nothing is written before the signal");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 0, "nothing is written before the signal");
     snprintf(name, sizeof name, "snapshot-%ld-0", (long)getpid());
     raise(SIGUSR2);
     /* The snapshot thread writes it; wait (bounded) until it decodes whole. */
@@ -401,7 +386,7 @@ static void part_trigger(void)
     for (int i = 0; i < NT; i++)
         pthread_join(w[i].t, NULL);
     sleep_ms(100); /* the scanner runs meanwhile: fl_ev takes no snapshot */
-    is_int(dir_entries(test_dir), 0, "nothing is written before the trigger event");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 0, "nothing is written before the trigger event");
     snprintf(name, sizeof name, "snapshot-%ld-0", (long)getpid());
     test_trace_void(&fl_trig);
     for (int k = 0; k < 1000 && !found; k++) {
@@ -416,7 +401,7 @@ static void part_trigger(void)
     if (found)
         check_snap(name, NT, want, prev, "trigger snapshot");
     sleep_ms(100);
-    is_int(dir_entries(test_dir), 1, "one trigger, one snapshot");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 1, "one trigger, one snapshot");
 }
 
 static void part_exit(void)
@@ -438,7 +423,7 @@ static void part_exit(void)
     snprintf(name, sizeof name, "snapshot-%ld-0", (long)pid);
     ok(test_exists(name) && snap_read(&s, name) == 0 && s.trig == 1, "its snapshot %s was taken at exit, holding it",
        name);
-    is_int(dir_entries(test_dir), 1, "one trigger, one snapshot");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 1, "one trigger, one snapshot");
 }
 
 static void part_monitor(void)
@@ -692,7 +677,7 @@ static void part_burst(void)
         ok(wait_snapshot((unsigned)round), "round %d: a trigger overwritten at once still takes a snapshot", round);
     }
     sleep_ms(100);
-    is_int(dir_entries(test_dir), 3, "one snapshot per trigger (the producer and the scan never both report it)");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 3, "one snapshot per trigger (the producer and the scan never both report it)");
 }
 
 static void part_late(void)
@@ -704,12 +689,12 @@ static void part_late(void)
     for (uint64_t i = 0; i < 10000; i++) /* fills the ring: nothing is a trigger yet */
         test_trace_ii(&fl_ev, 0, i);
     sleep_ms(50);
-    is_int(dir_entries(test_dir), 0, "no snapshot before the trigger");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 0, "no snapshot before the trigger");
     is_int(st_group_register(&late_grp), 0, "the trigger's group registers");
     trigger_buried(&late_trig);
     ok(wait_snapshot(0), "its trigger, overwritten at once, takes a snapshot");
     sleep_ms(100);
-    is_int(dir_entries(test_dir), 1, "one snapshot");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 1, "one snapshot");
 }
 
 static void part_churn(void)
@@ -831,7 +816,7 @@ static void part_compress(void)
     }
     for (int i = 0; i < NT; i++)
         pthread_join(w[i].t, NULL);
-    is_int(dir_entries(test_dir), 0, "nothing is written before a snapshot");
+    is_int(tu_dir_count(test_dir, "", "xdg"), 0, "nothing is written before a snapshot");
     is_int(st_trace_snapshot(test_path("z1")), 0, "st_trace_snapshot(PATH) with compress=zstd");
     ok(zstd_magic(test_path("z1")), "the snapshot is zstd frames");
     is_int(unzstd(test_path("z1"), dec, sizeof dec), 3, "zstd -d reads it; zstd -l: its summary, time index and seek table");

@@ -50,21 +50,6 @@ static void check(bool cond, const char *fmt, ...)
     res->n++;
 }
 
-/* Files in dir (the crash directory must stay without ring files). */
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* The lowest descriptor open() would return now. */
 static int lowest_free_fd(void)
 {
@@ -100,7 +85,7 @@ static void nothing_changed(const char *on_before, const char *file, const char 
     st_stats_get(&st);
     check(st.buffer_bytes == ((uint64_t)4 << 20), "bufsize= was not applied (ring of %llu bytes)",
           (unsigned long long)st.buffer_bytes);
-    check(count_files(test_path("crash")) == 0, "crash= was not applied (no ring file)");
+    check(tu_dir_count(test_path("crash"), "", NULL) == 0, "crash= was not applied (no ring file)");
 }
 
 /* The thread limit, for a child (soft limit only: it can put it back). */
@@ -235,7 +220,7 @@ static void case_crash_dir_made(void)
           "the directory was made, mode 0700 (got %o)", (unsigned)st.st_mode & 0777);
     check(st_event_get_state("cfg_a") == ST_EVENT_ENABLED && test_exists(file), "the event and file= applied too");
     test_trace_i(&ev_a, 1);
-    check(count_files(dir) >= 1, "the thread's ring file is in it (%d files)", count_files(dir));
+    check(tu_dir_count(dir, "", NULL) >= 1, "the thread's ring file is in it (%d files)", tu_dir_count(dir, "", NULL));
     st_trace_file_set_enabled(false);
 }
 

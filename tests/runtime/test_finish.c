@@ -21,22 +21,6 @@ static struct st_group *const groups[] = {&grp_fin, NULL};
 
 #define CHILD_EVENTS 1000
 
-/* Entries of dir whose name starts with prefix. */
-static int count_prefixed(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, prefix, strlen(prefix)))
-            n++;
-    closedir(d);
-    return n;
-}
-
 /* Forks a child that runs fn, its stderr in err_path; returns its wait status, *pid its id. */
 static int fork_run(void (*fn)(void), const char *err_path, pid_t *pid)
 {
@@ -117,7 +101,7 @@ static int rings_of(pid_t pid)
 {
     char prefix[64];
     snprintf(prefix, sizeof prefix, "st-%ld", (long)pid);
-    return count_prefixed(test_path("crash"), prefix);
+    return tu_dir_count(test_path("crash"), prefix, NULL);
 }
 
 /* Whether the monitor socket of pid (monitor=on under XDG_RUNTIME_DIR=test_dir) is there. */
