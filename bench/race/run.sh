@@ -46,15 +46,9 @@ if [ -z "${ST_RACE_IN_NS:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/d
   exec unshare -m --propagation private env ST_RACE_IN_NS=1 bash "$0" "$@"
 fi
 tmp=$(mktemp -d)
-sessiond_pid=
+. "$(dirname "$0")/../../scripts/lttng_private.sh"
 cleanup() {
-  if [ -n "$sessiond_pid" ]; then
-    lttng destroy --all >/dev/null 2>&1
-    kill "$sessiond_pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$sessiond_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$sessiond_pid" 2>/dev/null
-    umount /run 2>/dev/null
-  fi
+  lttng_private_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -66,11 +60,7 @@ start_lttng() {
     command -v $t >/dev/null || { echo "race: ust side skipped: $t missing (lttng-tools, babeltrace2)"; return 1; }
   done
   [ -x "$dir/race_ust" ] || { echo "race: ust side skipped: race_ust not built (liblttng-ust-dev)"; return 1; }
-  mkdir -p "$tmp/run" "$tmp/home"
-  mount --bind "$tmp/run" /run || return 1
-  export LTTNG_HOME=$tmp/home
-  lttng-sessiond --daemonize --no-kernel --pidfile="$tmp/sessiond.pid" >/dev/null 2>&1 || return 1
-  sessiond_pid=$(cat "$tmp/sessiond.pid")
+  lttng_private_start "$tmp/lttng"
 }
 
 # field NAME LINE: the value after NAME in a race output line

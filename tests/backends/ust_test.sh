@@ -27,26 +27,15 @@ require_program "$ust"
 require_program "$all"
 
 tmp=$(mktemp -d)
-sessiond_pid=
+. "$here/../../scripts/lttng_private.sh"
 cleanup() {
-  lttng destroy --all >/dev/null 2>&1
-  if [ -n "$sessiond_pid" ]; then
-    kill "$sessiond_pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$sessiond_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$sessiond_pid" 2>/dev/null
-  fi
-  umount /run 2>/dev/null
+  lttng_private_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-mkdir -p "$tmp/run" "$tmp/home"
-mount --bind "$tmp/run" /run
-export LTTNG_HOME=$tmp/home
-lttng-sessiond --daemonize --no-kernel --pidfile="$tmp/sessiond.pid" >"$tmp/sessiond.log" 2>&1
-for _ in $(seq 50); do [ -s "$tmp/sessiond.pid" ] && break; sleep 0.1; done
-sessiond_pid=$(cat "$tmp/sessiond.pid" 2>/dev/null)
-check "lttng-sessiond started (private /run, LTTNG_HOME)" test -n "$sessiond_pid"
-[ -n "$sessiond_pid" ] || { diag "$(cat "$tmp/sessiond.log")"; finish; }
+lttng_private_start "$tmp/lttng"
+check "lttng-sessiond started (private /run, LTTNG_HOME)" test -n "$lttng_private_pid"
+[ -n "$lttng_private_pid" ] || { diag "$(cat "$tmp/lttng/sessiond.log")"; finish; }
 
 # record NAME PATTERN COMMAND...: runs the command in a session recording PATTERN; text in $tmp/NAME.txt
 record() {

@@ -61,16 +61,10 @@ for t in redis-benchmark redis-cli; do
 done
 mkdir -p "$cache" || skip "cannot make $cache"
 tmp=$(mktemp -d "$cache/run.XXXXXX")   # on the cache's disk: the traces are real files
-sessiond_pid=
+. "$src/scripts/lttng_private.sh"
 cleanup() {
   [ -n "${redis_pid:-}" ] && kill -9 "$redis_pid" 2>/dev/null
-  if [ -n "$sessiond_pid" ]; then
-    lttng destroy --all >/dev/null 2>&1
-    kill "$sessiond_pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$sessiond_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$sessiond_pid" 2>/dev/null
-    umount /run 2>/dev/null
-  fi
+  lttng_private_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -109,11 +103,7 @@ start_lttng() {
   done
   ust_fork=$(ls /usr/lib/*/liblttng-ust-fork.so.1 2>/dev/null | head -1)
   [ -n "$ust_fork" ] || { echo "redis: ust left out: liblttng-ust-fork.so.1 missing (liblttng-ust1)"; return 1; }
-  mkdir -p "$tmp/run" "$tmp/lttng-home"
-  mount --bind "$tmp/run" /run || return 1
-  export LTTNG_HOME=$tmp/lttng-home
-  lttng-sessiond --daemonize --no-kernel --pidfile="$tmp/sessiond.pid" >/dev/null 2>&1 || return 1
-  sessiond_pid=$(cat "$tmp/sessiond.pid")
+  lttng_private_start "$tmp/lttng"
 }
 keep=()
 for c in "${configs[@]}"; do
