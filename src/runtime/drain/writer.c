@@ -171,9 +171,9 @@
  * A regular file's blocks are reserved this far past the end of what is
  * written (fallocate, FALLOC_FL_KEEP_SIZE: the size stays that of the
  * records), a step at a time, and given back when the file is closed
- * (close_file). Appending into reserved blocks skips the file system's
- * per-block delayed-allocation work: on ext4, ~15-25% of the write()'s
- * time (bench/server, pass_prealloc below).
+ * (close_file). Appending into reserved blocks spares the file system
+ * part of its per-block work: on ext4, 10-15% of an inline pass's write()
+ * (bench/server's request_loop in a -Dpass_stages=true build).
  */
 #define PREALLOC_STEP ((uint64_t)1 << 20)
 
@@ -275,7 +275,6 @@ void st__drain_write_failure(char *path, size_t len, int *error)
     *error = st__ws.fail_error;
     pthread_mutex_unlock(&st__wr_lock);
 }
-
 
 /*
  * A bench build's instrument (meson -Dpass_stages=true): each inline
