@@ -39,7 +39,6 @@ int main(void)
     struct st_stats st = {.struct_size = sizeof st};
     uint64_t v[64];
     char def[700], cwd[600], name[700];
-    struct stat sb;
     size_t n;
 
     /* Names are absolute from when they are configured (a chdir() later changes nothing). */
@@ -150,28 +149,6 @@ int main(void)
     ok(st.dropped == 0 && st.pending == 0 && st.threads == 1, "stats: no drops, nothing pending, 1 buffer");
     ok(st.produced == st.written + st.dropped + st.pending, "stats: produced = written + dropped + pending");
     ok(st.bytes_written >= (uint64_t)(test_file_size("b.trace") + test_file_size(def)), "stats: bytes written");
-
-    /*
-     * Blocks the writer reserves past the end of what it wrote (a step of
-     * 1 MiB, writer.c) go back when the file closes: the file takes the
-     * room of its records, not a step more.
-     */
-    is_int(st_trace_file_set_name("big.trace"), 0, "switch to big.trace");
-    for (int i = 0; i < 60000; i++)
-        test_trace_iis(&ev_b, (uint64_t)i, 0, "sixteen chars...");
-    st_trace_file_flush();
-    if (stat("big.trace", &sb) == 0)
-        diag("big.trace open: %lld bytes, %lld allocated", (long long)sb.st_size, (long long)sb.st_blocks * 512);
-    is_int(st_trace_file_set_enabled(false), 0, "disable the big file");
-    if (stat("big.trace", &sb) != 0)
-        sb.st_size = 0;
-    ok(sb.st_size > (2 << 20) &&
-           (long long)sb.st_blocks * 512 < (long long)sb.st_size + (64 << 10),
-       "closed: no blocks left reserved past its end (%lld bytes, %lld allocated)", (long long)sb.st_size,
-       (long long)sb.st_blocks * 512);
-    ok(test_collect("big.trace", groups, &t) == 0 && t.sum.events + t.sum.dropped_total == 60000,
-       "big.trace reads whole: every record written or counted dropped");
-    test_trace_free(&t);
 
     is_int(st_trace_file_set_enabled(false), 0, "disable at the end");
     is_int(st_trace_file_set_enabled(false), 0, "disable twice is fine");

@@ -167,15 +167,6 @@
 #define INLINE_WAKE ((size_t)64 << 10)
 #define KICK_BUDGET ((uint64_t)128 << 10)
 
-/*
- * A regular file's blocks are reserved this far past the end of what is
- * written (fallocate, FALLOC_FL_KEEP_SIZE: the size stays that of the
- * records), a step at a time, and given back when the file is closed
- * (close_file). Appending into reserved blocks spares the file system
- * part of its per-block work: on ext4, 10-15% of an inline pass's write()
- * (bench/server's request_loop in a -Dpass_stages=true build).
- */
-#define PREALLOC_STEP ((uint64_t)1 << 20)
 
 struct st__wshared st__ws;
 pthread_mutex_t st__wr_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -229,8 +220,6 @@ static struct {
     uint64_t unmarked;    /* records failed writes lost that no ST_PID_WRITE_LOST record counts yet */
     struct st__clock_conv conv;
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
-    bool prealloc_on;     /* a regular uncompressed file whose blocks may be reserved ahead ... */
-    uint64_t prealloc;    /* ... reserved up to this offset (beyond wt.off: given back at close) */
     struct st__ring_cons_set rings; /* the rings of this pass ... */
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
     size_t cap_src;
@@ -279,15 +268,16 @@ void st__drain_write_failure(char *path, size_t len, int *error)
 /*
  * A bench build's instrument (meson -Dpass_stages=true): each inline
  * pass's stages timed with clock_gettime, and at exit one stderr line of
- * their medians over the passes (bench/server/run.sh says how to use it).
+ * their medians and means over the passes (bench/server/run.sh says how
+ * to use it).
  * Compiled out otherwise.
  */
 enum { PS_LOCKS, PS_HANDLER, PS_RINGS, PS_CONV, PS_MERGE, PS_DROPS, PS_CHECK, PS_WRITE, PS_END, PS_TOTAL, PS_N };
 #ifdef ST__PASS_STAGES
 #define PS_MAX 8192
 static const char *const ps_name[PS_N] = {"locks", "handler-check", "rings", "clock+mappings", "merge", "drops",
-                                          "fd-check+reserve", "write", "reap", "total"};
-static uint64_t ps_at, ps_cur[PS_N], ps_bytes;
+                                          "fd-check", "write", "reap", "total"};
+static uint64_t ps_at, ps_cur[PS_N], ps_sum[PS_N], ps_bytes;
 static uint32_t ps_v[PS_N][PS_MAX];
 static size_t ps_n;
 static bool ps_on;
@@ -327,8 +317,11 @@ static void pass_stages_end(void)
     if (!ps_on)
         return;
     ps_on = false;
-    for (int i = 0; i < PS_N && ps_n < PS_MAX; i++)
-        ps_v[i][ps_n] = ps_cur[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)ps_cur[i];
+    for (int i = 0; i < PS_N; i++) {
+        ps_sum[i] += ps_cur[i];
+        if (ps_n < PS_MAX)
+            ps_v[i][ps_n] = ps_cur[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)ps_cur[i];
+    }
     ps_n++;
     memset(ps_cur, 0, sizeof ps_cur);
 }
@@ -345,11 +338,11 @@ __attribute__((destructor)) static void pass_stages_report(void)
 
     if (!n)
         return;
-    fprintf(stderr, "simpletrace pass stages: %zu inline passes, %.0f bytes written each; medians, us:", ps_n,
+    fprintf(stderr, "simpletrace pass stages: %zu inline passes, %.0f bytes written each; us, median/mean:", ps_n,
             (double)ps_bytes / (double)ps_n);
     for (int i = 0; i < PS_N; i++) {
         qsort(ps_v[i], n, sizeof ps_v[i][0], ps_cmp);
-        fprintf(stderr, " %s %.2f", ps_name[i], ps_v[i][n / 2] / 1e3);
+        fprintf(stderr, " %s %.2f/%.2f", ps_name[i], ps_v[i][n / 2] / 1e3, (double)ps_sum[i] / 1e3 / (double)ps_n);
     }
     fputc('\n', stderr);
 }
@@ -473,11 +466,6 @@ static void close_file(bool mappings_known)
         return;
     }
     zclose();
-    /* Blocks reserved past the end (prealloc_ahead) go back: the same size, so nothing else changes. */
-    if (wt.prealloc > wt.off && ftruncate(wt.fd, (off_t)wt.off) < 0) {
-        /* they stay allocated past the end, invisible to readers */
-    }
-    wt.prealloc = 0;
     if (fstat(wt.fd, &st) == 0 && S_ISREG(st.st_mode)) {
         last.valid = true;
         last.dev = st.st_dev;
@@ -627,31 +615,6 @@ static int fd_lost(void)
     return -EIO;
 }
 
-/*
- * Reserves the file's blocks up to a step past end (PREALLOC_STEP), unless
- * they are: a piece is reserved no further than its size limit. Where the
- * file system cannot (not supported, full), writing goes on without.
- */
-static void prealloc_ahead(uint64_t end)
-{
-#ifdef FALLOC_FL_KEEP_SIZE
-    uint64_t from = wt.prealloc > wt.off ? wt.prealloc : wt.off, to = end + PREALLOC_STEP;
-
-    if (!wt.prealloc_on || end <= wt.prealloc)
-        return;
-    if (wt.rotate && to > wt.rotate)
-        to = end > wt.rotate ? end : wt.rotate;
-    if (to <= from)
-        return;
-    if (fallocate(wt.fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from)) == 0)
-        wt.prealloc = to;
-    else
-        wt.prealloc_on = false;
-#else
-    (void)end;
-#endif
-}
-
 /* Writes the stage out. 0, or -errno after the file was stopped. */
 static int stage_flush(void)
 {
@@ -664,7 +627,6 @@ static int stage_flush(void)
         return fd_lost();
     if (wt.z)
         return zstage_flush();
-    prealloc_ahead(wt.off + wt.len);
     PASS_STAGE(PS_CHECK);
     PASS_BYTES(wt.len);
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
@@ -1158,12 +1120,9 @@ static void adopt_file(int fd, const char *path, size_t base_len)
 
     wt.fd = fd;
     wt.dev = wt.ino = 0;
-    wt.prealloc_on = false;
-    wt.prealloc = 0;
     if (fstat(fd, &st) == 0) {
         wt.dev = (uint64_t)st.st_dev;
         wt.ino = (uint64_t)st.st_ino;
-        wt.prealloc_on = S_ISREG(st.st_mode) && !wt.want_z;
     }
     st__ring_cons_trace_file(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
     snprintf(wt.path, sizeof wt.path, "%s", path);
@@ -1663,7 +1622,6 @@ void st__writer_fork_child(void)
 {
     st__fd_close_if(wt.fd, &(struct st__fd_ident){wt.dev, wt.ino}); /* our copy only: the parent keeps writing it */
     wt.fd = -1;
-    wt.prealloc = 0; /* the parent's file: its reserve is the parent's to give back */
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
     wt.rings.n = 0;
