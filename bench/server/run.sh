@@ -25,6 +25,10 @@
 # other, its CPU time (the most exact figure on a shared machine); and
 # pass_latency: what one drain pass on the tracing thread costs the call
 # that runs it, and the bytes it writes, without the thread and with.
+# Where an inline pass's time goes: in a build configured with
+# `meson setup B -Dpass_stages=true`, a program traced in the default mode
+# prints at exit one line of the medians of each stage of its passes, e.g.
+#   SIMPLETRACE='srv_*,file=/tmp/l.trace' B/bench/server/request_loop 200000 8192
 # Figures only: never fails a build.
 #
 # usage: run.sh BUILD-DIR

@@ -16,7 +16,7 @@
  * drain points, one at a time under pass_lock, so the file still has one
  * writer and records stay in order:
  *
- *   kick     its ring crossed a multiple of INLINE_WAKE (32 KiB; the rings
+ *   kick     its ring crossed a multiple of INLINE_WAKE (64 KiB; the rings
  *            wake their consumer that often while no thread runs), or it
  *            exited: a pass of at most KICK_BUDGET bytes (kick_pass), which
  *            never waits for a lock (a signal handler's record may have
@@ -164,8 +164,9 @@
  * stays a few tens of microseconds (bench/server measures it) however far
  * behind the rings are; the rest waits for the next drain point.
  */
-#define INLINE_WAKE ((size_t)32 << 10)
-#define KICK_BUDGET ((uint64_t)64 << 10)
+#define INLINE_WAKE ((size_t)64 << 10)
+#define KICK_BUDGET ((uint64_t)128 << 10)
+
 
 struct st__wshared st__ws;
 pthread_mutex_t st__wr_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -263,6 +264,97 @@ void st__drain_write_failure(char *path, size_t len, int *error)
     *error = st__ws.fail_error;
     pthread_mutex_unlock(&st__wr_lock);
 }
+
+/*
+ * A bench build's instrument (meson -Dpass_stages=true): each inline
+ * pass's stages timed with clock_gettime, and at exit one stderr line of
+ * their medians and means over the passes (bench/server/run.sh says how
+ * to use it).
+ * Compiled out otherwise.
+ */
+enum { PS_LOCKS, PS_HANDLER, PS_RINGS, PS_CONV, PS_MERGE, PS_DROPS, PS_CHECK, PS_WRITE, PS_END, PS_TOTAL, PS_N };
+#ifdef ST__PASS_STAGES
+#define PS_MAX 8192
+static const char *const ps_name[PS_N] = {"locks", "handler-check", "rings", "clock+mappings", "merge", "drops",
+                                          "fd-check", "write", "reap", "total"};
+static uint64_t ps_at, ps_cur[PS_N], ps_sum[PS_N], ps_bytes;
+static uint32_t ps_v[PS_N][PS_MAX];
+static size_t ps_n;
+static bool ps_on;
+
+static uint64_t ps_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The time since the last mark goes to stage st. */
+static void pass_stage(int st)
+{
+    uint64_t now;
+
+    if (!ps_on)
+        return;
+    now = ps_now();
+    ps_cur[st] += now - ps_at;
+    ps_cur[PS_TOTAL] += now - ps_at;
+    ps_at = now;
+}
+
+static void pass_stages_begin(void)
+{
+    ps_at = ps_now();
+}
+
+static void pass_stages_on(void)
+{
+    ps_on = true;
+}
+
+static void pass_stages_end(void)
+{
+    if (!ps_on)
+        return;
+    ps_on = false;
+    for (int i = 0; i < PS_N; i++) {
+        ps_sum[i] += ps_cur[i];
+        if (ps_n < PS_MAX)
+            ps_v[i][ps_n] = ps_cur[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)ps_cur[i];
+    }
+    ps_n++;
+    memset(ps_cur, 0, sizeof ps_cur);
+}
+
+static int ps_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+__attribute__((destructor)) static void pass_stages_report(void)
+{
+    size_t n = ps_n < PS_MAX ? ps_n : PS_MAX;
+
+    if (!n)
+        return;
+    fprintf(stderr, "simpletrace pass stages: %zu inline passes, %.0f bytes written each; us, median/mean:", ps_n,
+            (double)ps_bytes / (double)ps_n);
+    for (int i = 0; i < PS_N; i++) {
+        qsort(ps_v[i], n, sizeof ps_v[i][0], ps_cmp);
+        fprintf(stderr, " %s %.2f/%.2f", ps_name[i], ps_v[i][n / 2] / 1e3, (double)ps_sum[i] / 1e3 / (double)ps_n);
+    }
+    fputc('\n', stderr);
+}
+#define PASS_STAGE(st) pass_stage(st)
+#define PASS_BYTES(n) (ps_bytes += ps_on ? (n) : 0)
+#else
+#define PASS_STAGE(st) ((void)0)
+#define PASS_BYTES(n) ((void)0)
+#define pass_stages_begin() ((void)0)
+#define pass_stages_on() ((void)0)
+#define pass_stages_end() ((void)0)
+#endif
 
 static void kick_pass(void);
 
@@ -535,6 +627,8 @@ static int stage_flush(void)
         return fd_lost();
     if (wt.z)
         return zstage_flush();
+    PASS_STAGE(PS_CHECK);
+    PASS_BYTES(wt.len);
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
     crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
     while (done < wt.len) {
@@ -552,6 +646,7 @@ static int stage_flush(void)
     }
     if (crash)
         st__ring_cons_write_end(&wt.rings);
+    PASS_STAGE(PS_WRITE);
     wt.off += wt.len;
     counter_add(&c_written, wt.stage_events);
     counter_add(&c_dropped_reported, wt.stage_drops);
@@ -917,6 +1012,7 @@ static void pass(bool all_drops, uint64_t budget)
         return;
     /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
     st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
+    PASS_STAGE(PS_RINGS);
     if (wt.fd >= 0) {
         uint32_t ids = st__reg_count(); /* after the heads: every record taken has its ID below it */
         int r;
@@ -925,11 +1021,13 @@ static void pass(bool all_drops, uint64_t budget)
         st__ts_conv_update(&wt.conv);
         if (stage_mappings(ids) < 0)
             goto out;
+        PASS_STAGE(PS_CONV);
         wt.budget = budget;
         wt.taken = 0;
         wt.budget_hit = false;
         r = st__merge_run(&wt.merge, wt.src, wt.rings.n, &wt.conv, &stage_sink);
         wt.budget = 0;
+        PASS_STAGE(PS_MERGE);
         if (r == -EIO && !wt.budget_hit)
             goto out;
         /* Drops come after their thread's records; a restricted pass leaves them (a new piece may be needed). */
@@ -944,12 +1042,14 @@ static void pass(bool all_drops, uint64_t budget)
                 goto out;
             }
         }
+        PASS_STAGE(PS_DROPS);
         if (wt.len)
             stage_flush();
     }
 out:
     /* Frees rings of exited threads that have nothing left to write. */
     st__ring_cons_reap(&wt.rings);
+    PASS_STAGE(PS_END);
 }
 /*
  * Appending to the file closed last: it goes on the way it was written.
@@ -1237,6 +1337,7 @@ static void kick_pass(void)
 {
     bool run, handler;
 
+    pass_stages_begin();
     if (pthread_mutex_trylock(&pass_lock) != 0)
         return;
     if (pthread_mutex_trylock(&st__wr_lock) != 0) {
@@ -1250,6 +1351,8 @@ static void kick_pass(void)
     /* Free now, and this thread is here: the code it interrupted (if any) holds none of them. */
     if (!run || !st__ring_cons_locks_free() || !st__reg_lock_free())
         goto out;
+    pass_stages_on();
+    PASS_STAGE(PS_LOCKS);
     handler = maybe_in_handler();
     if (!handler && want_thread()) {
         pthread_mutex_lock(&st__wr_lock);
@@ -1261,8 +1364,10 @@ static void kick_pass(void)
     if (handler && (wt.z || st__ring_cons_crash_on()))
         goto out;
     wt.restricted = handler;
+    PASS_STAGE(PS_HANDLER);
     pass(false, KICK_BUDGET);
     wt.restricted = false;
+    pass_stages_end();
 out:
     pthread_mutex_unlock(&pass_lock);
 }
