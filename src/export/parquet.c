@@ -247,6 +247,7 @@ static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set
     add_col(cols, &n, o, R_HOST, "host", ST__PQ_DICT, true, no_host(pq));
     add_col(cols, &n, o, R_ARGS, "args", ST__PQ_JSON, false, false);
     cols[n - 1].render = render_args; /* written as the values were read, rendered by the worker */
+    cols[n - 1].unhashed = sizeof(struct args_fmt *); /* put_raw_args(): its format's address comes first */
     return out_new(ctx, pq, o, join(s->dir, "records.parquet", ""), cols, n);
 }
 

@@ -94,6 +94,7 @@ struct column {
     bool optional;
     st__pq_render_fn render;   /* JSON: NULL, or what turns the caller's bytes into each value */
     void *render_arg;
+    size_t unhashed;           /* JSON: leading bytes of a value its hash leaves out */
     struct dict_slot *ids;     /* DICT: by caller id */
     size_t nids;               /* allocated */
     struct chunk_meta *chunks; /* one per row group written */
@@ -119,6 +120,7 @@ struct strdict {
     uint32_t n;                /* entries */
     struct st__growbuf dict;   /* the values, PLAIN */
     struct st__growbuf idx;    /* a uint32 index per value coded */
+    uint64_t *recent;          /* JSON (jd_code()): JDICT_SLOTS of hash << 32 | dictionary index + 1 */
 };
 
 struct st__pq_shared {
@@ -747,6 +749,10 @@ const char *st__pq_path(const struct st__pq_file *f)
 
 #define DICT_MAX_BYTES (1u << 20)  /* a string dictionary past this gives up: PLAIN for the rest of the group */
 #define DICT_MAX_VALUES (1u << 16) /* ... or past this many values */
+#define JDICT_SLOTS 4096u          /* a JSON column's dictionary: recent values it finds again (jd_code()) */
+#define JDICT_MAX_BYTES (8u << 20) /* ... past this many of the caller's bytes it gives up ... */
+#define JDICT_TRY 4096u            /* ... or, once this many values are coded, when more than ... */
+#define JDICT_NEW_PCT 75u          /* ... this percentage of them were new: rows mostly unique gain nothing */
 
 static uint32_t hash_bytes(const uint8_t *s, size_t n)
 {
@@ -784,20 +790,25 @@ static int sd_rehash(struct strdict *sd, uint32_t nslots)
     return 0;
 }
 
+/* Makes room for cap entries in sd's hashes and offs. 0 or -ENOMEM. */
+static int reserve_entries(struct strdict *sd, size_t cap)
+{
+    uint32_t *hs = realloc(sd->hashes, cap * sizeof *hs);
+    if (hs)
+        sd->hashes = hs;
+    uint32_t *os = hs ? realloc(sd->offs, cap * sizeof *os) : NULL;
+    if (!os)
+        return -ENOMEM;
+    sd->offs = os;
+    sd->cap = cap;
+    return 0;
+}
+
 /* Adds s (n bytes) as entry sd->n, at empty slot i, with hash h. 0 or -ENOMEM. */
 static int sd_add(struct strdict *sd, uint32_t i, uint32_t h, const uint8_t *s, size_t n)
 {
-    if (sd->n >= sd->cap) {
-        size_t cap = sd->cap ? sd->cap * 2 : 256;
-        uint32_t *hs = realloc(sd->hashes, cap * sizeof *hs);
-        if (hs)
-            sd->hashes = hs;
-        uint32_t *os = hs ? realloc(sd->offs, cap * sizeof *os) : NULL;
-        if (!os)
-            return -ENOMEM;
-        sd->offs = os;
-        sd->cap = cap;
-    }
+    if (sd->n >= sd->cap && reserve_entries(sd, sd->cap ? sd->cap * 2 : 256) < 0)
+        return -ENOMEM;
     sd->hashes[sd->n] = h;
     sd->offs[sd->n] = (uint32_t)sd->dict.len;
     sd->slots[i] = sd->n + 1;
@@ -856,8 +867,64 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
     return sd->dict.failed || sd->idx.failed ? -ENOMEM : coded;
 }
 
+/*
+ * The same for a JSON column's values (the caller's bytes, rendered once per
+ * dictionary entry): repeats are found by a small table of recent values
+ * (JDICT_SLOTS, direct-mapped by hash, no probing), so a value of many rows
+ * is one entry, and a value seen once costs a hash and a copy, not a
+ * search of a large table; a value whose slot another took since becomes a
+ * second entry of the same bytes (readers take an index as it comes).
+ * Gives up (the rest PLAIN) past JDICT_MAX_BYTES or DICT_MAX_VALUES entries,
+ * or when, past JDICT_TRY values, more than JDICT_NEW_PCT % were new.
+ */
+static int64_t jd_code(struct strdict *sd, const uint8_t *v, size_t len, uint64_t nvals, size_t unhashed,
+                       size_t *coded_len)
+{
+    sd->n = 0;
+    sd->dict.len = sd->idx.len = 0;
+    if (!sd->recent && !(sd->recent = malloc(JDICT_SLOTS * sizeof *sd->recent)))
+        return -ENOMEM;
+    memset(sd->recent, 0, JDICT_SLOTS * sizeof *sd->recent);
+    size_t dict_max = len < JDICT_MAX_BYTES ? len : JDICT_MAX_BYTES;
+    uint32_t *idx = (uint32_t *)(void *)st__growbuf_room(&sd->idx, nvals * 4 + 4);
+    uint8_t *dict = st__growbuf_room(&sd->dict, dict_max + 4);
+    if (!idx || !dict || (sd->cap < DICT_MAX_VALUES && reserve_entries(sd, DICT_MAX_VALUES) < 0))
+        return -ENOMEM;
+    size_t at = 0, dlen = 0;
+    int64_t coded = 0;
+    for (; at < len; coded++) {
+        size_t n = get_le32(v + at);
+        const uint8_t *s = v + at + 4;
+        uint32_t h = n >= unhashed ? hash_bytes(s + unhashed, n - unhashed) : hash_bytes(s, n);
+        uint64_t *slot = &sd->recent[h & (JDICT_SLOTS - 1)];
+        uint32_t e = (uint32_t)*slot;
+        if (e && (uint32_t)(*slot >> 32) == h) {
+            const uint8_t *d = dict + sd->offs[e - 1];
+            if (get_le32(d) == n && memcmp(d + 4, s, n) == 0) {
+                idx[coded] = e - 1;
+                at += 4 + n;
+                continue;
+            }
+        }
+        if (dlen + 4 + n > dict_max || sd->n >= DICT_MAX_VALUES ||
+            (coded >= JDICT_TRY && (uint64_t)sd->n * 100 > (uint64_t)coded * JDICT_NEW_PCT))
+            break; /* the rest PLAIN */
+        sd->offs[sd->n] = (uint32_t)dlen;
+        memcpy(dict + dlen, v + at, 4 + n);
+        dlen += 4 + n;
+        idx[coded] = sd->n++;
+        *slot = (uint64_t)h << 32 | sd->n;
+        at += 4 + n;
+    }
+    st__growbuf_commit(&sd->idx, (size_t)coded * 4);
+    st__growbuf_commit(&sd->dict, dlen);
+    *coded_len = at;
+    return coded;
+}
+
 static void sd_free(struct strdict *sd)
 {
+    free(sd->recent);
     free(sd->slots);
     free(sd->hashes);
     free(sd->offs);
@@ -982,15 +1049,15 @@ static int dict_data_page(struct st__pq_shared *sh, const struct column *c, cons
     return put_page(sh, m, ST_PQ_PAGE_DATA, rows, ST_PQ_ENC_RLE_DICTIONARY);
 }
 
-/* The values of d, each the caller's bytes, PLAIN as c's renderer makes them, into sh->raw. 0 or -ENOMEM. */
-static int render(struct st__pq_shared *sh, const struct column *c, const struct chunk_data *d)
+/* The values v[at..len), each the caller's bytes, PLAIN as c's renderer makes them, appended to sh->raw. 0 or -ENOMEM. */
+static int render(struct st__pq_shared *sh, const struct column *c, const uint8_t *v, size_t at, size_t len)
 {
-    for (size_t at = 0; at < d->vals.len;) {
-        size_t n = get_le32(d->vals.p + at), start = sh->raw.len;
+    while (at < len) {
+        size_t n = get_le32(v + at), start = sh->raw.len;
         if (!st__growbuf_room(&sh->raw, 4))
             return -ENOMEM;
         st__growbuf_commit(&sh->raw, 4);
-        int ret = c->render(c->render_arg, d->vals.p + at + 4, n, &sh->raw);
+        int ret = c->render(c->render_arg, v + at + 4, n, &sh->raw);
         if (ret < 0)
             return ret;
         put_le32(sh->raw.data + start, (uint32_t)(sh->raw.len - start - 4));
@@ -999,13 +1066,19 @@ static int render(struct st__pq_shared *sh, const struct column *c, const struct
     return sh->raw.failed ? -ENOMEM : 0;
 }
 
-/* A dictionary page of n values, PLAIN (len bytes at v). */
-static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const void *v, size_t len, uint32_t n,
-                     struct chunk_meta *m)
+/* A dictionary page of n values, PLAIN (len bytes at v; c: those of a JSON column, rendered first). */
+static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const struct column *c, const void *v,
+                     size_t len, uint32_t n, struct chunk_meta *m)
 {
     m->dict_offset = f->offset + sh->out.len;
     sh->raw.len = 0;
-    st__growbuf_put(&sh->raw, v, len);
+    if (c && c->render) {
+        int ret = render(sh, c, v, 0, len);
+        if (ret < 0)
+            return ret;
+    } else {
+        st__growbuf_put(&sh->raw, v, len);
+    }
     return put_page(sh, m, ST_PQ_PAGE_DICTIONARY, n, ST_PQ_ENC_PLAIN);
 }
 
@@ -1026,19 +1099,21 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
     int ret;
     *m = (struct chunk_meta){.values = rows, .nulls = d->nulls, .encodings = ENC(ST_PQ_ENC_RLE)};
     if (c->kind == ST__PQ_DICT) {
-        if ((ret = dict_page(sh, f, d->dict.p, d->dict.len, d->ndict, m)) < 0)
+        if ((ret = dict_page(sh, f, NULL, d->dict.p, d->dict.len, d->ndict, m)) < 0)
             return ret;
         m->data_offset = f->offset + sh->out.len;
         return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p, d->vals.len / 4, d->ndict, m);
     }
     m->data_offset = f->offset + sh->out.len;
-    if (c->kind == ST__PQ_STRING && nvals) {
+    if ((c->kind == ST__PQ_STRING || (c->kind == ST__PQ_JSON && c->render)) && nvals) {
+        /* JSON: a dictionary of the caller's bytes, so that a repeated value is rendered and compressed once */
         struct strdict *sd = &sh->sd;
-        int64_t coded = sd_code(sd, d->vals.p, d->vals.len, &plain_at);
+        int64_t coded = c->kind == ST__PQ_JSON ? jd_code(sd, d->vals.p, d->vals.len, nvals, c->unhashed, &plain_at)
+                                               : sd_code(sd, d->vals.p, d->vals.len, &plain_at);
         if (coded < 0)
             return -ENOMEM;
         if (coded > 0) {
-            if ((ret = dict_page(sh, f, sd->dict.data, sd->dict.len, sd->n, m)) < 0)
+            if ((ret = dict_page(sh, f, c, sd->dict.data, sd->dict.len, sd->n, m)) < 0)
                 return ret;
             m->data_offset = f->offset + sh->out.len;
             dict_rows = row_of_value(d, (uint64_t)coded, rows);
@@ -1067,7 +1142,7 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
             p[k >> 3] |= (uint8_t)((d->vals.p[k] & 1) << (k & 7));
         st__growbuf_commit(&sh->raw, (nvals + 7) / 8);
     } else if (c->render) {
-        if ((ret = render(sh, c, d)) < 0)
+        if ((ret = render(sh, c, d->vals.p, plain_at, d->vals.len)) < 0)
             return ret;
     } else {
         st__growbuf_put(&sh->raw, d->vals.p + plain_at, d->vals.len - plain_at);
@@ -1516,6 +1591,7 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
         f->cols[i].optional = cols[i].optional;
         f->cols[i].render = cols[i].kind == ST__PQ_JSON ? cols[i].render : NULL;
         f->cols[i].render_arg = cols[i].render_arg;
+        f->cols[i].unhashed = cols[i].unhashed;
         bad = !(f->cols[i].name = strdup(cols[i].name));
     }
     for (size_t i = 0; !bad && i < nkv; i++) {

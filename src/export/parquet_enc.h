@@ -77,6 +77,8 @@ struct st__pq_column {
     bool optional;    /* may hold NULLs */
     st__pq_render_fn render; /* JSON: NULL, or the renderer of the caller's bytes (render_arg its argument) */
     void *render_arg;
+    size_t unhashed;  /* render: leading bytes of each value that may differ from run to run (an address) while
+                         meaning the same: left out of its hash, so that the file's bytes do not depend on them */
 };
 
 /* One key-value pair of the footer's metadata. */
