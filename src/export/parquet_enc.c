@@ -66,6 +66,8 @@ struct chunk_data {
     struct st__pq_buf dict;    /* DICT: the dictionary's values, PLAIN */
     uint32_t ndict;
     uint64_t nulls;
+    uint64_t last;             /* handed over: the last value (DICT: index) stored in vals ... */
+    uint32_t pending;          /* ... and how many more rows have it (the worker stores them: unrun()) */
 };
 
 /* A DICT column's caller id: its index in the row group's dictionary, valid when stamp is the file's. */
@@ -1082,6 +1084,47 @@ static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const stru
     return put_page(sh, m, ST_PQ_PAGE_DICTIONARY, n, ST_PQ_ENC_PLAIN);
 }
 
+/* Stores the run d ends with (its last value, pending more times) in its values. 0 or -ENOMEM. */
+static int unrun(struct chunk_data *d, size_t size)
+{
+    size_t n = d->pending, need = d->vals.len + n * size;
+    if (need > d->vals.cap) {
+        uint8_t *p = realloc(d->vals.p, need);
+        if (!p)
+            return -ENOMEM;
+        d->vals.p = p;
+        d->vals.cap = need;
+    }
+    uint8_t *p = d->vals.p + d->vals.len;
+    if (size == 4) {
+        uint32_t k = (uint32_t)d->last;
+        for (size_t i = 0; i < n; i++)
+            memcpy(p + i * 4, &k, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            memcpy(p + i * 8, &d->last, 8);
+    }
+    d->vals.len = need;
+    d->pending = 0;
+    return 0;
+}
+
+/* n (>= 1) values all v as DELTA_BINARY_PACKED: the header, then each block a minimum of 0 and widths 0. */
+static void put_delta_same(struct st__growbuf *b, uint64_t v, uint64_t n)
+{
+    uint64_t blocks = (n - 1 + DELTA_BLOCK - 1) / DELTA_BLOCK;
+    uint8_t *p = st__growbuf_room(b, 4 * 10 + (size_t)blocks * (1 + DELTA_MINIBLOCKS)), *start = p;
+    if (!p)
+        return;
+    p = put_varint(p, DELTA_BLOCK);
+    p = put_varint(p, DELTA_MINIBLOCKS);
+    p = put_varint(p, n);
+    p = put_varint(p, zigzag((int64_t)v));
+    memset(p, 0, (size_t)blocks * (1 + DELTA_MINIBLOCKS));
+    p += blocks * (1 + DELTA_MINIBLOCKS);
+    st__growbuf_commit(b, (size_t)(p - start));
+}
+
 /*
  * Column chunk i of job into sh->out: [dictionary page] data page [data
  * page]; its footer entry in job->meta[i]. A STRING chunk is coded by a
@@ -1092,12 +1135,15 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
 {
     struct st__pq_file *f = job->f;
     const struct column *c = &f->cols[i];
-    const struct chunk_data *d = &job->cols[i];
+    struct chunk_data *d = &job->cols[i];
     struct chunk_meta *m = &job->meta[i];
     uint64_t rows = job->rows, nvals = rows - d->nulls, dict_rows = 0;
     size_t plain_at = 0; /* STRING: the bytes of d->vals a dictionary coded */
     int ret;
     *m = (struct chunk_meta){.values = rows, .nulls = d->nulls, .encodings = ENC(ST_PQ_ENC_RLE)};
+    bool same = is_int(c->kind) && d->vals.len == 8 && d->pending == nvals - 1; /* one value: pid, tid */
+    if (d->pending && !same && unrun(d, c->kind == ST__PQ_DICT ? 4 : 8) < 0)
+        return -ENOMEM;
     if (c->kind == ST__PQ_DICT) {
         if ((ret = dict_page(sh, f, NULL, d->dict.p, d->dict.len, d->ndict, m)) < 0)
             return ret;
@@ -1127,7 +1173,11 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
     }
     page_start(sh, c->optional, d, dict_rows, rows); /* what no dictionary codes */
     int encoding = ST_PQ_ENC_PLAIN;
-    if (is_int(c->kind)) {
+    if (same) {
+        m->min = m->max = d->last;
+        put_delta_same(&sh->raw, d->last, nvals);
+        encoding = ST_PQ_ENC_DELTA_BINARY_PACKED;
+    } else if (is_int(c->kind)) {
         min_max(d, nvals, is_signed(c->kind), m);
         if (nvals) {
             put_delta(&sh->raw, (const uint64_t *)(const void *)d->vals.p, nvals);
@@ -1320,19 +1370,13 @@ int st__pq_flush(struct st__pq_file *f)
     }
     job->f = f;
     job->rows = f->h.rows;
-    for (size_t i = 0; i < f->ncols; i++)
-        if (f->cols[i].lane->pending)
-            materialize(f, &f->cols[i]);
-    if (f->h.failed) {
-        free(job->cols);
-        free(job->meta);
-        free(job);
-        return -ENOMEM;
-    }
     for (size_t i = 0; i < f->ncols; i++) {
         struct column *c = &f->cols[i];
         job->cols[i] = c->cur;
         job->cols[i].vals = c->lane->vals;
+        job->cols[i].last = c->lane->last; /* a run at the end (pid, tid, program, host): stored by the worker */
+        job->cols[i].pending = c->lane->pending;
+        c->lane->pending = 0;
         c->cur = (struct chunk_data){.defs.hint = c->cur.defs.len, .dict.hint = c->cur.dict.len};
         c->lane->vals = (struct st__pq_buf){.hint = job->cols[i].vals.len};
         c->lane->defs_on = false;
