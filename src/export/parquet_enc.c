@@ -70,10 +70,6 @@ struct chunk_data {
     uint32_t pending;          /* ... and how many more rows have it (the worker stores them: unrun()) */
 };
 
-/* A DICT column's caller id: its index in the row group's dictionary, valid when stamp is the file's. */
-struct dict_slot {
-    uint32_t index, stamp;
-};
 
 /* What the footer needs of one column chunk written. */
 struct chunk_meta {
@@ -97,8 +93,6 @@ struct column {
     st__pq_render_fn render;   /* JSON: NULL, or what turns the caller's bytes into each value */
     void *render_arg;
     size_t unhashed;           /* JSON: leading bytes of a value its hash leaves out */
-    struct dict_slot *ids;     /* DICT: by caller id */
-    size_t nids;               /* allocated */
     struct chunk_meta *chunks; /* one per row group written */
 };
 
@@ -154,7 +148,6 @@ struct st__pq_file {
     int dirfd;
     const char *path;
     int err;                   /* a row group could not be written (collected from the worker) */
-    uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     struct column *cols;
     size_t ncols;
     struct st__pq_kv *kv;
@@ -713,22 +706,23 @@ void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char
     }
     if (c->lane->pending)
         materialize(f, c);
-    if (id >= c->nids) {
-        size_t cap = c->nids;
-        if (reserve(&c->ids, &cap, (size_t)id + 1, sizeof *c->ids) < 0) {
+    struct st__pq_lane *l = c->lane;
+    if (id >= l->nids) {
+        size_t cap = l->nids;
+        if (reserve(&l->ids, &cap, (size_t)id + 1, sizeof *l->ids) < 0) {
             f->h.failed = true;
             return;
         }
-        memset(c->ids + c->nids, 0, (cap - c->nids) * sizeof *c->ids);
-        c->nids = cap;
+        memset(l->ids + l->nids, 0, (cap - l->nids) * sizeof *l->ids);
+        l->nids = (uint32_t)cap;
     }
-    struct dict_slot *d = &c->ids[id];
-    if (d->stamp != f->stamp) { /* new in this row group */
+    struct st__pq_dict_slot *d = &l->ids[id];
+    if (d->stamp != f->h.stamp) { /* new in this row group */
         size_t n = strlen(s);
         const uint8_t *v = valid_utf8(f, (const uint8_t *)s, &n);
         if (!v)
             return;
-        d->stamp = f->stamp;
+        d->stamp = f->h.stamp;
         d->index = c->cur.ndict++;
         put_plain(f, &c->cur.dict, v, n);
     }
@@ -768,6 +762,42 @@ static uint32_t hash_bytes(const uint8_t *s, size_t n)
     uint64_t w = 0;
     memcpy(&w, s, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    return (uint32_t)(h ^ h >> 32);
+}
+
+static inline uint64_t load64(const uint8_t *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/*
+ * A quicker hash of s (n bytes) for jd_code()'s table, where a collision
+ * costs only a repeat not found: each 8 bytes multiplied by a constant of
+ * its own and added (products that do not wait for each other), the tail
+ * as the last 8 bytes (overlapping), no call.
+ */
+static inline uint32_t hash_quick(const uint8_t *s, size_t n)
+{
+    static const uint64_t k[4] = {0x9e3779b97f4a7c15u, 0xff51afd7ed558ccdu, 0xc4ceb9fe1a85ec53u,
+                                  0xd6e8feb86659fd93u};
+    uint64_t h = n * 0x2545f4914f6cdd1du;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        h += (load64(s + i) ^ (i >> 3)) * k[(i >> 3) & 3];
+    if (i < n) {
+        uint64_t w = 0;
+        if (n >= 8) {
+            w = load64(s + n - 8);
+        } else {
+            for (size_t j = 0; j < n; j++)
+                w |= (uint64_t)s[j] << (8 * j);
+        }
+        h += (w ^ 0x5555) * 0x94d049bb133111ebu;
+    }
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9u;
     return (uint32_t)(h ^ h >> 32);
 }
 
@@ -897,7 +927,7 @@ static int64_t jd_code(struct strdict *sd, const uint8_t *v, size_t len, uint64_
     for (; at < len; coded++) {
         size_t n = get_le32(v + at);
         const uint8_t *s = v + at + 4;
-        uint32_t h = n >= unhashed ? hash_bytes(s + unhashed, n - unhashed) : hash_bytes(s, n);
+        uint32_t h = n >= unhashed ? hash_quick(s + unhashed, n - unhashed) : hash_quick(s, n);
         uint64_t *slot = &sd->recent[h & (JDICT_SLOTS - 1)];
         uint32_t e = (uint32_t)*slot;
         if (e && (uint32_t)(*slot >> 32) == h) {
@@ -1381,7 +1411,7 @@ int st__pq_flush(struct st__pq_file *f)
         c->lane->vals = (struct st__pq_buf){.hint = job->cols[i].vals.len};
         c->lane->defs_on = false;
     }
-    f->stamp++;
+    f->h.stamp++;
     f->handed_rows += f->h.rows;
     f->h.rows = 0;
     f->h.bytes = 0;
@@ -1623,7 +1653,7 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
     f->offset = ST_PQ_MAGIC_BYTES; /* the first append writes the magic before the pages */
     f->dirfd = dirfd;
     f->path = path;
-    f->stamp = 1;
+    f->h.stamp = 1;
     f->cols = calloc(ncols ? ncols : 1, sizeof *f->cols);
     f->h.lanes = calloc(ncols ? ncols : 1, sizeof *f->h.lanes);
     f->kv = calloc(nkv ? nkv : 1, sizeof *f->kv);
@@ -1665,7 +1695,8 @@ void st__pq_free(struct st__pq_file *f)
         chunk_recycle(f->sh, &c->cur);
         if (c->lane)
             pool_give(f->sh, &c->lane->vals);
-        free(c->ids);
+        if (c->lane)
+            free(c->lane->ids);
         free(c->chunks);
     }
     for (size_t i = 0; i < f->nkv; i++) {

@@ -118,6 +118,11 @@ struct st__pq_buf {
     size_t hint; /* the bytes the same buffer of the previous row group held: the size to start from */
 };
 
+/* A DICT column's caller id: its index in the row group's dictionary, valid when stamp is the file's. */
+struct st__pq_dict_slot {
+    uint32_t index, stamp;
+};
+
 /* What appending a value to a column touches (the encoder's; here for the inline appends). */
 struct st__pq_lane {
     struct st__pq_buf vals; /* the row group's values: integers a host uint64 each, DICT a uint32 index each, ... */
@@ -125,6 +130,8 @@ struct st__pq_lane {
     uint32_t last_id;       /* DICT: ... the caller's id of it ... */
     uint32_t pending;       /* ... and how many more of it to store: a repeated value costs a count */
     bool defs_on;           /* the column keeps definition levels (a NULL came in this row group) */
+    struct st__pq_dict_slot *ids; /* DICT: by caller id */
+    uint32_t nids;          /* ... allocated */
 };
 
 /* The start of every struct st__pq_file. */
@@ -132,6 +139,7 @@ struct st__pq_file_head {
     struct st__pq_lane *lanes; /* by column */
     size_t bytes;              /* the row group's bytes in memory */
     uint64_t rows;             /* ... and its rows */
+    uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     bool failed;               /* an allocation failed */
 };
 
@@ -198,6 +206,16 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
     struct st__pq_lane *l = &h->lanes[col];
     if (!l->defs_on && id == l->last_id && l->vals.len) { /* the same as the row before: a program, a host */
         l->pending++;
+        h->bytes += 4;
+        return;
+    }
+    if (!l->defs_on && !l->pending && id < l->nids && l->ids[id].stamp == h->stamp &&
+        l->vals.cap - l->vals.len >= 4) { /* a name this row group has had: its index */
+        uint32_t k = l->ids[id].index;
+        memcpy(l->vals.p + l->vals.len, &k, 4);
+        l->vals.len += 4;
+        l->last = k;
+        l->last_id = id;
         h->bytes += 4;
         return;
     }
