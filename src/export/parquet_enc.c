@@ -592,7 +592,6 @@ void st__pq_int_slow(struct st__pq_file *f, size_t col, uint64_t v)
     struct column *c = &f->cols[col];
     if (c->lane->defs_on)
         put_def(f, c, 1);
-    f->h.bytes += 8;
     if (v == c->lane->last && c->lane->vals.len) { /* pid, tid: the same row after row */
         c->lane->pending++;
         return;
@@ -617,7 +616,6 @@ void st__pq_bool(struct st__pq_file *f, size_t col, bool v)
         return;
     *p = v;
     c->lane->vals.len++;
-    f->h.bytes++;
 }
 
 static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
@@ -627,7 +625,6 @@ static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
         return;
     memcpy(p, &k, 4);
     c->lane->vals.len += 4;
-    f->h.bytes += 4;
 }
 
 /* Appends s (n bytes, valid UTF-8) to b as a PLAIN BYTE_ARRAY: length, bytes. */
@@ -701,7 +698,6 @@ void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char
         put_def(f, c, 1);
     if (id == c->lane->last_id && c->lane->vals.len) { /* the same as the last row's: a program, a host */
         c->lane->pending++;
-        f->h.bytes += 4;
         return;
     }
     if (c->lane->pending)
@@ -1666,6 +1662,7 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
         f->cols[i].render = cols[i].kind == ST__PQ_JSON ? cols[i].render : NULL;
         f->cols[i].render_arg = cols[i].render_arg;
         f->cols[i].unhashed = cols[i].unhashed;
+        f->h.row_fixed += is_int(cols[i].kind) ? 8 : cols[i].kind == ST__PQ_DICT ? 4 : cols[i].kind == ST__PQ_BOOL;
         bad = !(f->cols[i].name = strdup(cols[i].name));
     }
     for (size_t i = 0; !bad && i < nkv; i++) {

@@ -137,7 +137,9 @@ struct st__pq_lane {
 /* The start of every struct st__pq_file. */
 struct st__pq_file_head {
     struct st__pq_lane *lanes; /* by column */
-    size_t bytes;              /* the row group's bytes in memory */
+    size_t bytes;              /* the row group's bytes in memory: strings, levels ... */
+    size_t row_fixed;          /* ... and per row, its fixed-size values' (not counted value by value: each
+                                  count would wait for the one before it) */
     uint64_t rows;             /* ... and its rows */
     uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     bool failed;               /* an allocation failed */
@@ -156,14 +158,12 @@ static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
     if (!l->defs_on) {
         if (v == l->last && l->vals.len) { /* pid, tid: the same row after row */
             l->pending++;
-            h->bytes += 8;
             return;
         }
         if (!l->pending && l->vals.cap - l->vals.len >= 8) {
             memcpy(l->vals.p + l->vals.len, &v, 8);
             l->vals.len += 8;
             l->last = v;
-            h->bytes += 8;
             return;
         }
     }
@@ -206,7 +206,6 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
     struct st__pq_lane *l = &h->lanes[col];
     if (!l->defs_on && id == l->last_id && l->vals.len) { /* the same as the row before: a program, a host */
         l->pending++;
-        h->bytes += 4;
         return;
     }
     if (!l->defs_on && !l->pending && id < l->nids && l->ids[id].stamp == h->stamp &&
@@ -216,7 +215,6 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
         l->vals.len += 4;
         l->last = k;
         l->last_id = id;
-        h->bytes += 4;
         return;
     }
     st__pq_dict_slow(f, col, id, s);
@@ -239,7 +237,8 @@ static inline int st__pq_row_end(struct st__pq_file *f)
 /* Bytes the current row group holds in memory. */
 static inline size_t st__pq_buffered(const struct st__pq_file *f)
 {
-    return ((const struct st__pq_file_head *)(const void *)f)->bytes;
+    const struct st__pq_file_head *h = (const struct st__pq_file_head *)(const void *)f;
+    return h->bytes + h->rows * h->row_fixed;
 }
 
 /* Rows so far. */
