@@ -190,8 +190,11 @@ static inline void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
 {
     struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
     struct st__pq_buf *b = &h->lanes[col].vals;
-    for (int i = 0; i < 4; i++) /* PLAIN: the length, little-endian */
-        b->p[b->len + (size_t)i] = (uint8_t)(n >> (8 * i));
+    uint8_t *p = b->p + b->len; /* PLAIN: the length, little-endian (one store: b is not read again between) */
+    p[0] = (uint8_t)n;
+    p[1] = (uint8_t)(n >> 8);
+    p[2] = (uint8_t)(n >> 16);
+    p[3] = (uint8_t)(n >> 24);
     b->len += 4 + n;
     h->bytes += 4 + n;
 }
