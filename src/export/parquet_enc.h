@@ -211,11 +211,15 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
         l->pending++;
         return;
     }
-    if (!l->defs_on && !l->pending && id < l->nids && l->ids[id].stamp == h->stamp &&
-        l->vals.cap - l->vals.len >= 4) { /* a name this row group has had: its index */
-        uint32_t k = l->ids[id].index;
-        memcpy(l->vals.p + l->vals.len, &k, 4);
-        l->vals.len += 4;
+    if (!l->defs_on && l->pending < 8 && id < l->nids && l->ids[id].stamp == h->stamp &&
+        l->vals.cap - l->vals.len >= 32) { /* a name this row group has had: its index (after a short run) */
+        uint32_t k = l->ids[id].index, before = (uint32_t)l->last, n = l->pending;
+        uint8_t *p = l->vals.p + l->vals.len;
+        for (uint32_t i = 0; i < n; i++)
+            memcpy(p + 4 * i, &before, 4);
+        memcpy(p + 4 * n, &k, 4);
+        l->vals.len += 4 * (n + 1);
+        l->pending = 0;
         l->last = k;
         l->last_id = id;
         return;
