@@ -746,21 +746,6 @@ const char *st__pq_path(const struct st__pq_file *f)
 #define JDICT_TRY 4096u            /* ... or, once this many values are coded, when more than ... */
 #define JDICT_NEW_PCT 75u          /* ... this percentage of them were new: rows mostly unique gain nothing */
 
-static uint32_t hash_bytes(const uint8_t *s, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 29;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
-    return (uint32_t)(h ^ h >> 32);
-}
-
 static inline uint64_t load64(const uint8_t *s)
 {
     uint64_t w;
@@ -769,12 +754,11 @@ static inline uint64_t load64(const uint8_t *s)
 }
 
 /*
- * A quicker hash of s (n bytes) for jd_code()'s table, where a collision
- * costs only a repeat not found: each 8 bytes multiplied by a constant of
- * its own and added (products that do not wait for each other), the tail
- * as the last 8 bytes (overlapping), no call.
+ * A hash of s (n bytes) for the dictionaries' tables: each 8 bytes
+ * multiplied by a constant of its own and added (products that do not wait
+ * for each other), the tail as the last 8 bytes (overlapping), no call.
  */
-static inline uint32_t hash_quick(const uint8_t *s, size_t n)
+static inline uint32_t hash_bytes(const uint8_t *s, size_t n)
 {
     static const uint64_t k[4] = {0x9e3779b97f4a7c15u, 0xff51afd7ed558ccdu, 0xc4ceb9fe1a85ec53u,
                                   0xd6e8feb86659fd93u};
@@ -877,7 +861,7 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
     for (; at < len; coded++) {
         size_t n = get_le32(v + at);
         const uint8_t *s = v + at + 4;
-        if (last != SIZE_MAX && get_le32(v + last) == n && memcmp(v + last + 4, s, n) == 0) {
+        if (last != SIZE_MAX && get_le32(v + last) == n && same_bytes(v + last + 4, s, n)) {
             st__growbuf_put(&sd->idx, &last_k, 4); /* the same as the row before: no hashing */
             last = at;
             at += 4 + n;
@@ -886,7 +870,7 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
         uint32_t h = hash_bytes(s, n), mask = sd->nslots - 1, i = h & mask, e;
         for (; (e = sd->slots[i]) != 0; i = (i + 1) & mask) {
             const uint8_t *d = sd->dict.data + sd->offs[e - 1];
-            if (sd->hashes[e - 1] == h && get_le32(d) == n && memcmp(d + 4, s, n) == 0)
+            if (sd->hashes[e - 1] == h && get_le32(d) == n && same_bytes(d + 4, s, n))
                 break;
         }
         if (!e) {
@@ -934,7 +918,7 @@ static int64_t jd_code(struct strdict *sd, const uint8_t *v, size_t len, uint64_
     for (; at < len; coded++) {
         size_t n = get_le32(v + at);
         const uint8_t *s = v + at + 4;
-        uint32_t h = n >= unhashed ? hash_quick(s + unhashed, n - unhashed) : hash_quick(s, n);
+        uint32_t h = n >= unhashed ? hash_bytes(s + unhashed, n - unhashed) : hash_bytes(s, n);
         uint64_t *slot = &sd->recent[h & (JDICT_SLOTS - 1)];
         uint32_t e = (uint32_t)*slot;
         if (e && (uint32_t)(*slot >> 32) == h) {
