@@ -484,8 +484,11 @@ static void hybrid(struct st__growbuf *b, const uint32_t *v, size_t n, unsigned 
  * deltas, each less its minimum (all arithmetic wraps, as the format says),
  * packed in 4 miniblocks of 32 at the width the miniblock needs.
  */
-static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
+static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n, bool sign, uint64_t *lo, uint64_t *hi)
 {
+    /* min/max on the way: signed order is unsigned order with the sign bit flipped */
+    uint64_t flip = sign ? 1ull << 63 : 0;
+    uint64_t mn = v[0] ^ flip, mx = mn;
     uint64_t blocks = (n - 1 + DELTA_BLOCK - 1) / DELTA_BLOCK;
     size_t bound = 4 * 10 + (size_t)blocks * (10 + DELTA_MINIBLOCKS + DELTA_BLOCK * 8);
     uint8_t *p = st__growbuf_room(b, bound), *start = p;
@@ -500,6 +503,9 @@ static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
         uint64_t d[DELTA_BLOCK];
         int64_t min = INT64_MAX;
         for (size_t j = 0; j < count; j++) {
+            uint64_t x = v[i + j] ^ flip;
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
             d[j] = v[i + j] - v[i + j - 1];
             if ((int64_t)d[j] < min)
                 min = (int64_t)d[j];
@@ -520,6 +526,8 @@ static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
             p = pack(p, d + m * DELTA_MINI, DELTA_MINI, widths[m]);
         }
     }
+    *lo = mn ^ flip;
+    *hi = mx ^ flip;
     st__growbuf_commit(b, (size_t)(p - start));
 }
 
@@ -1038,41 +1046,25 @@ static void page_start(struct st__pq_shared *sh, bool optional, const struct chu
         put_le32(sh->raw.data, (uint32_t)(sh->raw.len - 4));
 }
 
-/* Min and max of an integer chunk's n values into m. */
-static void min_max(const struct chunk_data *d, uint64_t n, bool sign, struct chunk_meta *m)
-{
-    const uint64_t *v = (const uint64_t *)(const void *)d->vals.p;
-    if (n == 0)
-        return;
-    uint64_t lo = v[0], hi = v[0];
-    if (sign) {
-        for (uint64_t i = 1; i < n; i++) {
-            lo = (int64_t)v[i] < (int64_t)lo ? v[i] : lo;
-            hi = (int64_t)v[i] > (int64_t)hi ? v[i] : hi;
-        }
-    } else {
-        for (uint64_t i = 1; i < n; i++) {
-            lo = v[i] < lo ? v[i] : lo;
-            hi = v[i] > hi ? v[i] : hi;
-        }
-    }
-    m->min = lo;
-    m->max = hi;
-}
-
-/* The data page of a dictionary-coded chunk's first rows: their levels, then n indices of a dictionary of ndict values. */
+/*
+ * The data page of a dictionary-coded chunk's first rows: their levels, then n indices of a dictionary of ndict
+ * values (one: idx[0] n times, n >= 8).
+ */
 static int dict_data_page(struct st__pq_shared *sh, const struct column *c, const struct chunk_data *d, uint64_t rows,
-                          const uint32_t *idx, size_t n, uint32_t ndict, struct chunk_meta *m)
+                          const uint32_t *idx, size_t n, bool one, uint32_t ndict, struct chunk_meta *m)
 {
     page_start(sh, c->optional, d, 0, rows);
     unsigned w = bits_of(ndict ? ndict - 1 : 0);
     uint8_t wb = (uint8_t)(w ? w : 1); /* some readers take width 0 badly */
     st__growbuf_put(&sh->raw, &wb, 1);
-    hybrid(&sh->raw, idx, n, wb);
+    if (one) /* the one RLE run hybrid() would make of them */
+        rle_run(&sh->raw, idx[0], n, wb);
+    else
+        hybrid(&sh->raw, idx, n, wb);
     return put_page(sh, m, ST_PQ_PAGE_DATA, rows, ST_PQ_ENC_RLE_DICTIONARY);
 }
 
-/* The values v[at..len), each the caller's bytes, PLAIN as c's renderer makes them, appended to sh->raw. 0 or -ENOMEM. */
+/* The values v[at..len), each the caller's bytes, PLAIN as c's renderer makes them, onto sh->raw. 0 or -ENOMEM. */
 static int render(struct st__pq_shared *sh, const struct column *c, const uint8_t *v, size_t at, size_t len)
 {
     while (at < len) {
@@ -1163,13 +1155,15 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
     int ret;
     *m = (struct chunk_meta){.values = rows, .nulls = d->nulls, .encodings = ENC(ST_PQ_ENC_RLE)};
     bool same = is_int(c->kind) && d->vals.len == 8 && d->pending == nvals - 1; /* one value: pid, tid */
-    if (d->pending && !same && unrun(d, c->kind == ST__PQ_DICT ? 4 : 8) < 0)
+    bool same_index = c->kind == ST__PQ_DICT && d->vals.len == 4 && d->pending == nvals - 1 && nvals >= 8;
+    if (d->pending && !same && !same_index && unrun(d, c->kind == ST__PQ_DICT ? 4 : 8) < 0)
         return -ENOMEM;
     if (c->kind == ST__PQ_DICT) {
         if ((ret = dict_page(sh, f, NULL, d->dict.p, d->dict.len, d->ndict, m)) < 0)
             return ret;
         m->data_offset = f->offset + sh->out.len;
-        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p, d->vals.len / 4, d->ndict, m);
+        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p,
+                              same_index ? (size_t)nvals : d->vals.len / 4, same_index, d->ndict, m);
     }
     m->data_offset = f->offset + sh->out.len;
     if ((c->kind == ST__PQ_STRING || (c->kind == ST__PQ_JSON && c->render)) && nvals) {
@@ -1185,7 +1179,7 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
             m->data_offset = f->offset + sh->out.len;
             dict_rows = row_of_value(d, (uint64_t)coded, rows);
             ret = dict_data_page(sh, c, d, dict_rows, (const uint32_t *)(const void *)sd->idx.data,
-                                 (size_t)coded, sd->n, m);
+                                 (size_t)coded, false, sd->n, m);
             if (ret < 0)
                 return ret;
         }
@@ -1199,9 +1193,8 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
         put_delta_same(&sh->raw, d->last, nvals);
         encoding = ST_PQ_ENC_DELTA_BINARY_PACKED;
     } else if (is_int(c->kind)) {
-        min_max(d, nvals, is_signed(c->kind), m);
         if (nvals) {
-            put_delta(&sh->raw, (const uint64_t *)(const void *)d->vals.p, nvals);
+            put_delta(&sh->raw, (const uint64_t *)(const void *)d->vals.p, nvals, is_signed(c->kind), &m->min, &m->max);
             encoding = ST_PQ_ENC_DELTA_BINARY_PACKED;
         }
     } else if (c->kind == ST__PQ_BOOL) {
