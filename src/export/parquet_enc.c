@@ -16,9 +16,12 @@
  *
  * The worker encodes each column chunk as [dictionary page] data page
  * [data page]: integers DELTA_BINARY_PACKED, dictionary indices and levels
- * the RLE/bit-packed hybrid; a STRING chunk gets a dictionary of its bytes
- * made there, and when that grows too large a second data page of PLAIN
- * values for the rows after; compresses each page
+ * the RLE/bit-packed hybrid (a run the caller counted and did not store
+ * is stored there, or written as the one value it is); a STRING chunk gets
+ * a dictionary of its bytes made there, a JSON chunk one of the caller's
+ * bytes (each entry rendered once: jd_code()), and when that grows too
+ * large a second data page of PLAIN values for the rows after; compresses
+ * each page
  * with zstd as a whole, and appends the row group's pages to the file in
  * one write. The caller's thread collects what the worker did (the
  * footer's numbers, errors, the buffers) at its next flush, and writes the
