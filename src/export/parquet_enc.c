@@ -686,7 +686,7 @@ static void put_string(struct st__pq_file *f, size_t col, const uint8_t *s, size
     put_plain(f, &c->lane->vals, s, n);
 }
 
-void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
+void st__pq_text_slow(struct st__pq_file *f, size_t col, const void *s, size_t n)
 {
     const uint8_t *v = valid_utf8(f, s, &n);
     if (v)

@@ -172,7 +172,33 @@ static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
 
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v);
 /* STRING or JSON: n bytes of s, invalid UTF-8 repaired (each byte of an invalid sequence its Latin-1 reading). */
-void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
+void st__pq_text_slow(struct st__pq_file *f, size_t col, const void *s, size_t n);
+static inline void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    struct st__pq_buf *b = &h->lanes[col].vals;
+    if (!h->lanes[col].defs_on && n <= 64 && b->cap - b->len >= 4 + 64) { /* a short string: ASCII is valid as is */
+        uint8_t *p = b->p + b->len;
+        const uint8_t *q = s;
+        uint64_t any = 0, w;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, q + i, 8);
+            any |= w;
+        }
+        for (; i < n; i++)
+            any |= q[i];
+        if (!(any & 0x8080808080808080u)) {
+            p[0] = (uint8_t)n; /* PLAIN: the length (n < 256), then the bytes */
+            p[1] = p[2] = p[3] = 0;
+            memcpy(p + 4, s, n);
+            b->len += 4 + n;
+            h->bytes += 4 + n;
+            return;
+        }
+    }
+    st__pq_text_slow(f, col, s, n);
+}
 /*
  * JSON written in place: room for a value of at most max bytes (NULL when
  * out of memory), then st__pq_text_done() with the bytes written there:
