@@ -247,6 +247,7 @@ static int records_new(struct st__ex_ctx *ctx, struct parquet *pq, struct pq_set
     add_col(cols, &n, o, R_HOST, "host", ST__PQ_DICT, true, no_host(pq));
     add_col(cols, &n, o, R_ARGS, "args", ST__PQ_JSON, false, false);
     cols[n - 1].render = render_args; /* written as the values were read, rendered by the worker */
+    cols[n - 1].unhashed = sizeof(struct args_fmt *); /* put_raw_args(): its format's address comes first */
     return out_new(ctx, pq, o, join(s->dir, "records.parquet", ""), cols, n);
 }
 
@@ -703,22 +704,26 @@ static char *put_json_char(char *p, const struct st_arg_info *arg, uint64_t v)
  */
 static int put_raw_args(struct st__pq_file *f, size_t col, const struct args_fmt *a, const struct st_value *v)
 {
-    size_t bound = sizeof a + a->nargs * 9u;
-    for (unsigned i = 0; i < a->nargs; i++)
+    unsigned nargs = a->nargs; /* a local: the byte stores below could alias a->nargs */
+    size_t bound = sizeof a + nargs * 9u;
+    for (unsigned i = 0; i < nargs; i++)
         if (v[i].kind == ST_VALUE_STRING)
             bound += v[i].len;
     char *start = st__pq_text_room(f, col, bound), *p = start;
     if (!p)
         return -ENOMEM;
     p = put_lit(p, (const char *)&a, sizeof a);
-    for (unsigned i = 0; i < a->nargs; i++) {
-        if (v[i].kind == ST_VALUE_STRING) {
+    for (unsigned i = 0; i < nargs; i++) {
+        enum st_value_kind kind = v[i].kind;
+        uint64_t x = v[i].u64;
+        if (kind == ST_VALUE_STRING) {
             uint32_t n = v[i].len;
+            const char *str = v[i].str;
             *p++ = RAW_STRING;
-            p = put_lit(put_lit(p, (const char *)&n, 4), v[i].str, n);
+            p = put_lit(put_lit(p, (const char *)&n, 4), str, n);
         } else {
-            *p++ = v[i].kind == ST_VALUE_POINTER ? RAW_POINTER : RAW_NUMBER;
-            p = put_lit(p, (const char *)&v[i].u64, 8);
+            *p++ = kind == ST_VALUE_POINTER ? RAW_POINTER : RAW_NUMBER;
+            p = put_lit(p, (const char *)&x, 8);
         }
     }
     st__pq_text_done(f, col, (size_t)(p - start));

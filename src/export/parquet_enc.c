@@ -16,9 +16,12 @@
  *
  * The worker encodes each column chunk as [dictionary page] data page
  * [data page]: integers DELTA_BINARY_PACKED, dictionary indices and levels
- * the RLE/bit-packed hybrid; a STRING chunk gets a dictionary of its bytes
- * made there, and when that grows too large a second data page of PLAIN
- * values for the rows after; compresses each page
+ * the RLE/bit-packed hybrid (a run the caller counted and did not store
+ * is stored there, or written as the one value it is); a STRING chunk gets
+ * a dictionary of its bytes made there, a JSON chunk one of the caller's
+ * bytes (each entry rendered once: jd_code()), and when that grows too
+ * large a second data page of PLAIN values for the rows after; compresses
+ * each page
  * with zstd as a whole, and appends the row group's pages to the file in
  * one write. The caller's thread collects what the worker did (the
  * footer's numbers, errors, the buffers) at its next flush, and writes the
@@ -66,12 +69,10 @@ struct chunk_data {
     struct st__pq_buf dict;    /* DICT: the dictionary's values, PLAIN */
     uint32_t ndict;
     uint64_t nulls;
+    uint64_t last;             /* handed over: the last value (DICT: index) stored in vals ... */
+    uint32_t pending;          /* ... and how many more rows have it (the worker stores them: unrun()) */
 };
 
-/* A DICT column's caller id: its index in the row group's dictionary, valid when stamp is the file's. */
-struct dict_slot {
-    uint32_t index, stamp;
-};
 
 /* What the footer needs of one column chunk written. */
 struct chunk_meta {
@@ -94,8 +95,7 @@ struct column {
     bool optional;
     st__pq_render_fn render;   /* JSON: NULL, or what turns the caller's bytes into each value */
     void *render_arg;
-    struct dict_slot *ids;     /* DICT: by caller id */
-    size_t nids;               /* allocated */
+    size_t unhashed;           /* JSON: leading bytes of a value its hash leaves out */
     struct chunk_meta *chunks; /* one per row group written */
 };
 
@@ -119,6 +119,7 @@ struct strdict {
     uint32_t n;                /* entries */
     struct st__growbuf dict;   /* the values, PLAIN */
     struct st__growbuf idx;    /* a uint32 index per value coded */
+    uint64_t *recent;          /* JSON (jd_code()): JDICT_SLOTS of hash << 32 | dictionary index + 1 */
 };
 
 struct st__pq_shared {
@@ -150,7 +151,6 @@ struct st__pq_file {
     int dirfd;
     const char *path;
     int err;                   /* a row group could not be written (collected from the worker) */
-    uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     struct column *cols;
     size_t ncols;
     struct st__pq_kv *kv;
@@ -487,8 +487,11 @@ static void hybrid(struct st__growbuf *b, const uint32_t *v, size_t n, unsigned 
  * deltas, each less its minimum (all arithmetic wraps, as the format says),
  * packed in 4 miniblocks of 32 at the width the miniblock needs.
  */
-static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
+static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n, bool sign, uint64_t *lo, uint64_t *hi)
 {
+    /* min/max on the way: signed order is unsigned order with the sign bit flipped */
+    uint64_t flip = sign ? 1ull << 63 : 0;
+    uint64_t mn = v[0] ^ flip, mx = mn;
     uint64_t blocks = (n - 1 + DELTA_BLOCK - 1) / DELTA_BLOCK;
     size_t bound = 4 * 10 + (size_t)blocks * (10 + DELTA_MINIBLOCKS + DELTA_BLOCK * 8);
     uint8_t *p = st__growbuf_room(b, bound), *start = p;
@@ -503,6 +506,9 @@ static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
         uint64_t d[DELTA_BLOCK];
         int64_t min = INT64_MAX;
         for (size_t j = 0; j < count; j++) {
+            uint64_t x = v[i + j] ^ flip;
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
             d[j] = v[i + j] - v[i + j - 1];
             if ((int64_t)d[j] < min)
                 min = (int64_t)d[j];
@@ -523,6 +529,8 @@ static void put_delta(struct st__growbuf *b, const uint64_t *v, uint64_t n)
             p = pack(p, d + m * DELTA_MINI, DELTA_MINI, widths[m]);
         }
     }
+    *lo = mn ^ flip;
+    *hi = mx ^ flip;
     st__growbuf_commit(b, (size_t)(p - start));
 }
 
@@ -595,7 +603,6 @@ void st__pq_int_slow(struct st__pq_file *f, size_t col, uint64_t v)
     struct column *c = &f->cols[col];
     if (c->lane->defs_on)
         put_def(f, c, 1);
-    f->h.bytes += 8;
     if (v == c->lane->last && c->lane->vals.len) { /* pid, tid: the same row after row */
         c->lane->pending++;
         return;
@@ -620,7 +627,6 @@ void st__pq_bool(struct st__pq_file *f, size_t col, bool v)
         return;
     *p = v;
     c->lane->vals.len++;
-    f->h.bytes++;
 }
 
 static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
@@ -630,7 +636,6 @@ static void put_index(struct st__pq_file *f, struct column *c, uint32_t k)
         return;
     memcpy(p, &k, 4);
     c->lane->vals.len += 4;
-    f->h.bytes += 4;
 }
 
 /* Appends s (n bytes, valid UTF-8) to b as a PLAIN BYTE_ARRAY: length, bytes. */
@@ -681,7 +686,7 @@ static void put_string(struct st__pq_file *f, size_t col, const uint8_t *s, size
     put_plain(f, &c->lane->vals, s, n);
 }
 
-void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
+void st__pq_text_slow(struct st__pq_file *f, size_t col, const void *s, size_t n)
 {
     const uint8_t *v = valid_utf8(f, s, &n);
     if (v)
@@ -704,27 +709,27 @@ void st__pq_dict_slow(struct st__pq_file *f, size_t col, uint32_t id, const char
         put_def(f, c, 1);
     if (id == c->lane->last_id && c->lane->vals.len) { /* the same as the last row's: a program, a host */
         c->lane->pending++;
-        f->h.bytes += 4;
         return;
     }
     if (c->lane->pending)
         materialize(f, c);
-    if (id >= c->nids) {
-        size_t cap = c->nids;
-        if (reserve(&c->ids, &cap, (size_t)id + 1, sizeof *c->ids) < 0) {
+    struct st__pq_lane *l = c->lane;
+    if (id >= l->nids) {
+        size_t cap = l->nids;
+        if (reserve(&l->ids, &cap, (size_t)id + 1, sizeof *l->ids) < 0) {
             f->h.failed = true;
             return;
         }
-        memset(c->ids + c->nids, 0, (cap - c->nids) * sizeof *c->ids);
-        c->nids = cap;
+        memset(l->ids + l->nids, 0, (cap - l->nids) * sizeof *l->ids);
+        l->nids = (uint32_t)cap;
     }
-    struct dict_slot *d = &c->ids[id];
-    if (d->stamp != f->stamp) { /* new in this row group */
+    struct st__pq_dict_slot *d = &l->ids[id];
+    if (d->stamp != f->h.stamp) { /* new in this row group */
         size_t n = strlen(s);
         const uint8_t *v = valid_utf8(f, (const uint8_t *)s, &n);
         if (!v)
             return;
-        d->stamp = f->stamp;
+        d->stamp = f->h.stamp;
         d->index = c->cur.ndict++;
         put_plain(f, &c->cur.dict, v, n);
     }
@@ -747,20 +752,55 @@ const char *st__pq_path(const struct st__pq_file *f)
 
 #define DICT_MAX_BYTES (1u << 20)  /* a string dictionary past this gives up: PLAIN for the rest of the group */
 #define DICT_MAX_VALUES (1u << 16) /* ... or past this many values */
+#define JDICT_SLOTS 4096u          /* a JSON column's dictionary: recent values it finds again (jd_code()) */
+#define JDICT_MAX_BYTES (8u << 20) /* ... past this many of the caller's bytes it gives up ... */
+#define JDICT_TRY 4096u            /* ... or, once this many values are coded, when more than ... */
+#define JDICT_NEW_PCT 75u          /* ... this percentage of them were new: rows mostly unique gain nothing */
 
-static uint32_t hash_bytes(const uint8_t *s, size_t n)
+static inline uint64_t load64(const uint8_t *s)
 {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 29;
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/*
+ * A hash of s (n bytes) for the dictionaries' tables: each 8 bytes
+ * multiplied by a constant of its own and added (products that do not wait
+ * for each other), the tail as the last 8 bytes (overlapping), no call.
+ */
+static inline uint32_t hash_bytes(const uint8_t *s, size_t n)
+{
+    static const uint64_t k[4] = {0x9e3779b97f4a7c15u, 0xff51afd7ed558ccdu, 0xc4ceb9fe1a85ec53u,
+                                  0xd6e8feb86659fd93u};
+    uint64_t h = n * 0x2545f4914f6cdd1du;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        h += (load64(s + i) ^ (i >> 3)) * k[(i >> 3) & 3];
+    if (i < n) {
+        uint64_t w = 0;
+        if (n >= 8) {
+            w = load64(s + n - 8);
+        } else {
+            for (size_t j = 0; j < n; j++)
+                w |= (uint64_t)s[j] << (8 * j);
+        }
+        h += (w ^ 0x5555) * 0x94d049bb133111ebu;
     }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9u;
     return (uint32_t)(h ^ h >> 32);
+}
+
+/* Whether a and b (n bytes each) are equal: 8 bytes at a time, the tail overlapping, no call. */
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n < 8)
+        return memcmp(a, b, n) == 0;
+    uint64_t diff = load64(a + n - 8) ^ load64(b + n - 8);
+    for (size_t i = 0; i + 8 <= n && !diff; i += 8)
+        diff = load64(a + i) ^ load64(b + i);
+    return diff == 0;
 }
 
 /* Makes sd's table nslots (a power of two) large, its entries placed again. 0 or -ENOMEM. */
@@ -784,20 +824,25 @@ static int sd_rehash(struct strdict *sd, uint32_t nslots)
     return 0;
 }
 
+/* Makes room for cap entries in sd's hashes and offs. 0 or -ENOMEM. */
+static int reserve_entries(struct strdict *sd, size_t cap)
+{
+    uint32_t *hs = realloc(sd->hashes, cap * sizeof *hs);
+    if (hs)
+        sd->hashes = hs;
+    uint32_t *os = hs ? realloc(sd->offs, cap * sizeof *os) : NULL;
+    if (!os)
+        return -ENOMEM;
+    sd->offs = os;
+    sd->cap = cap;
+    return 0;
+}
+
 /* Adds s (n bytes) as entry sd->n, at empty slot i, with hash h. 0 or -ENOMEM. */
 static int sd_add(struct strdict *sd, uint32_t i, uint32_t h, const uint8_t *s, size_t n)
 {
-    if (sd->n >= sd->cap) {
-        size_t cap = sd->cap ? sd->cap * 2 : 256;
-        uint32_t *hs = realloc(sd->hashes, cap * sizeof *hs);
-        if (hs)
-            sd->hashes = hs;
-        uint32_t *os = hs ? realloc(sd->offs, cap * sizeof *os) : NULL;
-        if (!os)
-            return -ENOMEM;
-        sd->offs = os;
-        sd->cap = cap;
-    }
+    if (sd->n >= sd->cap && reserve_entries(sd, sd->cap ? sd->cap * 2 : 256) < 0)
+        return -ENOMEM;
     sd->hashes[sd->n] = h;
     sd->offs[sd->n] = (uint32_t)sd->dict.len;
     sd->slots[i] = sd->n + 1;
@@ -827,7 +872,7 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
     for (; at < len; coded++) {
         size_t n = get_le32(v + at);
         const uint8_t *s = v + at + 4;
-        if (last != SIZE_MAX && get_le32(v + last) == n && memcmp(v + last + 4, s, n) == 0) {
+        if (last != SIZE_MAX && get_le32(v + last) == n && same_bytes(v + last + 4, s, n)) {
             st__growbuf_put(&sd->idx, &last_k, 4); /* the same as the row before: no hashing */
             last = at;
             at += 4 + n;
@@ -836,7 +881,7 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
         uint32_t h = hash_bytes(s, n), mask = sd->nslots - 1, i = h & mask, e;
         for (; (e = sd->slots[i]) != 0; i = (i + 1) & mask) {
             const uint8_t *d = sd->dict.data + sd->offs[e - 1];
-            if (sd->hashes[e - 1] == h && get_le32(d) == n && memcmp(d + 4, s, n) == 0)
+            if (sd->hashes[e - 1] == h && get_le32(d) == n && same_bytes(d + 4, s, n))
                 break;
         }
         if (!e) {
@@ -856,8 +901,64 @@ static int64_t sd_code(struct strdict *sd, const uint8_t *v, size_t len, size_t 
     return sd->dict.failed || sd->idx.failed ? -ENOMEM : coded;
 }
 
+/*
+ * The same for a JSON column's values (the caller's bytes, rendered once per
+ * dictionary entry): repeats are found by a small table of recent values
+ * (JDICT_SLOTS, direct-mapped by hash, no probing), so a value of many rows
+ * is one entry, and a value seen once costs a hash and a copy, not a
+ * search of a large table; a value whose slot another took since becomes a
+ * second entry of the same bytes (readers take an index as it comes).
+ * Gives up (the rest PLAIN) past JDICT_MAX_BYTES or DICT_MAX_VALUES entries,
+ * or when, past JDICT_TRY values, more than JDICT_NEW_PCT % were new.
+ */
+static int64_t jd_code(struct strdict *sd, const uint8_t *v, size_t len, uint64_t nvals, size_t unhashed,
+                       size_t *coded_len)
+{
+    sd->n = 0;
+    sd->dict.len = sd->idx.len = 0;
+    if (!sd->recent && !(sd->recent = malloc(JDICT_SLOTS * sizeof *sd->recent)))
+        return -ENOMEM;
+    memset(sd->recent, 0, JDICT_SLOTS * sizeof *sd->recent);
+    size_t dict_max = len < JDICT_MAX_BYTES ? len : JDICT_MAX_BYTES;
+    uint32_t *idx = (uint32_t *)(void *)st__growbuf_room(&sd->idx, nvals * 4 + 4);
+    uint8_t *dict = st__growbuf_room(&sd->dict, dict_max + 4);
+    if (!idx || !dict || (sd->cap < DICT_MAX_VALUES && reserve_entries(sd, DICT_MAX_VALUES) < 0))
+        return -ENOMEM;
+    size_t at = 0, dlen = 0;
+    int64_t coded = 0;
+    for (; at < len; coded++) {
+        size_t n = get_le32(v + at);
+        const uint8_t *s = v + at + 4;
+        uint32_t h = n >= unhashed ? hash_bytes(s + unhashed, n - unhashed) : hash_bytes(s, n);
+        uint64_t *slot = &sd->recent[h & (JDICT_SLOTS - 1)];
+        uint32_t e = (uint32_t)*slot;
+        if (e && (uint32_t)(*slot >> 32) == h) {
+            const uint8_t *d = dict + sd->offs[e - 1];
+            if (get_le32(d) == n && same_bytes(d + 4, s, n)) {
+                idx[coded] = e - 1;
+                at += 4 + n;
+                continue;
+            }
+        }
+        if (dlen + 4 + n > dict_max || sd->n >= DICT_MAX_VALUES ||
+            (coded >= JDICT_TRY && (uint64_t)sd->n * 100 > (uint64_t)coded * JDICT_NEW_PCT))
+            break; /* the rest PLAIN */
+        sd->offs[sd->n] = (uint32_t)dlen;
+        memcpy(dict + dlen, v + at, 4 + n);
+        dlen += 4 + n;
+        idx[coded] = sd->n++;
+        *slot = (uint64_t)h << 32 | sd->n;
+        at += 4 + n;
+    }
+    st__growbuf_commit(&sd->idx, (size_t)coded * 4);
+    st__growbuf_commit(&sd->dict, dlen);
+    *coded_len = at;
+    return coded;
+}
+
 static void sd_free(struct strdict *sd)
 {
+    free(sd->recent);
     free(sd->slots);
     free(sd->hashes);
     free(sd->offs);
@@ -948,49 +1049,33 @@ static void page_start(struct st__pq_shared *sh, bool optional, const struct chu
         put_le32(sh->raw.data, (uint32_t)(sh->raw.len - 4));
 }
 
-/* Min and max of an integer chunk's n values into m. */
-static void min_max(const struct chunk_data *d, uint64_t n, bool sign, struct chunk_meta *m)
-{
-    const uint64_t *v = (const uint64_t *)(const void *)d->vals.p;
-    if (n == 0)
-        return;
-    uint64_t lo = v[0], hi = v[0];
-    if (sign) {
-        for (uint64_t i = 1; i < n; i++) {
-            lo = (int64_t)v[i] < (int64_t)lo ? v[i] : lo;
-            hi = (int64_t)v[i] > (int64_t)hi ? v[i] : hi;
-        }
-    } else {
-        for (uint64_t i = 1; i < n; i++) {
-            lo = v[i] < lo ? v[i] : lo;
-            hi = v[i] > hi ? v[i] : hi;
-        }
-    }
-    m->min = lo;
-    m->max = hi;
-}
-
-/* The data page of a dictionary-coded chunk's first rows: their levels, then n indices of a dictionary of ndict values. */
+/*
+ * The data page of a dictionary-coded chunk's first rows: their levels, then n indices of a dictionary of ndict
+ * values (one: idx[0] n times, n >= 8).
+ */
 static int dict_data_page(struct st__pq_shared *sh, const struct column *c, const struct chunk_data *d, uint64_t rows,
-                          const uint32_t *idx, size_t n, uint32_t ndict, struct chunk_meta *m)
+                          const uint32_t *idx, size_t n, bool one, uint32_t ndict, struct chunk_meta *m)
 {
     page_start(sh, c->optional, d, 0, rows);
     unsigned w = bits_of(ndict ? ndict - 1 : 0);
     uint8_t wb = (uint8_t)(w ? w : 1); /* some readers take width 0 badly */
     st__growbuf_put(&sh->raw, &wb, 1);
-    hybrid(&sh->raw, idx, n, wb);
+    if (one) /* the one RLE run hybrid() would make of them */
+        rle_run(&sh->raw, idx[0], n, wb);
+    else
+        hybrid(&sh->raw, idx, n, wb);
     return put_page(sh, m, ST_PQ_PAGE_DATA, rows, ST_PQ_ENC_RLE_DICTIONARY);
 }
 
-/* The values of d, each the caller's bytes, PLAIN as c's renderer makes them, into sh->raw. 0 or -ENOMEM. */
-static int render(struct st__pq_shared *sh, const struct column *c, const struct chunk_data *d)
+/* The values v[at..len), each the caller's bytes, PLAIN as c's renderer makes them, onto sh->raw. 0 or -ENOMEM. */
+static int render(struct st__pq_shared *sh, const struct column *c, const uint8_t *v, size_t at, size_t len)
 {
-    for (size_t at = 0; at < d->vals.len;) {
-        size_t n = get_le32(d->vals.p + at), start = sh->raw.len;
+    while (at < len) {
+        size_t n = get_le32(v + at), start = sh->raw.len;
         if (!st__growbuf_room(&sh->raw, 4))
             return -ENOMEM;
         st__growbuf_commit(&sh->raw, 4);
-        int ret = c->render(c->render_arg, d->vals.p + at + 4, n, &sh->raw);
+        int ret = c->render(c->render_arg, v + at + 4, n, &sh->raw);
         if (ret < 0)
             return ret;
         put_le32(sh->raw.data + start, (uint32_t)(sh->raw.len - start - 4));
@@ -999,14 +1084,61 @@ static int render(struct st__pq_shared *sh, const struct column *c, const struct
     return sh->raw.failed ? -ENOMEM : 0;
 }
 
-/* A dictionary page of n values, PLAIN (len bytes at v). */
-static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const void *v, size_t len, uint32_t n,
-                     struct chunk_meta *m)
+/* A dictionary page of n values, PLAIN (len bytes at v; c: those of a JSON column, rendered first). */
+static int dict_page(struct st__pq_shared *sh, struct st__pq_file *f, const struct column *c, const void *v,
+                     size_t len, uint32_t n, struct chunk_meta *m)
 {
     m->dict_offset = f->offset + sh->out.len;
     sh->raw.len = 0;
-    st__growbuf_put(&sh->raw, v, len);
+    if (c && c->render) {
+        int ret = render(sh, c, v, 0, len);
+        if (ret < 0)
+            return ret;
+    } else {
+        st__growbuf_put(&sh->raw, v, len);
+    }
     return put_page(sh, m, ST_PQ_PAGE_DICTIONARY, n, ST_PQ_ENC_PLAIN);
+}
+
+/* Stores the run d ends with (its last value, pending more times) in its values. 0 or -ENOMEM. */
+static int unrun(struct chunk_data *d, size_t size)
+{
+    size_t n = d->pending, need = d->vals.len + n * size;
+    if (need > d->vals.cap) {
+        uint8_t *p = realloc(d->vals.p, need);
+        if (!p)
+            return -ENOMEM;
+        d->vals.p = p;
+        d->vals.cap = need;
+    }
+    uint8_t *p = d->vals.p + d->vals.len;
+    if (size == 4) {
+        uint32_t k = (uint32_t)d->last;
+        for (size_t i = 0; i < n; i++)
+            memcpy(p + i * 4, &k, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            memcpy(p + i * 8, &d->last, 8);
+    }
+    d->vals.len = need;
+    d->pending = 0;
+    return 0;
+}
+
+/* n (>= 1) values all v as DELTA_BINARY_PACKED: the header, then each block a minimum of 0 and widths 0. */
+static void put_delta_same(struct st__growbuf *b, uint64_t v, uint64_t n)
+{
+    uint64_t blocks = (n - 1 + DELTA_BLOCK - 1) / DELTA_BLOCK;
+    uint8_t *p = st__growbuf_room(b, 4 * 10 + (size_t)blocks * (1 + DELTA_MINIBLOCKS)), *start = p;
+    if (!p)
+        return;
+    p = put_varint(p, DELTA_BLOCK);
+    p = put_varint(p, DELTA_MINIBLOCKS);
+    p = put_varint(p, n);
+    p = put_varint(p, zigzag((int64_t)v));
+    memset(p, 0, (size_t)blocks * (1 + DELTA_MINIBLOCKS));
+    p += blocks * (1 + DELTA_MINIBLOCKS);
+    st__growbuf_commit(b, (size_t)(p - start));
 }
 
 /*
@@ -1019,31 +1151,38 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
 {
     struct st__pq_file *f = job->f;
     const struct column *c = &f->cols[i];
-    const struct chunk_data *d = &job->cols[i];
+    struct chunk_data *d = &job->cols[i];
     struct chunk_meta *m = &job->meta[i];
     uint64_t rows = job->rows, nvals = rows - d->nulls, dict_rows = 0;
     size_t plain_at = 0; /* STRING: the bytes of d->vals a dictionary coded */
     int ret;
     *m = (struct chunk_meta){.values = rows, .nulls = d->nulls, .encodings = ENC(ST_PQ_ENC_RLE)};
+    bool same = is_int(c->kind) && d->vals.len == 8 && d->pending == nvals - 1; /* one value: pid, tid */
+    bool same_index = c->kind == ST__PQ_DICT && d->vals.len == 4 && d->pending == nvals - 1 && nvals >= 8;
+    if (d->pending && !same && !same_index && unrun(d, c->kind == ST__PQ_DICT ? 4 : 8) < 0)
+        return -ENOMEM;
     if (c->kind == ST__PQ_DICT) {
-        if ((ret = dict_page(sh, f, d->dict.p, d->dict.len, d->ndict, m)) < 0)
+        if ((ret = dict_page(sh, f, NULL, d->dict.p, d->dict.len, d->ndict, m)) < 0)
             return ret;
         m->data_offset = f->offset + sh->out.len;
-        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p, d->vals.len / 4, d->ndict, m);
+        return dict_data_page(sh, c, d, rows, (const uint32_t *)(const void *)d->vals.p,
+                              same_index ? (size_t)nvals : d->vals.len / 4, same_index, d->ndict, m);
     }
     m->data_offset = f->offset + sh->out.len;
-    if (c->kind == ST__PQ_STRING && nvals) {
+    if ((c->kind == ST__PQ_STRING || (c->kind == ST__PQ_JSON && c->render)) && nvals) {
+        /* JSON: a dictionary of the caller's bytes, so that a repeated value is rendered and compressed once */
         struct strdict *sd = &sh->sd;
-        int64_t coded = sd_code(sd, d->vals.p, d->vals.len, &plain_at);
+        int64_t coded = c->kind == ST__PQ_JSON ? jd_code(sd, d->vals.p, d->vals.len, nvals, c->unhashed, &plain_at)
+                                               : sd_code(sd, d->vals.p, d->vals.len, &plain_at);
         if (coded < 0)
             return -ENOMEM;
         if (coded > 0) {
-            if ((ret = dict_page(sh, f, sd->dict.data, sd->dict.len, sd->n, m)) < 0)
+            if ((ret = dict_page(sh, f, c, sd->dict.data, sd->dict.len, sd->n, m)) < 0)
                 return ret;
             m->data_offset = f->offset + sh->out.len;
             dict_rows = row_of_value(d, (uint64_t)coded, rows);
             ret = dict_data_page(sh, c, d, dict_rows, (const uint32_t *)(const void *)sd->idx.data,
-                                 (size_t)coded, sd->n, m);
+                                 (size_t)coded, false, sd->n, m);
             if (ret < 0)
                 return ret;
         }
@@ -1052,10 +1191,13 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
     }
     page_start(sh, c->optional, d, dict_rows, rows); /* what no dictionary codes */
     int encoding = ST_PQ_ENC_PLAIN;
-    if (is_int(c->kind)) {
-        min_max(d, nvals, is_signed(c->kind), m);
+    if (same) {
+        m->min = m->max = d->last;
+        put_delta_same(&sh->raw, d->last, nvals);
+        encoding = ST_PQ_ENC_DELTA_BINARY_PACKED;
+    } else if (is_int(c->kind)) {
         if (nvals) {
-            put_delta(&sh->raw, (const uint64_t *)(const void *)d->vals.p, nvals);
+            put_delta(&sh->raw, (const uint64_t *)(const void *)d->vals.p, nvals, is_signed(c->kind), &m->min, &m->max);
             encoding = ST_PQ_ENC_DELTA_BINARY_PACKED;
         }
     } else if (c->kind == ST__PQ_BOOL) {
@@ -1067,7 +1209,7 @@ static int put_chunk(struct st__pq_shared *sh, struct job *job, size_t i)
             p[k >> 3] |= (uint8_t)((d->vals.p[k] & 1) << (k & 7));
         st__growbuf_commit(&sh->raw, (nvals + 7) / 8);
     } else if (c->render) {
-        if ((ret = render(sh, c, d)) < 0)
+        if ((ret = render(sh, c, d->vals.p, plain_at, d->vals.len)) < 0)
             return ret;
     } else {
         st__growbuf_put(&sh->raw, d->vals.p + plain_at, d->vals.len - plain_at);
@@ -1245,24 +1387,18 @@ int st__pq_flush(struct st__pq_file *f)
     }
     job->f = f;
     job->rows = f->h.rows;
-    for (size_t i = 0; i < f->ncols; i++)
-        if (f->cols[i].lane->pending)
-            materialize(f, &f->cols[i]);
-    if (f->h.failed) {
-        free(job->cols);
-        free(job->meta);
-        free(job);
-        return -ENOMEM;
-    }
     for (size_t i = 0; i < f->ncols; i++) {
         struct column *c = &f->cols[i];
         job->cols[i] = c->cur;
         job->cols[i].vals = c->lane->vals;
+        job->cols[i].last = c->lane->last; /* a run at the end (pid, tid, program, host): stored by the worker */
+        job->cols[i].pending = c->lane->pending;
+        c->lane->pending = 0;
         c->cur = (struct chunk_data){.defs.hint = c->cur.defs.len, .dict.hint = c->cur.dict.len};
         c->lane->vals = (struct st__pq_buf){.hint = job->cols[i].vals.len};
         c->lane->defs_on = false;
     }
-    f->stamp++;
+    f->h.stamp++;
     f->handed_rows += f->h.rows;
     f->h.rows = 0;
     f->h.bytes = 0;
@@ -1504,7 +1640,7 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
     f->offset = ST_PQ_MAGIC_BYTES; /* the first append writes the magic before the pages */
     f->dirfd = dirfd;
     f->path = path;
-    f->stamp = 1;
+    f->h.stamp = 1;
     f->cols = calloc(ncols ? ncols : 1, sizeof *f->cols);
     f->h.lanes = calloc(ncols ? ncols : 1, sizeof *f->h.lanes);
     f->kv = calloc(nkv ? nkv : 1, sizeof *f->kv);
@@ -1516,6 +1652,8 @@ int st__pq_new(struct st__pq_file **out, struct st__pq_shared *sh, int dirfd, co
         f->cols[i].optional = cols[i].optional;
         f->cols[i].render = cols[i].kind == ST__PQ_JSON ? cols[i].render : NULL;
         f->cols[i].render_arg = cols[i].render_arg;
+        f->cols[i].unhashed = cols[i].unhashed;
+        f->h.row_fixed += is_int(cols[i].kind) ? 8 : cols[i].kind == ST__PQ_DICT ? 4 : cols[i].kind == ST__PQ_BOOL;
         bad = !(f->cols[i].name = strdup(cols[i].name));
     }
     for (size_t i = 0; !bad && i < nkv; i++) {
@@ -1545,7 +1683,8 @@ void st__pq_free(struct st__pq_file *f)
         chunk_recycle(f->sh, &c->cur);
         if (c->lane)
             pool_give(f->sh, &c->lane->vals);
-        free(c->ids);
+        if (c->lane)
+            free(c->lane->ids);
         free(c->chunks);
     }
     for (size_t i = 0; i < f->nkv; i++) {

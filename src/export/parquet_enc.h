@@ -77,6 +77,8 @@ struct st__pq_column {
     bool optional;    /* may hold NULLs */
     st__pq_render_fn render; /* JSON: NULL, or the renderer of the caller's bytes (render_arg its argument) */
     void *render_arg;
+    size_t unhashed;  /* render: leading bytes of each value that may differ from run to run (an address) while
+                         meaning the same: left out of its hash, so that the file's bytes do not depend on them */
 };
 
 /* One key-value pair of the footer's metadata. */
@@ -116,6 +118,11 @@ struct st__pq_buf {
     size_t hint; /* the bytes the same buffer of the previous row group held: the size to start from */
 };
 
+/* A DICT column's caller id: its index in the row group's dictionary, valid when stamp is the file's. */
+struct st__pq_dict_slot {
+    uint32_t index, stamp;
+};
+
 /* What appending a value to a column touches (the encoder's; here for the inline appends). */
 struct st__pq_lane {
     struct st__pq_buf vals; /* the row group's values: integers a host uint64 each, DICT a uint32 index each, ... */
@@ -123,13 +130,18 @@ struct st__pq_lane {
     uint32_t last_id;       /* DICT: ... the caller's id of it ... */
     uint32_t pending;       /* ... and how many more of it to store: a repeated value costs a count */
     bool defs_on;           /* the column keeps definition levels (a NULL came in this row group) */
+    struct st__pq_dict_slot *ids; /* DICT: by caller id */
+    uint32_t nids;          /* ... allocated */
 };
 
 /* The start of every struct st__pq_file. */
 struct st__pq_file_head {
     struct st__pq_lane *lanes; /* by column */
-    size_t bytes;              /* the row group's bytes in memory */
+    size_t bytes;              /* the row group's bytes in memory: strings, levels ... */
+    size_t row_fixed;          /* ... and per row, its fixed-size values' (not counted value by value: each
+                                  count would wait for the one before it) */
     uint64_t rows;             /* ... and its rows */
+    uint32_t stamp;            /* row groups handed over + 1: DICT ids' validity */
     bool failed;               /* an allocation failed */
 };
 
@@ -146,14 +158,12 @@ static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
     if (!l->defs_on) {
         if (v == l->last && l->vals.len) { /* pid, tid: the same row after row */
             l->pending++;
-            h->bytes += 8;
             return;
         }
         if (!l->pending && l->vals.cap - l->vals.len >= 8) {
             memcpy(l->vals.p + l->vals.len, &v, 8);
             l->vals.len += 8;
             l->last = v;
-            h->bytes += 8;
             return;
         }
     }
@@ -162,7 +172,33 @@ static inline void st__pq_int(struct st__pq_file *f, size_t col, uint64_t v)
 
 void st__pq_bool(struct st__pq_file *f, size_t col, bool v);
 /* STRING or JSON: n bytes of s, invalid UTF-8 repaired (each byte of an invalid sequence its Latin-1 reading). */
-void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n);
+void st__pq_text_slow(struct st__pq_file *f, size_t col, const void *s, size_t n);
+static inline void st__pq_text(struct st__pq_file *f, size_t col, const void *s, size_t n)
+{
+    struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
+    struct st__pq_buf *b = &h->lanes[col].vals;
+    if (!h->lanes[col].defs_on && n <= 64 && b->cap - b->len >= 4 + 64) { /* a short string: ASCII is valid as is */
+        uint8_t *p = b->p + b->len;
+        const uint8_t *q = s;
+        uint64_t any = 0, w;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, q + i, 8);
+            any |= w;
+        }
+        for (; i < n; i++)
+            any |= q[i];
+        if (!(any & 0x8080808080808080u)) {
+            p[0] = (uint8_t)n; /* PLAIN: the length (n < 256), then the bytes */
+            p[1] = p[2] = p[3] = 0;
+            memcpy(p + 4, s, n);
+            b->len += 4 + n;
+            h->bytes += 4 + n;
+            return;
+        }
+    }
+    st__pq_text_slow(f, col, s, n);
+}
 /*
  * JSON written in place: room for a value of at most max bytes (NULL when
  * out of memory), then st__pq_text_done() with the bytes written there:
@@ -180,8 +216,11 @@ static inline void st__pq_text_done(struct st__pq_file *f, size_t col, size_t n)
 {
     struct st__pq_file_head *h = (struct st__pq_file_head *)(void *)f;
     struct st__pq_buf *b = &h->lanes[col].vals;
-    for (int i = 0; i < 4; i++) /* PLAIN: the length, little-endian */
-        b->p[b->len + (size_t)i] = (uint8_t)(n >> (8 * i));
+    uint8_t *p = b->p + b->len; /* PLAIN: the length, little-endian (one store: b is not read again between) */
+    p[0] = (uint8_t)n;
+    p[1] = (uint8_t)(n >> 8);
+    p[2] = (uint8_t)(n >> 16);
+    p[3] = (uint8_t)(n >> 24);
     b->len += 4 + n;
     h->bytes += 4 + n;
 }
@@ -196,7 +235,19 @@ static inline void st__pq_dict(struct st__pq_file *f, size_t col, uint32_t id, c
     struct st__pq_lane *l = &h->lanes[col];
     if (!l->defs_on && id == l->last_id && l->vals.len) { /* the same as the row before: a program, a host */
         l->pending++;
-        h->bytes += 4;
+        return;
+    }
+    if (!l->defs_on && l->pending < 8 && id < l->nids && l->ids[id].stamp == h->stamp &&
+        l->vals.cap - l->vals.len >= 32) { /* a name this row group has had: its index (after a short run) */
+        uint32_t k = l->ids[id].index, before = (uint32_t)l->last, n = l->pending;
+        uint8_t *p = l->vals.p + l->vals.len;
+        for (uint32_t i = 0; i < n; i++)
+            memcpy(p + 4 * i, &before, 4);
+        memcpy(p + 4 * n, &k, 4);
+        l->vals.len += 4 * (n + 1);
+        l->pending = 0;
+        l->last = k;
+        l->last_id = id;
         return;
     }
     st__pq_dict_slow(f, col, id, s);
@@ -219,7 +270,8 @@ static inline int st__pq_row_end(struct st__pq_file *f)
 /* Bytes the current row group holds in memory. */
 static inline size_t st__pq_buffered(const struct st__pq_file *f)
 {
-    return ((const struct st__pq_file_head *)(const void *)f)->bytes;
+    const struct st__pq_file_head *h = (const struct st__pq_file_head *)(const void *)f;
+    return h->bytes + h->rows * h->row_fixed;
 }
 
 /* Rows so far. */

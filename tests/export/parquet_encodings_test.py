@@ -10,7 +10,9 @@
   - strings coded by a dictionary that gives up half way through a row group (over 1 MiB of distinct
     values): a dictionary page, a data page of indices, then a PLAIN data page, with invalid UTF-8,
     empty strings and NULLs (spans.parquet's key, NULL for nested calls) on both sides of the switch;
-  - print's args object rendered by the export's worker for every row (records.parquet);
+  - print's args object rendered by the export's worker for every row (records.parquet), coded by a
+    dictionary of the values read (deltas), which gives up past its size for the rest of the row group
+    (strings: mostly new values of 100 bytes);
   - on one CPU (taskset) the export writes without its worker thread: the same bytes;
   - a row group the worker cannot write (RLIMIT_FSIZE): one message naming the file, exit 1.
 
@@ -94,6 +96,10 @@ def deltas(duck, cli, tmp):
     ok(groups == [(0, GROUP_ROWS), (1, 1)] and ts_enc == {'RLE, DELTA_BINARY_PACKED'},
        'deltas: records.parquet: a row group of 128 Ki rows, then one of one row; ts DELTA_BINARY_PACKED',
        '%s %s %s' % (err, groups, ts_enc))
+    args_enc = [x[3] for x in rows if x[1] == 'args' and int(x[0]) == 0]
+    ok(args_enc == ['PLAIN, RLE, RLE_DICTIONARY'],
+       'deltas: records.parquet: args (a few values repeated, then new ones) coded by a dictionary',
+       '%s %s' % (err, args_enc))
     rows, err = meta(duck, os.path.join(out, 'events', 'v.parquet'))
     groups = sorted({(int(x[0]), int(x[2])) for x in rows})
     ok(groups == [(0, GROUP_ROWS)], 'deltas: events/v.parquet: one full row group (no empty one after it)',
