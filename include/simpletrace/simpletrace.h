@@ -183,6 +183,9 @@ struct st_stats {
                                the error kept the file stopped; the rest of dropped is full buffers */
     uint32_t crash_unprotected; /* crash=DIR: threads whose buffer DIR could not hold (no room, ...), kept
                                in memory instead, so `simpletrace recover` cannot rebuild their records */
+    uint64_t zstd_frames;   /* compress=zstd: frames the writer compressed ... */
+    uint64_t zstd_fast_frames; /* ... of them at a faster level than the configured one, because its
+                               backlog was high (compress=zstd adapts unless :fixed; README) */
 };
 
 /*

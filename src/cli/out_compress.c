@@ -11,7 +11,7 @@ int cli_compress_level(const char *opt, const char *out, int *level)
 
     *level = 0;
     if (opt)
-        return st__zw_parse(opt, level) < 0 ? -EINVAL : 0;
+        return st__zw_parse(opt, level, NULL) < 0 ? -EINVAL : 0;
     if (len > 4 && !strcmp(out + len - 4, ".zst"))
         *level = ST__ZW_DEFAULT_LEVEL;
     return 0;

@@ -1,6 +1,7 @@
 /*
- * The writeout thread starved by compression: compress=zstd:19 (zstd's
- * slowest level but for --ultra) behind the smallest buffers (bufsize=4K:
+ * The writeout thread starved by compression: compress=zstd:19:fixed (zstd's
+ * slowest level but for --ultra, never eased when the writer falls behind:
+ * test_zstd_adapt.c tests that) behind the smallest buffers (bufsize=4K:
  * few records reach the file) and behind 64K ones (many frames, drops
  * between them), while more threads than CPUs trace flat out. The compressor cannot keep
  * up, so most records are dropped; what matters is that every drop is
@@ -44,7 +45,7 @@ static int child(const char *path, const char *count_path, const char *bufsize, 
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     char cfg[1400], text[64];
 
-    snprintf(cfg, sizeof cfg, "ft_*,bufsize=%s,compress=zstd:19,file=%s", bufsize, path);
+    snprintf(cfg, sizeof cfg, "ft_*,bufsize=%s,compress=zstd:19:fixed,file=%s", bufsize, path);
     if (st_configure(cfg, NULL, 0) != 0)
         return 2;
     for (unsigned i = 0; i < n; i++)

@@ -168,6 +168,8 @@ int st_stats_get(struct st_stats *stats)
     s.buffer_bytes = rc.capacity;
     s.write_lost = dc.write_dropped + dc.stopped_dropped;
     s.crash_unprotected = st__ring_file_unprotected(NULL);
+    s.zstd_frames = dc.zframes;
+    s.zstd_fast_frames = dc.zframes_fast;
     memcpy(stats, &s, stats->struct_size < sizeof s ? stats->struct_size : sizeof s);
     return 0;
 }

@@ -11,8 +11,9 @@
  *                        write there too
  *   rotate=N[K|M|G]|off  the file in pieces of at most N bytes (N >= 64K; writer.c)
  *   rotate-keep=N        keep only the newest N pieces; 0 all
- *   compress=zstd[:LEVEL]|off  files opened from now on are zstd frames with a
- *                        seek table (zwrite.h; LEVEL: libzstd's, default 3);
+ *   compress=zstd[:LEVEL][:fixed]|off  files opened from now on are zstd frames with a
+ *                        seek table (zwrite.h; LEVEL: libzstd's, default 1;
+ *                        faster levels while the writer is behind, unless :fixed);
  *                        a file already open, or reopened to append, keeps
  *                        its way; flight snapshots taken while it is on are
  *                        compressed too (snapshot.c)
@@ -64,6 +65,7 @@ struct drain_cfg {
     long rotate_keep;       /* rotate-keep=: -1 unchanged */
     int compress;           /* compress=: -1 unchanged, 0 off, 1 zstd at compress_level */
     int compress_level;
+    bool compress_fixed;    /* compress=zstd:LEVEL:fixed: the level does not adapt to the backlog */
     int writer;             /* writer=: -1 unchanged, or enum st__writer_mode */
     struct st__writer_prep writer_prep;
     bool writer_set;        /* prepare set the mode: abort puts it back */
@@ -141,10 +143,10 @@ static int parse_keep(void *state, const char *v, char *err, size_t errlen)
 static int parse_compress(void *state, const char *v, char *err, size_t errlen)
 {
     struct drain_cfg *c = state;
-    int r = st__zw_parse(v, &c->compress_level);
+    int r = st__zw_parse(v, &c->compress_level, &c->compress_fixed);
 
     if (r < 0) {
-        st__errmsg(err, errlen, "invalid compress '%s': want zstd, zstd:LEVEL (zstd's levels: 1 to 22, negative ones faster) or off", v);
+        st__errmsg(err, errlen, "invalid compress '%s': want zstd, zstd:LEVEL (zstd's levels: 1 to 22, negative ones faster), either with :fixed, or off", v);
         return -EINVAL;
     }
     c->compress = r;
@@ -299,7 +301,7 @@ static void drain_commit(void *state, const struct st__cfg_view *view)
 
     st__file_set_rotation(c->rotate, c->rotate_keep);
     if (c->compress >= 0) /* before the file is handed over: it is written the new way */
-        st__file_set_compress(c->compress, c->compress_level);
+        st__file_set_compress(c->compress, c->compress_level, c->compress_fixed);
     if (c->opened)
         st__file_commit(&c->prep, !view->in_init);
     st__flight_commit(&c->flight);

@@ -67,6 +67,8 @@ struct st__drain_counters {
     uint64_t write_dropped;    /* event records lost in writes that failed (full disk, EIO) */
     uint64_t stopped_dropped;  /* buffer drops while a write error had stopped the file: lost to it too */
     bool stopped;              /* a write error stopped the file and no file was opened since */
+    uint64_t zframes;          /* compress=zstd: frames written ... */
+    uint64_t zframes_fast;     /* ... of them at a faster level than configured, the writer being behind */
 };
 void st__drain_counters(struct st__drain_counters *c);
 

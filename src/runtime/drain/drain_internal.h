@@ -52,6 +52,7 @@ struct st__wshared {
     unsigned keep;     /* rotate-keep=N, or 0 for all */
     bool compress;     /* compress=zstd: files opened from now on are zstd frames (zwrite.h) ... */
     int compress_level; /* ... at this level */
+    bool compress_fixed; /* ... always (:fixed), not faster ones while the writer is behind (st__zw_adapt_level) */
     bool enabled;      /* the file is on */
     bool lazy_open;    /* fork child: open its own file at its first event ... */
     bool open_failed;  /* ... which it could not: said then (st__file_open_failed) */
@@ -200,8 +201,8 @@ void st__file_first_event(void);
 /* Fork child: the file lock starts unlocked (the prepare handler held it). */
 void st__file_fork_child(void);
 
-/* compress=: on (zstd at level) or off, for the files opened from the writer's next pass on. */
-void st__file_set_compress(bool on, int level);
+/* compress=: on (zstd at level, adapting unless fixed) or off, for the files opened from the writer's next pass on. */
+void st__file_set_compress(bool on, int level, bool fixed);
 
 /* rotate=SIZE (0: off) and rotate-keep=N (0: keep all); negative: unchanged. From the writer's next pass. */
 void st__file_set_rotation(int64_t size, long keep);

@@ -519,11 +519,12 @@ void st__file_commit(struct st__file_prep *p, bool wait)
         say_fell_back(p);
 }
 
-void st__file_set_compress(bool on, int level)
+void st__file_set_compress(bool on, int level, bool fixed)
 {
     pthread_mutex_lock(&st__wr_lock);
     st__ws.compress = on;
     st__ws.compress_level = level;
+    st__ws.compress_fixed = fixed;
     pthread_mutex_unlock(&st__wr_lock);
 }
 

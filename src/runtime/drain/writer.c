@@ -201,7 +201,9 @@ static struct {
     uint64_t off;         /* bytes of the v4 stream (the file size unless compressed): the end of a whole record */
     bool z;               /* this file is compressed (compress=zstd when it was opened) */
     bool want_z;          /* compress= as of this pass: the next file opened is compressed ... */
-    int want_level;       /* ... at this level */
+    int want_level;       /* ... at this level ... */
+    bool want_fixed;      /* ... always (compress=zstd:LEVEL:fixed) */
+    bool zfixed;          /* z: this file's frames never go faster than its level */
     uint64_t zoff;        /* z: the file's size, the end of a whole frame */
     struct st__zw zw;     /* z: the compressor and the index of the frames written */
     struct st__growbuf trailer; /* z: the summary, time index and seek table, built at close */
@@ -221,6 +223,7 @@ static struct {
     uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
     struct st__ring_cons_set rings; /* the rings of this pass ... */
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
+    uint64_t *framed;     /* per source: its position when the last frame was made (compress=zstd's backlog) */
     size_t cap_src;
     struct st__merge merge;
     bool restricted;      /* a kick's pass that may run in a signal handler: it allocates nothing (maybe_in_handler) */
@@ -231,6 +234,7 @@ static struct {
 
 /* Writer counters (relaxed atomics: st_stats_get reads them). */
 static uint64_t c_written, c_dropped_reported, c_bytes_written, c_write_dropped;
+static uint64_t c_zframes, c_zframes_fast; /* compress=zstd: frames written, and those at a faster level (backlog) */
 static uint64_t c_stopped_dropped; /* buffer drops while a write error had stopped the file (periods ended) */
 static uint64_t stop_base;         /* the buffers' drop total when the current stop began ... */
 static int stopped;                /* ... while one lasts: a write error stopped the file and none was opened since */
@@ -247,6 +251,8 @@ void st__drain_counters(struct st__drain_counters *c)
     c->bytes_written = __atomic_load_n(&c_bytes_written, __ATOMIC_RELAXED);
     c->write_dropped = __atomic_load_n(&c_write_dropped, __ATOMIC_RELAXED);
     c->stopped_dropped = __atomic_load_n(&c_stopped_dropped, __ATOMIC_RELAXED);
+    c->zframes = __atomic_load_n(&c_zframes, __ATOMIC_RELAXED);
+    c->zframes_fast = __atomic_load_n(&c_zframes_fast, __ATOMIC_RELAXED);
     if (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE)) {
         struct st__ring_counters rc;
         uint64_t base = __atomic_load_n(&stop_base, __ATOMIC_RELAXED);
@@ -568,6 +574,27 @@ static int stage_flush(void)
 
 /* --- compress=zstd ------------------------------------------------------------ */
 
+/*
+ * The writer's backlog as a frame is made, in 256ths of a ring: of the
+ * fullest ring, the records this pass found there that no frame holds yet
+ * (this frame's share, and what is still to be merged). Producers go on
+ * adding behind them, so it is a floor.
+ */
+static unsigned backlog_fill(void)
+{
+    unsigned fill = 0;
+
+    for (size_t i = 0; i < wt.rings.n; i++) {
+        const struct st__merge_src *s = &wt.src[i];
+        if (!s->size || s->size == UINT64_MAX || s->end <= wt.framed[i])
+            continue;
+        uint64_t f = (s->end - wt.framed[i]) * 256 / s->size;
+        if (f > fill)
+            fill = f > 256 ? 256 : (unsigned)f;
+    }
+    return fill;
+}
+
 /* Compresses the stage into one frame and writes it; the frame joins the index. 0 or -errno. */
 static int zframe_write(const uint8_t *data, size_t len, int with_header, size_t *csize)
 {
@@ -576,7 +603,18 @@ static int zframe_write(const uint8_t *data, size_t len, int with_header, size_t
 
     if (st__zw_full(&wt.zw))
         return -EFBIG; /* a seek table holds no more: the file must end (rotate=) */
-    if ((n = st__zw_compress(&wt.zw, data, len, with_header)) < 0)
+    /* Behind: a faster level, so that compressing never is what fills the rings. */
+    wt.zw.frame_level = wt.zfixed ? 0 : st__zw_adapt_level(wt.zw.level, backlog_fill());
+    n = st__zw_compress(&wt.zw, data, len, with_header);
+    for (size_t i = 0; i < wt.rings.n; i++)
+        wt.framed[i] = wt.src[i].pos;
+    if (n >= 0) {
+        counter_add(&c_zframes, 1);
+        if (wt.zw.frame_level && wt.zw.frame_level != wt.zw.level)
+            counter_add(&c_zframes_fast, 1);
+    }
+    wt.zw.frame_level = 0;
+    if (n < 0)
         return (int)n;
     if ((r = st__write_all(wt.fd, wt.zw.out, (size_t)n)) < 0)
         return r;
@@ -895,17 +933,21 @@ static int snapshot(void)
         return -ENOMEM;
     if (wt.rings.n > wt.cap_src || (wt.restricted && wt.merge.cap < wt.rings.n)) {
         struct st__merge_src *s = wt.restricted ? NULL : realloc(wt.src, wt.rings.cap * sizeof *s);
-        if (!s) {
+        uint64_t *f = s ? realloc(wt.framed, wt.rings.cap * sizeof *f) : NULL;
+        if (s)
+            wt.src = s;
+        if (!f) {
             wt.rings.n = 0;
             return -ENOMEM;
         }
-        wt.src = s;
+        wt.framed = f;
         wt.cap_src = wt.rings.cap;
     }
     for (size_t i = 0; i < wt.rings.n; i++) {
         struct st__ring_cons *c = &wt.rings.v[i];
         wt.src[i] = (struct st__merge_src){.ring = c->bytes, .mask = c->mask, .size = c->size, .pos = c->pos,
                                            .end = c->end, .last_ns = c->last_ns, .owner = c};
+        wt.framed[i] = c->pos;
     }
     return 0;
 }
@@ -1040,6 +1082,7 @@ static void adopt_file(int fd, const char *path, size_t base_len)
     wt.off = 0;
     wt.zoff = 0;
     wt.z = wt.want_z;
+    wt.zfixed = wt.want_fixed;
     st__zw_reset(&wt.zw, wt.want_level);
     wt.mapped = 0;
     wt.piece_records = false;
@@ -1101,6 +1144,7 @@ static void take_settings(void)
     wt.keep = st__ws.keep;
     wt.want_z = st__ws.compress;
     wt.want_level = st__ws.compress_level;
+    wt.want_fixed = st__ws.compress_fixed;
 }
 
 /* True while the writeout thread runs; wr_lock held. */
