@@ -106,6 +106,12 @@ static void config_errors(void)
     is_int(st_configure("compress=zstd:99", err, sizeof err), -EINVAL, "compress=zstd:99 refused");
     is_int(st_configure("compress=zstd:", err, sizeof err), -EINVAL, "compress=zstd: refused");
     is_int(st_configure("compress=zstd:x", err, sizeof err), -EINVAL, "compress=zstd:x refused");
+    is_int(st_configure("compress=zstd:3:fix", err, sizeof err), -EINVAL, "compress=zstd:3:fix refused");
+    is_int(st_configure("compress=zstd:fixed:3", err, sizeof err), -EINVAL, "compress=zstd:fixed:3 refused");
+    is_int(st_configure("compress=zstd:3:fixed:", err, sizeof err), -EINVAL, "compress=zstd:3:fixed: refused");
+    is_int(st_configure("compress=zstd:-5:fixed", err, sizeof err), 0, "compress=zstd:-5:fixed taken");
+    is_int(st_configure("compress=zstd:fixed", err, sizeof err), 0, "compress=zstd:fixed taken (the default level)");
+    is_int(st_configure("compress=off", err, sizeof err), 0, "compress=off taken");
 }
 
 /* The same records plain and compressed; frames, stats, zstd -l. */
