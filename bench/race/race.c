@@ -9,12 +9,16 @@
  * it can or paced to RATE events per second per thread, and times its
  * loop. Prints one line:
  *
- *   threads T events N ns_per_event X [produced P written W dropped D]
+ *   threads T events N ns_per_event X [produced P written W dropped D
+ *     drain_cpu_ns_per_event C zstd_frames F zstd_fast_frames G]
  *
  * ns_per_event is the mean over threads of loop time / EVENTS, so it is
  * the cost one traced call adds to its thread. The bracketed counters are
  * the simple runtime's own (after a flush); for LTTng run.sh counts what
- * reached the trace.
+ * reached the trace. drain_cpu_ns_per_event: the process's CPU time less
+ * the tracing threads' own, per event written: what writing the trace
+ * (the writeout thread: merge, compression, write) cost, whatever the
+ * machine's load (for LTTng run.sh takes its consumer daemon's).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -33,7 +37,16 @@ struct worker {
     uint64_t events;
     uint64_t rate;   /* events per second, 0: as fast as possible */
     double elapsed;  /* seconds spent in the loop */
+    double cpu;      /* CPU seconds the thread used */
 };
+
+/* CPU seconds of clock id (a thread's, the process's). */
+static double cpu_of(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static double now(void)
 {
@@ -60,6 +73,7 @@ static void *run(void *arg)
         trace_race_tick(i, w->index, i * 0x9e3779b97f4a7c15u);
     }
     w->elapsed = now() - start;
+    w->cpu = cpu_of(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
 
@@ -80,10 +94,11 @@ int main(int argc, char **argv)
         if (pthread_create(&w[t].tid, NULL, run, &w[t]) != 0)
             return 1;
     }
-    double ns = 0;
+    double ns = 0, tracing_cpu = 0;
     for (unsigned t = 0; t < threads; t++) {
         pthread_join(w[t].tid, NULL);
         ns += w[t].elapsed * 1e9 / (double)(events ? events : 1);
+        tracing_cpu += w[t].cpu;
     }
     printf("threads %u events %llu ns_per_event %.2f", threads, (unsigned long long)(events * threads),
            ns / threads);
@@ -91,8 +106,13 @@ int main(int argc, char **argv)
     struct st_stats st = {.struct_size = sizeof st};
     st_trace_file_flush();
     st_stats_get(&st);
-    printf(" produced %llu written %llu dropped %llu", (unsigned long long)st.produced,
-           (unsigned long long)st.written, (unsigned long long)st.dropped);
+    double drain_cpu = cpu_of(CLOCK_PROCESS_CPUTIME_ID) - tracing_cpu;
+    printf(" produced %llu written %llu dropped %llu drain_cpu_ns_per_event %.1f zstd_frames %llu zstd_fast_frames %llu",
+           (unsigned long long)st.produced, (unsigned long long)st.written, (unsigned long long)st.dropped,
+           st.written ? drain_cpu * 1e9 / (double)st.written : 0.0, (unsigned long long)st.zstd_frames,
+           (unsigned long long)st.zstd_fast_frames);
+#else
+    (void)tracing_cpu;
 #endif
     printf("\n");
     return 0;

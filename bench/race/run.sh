@@ -66,7 +66,8 @@ start_lttng() {
 # field NAME LINE: the value after NAME in a race output line
 field() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p" <<<"$2"; }
 
-# run_simple THREADS [RATE [EVENTS [EXTRA]]]: "ns lost bytes_per_event"; EXTRA: more configuration (",compress=zstd")
+# run_simple THREADS [RATE [EVENTS [EXTRA]]]: "ns lost bytes_per_event drain_cpu_ns fast_frames/frames";
+# EXTRA: more configuration (",compress=zstd")
 run_simple() {
   rm -f "$tmp/simple.trace"
   local out n=${3:-$events}
@@ -74,25 +75,39 @@ run_simple() {
   local written dropped size
   written=$(field written "$out") dropped=$(field dropped "$out")
   size=$(stat -c %s "$tmp/simple.trace")
-  echo "$(field ns_per_event "$out") $dropped $(awk -v s="$size" -v n="$written" 'BEGIN { printf "%.2f", n ? s / n : 0 }')"
+  echo "$(field ns_per_event "$out") $dropped $(awk -v s="$size" -v n="$written" 'BEGIN { printf "%.2f", n ? s / n : 0 }')" \
+    "$(field drain_cpu_ns_per_event "$out") $(field zstd_fast_frames "$out")/$(field zstd_frames "$out")"
 }
 
 # run_zstd THREADS [RATE [EVENTS]]: run_simple with compress=$compress
 run_zstd() { run_simple "$1" "${2:-}" "${3:-}" ",compress=$compress"; }
 
-# run_ust THREADS [RATE [EVENTS]]: "ns lost bytes_per_event" from a fresh session
+# consumer_cpu: CPU ticks (utime + stime) of the session daemon's children, its consumer daemons
+consumer_cpu() {
+  local p t=0
+  for p in $(ps -o pid= --ppid "$sessiond_pid" 2>/dev/null); do
+    t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+
+# run_ust THREADS [RATE [EVENTS]]: "ns lost bytes_per_event drain_cpu_ns -" from a fresh session
+# (drain_cpu_ns: the consumer daemons' CPU time per event recorded, at the kernel's tick resolution)
 run_ust() {
   rm -rf "$tmp/ust"
   lttng create race --output="$tmp/ust" >/dev/null && lttng enable-event -u 'race:*' >/dev/null &&
     lttng start >/dev/null || return 1
-  local out n=${3:-$events}
+  local out n=${3:-$events} c0 c1
+  c0=$(consumer_cpu)
   out=$("$dir/race_ust" "$1" "$n" ${2:-})
   lttng stop >/dev/null && lttng destroy race >/dev/null
+  c1=$(consumer_cpu)
   local recorded size
   # babeltrace2's counter sink counts the event messages (it prints as it goes: the last count is the total)
   recorded=$(babeltrace2 "$tmp/ust" -c sink.utils.counter 2>/dev/null | awk '/Event messages/ { n = $1 } END { print n + 0 }')
   size=$(find "$tmp/ust" -type f -name 'channel*' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
-  echo "$(field ns_per_event "$out") $(( $1 * n - recorded )) $(awk -v s="$size" -v n="$recorded" 'BEGIN { printf "%.2f", n ? s / n : 0 }')"
+  echo "$(field ns_per_event "$out") $(( $1 * n - recorded )) $(awk -v s="$size" -v n="$recorded" 'BEGIN { printf "%.2f", n ? s / n : 0 }')" \
+    "$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v n="$recorded" 'BEGIN { printf "%.1f", n ? c * 1e9 / hz / n : 0 }') -"
 }
 
 # search_run RUNNER THREADS RATE: "ns lost bpe" of a run long enough that no buffer holds it all
@@ -108,7 +123,7 @@ search_run() {
 max_rate() {
   local runner=$1 t=$2 rate=$search_from lo=0 hi=0 ns lost bpe
   while :; do
-    read -r ns lost bpe < <(search_run "$runner" "$t" "$rate") || return 1
+    read -r ns lost bpe _ < <(search_run "$runner" "$t" "$rate") || return 1
     if [ "${lost:-1}" != 0 ]; then hi=$rate; break; fi
     lo=$rate
     # a run slower than asked (by a tenth) was not held back by pacing: no faster rate exists
@@ -121,7 +136,7 @@ max_rate() {
   for _ in $(seq "$search_steps"); do
     [ "$lo" = 0 ] && break # lost at the first rate already
     rate=$(((lo + hi) / 2))
-    read -r ns lost bpe < <(search_run "$runner" "$t" "$rate") || return 1
+    read -r ns lost bpe _ < <(search_run "$runner" "$t" "$rate") || return 1
     if [ "${lost:-1}" = 0 ]; then lo=$rate; else hi=$rate; fi
   done
   echo "$lo"
@@ -134,13 +149,13 @@ printf 'events per thread: %s (RACE_EVENTS), paced rates: %s events/s per thread
 ust_ok=false
 start_lttng && ust_ok=true
 printf 'files in %s (%s)\n' "$tmp" "$(stat -f -c %T "$tmp")"
-printf '%-28s %12s %12s %14s %14s %12s\n' run ns/event lost lost% bytes/event ratio
-# row LABEL THREADS "ns lost bpe" [RATIO]
+printf '%-28s %12s %12s %14s %14s %12s %12s %12s\n' run ns/event lost lost% bytes/event ratio drain-cpu-ns fast-frames
+# row LABEL THREADS "ns lost bpe drain_cpu_ns fast/frames" [RATIO]
 row() {
-  local ns lost bpe
-  read -r ns lost bpe <<<"$3"
-  printf '%-28s %12s %12s %13.2f%% %14s %12s\n' "$1" "$ns" "$lost" \
-    "$(awk -v l="$lost" -v n=$(($2 * events)) 'BEGIN { print n ? 100 * l / n : 0 }')" "$bpe" "${4:-}"
+  local ns lost bpe dcpu fast
+  read -r ns lost bpe dcpu fast <<<"$3"
+  printf '%-28s %12s %12s %13.2f%% %14s %12s %12s %12s\n' "$1" "$ns" "$lost" \
+    "$(awk -v l="$lost" -v n=$(($2 * events)) 'BEGIN { print n ? 100 * l / n : 0 }')" "$bpe" "${4:-}" "$dcpu" "$fast"
 }
 for t in 1 2; do
   s_out=$(run_simple $t)
@@ -158,20 +173,29 @@ for rate in $rates; do
 done
 echo "ratio = ust ns/event / simple ns/event (above 1: simple is faster); at full speed a dropped"
 echo "event is cheaper than a recorded one, so read ns/event with the lost column; the paced runs"
-echo "compare losses at one same rate (their ns/event is the pacing)"
+echo "compare losses at one same rate (their ns/event is the pacing); drain-cpu-ns: CPU time spent writing"
+echo "the trace per event written (simple: the process's less the tracing threads'; ust: its consumer"
+echo "daemons', at 10 ms resolution); fast-frames: compress=zstd frames made at a faster level (backlog)"
 
 # Bytes per event on disk, from runs that lose nothing.
 echo
 printf 'bytes per event on disk (1 thread paced at %s events/s, %s events; lossless runs only):\n' "$bytes_rate" "$events"
-read -r _ plost pbpe < <(run_simple 1 "$bytes_rate")
-read -r _ zlost zbpe < <(run_zstd 1 "$bytes_rate")
-ulost=- ubpe=-
-$ust_ok && read -r _ ulost ubpe < <(run_ust 1 "$bytes_rate")
+read -r _ plost pbpe pcpu _ < <(run_simple 1 "$bytes_rate")
+read -r _ zlost zbpe zcpu zfast < <(run_zstd 1 "$bytes_rate")
+ulost=- ubpe=- ucpu=-
+$ust_ok && read -r _ ulost ubpe ucpu _ < <(run_ust 1 "$bytes_rate")
 lossless() { [ "$1" = 0 ] && echo "$2" || echo "- (lost $1)"; }
 printf "  plain v4 %s, compress=$compress %s, LTTng CTF %s\\n" "$(lossless "$plost" "$pbpe")" "$(lossless "$zlost" "$zbpe")" \
   "$(lossless "$ulost" "$ubpe")"
 printf "  ratios: plain/zstd %sx, CTF/zstd %sx, CTF/plain %sx (target: compress=zstd under 10 bytes/event)\\n" \
   "$(ratio "$pbpe" "$zbpe")" "$(ratio "$ubpe" "$zbpe")" "$(ratio "$ubpe" "$pbpe")"
+# CPU time, unlike the rate search below, hardly depends on what else the machine runs.
+printf '  CPU time writing the trace per event (same runs): plain %s ns, compress=%s %s ns (frames made faster: %s), LTTng consumer %s ns\n' \
+  "$pcpu" "$compress" "$zcpu" "$zfast" "$ucpu"
+printf '  events/s one core could write at that cost: plain %s, compress=%s %s, LTTng %s; compress=%s/LTTng %sx\n' \
+  "$(awk -v c="$pcpu" 'BEGIN { if (c > 0) printf "%.0f", 1e9 / c; else printf "-" }')" "$compress" \
+  "$(awk -v c="$zcpu" 'BEGIN { if (c > 0) printf "%.0f", 1e9 / c; else printf "-" }')" \
+  "$(awk -v c="$ucpu" 'BEGIN { if (c > 0) printf "%.0f", 1e9 / c; else printf "-" }')" "$compress" "$(ratio "$ucpu" "$zcpu")"
 
 [ "$search" = 0 ] && exit 0
 echo
