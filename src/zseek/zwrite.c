@@ -284,14 +284,16 @@ void st__zw_free(struct st__zw *z)
 
 /*
  * The steps, by backlog: at a quarter level 1 (on trace records as good as
- * the default levels, at half level 3's CPU time), at half -20 (a third of
- * level 1's time, still 1.3 times smaller than plain v4), at three
+ * the higher levels, at half level 3's CPU time), at five eighths -20 (a
+ * third of level 1's time, still 1.3 times smaller than plain v4), at three
  * quarters -1000 (about storing: a sixth of level 1's time). bench/race
- * measured them on its records.
+ * measured them on its records. The negative ones wait until the writer is
+ * well behind: a writer merely woken late (a busy machine) should not
+ * write a file several times larger.
  */
 int st__zw_adapt_level(int level, unsigned fill)
 {
-    int fast = fill >= 192 ? -1000 : fill >= 128 ? -20 : fill >= 64 ? 1 : level;
+    int fast = fill >= 192 ? -1000 : fill >= 160 ? -20 : fill >= 64 ? 1 : level;
 
     return fast < level ? fast : level;
 }

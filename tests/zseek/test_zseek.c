@@ -22,6 +22,7 @@
  *     cut file, and the cut frame, its compressed offset and where reading
  *     stopped are named; bytes that are no frame are named by offset.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -415,6 +416,41 @@ static void reader(const struct stream *s, const struct mem *m)
     st__growbuf_free(&out);
 }
 
+/*
+ * compress=zstd's adaptive level (the writer's backlog in 256ths of a
+ * buffer): the configured level while caught up, never slower than it,
+ * faster or the same as the backlog grows, and at a full buffer one that
+ * libzstd takes and that about stores; the values compress=zstd[:LEVEL][:fixed] parses.
+ */
+static void adapt_and_parse(void)
+{
+    static const int levels[] = {19, 3, 1, -1, -50, -5000};
+    int monotone = 1, never_slower = 1, level;
+    bool fixed;
+
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        int l = levels[i], last = l;
+        is_int(st__zw_adapt_level(l, 0), l, "level %d: caught up, its own level", l);
+        for (unsigned f = 0; f <= 256; f++) {
+            int a = st__zw_adapt_level(l, f);
+            never_slower &= a <= l;
+            monotone &= a <= last;
+            last = a;
+        }
+    }
+    ok(never_slower, "a faster level than the configured one, or it, whatever the backlog");
+    ok(monotone, "more backlog never gives a slower level");
+    ok(st__zw_adapt_level(19, 64) < 19 && st__zw_adapt_level(19, 63) == 19, "level 19 eased from a quarter on");
+    level = st__zw_adapt_level(1, 256);
+    ok(level >= ZSTD_minCLevel() && level <= -100, "a full buffer: a level libzstd takes, near storing (%d)", level);
+    ok(st__zw_parse("zstd", &level, &fixed) == 1 && level == ST__ZW_DEFAULT_LEVEL && !fixed, "zstd: default level, adapting");
+    ok(st__zw_parse("zstd:-7:fixed", &level, &fixed) == 1 && level == -7 && fixed, "zstd:-7:fixed");
+    ok(st__zw_parse("zstd:fixed", &level, &fixed) == 1 && level == ST__ZW_DEFAULT_LEVEL && fixed, "zstd:fixed");
+    is_int(st__zw_parse("zstd:3:fixed", &level, NULL), -EINVAL, ":fixed refused where nothing adapts (merge -o)");
+    is_int(st__zw_parse("zstd:3:", &level, &fixed), -EINVAL, "zstd:3: refused");
+    ok(st__zw_parse("off", &level, &fixed) == 0 && level == 0, "off");
+}
+
 int main(void)
 {
     static struct stream s;
@@ -424,6 +460,7 @@ int main(void)
     snprintf(tmpdir, sizeof tmpdir, "%s/st-zseek-XXXXXX", t && *t ? t : "/tmp");
     if (!mkdtemp(tmpdir))
         return 2;
+    adapt_and_parse();
     make_stream(&s);
     writer(&s, &m);
     reader(&s, &m);
