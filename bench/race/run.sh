@@ -85,7 +85,7 @@ run_zstd() { run_simple "$1" "${2:-}" "${3:-}" ",compress=$compress"; }
 # consumer_cpu: CPU ticks (utime + stime) of the session daemon's children, its consumer daemons
 consumer_cpu() {
   local p t=0
-  for p in $(ps -o pid= --ppid "$sessiond_pid" 2>/dev/null); do
+  for p in $(ps -o pid= --ppid "$lttng_private_pid" 2>/dev/null); do
     t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
