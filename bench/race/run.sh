@@ -8,7 +8,10 @@
 # compress=zstd (its default level; RACE_COMPRESS=zstd:1 another). Then,
 # side by side:
 #   - bytes per event on disk of plain v4, compress=zstd and LTTng's CTF,
-#     from runs that lose nothing (paced at RACE_BYTES_RATE per thread);
+#     from runs that lose nothing (paced at RACE_BYTES_RATE per thread), and
+#     in the same runs the CPU time spent writing the trace per event (simple:
+#     the process's less its tracing threads'; LTTng: its consumer daemons'),
+#     which, unlike rates, hardly depends on the machine's other load;
 #   - the highest paced rate per thread at which each loses nothing, for 1
 #     and 2 threads, every trace written to a real file (a temporary
 #     directory of the file system TMPDIR is on): doubling from
