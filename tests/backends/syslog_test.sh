@@ -27,6 +27,7 @@ mkdir "$tmp/dev"
 # run_logged N ARGS...: the program under SIMPLETRACE=$enable with /dev/log captured; messages in $tmp/log
 run_logged() {
   local count=$1; shift
+  rm -f "$tmp/dev/log" # the last run's socket: the wait below is for this sink's
   "$sink" "$tmp/dev/log" "$count" >"$tmp/log" 2>"$tmp/sink.err" &
   sink_pid=$!
   # Until the sink listens (or died: the checks then say what is missing); no time limit of our
