@@ -27,12 +27,17 @@ mkdir "$tmp/dev"
 # run_logged N ARGS...: the program under SIMPLETRACE=$enable with /dev/log captured; messages in $tmp/log
 run_logged() {
   local count=$1; shift
-  "$sink" "$tmp/dev/log" "$count" 1 >"$tmp/log" 2>"$tmp/sink.err" &
+  rm -f "$tmp/dev/log" # the last run's socket: the wait below is for this sink's
+  "$sink" "$tmp/dev/log" "$count" >"$tmp/log" 2>"$tmp/sink.err" &
   sink_pid=$!
-  for _ in $(seq 50); do [ -S "$tmp/dev/log" ] && break; sleep 0.1; done
+  # Until the sink listens (or died: the checks then say what is missing); no time limit of our
+  # own, a loaded machine may start it late: meson's timeout ends a real hang.
+  while [ ! -S "$tmp/dev/log" ] && kill -0 "$sink_pid" 2>/dev/null; do sleep 0.05; done
   SIMPLETRACE=$enable unshare -m --propagation private \
     sh -c 'mount --bind "$1" /dev && shift && exec "$@"' sh "$tmp/dev" "$sl" "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
+  # The program is gone, every message it sent is queued at the sink: it prints them and ends.
+  kill -TERM "$sink_pid" 2>/dev/null
   wait "$sink_pid"
   sink_pid=
   return $rc

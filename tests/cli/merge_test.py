@@ -301,6 +301,18 @@ def moved_host(path, dest, back_ns):
     open(dest, 'wb').write(out)
 
 
+def record_offsets(data):
+    """The byte offset of each record of a v4 file, in file order."""
+    o = _order(data)
+    out, off = [], 24
+    while off < len(data):
+        out.append(off)
+        rtype, = struct.unpack_from(o + 'Q', data, off)
+        off += 20 + struct.unpack_from(o + 'I', data, off + 16)[0] if rtype == 0 else \
+            8 + struct.unpack_from(o + 'I', data, off + 24)[0]
+    return out
+
+
 def first_timestamp(data):
     """The earliest timestamp of a v4 file's event records."""
     o = _order(data)
@@ -450,9 +462,10 @@ def compressed(cli, demo, events_file, d, plain, tmp):
        '... a full read decompresses every data frame, the trailer\'s skippable frames not counted (%d frames)' % frames,
        full.group(0) if full else '')
 
-    # A damaged input: the records before the damage, compressed, exit 1 naming the byte offset.
+    # A damaged input: the records before the damage, compressed, exit 1 naming the byte offset. Cut inside a
+    # record (10 bytes into its 20-byte or longer header): a cut between two records leaves a shorter whole trace.
     cut = os.path.join(zd, 'cut.trace')
-    open(cut, 'wb').write(data[:len(data) * 2 // 3])
+    open(cut, 'wb').write(data[:next(o for o in record_offsets(data) if o >= len(data) * 2 // 3) + 10])
     cz, cp = os.path.join(zd, 'cut-merged.zst'), os.path.join(zd, 'cut-merged')
     r1, r2 = run(cli, 'merge', '-o', cz, cut), run(cli, 'merge', '-o', cp, cut)
     ok(r1.returncode == 1 and 'byte offset' in r1.stderr and 'holds the records before' in r1.stderr and

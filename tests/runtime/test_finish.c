@@ -11,7 +11,7 @@
  */
 #include <dirent.h>
 
-#include "rt_test.h"
+#include "mon_util.h" /* rt_test.h, and a client of the monitor */
 
 TEST_EVENT(ev_parent, "fin_parent", "int seq", "seq %d", "i", 1, 0);
 TEST_EVENT(ev_child, "fin_child", "int seq", "seq %d", "i", 1, 0);
@@ -126,6 +126,30 @@ static int count_lines(const char *path, const char *needle)
     return n;
 }
 
+/*
+ * The answer of this process's monitor to a ping (an empty line), or "(no
+ * answer)". The monitor, when it starts serving, removes the sockets of
+ * dead processes, as it should: the one the first child leaves behind too,
+ * when its thread starts late (a loaded machine). Once it answers it has
+ * started. No limit of ours on the wait: meson's timeout ends a hang.
+ */
+static const char *monitor_ping(void)
+{
+    static char answer[64];
+    char name[64], *a = NULL;
+    int fd, eof;
+
+    snprintf(name, sizeof name, "simpletrace/%ld.sock", (long)getpid());
+    if ((fd = mon_connect(test_path(name))) >= 0) {
+        if (mon_send_str(fd, "\n") == 0)
+            a = mon_read_answer(fd, 3600 * 1000L, &eof);
+        close(fd);
+    }
+    snprintf(answer, sizeof answer, "%s", a ? a : "(no answer)");
+    free(a);
+    return answer;
+}
+
 int main(void)
 {
     char cfg[1200], err[256];
@@ -139,6 +163,7 @@ int main(void)
     is_int(st_configure(cfg, err, sizeof err), 0, "dir=, crash= and monitor=on configured");
     test_trace_i(&ev_parent, 0);
     is_int(st_trace_file_flush(), 0, "the parent traced and flushed");
+    is_str(monitor_ping(), "ok\n", "the parent's monitor serves (answers a ping)");
 
     /* The defect: _exit() alone. */
     st = fork_run(child_exit_only, test_path("err-exit-only"), &pid);

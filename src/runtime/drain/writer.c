@@ -742,6 +742,12 @@ static int rotate(void)
     n = st__piece_format(next, sizeof next, wt.path, base_len, wt.piece + 1);
     /* The piece's mode is the file's: owner only as made (dir_ready.h), or what its owner gave it. */
     mode = fstat(wt.fd, &st) == 0 ? st.st_mode & 0666 : ST__OWNER_FILE_MODE;
+    /*
+     * The piece ends whole (a compressed one's trailer written) before the
+     * next exists: a reader following the trace (print --follow) takes the
+     * next piece's existence to mean that nothing more comes to this one.
+     */
+    close_file(true);
     /* O_NOFOLLOW: a link planted at the piece's name would have its target truncated. */
     fd = n < (int)sizeof wt.path ? st__fd_keep(open(next, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode))
                                  : -1;
@@ -755,9 +761,6 @@ static int rotate(void)
         stop_writing(err, next);
         return -EIO;
     }
-    close_file(true);
-    /* Made before the old piece's trailer was written: now it is the newer one, as readers expect of pieces in order. */
-    futimens(fd, NULL);
     adopt_file(fd, next, base_len);
     wt.piece++;
     remove_stale_next();

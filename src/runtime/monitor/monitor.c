@@ -39,8 +39,9 @@
  * serving; the thread then closes its clients and frees itself. At exit
  * an atexit handler does the same, so the socket file disappears with the
  * program. A program killed by a signal leaves its socket behind: `ctl
- * list` and every monitor starting in the same directory remove sockets
- * whose process is gone or that refuse connections. mon_lock guards `cur`
+ * list` and every monitor starting in the same directory (but a fork
+ * child's, see monitor_main) remove sockets whose process is gone or that
+ * refuse connections. mon_lock guards `cur`
  * (configuration runs under the control lock, taken first).
  *
  * fork(): the child has no monitor thread and must not keep the parent's
@@ -146,6 +147,7 @@ struct server {
     int word;                  /* atomic: the last word said to the thread ('g', 'q', 's'), 0 before any */
     bool said_lost;            /* the socket could not be made again: said once (the thread's) */
     bool gave_up;              /* another process serves the path now: not tried again (the thread's) */
+    bool forked;               /* a fork child's (child_monitor), set before the word 'g' */
     struct server *next_alive; /* the list of servers not freed yet (alive_lock) */
     struct client clients[ST_MON_MAX_CLIENTS];
 };
@@ -780,7 +782,13 @@ static void *monitor_main(void *arg)
 
     if (wait_go(s)) {
         pthread_mutex_lock(&work_lock);
-        if (s->dir[0])
+        /*
+         * Not in a fork child: its parent's monitor swept the same directory
+         * when it started, and the child may be a daemon closing every
+         * descriptor to reopen 0, 1 and 2 right now: the directory and the
+         * probe sockets would take those numbers (runtime-daemonize).
+         */
+        if (s->dir[0] && !s->forked)
             remove_stale(s->dir);
         pthread_mutex_unlock(&work_lock);
         serve(s);
@@ -1099,6 +1107,7 @@ static void child_monitor(const struct server *parent)
         return;
     }
     cur = c.fresh;
+    cur->forked = true;
     server_say(cur, 'g');
 }
 
