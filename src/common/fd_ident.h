@@ -9,9 +9,12 @@
  * bytes, closing it would close its file. So a descriptor kept for later
  * is remembered with the identity of its file (device and inode; every
  * pipe and socket has its own too) and checked before it is used or
- * closed. And none is ever 0, 1 or 2 (st__fd_keep). Header-only, C
- * library only; fstat() and fcntl() are async-signal-safe, so a fork
- * child's handler may use them too.
+ * closed. A file removed and closed frees its inode number, and the
+ * program's next file often gets it (and the same descriptor number):
+ * so the identity has the file's birth time too, where the file system
+ * keeps one (ext4, xfs, btrfs, tmpfs). And none is ever 0, 1 or 2
+ * (st__fd_keep). Header-only, C library only; statx(), fstat() and fcntl()
+ * are system calls, safe in a fork child's handler too.
  */
 #ifndef ST_COMMON_FD_IDENT_H
 #define ST_COMMON_FD_IDENT_H
@@ -21,19 +24,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The file a descriptor was opened on. */
 struct st__fd_ident {
     uint64_t dev, ino;
+    uint64_t born; /* birth time in ns, 0 where the file system keeps none */
 };
 
 /* Notes the file fd is open on into *id; false when fd is not open (id then matches nothing). */
 static inline bool st__fd_ident_get(int fd, struct st__fd_ident *id)
 {
+    struct statx sx;
     struct stat st;
 
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    id->born = 0;
+    if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx) == 0) {
+        id->dev = (uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        id->ino = (uint64_t)sx.stx_ino;
+        if (sx.stx_mask & STATX_BTIME)
+            id->born = (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec;
+        return true;
+    }
+    if (fd < 0 || fstat(fd, &st) != 0) { /* statx refused (an emulator, a seccomp filter): no birth time */
         id->dev = id->ino = UINT64_MAX;
         return false;
     }
@@ -47,7 +61,8 @@ static inline bool st__fd_is(int fd, const struct st__fd_ident *id)
 {
     struct st__fd_ident now;
 
-    return st__fd_ident_get(fd, &now) && now.dev == id->dev && now.ino == id->ino;
+    return st__fd_ident_get(fd, &now) && now.dev == id->dev && now.ino == id->ino &&
+           (!now.born || !id->born || now.born == id->born);
 }
 
 /* Closes fd when it is still id's file; a number the program has reused is left alone. */

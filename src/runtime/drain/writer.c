@@ -220,7 +220,7 @@ static struct {
     uint64_t stage_events, stage_drops;
     uint64_t unmarked;    /* records failed writes lost that no ST_PID_WRITE_LOST record counts yet */
     struct st__clock_conv conv;
-    uint64_t dev, ino;    /* the file's identity, for crash=DIR in-flight notes */
+    struct st__fd_ident id; /* the file's identity (fd_ident.h); dev, ino for crash=DIR in-flight notes */
     struct st__ring_cons_set rings; /* the rings of this pass ... */
     struct st__merge_src *src; /* ... as merge sources (rings.n of them; owner: the ring's entry) */
     uint64_t *framed;     /* per source: its position when the last frame was made (compress=zstd's backlog) */
@@ -358,12 +358,11 @@ static void say_fd_lost(int fd, const char *path)
  */
 static bool fd_ours(void)
 {
-    struct st__fd_ident id = {wt.dev, wt.ino};
     int fd;
 
-    if (st__fd_is(wt.fd, &id))
+    if (st__fd_is(wt.fd, &wt.id))
         return true;
-    if ((fd = fd_reopen(wt.path, &id, (off_t)(wt.z ? wt.zoff : wt.off))) < 0)
+    if ((fd = fd_reopen(wt.path, &wt.id, (off_t)(wt.z ? wt.zoff : wt.off))) < 0)
         return false;
     wt.fd = fd;
     return true;
@@ -546,7 +545,7 @@ static int stage_flush(void)
     PASS_STAGE(PS_CHECK);
     PASS_BYTES(wt.len);
     /* crash=DIR: the ring files note what this write carries; their tails wait for it. */
-    crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
+    crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.id.dev, wt.id.ino);
     while (done < wt.len) {
         ssize_t n = write(wt.fd, wt.stage + done, wt.len - done);
         if (n > 0) {
@@ -660,7 +659,7 @@ static void zwrite_failed(int err)
 /* stage_flush() of a compressed file: the stage becomes one frame. 0, or -EIO after the file was stopped. */
 static int zstage_flush(void)
 {
-    bool crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.dev, wt.ino);
+    bool crash = st__ring_cons_write_begin(&wt.rings, wt.off, wt.len, wt.id.dev, wt.id.ino);
     size_t csize;
     int r = zframe_write(wt.stage, wt.len, wt.hdr > 0, &csize);
 
@@ -966,7 +965,7 @@ static void pass(bool all_drops, uint64_t budget)
     if (snapshot() < 0)
         return;
     /* crash=DIR: fresh anchors, new IDs (for recover), and the file named before any write reaches it. */
-    st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.dev, wt.ino);
+    st__ring_cons_crash_notes(&wt.rings, wt.fd >= 0, wt.id.dev, wt.id.ino);
     PASS_STAGE(PS_RINGS);
     if (wt.fd >= 0) {
         uint32_t ids = st__reg_count(); /* after the heads: every record taken has its ID below it */
@@ -1071,15 +1070,11 @@ static void apply_op(const struct st__op *op)
 static void adopt_file(int fd, const char *path, size_t base_len)
 {
     struct st__growbuf desc = {0};
-    struct stat st;
 
     wt.fd = fd;
-    wt.dev = wt.ino = 0;
-    if (fstat(fd, &st) == 0) {
-        wt.dev = (uint64_t)st.st_dev;
-        wt.ino = (uint64_t)st.st_ino;
-    }
-    st__ring_cons_trace_file(wt.dev, wt.ino); /* a new piece (rotate=): rings made from now on name it */
+    if (!st__fd_ident_get(fd, &wt.id))
+        wt.id = (struct st__fd_ident){0};
+    st__ring_cons_trace_file(wt.id.dev, wt.id.ino); /* a new piece (rotate=): rings made from now on name it */
     snprintf(wt.path, sizeof wt.path, "%s", path);
     wt.base_len = base_len;
     wt.off = 0;
@@ -1577,7 +1572,7 @@ void st__writer_fork_pass(void)
 
 void st__writer_fork_child(void)
 {
-    st__fd_close_if(wt.fd, &(struct st__fd_ident){wt.dev, wt.ino}); /* our copy only: the parent keeps writing it */
+    st__fd_close_if(wt.fd, &wt.id); /* our copy only: the parent keeps writing it */
     wt.fd = -1;
     wt.len = wt.hdr = 0;
     wt.stage_events = wt.stage_drops = 0;
