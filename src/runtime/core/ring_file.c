@@ -287,8 +287,7 @@ void st__ring_file_sync_names(void)
 struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid)
 {
     char path[PATH_MAX + 64];
-    size_t buf_bytes = (sizeof(struct st__ring) + 4095) & ~(size_t)4095;
-    size_t len = ST_CRASH_HDR_SIZE + buf_bytes + ring_size;
+    size_t buf_bytes, len;
     struct st__crash_hdr *h;
     struct st__clock_anchor start, now;
     struct st__ring *b;
@@ -306,6 +305,13 @@ struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     snprintf(dir, sizeof dir, "%s", crash_dir);
     pthread_mutex_unlock(&crash_lock);
     snprintf(path, sizeof path, ST_CRASH_RING_FMT, dir, (long)getpid(), (unsigned long)tid);
+    /*
+     * The file's name lives in the mapping, after the struct, not on the
+     * heap: a ring a thread makes after the exit handler went over them
+     * keeps its file (its records are for recover), and would leak it.
+     */
+    buf_bytes = (sizeof(struct st__ring) + strlen(path) + 1 + 4095) & ~(size_t)4095;
+    len = ST_CRASH_HDR_SIZE + buf_bytes + ring_size;
     st__ring_file_sync_names();
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, ST__OWNER_FILE_MODE);
     if (fd < 0) {
@@ -330,12 +336,8 @@ struct st__ring *st__ring_file_create(size_t ring_size, uint32_t tid)
     if (base == MAP_FAILED)
         goto fail_unlink;
     b = (struct st__ring *)(base + ST_CRASH_HDR_SIZE);
-    b->file_path = strdup(path);
-    if (!b->file_path) {
-        err = -ENOMEM;
-        munmap(base, len);
-        goto fail_unlink;
-    }
+    b->file_path = (char *)(b + 1);
+    memcpy(b->file_path, path, strlen(path) + 1);
     h = (struct st__crash_hdr *)base;
     b->file_hdr = h;
     b->file_len = len;
@@ -373,12 +375,9 @@ fail:
 
 void st__ring_file_release(struct st__ring *b, bool remove)
 {
-    char *path = b->file_path;
-
-    if (remove && path)
-        unlink(path);
-    munmap(b->file_hdr, b->file_len);
-    free(path);
+    if (remove && b->file_path)
+        unlink(b->file_path);
+    munmap(b->file_hdr, b->file_len); /* the name with it */
 }
 
 void st__ring_file_note_anchor(struct st__ring *b, uint64_t raw, uint64_t ns)
@@ -441,13 +440,7 @@ void st__ring_file_exit(void)
             unlink(r->file_path);
         else
             kept++;
-        /*
-         * The writer is gone: nothing releases this ring now. Its name was
-         * only reachable through the file mapping, which leak checkers do
-         * not scan (a thread still tracing at exit, main's own, leaked it).
-         */
-        free(r->file_path);
-        r->file_path = NULL;
+        r->file_path = NULL; /* the writer is gone: nothing removes it again */
     }
     st__ring_unlock();
     if (kept)

@@ -82,7 +82,7 @@ struct st__ring {
     /* Memory: file-backed (crash=DIR) when file_hdr is set, else two anonymous mappings. */
     struct st__crash_hdr *file_hdr; /* the ring file's header (this struct lives in that mapping) */
     size_t file_len;               /* bytes of that mapping */
-    char *file_path;               /* the ring file's name (malloc'd) */
+    char *file_path;               /* the ring file's name (in its mapping, after this struct) */
     /* Overwrite policy, producer side (ring_overwrite.c). */
     uint64_t ow_evicted;           /* events evicted so far = event index of the record at tail */
     uint64_t ow_seq;               /* seqlock: odd while tail and ow_evicted change */
