@@ -152,4 +152,18 @@ static inline int tu_run(char *const argv[], const char *cwd, const char *in, bo
     return pid > 0 ? 0 : -1;
 }
 
+/* zstd -d src -o dst (the real zstd command): its exit status, -1 when it could not run. */
+static inline int tu_unzstd(const char *src, const char *dst)
+{
+    char *argv[] = {"zstd", "-q", "-d", "-f", (char *)src, "-o", (char *)dst, NULL};
+    struct tu_run r;
+    int st;
+
+    if (tu_run(argv, NULL, NULL, true, &r) < 0)
+        return -1;
+    st = r.status;
+    tu_run_free(&r);
+    return st;
+}
+
 #endif /* ST_TEST_UTIL_H */

@@ -59,20 +59,6 @@ static int child(const char *path, const char *count_path, const char *bufsize, 
     return 0; /* exit: the writer's last pass takes every pending drop, then the report */
 }
 
-/* zstd -d src -o dst: its exit status. */
-static int unzstd(const char *src, const char *dst)
-{
-    char *argv[] = {"zstd", "-q", "-d", "-f", (char *)src, "-o", (char *)dst, NULL};
-    struct tu_run r;
-    int st;
-
-    if (tu_run(argv, NULL, NULL, true, &r) < 0)
-        return -1;
-    st = r.status;
-    tu_run_free(&r);
-    return st;
-}
-
 static void add_count(void *opaque, const struct st_event_info *ev, const char *name, uint64_t id, uint64_t count)
 {
     (void)ev, (void)name, (void)id;
@@ -118,7 +104,7 @@ static void starve(const char *self, const char *bufsize, unsigned n)
         diag("%s: child stderr: %s", what, text);
     free(text);
 
-    is_int(unzstd(path, dec), 0, "%s: zstd -d reads the file the starved writer left (frames, seek table)", what);
+    is_int(tu_unzstd(path, dec), 0, "%s: zstd -d reads the file the starved writer left (frames, seek table)", what);
     ft_sum_init(&s);
     ft_sum_file(&s, dec, 0);
     ok(s.decoded, "%s: the strict decoder reads zstd -d's output whole", what);

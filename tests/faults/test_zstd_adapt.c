@@ -57,20 +57,6 @@ static int child(const char *cfg_tail, const char *path, const char *count_path,
     return 0;
 }
 
-/* zstd -d src -o dst: its exit status. */
-static int unzstd(const char *src, const char *dst)
-{
-    char *argv[] = {"zstd", "-q", "-d", "-f", (char *)src, "-o", (char *)dst, NULL};
-    struct tu_run r;
-    int st;
-
-    if (tu_run(argv, NULL, NULL, true, &r) < 0)
-        return -1;
-    st = r.status;
-    tu_run_free(&r);
-    return st;
-}
-
 /* One child run: its trace (decompressed into a plain v4 file when compressed) summed into *s. */
 static void run(const char *self, const char *name, const char *cfg_tail, long events, long ms, bool z,
                 struct child_result *res, struct ft_sum *s)
@@ -99,7 +85,7 @@ static void run(const char *self, const char *name, const char *cfg_tail, long e
     free(text);
     *res = (struct child_result){v[0], v[1], v[2], v[3], v[4]};
     if (z) {
-        is_int(unzstd(path, dec), 0, "%s: zstd -d reads the file", name);
+        is_int(tu_unzstd(path, dec), 0, "%s: zstd -d reads the file", name);
         path = dec;
     }
     ft_sum_file(s, path, 0);

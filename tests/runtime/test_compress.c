@@ -54,13 +54,6 @@ static int run_tool(char *const argv[], char **out)
     return st;
 }
 
-/* zstd -d src -o dst: 0 when zstd read it whole. */
-static int unzstd(const char *src, const char *dst)
-{
-    char *argv[] = {"zstd", "-q", "-d", "-f", (char *)src, "-o", (char *)dst, NULL};
-    return run_tool(argv, NULL);
-}
-
 /* Whether the two decoded traces hold the same event records (names, args, order), mappings aside. */
 static bool same_events(const struct test_trace *a, const struct test_trace *b, size_t *n)
 {
@@ -134,7 +127,7 @@ static void same_as_plain(void)
     is_int(st_trace_file_set_enabled(false), 0, "compressed file closed (seek table written)");
     st_stats_get(&st1);
     ok(st1.written - st0.written == 20000 && st1.dropped == st0.dropped, "stats: the 20000 records written, none dropped");
-    is_int(unzstd(test_path("z.trace.zst"), test_path("z.dec")), 0, "zstd -d reads the compressed file");
+    is_int(tu_unzstd(test_path("z.trace.zst"), test_path("z.dec")), 0, "zstd -d reads the compressed file");
     ok(test_collect(test_path("plain.trace"), groups, &p) == 0 && test_collect(test_path("z.dec"), groups, &z) == 0,
        "the strict decoder reads both");
     ok(same_events(&p, &z, &n) && n == 20000, "the same 20000 records, names, values and order (%zu)", n);
@@ -175,7 +168,7 @@ static void append(void)
     is_int(st_trace_file_set_enabled(true), 0, "on again: appends");
     trace_range(3000, 6000);
     is_int(st_trace_file_set_enabled(false), 0, "off");
-    is_int(unzstd(test_path("a.trace.zst"), test_path("a.dec")), 0, "zstd -d reads the appended file");
+    is_int(tu_unzstd(test_path("a.trace.zst"), test_path("a.dec")), 0, "zstd -d reads the appended file");
     ok(test_collect(test_path("a.dec"), groups, &z) == 0 && in_order(&z, 0, 6000), "0..5999 once, in order");
     test_trace_free(&z);
     ok(st_reader_open(&r, test_path("a.trace.zst"), NULL, NULL, NULL) == 0, "the reader opens it");
@@ -216,7 +209,7 @@ static void rotation(void)
         if (!test_exists(path))
             break;
         snprintf(dec, sizeof dec, "%s.dec", path);
-        if (unzstd(path, dec) != 0 || test_collect(dec, groups, &t) != 0 || t.n < 2 || !t.r[0].mapping) {
+        if (tu_unzstd(path, dec) != 0 || test_collect(dec, groups, &t) != 0 || t.n < 2 || !t.r[0].mapping) {
             ok_all = false;
             break;
         }
@@ -362,12 +355,12 @@ static void forked(void)
     snprintf(path, sizeof path, "%s-%ld", test_path("f.trace"), (long)pid);
     char dec[420];
     snprintf(dec, sizeof dec, "%s.dec", path);
-    is_int(unzstd(path, dec), 0, "the child's own file is compressed (%s)", path);
+    is_int(tu_unzstd(path, dec), 0, "the child's own file is compressed (%s)", path);
     ok(test_collect(dec, groups, &t) == 0 && in_order(&t, 100, 300), "the child's records 100..299");
     test_trace_free(&t);
     is_int(st_trace_file_set_enabled(false), 0, "off");
     snprintf(dec, sizeof dec, "%s.dec", test_path("f.trace"));
-    ok(unzstd(test_path("f.trace"), dec) == 0 && test_collect(dec, groups, &t) == 0 && in_order(&t, 0, 100),
+    ok(tu_unzstd(test_path("f.trace"), dec) == 0 && test_collect(dec, groups, &t) == 0 && in_order(&t, 0, 100),
        "the parent's records 0..99 in its own");
     test_trace_free(&t);
 }
