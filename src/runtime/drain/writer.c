@@ -1584,6 +1584,7 @@ void st__writer_fork_child(void)
     first_tid = multi = no_thread = 0; /* the child's one thread has not traced yet */
     st__ring_set_wake_every(0);
     c_written = c_dropped_reported = c_bytes_written = c_write_dropped = c_stopped_dropped = 0;
+    c_zframes = c_zframes_fast = 0;
     stopped = 0;
     wt.unmarked = 0;
     sem_init(&kick, 0, 0);
